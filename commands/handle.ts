@@ -1,0 +1,112 @@
+import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
+import { Conflict } from '../domain/errors.js';
+import { WrongExpectedVersion, type AppendResult, type EventMetadata, type EventStore, type RecordedEvent } from '../infra/eventstore/types.js';
+
+/** A stream as a command sees it: its events and the version to expect when appending. */
+export interface LoadedStream<Event extends DomainEvent = DomainEvent> {
+  streamId: string;
+  events: Event[];
+  recorded: RecordedEvent[];
+  /** -1 when the stream does not exist. */
+  version: number;
+}
+
+export interface Decision {
+  /** Events per stream; streams not named are left alone. */
+  writes: { streamId: string; events: readonly DomainEvent[] }[];
+}
+
+export interface RetryOptions {
+  /** How many times a version conflict is retried before giving up with 409. */
+  attempts?: number;
+}
+
+const DEFAULT_ATTEMPTS = 30;
+
+/**
+ * Loads the streams, lets `decide` turn them into writes, and appends every write
+ * with the version it was decided on. A concurrent writer makes the append fail as
+ * a whole; then everything is loaded and decided again.
+ */
+export async function execute<T>(
+  store: EventStore,
+  streamIds: readonly string[],
+  decide: (streams: Record<string, LoadedStream>) => Promise<Decision & { result: T }> | (Decision & { result: T }),
+  metadata: EventMetadata,
+  options: RetryOptions = {},
+): Promise<{ result: T; append: AppendResult }> {
+  const attempts = options.attempts ?? DEFAULT_ATTEMPTS;
+  for (let attempt = 1; ; attempt++) {
+    const loaded: Record<string, LoadedStream> = {};
+    for (const id of streamIds) loaded[id] = await load(store, id);
+    const decision = await decide(loaded);
+    const writes = decision.writes
+      .filter((w) => w.events.length > 0)
+      .map((w) => ({
+        streamId: w.streamId,
+        expected: expectedOf(loaded[w.streamId] ?? missing(w.streamId)),
+        events: w.events,
+      }));
+    if (writes.length === 0) return { result: decision.result, append: { versions: {}, events: [] } };
+    try {
+      const append = await store.append(writes, metadata);
+      return { result: decision.result, append };
+    } catch (err) {
+      if (!isRetryable(err) || attempt >= attempts) {
+        if (err instanceof WrongExpectedVersion) throw new Conflict(`${err.streamId} was modified concurrently; retry`);
+        throw err;
+      }
+      await new Promise((res) => setTimeout(res, Math.random() * Math.min(50, 2 * attempt)));
+    }
+  }
+}
+
+/** One stream, one decider: load, fold, decide, append with the expected version. */
+export async function handleCommand<Command, Event extends DomainEvent, State>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<Command, Event, State>,
+  command: Command,
+  metadata: EventMetadata,
+  options: RetryOptions = {},
+): Promise<{ events: Event[]; state: State; version: number }> {
+  const { result } = await execute(
+    store,
+    [streamId],
+    (streams) => {
+      const stream = streams[streamId] as LoadedStream<Event>;
+      const state = fold(decider, stream.events);
+      const events = decider.decide(command, state);
+      const next = events.reduce(decider.evolve, state);
+      return { writes: [{ streamId, events }], result: { events, state: next, version: stream.version + events.length } };
+    },
+    metadata,
+    options,
+  );
+  return result;
+}
+
+export async function load(store: EventStore, streamId: string): Promise<LoadedStream> {
+  const recorded = await store.readStream(streamId);
+  return {
+    streamId,
+    recorded,
+    events: recorded.map((e) => ({ type: e.type, data: e.data })),
+    version: recorded.length ? recorded[recorded.length - 1].version : -1,
+  };
+}
+
+function expectedOf(stream: LoadedStream): number | 'no_stream' {
+  return stream.version < 0 ? 'no_stream' : stream.version;
+}
+
+function missing(streamId: string): never {
+  throw new Error(`decision writes to ${streamId}, which the command did not load`);
+}
+
+/** Version conflicts, and the deadlocks/serialization failures PostgreSQL resolves by aborting one side. */
+function isRetryable(err: unknown): boolean {
+  if (err instanceof WrongExpectedVersion) return true;
+  const code = (err as { code?: string })?.code;
+  return code === '40P01' || code === '40001';
+}

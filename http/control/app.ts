@@ -1,0 +1,35 @@
+import type { Express } from 'express';
+import { createServiceApp, finishServiceApp } from '../shared/app.js';
+import { auditWrites } from '../shared/audit.js';
+import type { ServiceContext } from '../shared/context.js';
+import { healthz } from '../shared/healthz.js';
+import { ApiRouter, openApiDocument } from '../shared/routes.js';
+import { controlHealthRoutes } from './health.js';
+
+export const CONTROL_PREFIX = '/control/v1';
+
+/** The control server: admin API, agent channel, console layer, portal API, public data. */
+export function createControlApp(ctx: ServiceContext): Express {
+  const app = createServiceApp('control', ctx.log);
+  app.get('/healthz', healthz(ctx.pool));
+
+  const routers: ApiRouter[] = [controlHealthRoutes()];
+  app.use(`${CONTROL_PREFIX}/admin`, auditWrites(ctx));
+  for (const r of routers) app.use(CONTROL_PREFIX, r.router);
+
+  const document = openApiDocument(
+    {
+      title: 'dn42-control control server',
+      version: '1',
+      securitySchemes: {
+        admin: { type: 'http', scheme: 'bearer', description: 'static admin token or account session token' },
+        agent: { type: 'http', scheme: 'bearer', description: 'agent token bound to one node' },
+      },
+    },
+    routers,
+  );
+  app.get(`${CONTROL_PREFIX}/openapi.json`, (_req, res) => {
+    res.json(document);
+  });
+  return finishServiceApp(app, 'control', ctx.log);
+}

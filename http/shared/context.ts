@@ -1,0 +1,15 @@
+import type pg from 'pg';
+import type { Config } from '../../infra/config.js';
+import type { EventStore } from '../../infra/eventstore/types.js';
+import type { Logger } from '../../infra/logger.js';
+import type { ProjectionRuntime } from '../../projections/runtime/runtime.js';
+
+/** What every service's app is built from. Time comes from `now` so tests can move it. */
+export interface ServiceContext {
+  config: Config;
+  log: Logger;
+  pool: pg.Pool;
+  store: EventStore;
+  projections: ProjectionRuntime;
+  now: () => Date;
+}

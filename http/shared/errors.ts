@@ -1,0 +1,119 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { DomainError, Validation, type FieldError } from '../../domain/errors.js';
+import type { Logger } from '../../infra/logger.js';
+
+export type { FieldError };
+
+/** A request that failed schema validation (422). */
+export class RequestValidationError extends Error {
+  constructor(
+    readonly errors: FieldError[],
+    message = 'request validation failed',
+  ) {
+    super(message);
+    this.name = 'RequestValidationError';
+  }
+}
+
+/** An error that carries its HTTP status and `detail` text as the contract words them. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    /** Identity service only: OAuth-style error code and whether the flow can go on. */
+    readonly oauth?: { error: string; fatal: boolean },
+  ) {
+    super(detail);
+    this.name = 'HttpError';
+  }
+}
+
+const STATUS_OF: Record<DomainError['kind'], number> = {
+  BadReference: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  IllegalState: 409,
+  Gone: 410,
+  Validation: 422,
+  TooManyRequests: 429,
+  Unavailable: 503,
+};
+
+/** How a service words its error bodies. */
+export type ErrorStyle = 'control' | 'identity';
+
+const OAUTH_CODE: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'invalid_token',
+  403: 'access_denied',
+  404: 'not_found',
+  409: 'conflict',
+  410: 'expired',
+  422: 'invalid_request',
+  429: 'slow_down',
+  500: 'server_error',
+  503: 'temporarily_unavailable',
+};
+
+interface Mapped {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export function mapError(err: unknown, style: ErrorStyle): Mapped | undefined {
+  if (err instanceof RequestValidationError) {
+    return style === 'control'
+      ? { status: 422, body: { detail: { message: err.message, errors: err.errors } } }
+      : { status: 422, body: { detail: err.errors, error: 'invalid_request', fatal: false } };
+  }
+  if (err instanceof DomainError) {
+    const status = STATUS_OF[err.kind];
+    if (err instanceof Validation) {
+      return style === 'control'
+        ? { status, body: { detail: { message: err.message, errors: err.errors } } }
+        : { status, body: { detail: err.errors.length ? err.errors : [{ loc: ['body'], msg: err.message, type: 'value_error' }], error: 'invalid_request', fatal: false } };
+    }
+    return { status, body: bodyFor(style, status, err.message) };
+  }
+  if (err instanceof HttpError) {
+    return { status: err.status, body: bodyFor(style, err.status, err.detail, err.oauth) };
+  }
+  // Express/body-parser errors carry a status (malformed JSON, too large).
+  const status = (err as { status?: number; statusCode?: number })?.status ?? (err as { statusCode?: number })?.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const type = (err as { type?: string }).type;
+    const detail = type === 'entity.parse.failed' ? 'invalid JSON body' : type === 'entity.too.large' ? 'request body too large' : 'bad request';
+    if (status === 400 && type === 'entity.parse.failed' && style === 'control') {
+      return { status: 422, body: { detail: { message: detail, errors: [{ loc: ['body'], msg: detail, type: 'json_invalid' }] } } };
+    }
+    return { status, body: bodyFor(style, status, detail) };
+  }
+  return undefined;
+}
+
+function bodyFor(style: ErrorStyle, status: number, detail: string, oauth?: { error: string; fatal: boolean }): Record<string, unknown> {
+  if (style === 'control') return { detail };
+  return { detail, error: oauth?.error ?? OAUTH_CODE[status] ?? 'error', fatal: oauth?.fatal ?? false };
+}
+
+/** The one place errors become responses. Unknown errors are logged and answered 500 without internals. */
+export function errorHandler(style: ErrorStyle, log: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const mapped = mapError(err, style);
+    if (mapped) {
+      res.status(mapped.status).json(mapped.body);
+      return;
+    }
+    (req.log ?? log).error({ err, requestId: req.id }, 'unhandled error');
+    if (res.headersSent) return;
+    res.status(500).json(bodyFor(style, 500, 'internal server error'));
+  };
+}
+
+export function notFoundHandler(style: ErrorStyle): RequestHandler {
+  return (_req, res) => {
+    res.status(404).json(bodyFor(style, 404, 'not found'));
+  };
+}

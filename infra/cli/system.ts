@@ -1,0 +1,116 @@
+import type { Server } from 'node:http';
+import type pg from 'pg';
+import { createControlApp } from '../../http/control/app.js';
+import { createIdentityApp } from '../../http/identity/app.js';
+import { createRegistryApp } from '../../http/registry/app.js';
+import type { ServiceContext } from '../../http/shared/context.js';
+import { createSiteApp } from '../../http/site/app.js';
+import { allProjections } from '../../projections/index.js';
+import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
+import type { Config } from '../config.js';
+import { startEmbeddedPostgres } from '../db/embedded.js';
+import { PgListener } from '../db/listener.js';
+import { migrate } from '../db/migrate.js';
+import { createPool } from '../db/pool.js';
+import { createEventStore } from '../eventstore/index.js';
+import { eventStoreMigrations } from '../eventstore/postgres/store.js';
+import type { EventStore } from '../eventstore/types.js';
+import type { Logger } from '../logger.js';
+
+/**
+ * The composition root: the one module that wires infra, projections and http
+ * together. Everything a process runs is built here, from configuration alone.
+ */
+export interface System {
+  config: Config;
+  log: Logger;
+  databaseUrl: string;
+  pool: pg.Pool;
+  listener: PgListener;
+  store: EventStore;
+  projections: ProjectionRuntime;
+  context: ServiceContext;
+  close(): Promise<void>;
+}
+
+export async function openSystem(config: Config, log: Logger, options: { migrate?: boolean } = {}): Promise<System> {
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(`${config.dataDir}`, log);
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  const pool = createPool(databaseUrl, 20);
+  const listener = new PgListener(databaseUrl, log);
+  const store = await createEventStore(config, pool, listener, log);
+  const projections = new ProjectionRuntime(store, pool, allProjections, log, config.projectionPollMs);
+  try {
+    if (options.migrate !== false) {
+      const report = await migrate(pool, [eventStoreMigrations, ...projections.migrationSets()]);
+      if (report.applied.length) log.info({ applied: report.applied }, 'migrations applied');
+    }
+    await projections.attach();
+  } catch (err) {
+    await pool.end().catch(() => {});
+    await embedded?.stop().catch(() => {});
+    throw err;
+  }
+  const context: ServiceContext = { config, log, pool, store, projections, now: () => new Date() };
+  return {
+    config,
+    log,
+    databaseUrl,
+    pool,
+    listener,
+    store,
+    projections,
+    context,
+    async close() {
+      await projections.stop();
+      await store.close();
+      await listener.close();
+      await pool.end();
+      await embedded?.stop();
+    },
+  };
+}
+
+export const ROLES = ['control', 'identity', 'registry', 'site', 'projections'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface Running {
+  servers: { role: Role; server: Server; port: number }[];
+  stop(): Promise<void>;
+}
+
+/** Starts the requested roles in this process (all of them when none is named). */
+export async function serve(system: System, roles: readonly Role[]): Promise<Running> {
+  const { config, context, log } = system;
+  const wanted = new Set<Role>(roles.length ? roles : ROLES);
+  const servers: Running['servers'] = [];
+  const listen = async (role: Role, app: import('express').Express, port: number) => {
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(port, config.bindHost, (err?: Error) => (err ? reject(err) : resolve(s)));
+      s.once('error', reject);
+    });
+    const address = server.address();
+    const actual = typeof address === 'object' && address ? address.port : port;
+    servers.push({ role, server, port: actual });
+    log.info({ role, url: `http://${config.bindHost}:${actual}` }, 'listening');
+  };
+  if (wanted.has('control')) await listen('control', createControlApp(context), config.controlPort);
+  if (wanted.has('identity')) await listen('identity', createIdentityApp(context), config.identityPort);
+  if (wanted.has('registry')) await listen('registry', createRegistryApp(context), config.registryPort);
+  if (wanted.has('site')) await listen('site', createSiteApp(log), config.sitePort);
+  if (wanted.has('projections')) system.projections.start();
+  return {
+    servers,
+    async stop() {
+      await Promise.all(
+        servers.map(
+          ({ server }) =>
+            new Promise<void>((res) => {
+              server.close(() => res());
+              server.closeAllConnections();
+            }),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Configuration: every setting, its default and its parser live in this one table.
+ * `loadConfig` validates the whole environment at start; a bad value stops the
+ * process with a message that names the variable (`dn42-control config` prints the
+ * effective values with secrets masked).
+ */
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    reason: string,
+  ) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parser<T> = (raw: string) => T;
+
+interface Setting<T> {
+  env: string;
+  doc: string;
+  parse: Parser<T>;
+  fallback: T;
+  secret?: boolean;
+}
+
+function setting<T>(env: string, doc: string, parse: Parser<T>, fallback: T, secret = false): Setting<T> {
+  return { env, doc, parse, fallback, secret };
+}
+
+const text: Parser<string> = (raw) => raw;
+
+function port(raw: string): number {
+  if (!/^\d+$/.test(raw)) throw new Error('must be a TCP port number (0-65535)');
+  const value = Number(raw);
+  if (value > 65535) throw new Error('must be a TCP port number (0-65535)');
+  return value;
+}
+
+function positiveInt(raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error('must be a positive integer');
+  return Number(raw);
+}
+
+function url(...protocols: string[]): Parser<string> {
+  return (raw) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new Error(`must be a URL (${protocols.join(', ')})`);
+    }
+    if (!protocols.includes(parsed.protocol)) throw new Error(`must use one of ${protocols.join(', ')}`);
+    return raw;
+  };
+}
+
+function oneOf<T extends string>(...values: T[]): Parser<T> {
+  return (raw) => {
+    if (!(values as string[]).includes(raw)) throw new Error(`must be one of ${values.join(', ')}`);
+    return raw as T;
+  };
+}
+
+/** A secret must be long enough to resist guessing; shorter values are refused at start. */
+function secret(raw: string): string {
+  if (raw.length < 16) throw new Error('must be at least 16 characters');
+  return raw;
+}
+
+const optional = <T>(parse: Parser<T>): Parser<T | undefined> => parse;
+
+export const settings = {
+  databaseUrl: setting('DATABASE_URL', 'PostgreSQL URL; absent: embedded PostgreSQL under DATA_DIR/pg', optional(url('postgres:', 'postgresql:')), undefined),
+  eventStoreUrl: setting('EVENTSTORE_URL', 'KurrentDB/EventStoreDB URL (esdb:// or kurrentdb://); absent: PostgreSQL event store', optional(url('esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kdb:')), undefined),
+  dataDir: setting('DATA_DIR', 'where the embedded PostgreSQL keeps its files', text, '.data'),
+  bindHost: setting('BIND_HOST', 'address the HTTP services listen on', text, '127.0.0.1'),
+  controlPort: setting('CONTROL_PORT', 'control server port', port, 8080),
+  identityPort: setting('IDENTITY_PORT', 'identity service port', port, 8081),
+  registryPort: setting('REGISTRY_PORT', 'registry replica port', port, 8082),
+  sitePort: setting('SITE_PORT', 'home site port', port, 8083),
+  adminToken: setting('ADMIN_TOKEN', 'static admin token for /admin and /ui; absent: those routes answer 403', optional(secret), undefined, true),
+  identityAdminToken: setting('IDENTITY_ADMIN_TOKEN', 'identity service administration token', optional(secret), undefined, true),
+  registryServiceToken: setting('REGISTRY_SERVICE_TOKEN', 'token sister services present to the registry replica', optional(secret), undefined, true),
+  bootstrapEnrollmentToken: setting('BOOTSTRAP_ENROLLMENT_TOKEN', 'reusable global enrollment token; absent: disabled', optional(secret), undefined, true),
+  identityIssuer: setting('IDENTITY_ISSUER', 'OIDC issuer URL of the identity service', url('https:', 'http:'), 'http://127.0.0.1:8081'),
+  registryUrl: setting('REGISTRY_URL', 'base URL of the registry replica for its clients', optional(url('https:', 'http:')), undefined),
+  registrySource: setting('REGISTRY_SOURCE', 'git URL or local path of a dn42 registry checkout', optional(text), undefined),
+  smtpUrl: setting('SMTP_URL', 'SMTP URL for outgoing mail (smtp:// or smtps://); absent: no mail sender', optional(url('smtp:', 'smtps:')), undefined, true),
+  captchaKind: setting('CAPTCHA_KIND', 'captcha provider: pow, external or none', oneOf('pow', 'external', 'none'), 'pow'),
+  portalUrl: setting('PORTAL_URL', 'public URL of the autopeering portal', optional(url('https:', 'http:')), undefined),
+  controlUrl: setting('CONTROL_URL', 'public URL of the control server', url('https:', 'http:'), 'http://127.0.0.1:8080'),
+  logLevel: setting('LOG_LEVEL', 'pino log level', oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), 'info'),
+  projectionPollMs: setting('PROJECTION_POLL_MS', 'how often async projections poll when no NOTIFY arrives (ms)', positiveInt, 1000),
+} as const;
+
+type Settings = typeof settings;
+export type Config = { readonly [K in keyof Settings]: Settings[K]['fallback'] | ReturnType<Settings[K]['parse']> };
+
+/** Reads and validates every setting; the first bad value throws a ConfigError naming it. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const config: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const raw = env[s.env];
+    if (raw === undefined || raw === '') {
+      config[key] = s.fallback;
+      continue;
+    }
+    try {
+      config[key] = s.parse(raw.trim());
+    } catch (err) {
+      throw new ConfigError(s.env, (err as Error).message);
+    }
+  }
+  return config as Config;
+}
+
+/** The effective configuration as `VARIABLE=value` lines, secrets and URL passwords masked. */
+export function describeConfig(config: Config): string[] {
+  return (Object.entries(settings) as [keyof Config, Setting<unknown>][]).map(([key, s]) => {
+    const value = config[key];
+    let shown: string;
+    if (value === undefined) shown = '(unset)';
+    else if (s.secret) shown = '********';
+    else shown = maskUrlPassword(String(value));
+    return `${s.env}=${shown}`;
+  });
+}
+
+function maskUrlPassword(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.password) {
+      parsed.password = '****';
+      return parsed.toString();
+    }
+  } catch {
+    // not a URL: shown as is
+  }
+  return value;
+}

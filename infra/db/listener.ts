@@ -1,0 +1,93 @@
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import type { Logger } from '../logger.js';
+
+/**
+ * A dedicated LISTEN connection shared by everything in the process that waits for
+ * NOTIFY. Notifications are only wake-up hints: whoever listens also polls, so a
+ * notification lost while reconnecting costs latency, never correctness.
+ * Emits `notification` (channel, payload) and `reconnected` (listeners should
+ * re-check their source after a gap).
+ */
+export class PgListener extends EventEmitter {
+  private client: pg.Client | undefined;
+  private readonly channels = new Set<string>();
+  private closed = false;
+  private connecting: Promise<void> | undefined;
+  private attempt = 0;
+
+  constructor(
+    private readonly connectionString: string,
+    private readonly log: Logger,
+  ) {
+    super();
+    this.setMaxListeners(0);
+  }
+
+  async listen(channel: string): Promise<void> {
+    assertChannel(channel);
+    if (this.channels.has(channel)) return;
+    this.channels.add(channel);
+    if (this.client) await this.client.query(`LISTEN ${channel}`).catch(() => this.scheduleReconnect());
+    else await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.connecting) return this.connecting;
+    this.connecting = (async () => {
+      while (!this.closed) {
+        const client = new pg.Client({ connectionString: this.connectionString, application_name: 'dn42-control:listener' });
+        try {
+          await client.connect();
+          for (const channel of this.channels) await client.query(`LISTEN ${channel}`);
+          client.on('notification', (msg) => this.emit('notification', msg.channel, msg.payload ?? ''));
+          client.on('error', (err) => {
+            this.log.warn({ err }, 'LISTEN connection lost');
+            this.scheduleReconnect();
+          });
+          client.on('end', () => {
+            if (this.client === client) this.scheduleReconnect();
+          });
+          this.client = client;
+          if (this.attempt > 0) this.emit('reconnected');
+          this.attempt = 0;
+          return;
+        } catch (err) {
+          await client.end().catch(() => {});
+          this.attempt += 1;
+          const delay = Math.min(30_000, 250 * 2 ** Math.min(this.attempt, 7)) * (0.5 + Math.random() / 2);
+          this.log.warn({ err, attempt: this.attempt, delay }, 'LISTEN connection failed; retrying');
+          await sleep(delay);
+        }
+      }
+    })().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private scheduleReconnect(): void {
+    const old = this.client;
+    this.client = undefined;
+    old?.removeAllListeners();
+    old?.end().catch(() => {});
+    if (!this.closed) {
+      this.attempt = Math.max(this.attempt, 1);
+      void this.connect();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const client = this.client;
+    this.client = undefined;
+    client?.removeAllListeners();
+    await client?.end().catch(() => {});
+  }
+}
+
+function assertChannel(channel: string): void {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
+}
+
+export const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));

@@ -1,0 +1,77 @@
+import { sleep } from '../db/listener.js';
+import { START, type GlobalPosition, type RecordedEvent, type Subscription } from './types.js';
+
+export interface PollingSubscriptionOptions {
+  read(from: GlobalPosition, limit: number): Promise<RecordedEvent[]>;
+  handler(event: RecordedEvent): Promise<void> | void;
+  from?: GlobalPosition;
+  batchSize: number;
+  pollIntervalMs: number;
+  /** Registers a wake-up callback (NOTIFY); returns its removal. */
+  wake?: (notify: () => void) => () => void;
+  onError(err: unknown): void;
+}
+
+/**
+ * Catch-up then live, on any store whose `read` returns committed events in order:
+ * read a batch, hand each event to the handler, advance; when a batch comes back
+ * short, wait for a wake-up or the poll interval. A failing read or handler is
+ * retried from the last finished event with backoff, so nothing is skipped.
+ */
+export function pollingSubscription(options: PollingSubscriptionOptions): Subscription {
+  let position = options.from ?? START;
+  let stopped = false;
+  let wakeUp: (() => void) | undefined;
+  let pending = false;
+  const notify = () => {
+    pending = true;
+    wakeUp?.();
+  };
+  const unregister = options.wake?.(notify);
+
+  const idle = (ms: number) =>
+    new Promise<void>((res) => {
+      if (pending || stopped) return res();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wakeUp = undefined;
+        res();
+      }
+      wakeUp = done;
+    });
+
+  const loop = (async () => {
+    let failures = 0;
+    while (!stopped) {
+      try {
+        pending = false;
+        const batch = await options.read(position, options.batchSize);
+        for (const event of batch) {
+          if (stopped) return;
+          await options.handler(event);
+          position = event.position;
+        }
+        failures = 0;
+        if (batch.length < options.batchSize) await idle(options.pollIntervalMs);
+      } catch (err) {
+        if (stopped) return;
+        failures += 1;
+        options.onError(err);
+        await sleep(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+      }
+    }
+  })();
+
+  return {
+    get position() {
+      return position;
+    },
+    async stop() {
+      stopped = true;
+      unregister?.();
+      wakeUp?.();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * The event store port. Two adapters implement it (PostgreSQL, KurrentDB) and one
+ * contract suite (spec/infra/eventstore) holds both to the same behaviour.
+ */
+
+/** What a writer expects of a stream before its append. */
+export type ExpectedVersion = 'no_stream' | 'exists' | 'any' | number;
+
+/** Who caused an event and why; recorded with every event. */
+export interface EventMetadata {
+  actor: string;
+  requestId?: string;
+  clientAddress?: string;
+  causationId?: string;
+  correlationId?: string;
+  /** ISO time the command was decided at (from the command, not the clock of the store). */
+  recordedAt?: string;
+}
+
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  type: Type;
+  data: Data;
+}
+
+export interface StreamWrite {
+  streamId: string;
+  expected: ExpectedVersion;
+  events: readonly NewEvent[];
+}
+
+/**
+ * A place in the global order. On PostgreSQL the order is (transaction id, row
+ * position); on KurrentDB it is ($all commit, prepare). Compare with `comparePositions`.
+ */
+export interface GlobalPosition {
+  readonly tx: bigint;
+  readonly pos: bigint;
+}
+
+export const START: GlobalPosition = Object.freeze({ tx: 0n, pos: 0n });
+
+export function comparePositions(a: GlobalPosition, b: GlobalPosition): number {
+  if (a.tx !== b.tx) return a.tx < b.tx ? -1 : 1;
+  if (a.pos !== b.pos) return a.pos < b.pos ? -1 : 1;
+  return 0;
+}
+
+export function formatPosition(p: GlobalPosition): string {
+  return `${p.tx}/${p.pos}`;
+}
+
+export function parsePosition(text: string): GlobalPosition {
+  const match = /^(\d+)\/(\d+)$/.exec(text);
+  if (!match) throw new Error(`invalid position ${text}`);
+  return { tx: BigInt(match[1]), pos: BigInt(match[2]) };
+}
+
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  streamId: string;
+  /** 0-based version of the event inside its stream. */
+  version: number;
+  type: Type;
+  data: Data;
+  metadata: EventMetadata;
+  position: GlobalPosition;
+  recordedAt: Date;
+}
+
+export interface AppendResult {
+  /** Next expected version of each written stream (the version of its last event). */
+  versions: Record<string, number>;
+  events: RecordedEvent[];
+}
+
+/** Work run inside the append's transaction, after its events are written (inline projections). */
+export type InlineHandler = (tx: TransactionContext, events: readonly RecordedEvent[]) => Promise<void>;
+
+/** The handle inline work gets: a SQL client bound to the append's transaction. */
+export interface TransactionContext {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
+}
+
+export interface SubscribeOptions {
+  from?: GlobalPosition;
+  batchSize?: number;
+  /** Called for errors the subscription recovers from (it retries with backoff). */
+  onError?: (err: unknown) => void;
+}
+
+export interface Subscription {
+  /** Stops delivery; resolves once the handler is no longer running. */
+  stop(): Promise<void>;
+  /** Position of the last event the handler finished. */
+  readonly position: GlobalPosition;
+}
+
+export interface EventStore {
+  append(writes: readonly StreamWrite[], metadata: EventMetadata): Promise<AppendResult>;
+  readStream(streamId: string, options?: { fromVersion?: number }): Promise<RecordedEvent[]>;
+  /** Events after `from` in global order, at most `limit`, only those whose transactions are proven committed. */
+  readAll(from?: GlobalPosition, limit?: number): Promise<RecordedEvent[]>;
+  /** The newest `limit` deliverable events, in global order (oldest of them first). */
+  readLast(limit: number): Promise<RecordedEvent[]>;
+  /** Catch-up from `from`, then live delivery; the handler sees each event once, in order. */
+  subscribeAll(handler: (event: RecordedEvent) => Promise<void> | void, options?: SubscribeOptions): Subscription;
+  /** Position of the newest event that `readAll` can deliver now. */
+  headPosition(): Promise<GlobalPosition>;
+  /** How many deliverable events lie after `from` (null when the backend cannot tell cheaply). */
+  countAfter(from: GlobalPosition): Promise<number | null>;
+  /** Calls `notify` whenever new events may be there (a hint: also poll); returns its removal. */
+  watch(notify: () => void): () => void;
+  /**
+   * True when `onAppend` handlers run inside the append's own transaction
+   * (PostgreSQL). Otherwise inline projections run in the runner.
+   */
+  readonly transactional: boolean;
+  /** Registers work run inside each append's transaction (PostgreSQL backend only). */
+  onAppend(handler: InlineHandler): void;
+  /**
+   * Transactional stores only: every committed event after `from` as the given
+   * transaction sees them, without the in-flight guard (for rebuilding inline
+   * projections under their table locks).
+   */
+  readAllInTransaction?(tx: TransactionContext, from: GlobalPosition, limit: number): Promise<RecordedEvent[]>;
+  close(): Promise<void>;
+}
+
+/** A stream did not have the version the writer expected. Nothing of the append was written. */
+export class WrongExpectedVersion extends Error {
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedVersion,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${streamId}: expected version ${expected}, found ${actual}`);
+    this.name = 'WrongExpectedVersion';
+  }
+}

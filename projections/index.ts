@@ -1,0 +1,5 @@
+import { auditLogProjection } from './audit-log/projection.js';
+import type { Projection } from './runtime/projection.js';
+
+/** Every read model of the system. A new projection is added here. */
+export const allProjections: readonly Projection[] = [auditLogProjection];

@@ -1,0 +1,260 @@
+import { fileURLToPath } from 'node:url';
+import type pg from 'pg';
+import type { MigrationSet } from '../../infra/db/migrate.js';
+import { sleep } from '../../infra/db/listener.js';
+import { withTransaction } from '../../infra/db/pool.js';
+import { START, comparePositions, formatPosition, type EventStore, type GlobalPosition, type RecordedEvent } from '../../infra/eventstore/types.js';
+import type { Logger } from '../../infra/logger.js';
+import { handles, type Projection } from './projection.js';
+
+export const checkpointMigrations: MigrationSet = {
+  name: 'projection-runtime',
+  dir: fileURLToPath(new URL('./migrations', import.meta.url)),
+};
+
+export interface ProjectionStatus {
+  name: string;
+  mode: 'inline' | 'async';
+  /** Where the projection stands; inline projections are always at the head. */
+  checkpoint: string;
+  head: string;
+  lag_events: number | null;
+  events_applied: number;
+  updated_at: string | null;
+  rebuilt_at: string | null;
+}
+
+export interface RebuildProgress {
+  projection: string;
+  events: number;
+  position: GlobalPosition;
+}
+
+const BATCH = 1000;
+
+/**
+ * Runs the projections of one process: inline ones inside every append, async ones
+ * in a loop per projection. Several processes may run the same runtime against
+ * one database: a batch holds its checkpoint row `FOR UPDATE SKIP LOCKED`, so one
+ * instance at a time advances each async projection and no event is applied twice.
+ */
+export class ProjectionRuntime {
+  private readonly loops: Promise<void>[] = [];
+  private stopping = false;
+  private readonly wakers = new Set<() => void>();
+  private unwatch: (() => void) | undefined;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly pool: pg.Pool,
+    readonly projections: readonly Projection[],
+    private readonly log: Logger,
+    private readonly pollIntervalMs = 1000,
+  ) {
+    const names = new Set<string>();
+    for (const p of projections) {
+      if (names.has(p.name)) throw new Error(`projection ${p.name} registered twice`);
+      names.add(p.name);
+    }
+  }
+
+  /** Where a projection effectively runs on this store. */
+  modeOf(projection: Projection): 'inline' | 'async' {
+    return projection.mode === 'inline' && this.store.transactional ? 'inline' : 'async';
+  }
+
+  migrationSets(): MigrationSet[] {
+    return [checkpointMigrations, ...this.projections.flatMap((p) => (p.migrations ? [p.migrations] : []))];
+  }
+
+  /** Creates missing checkpoint rows and hooks inline projections into appends. Call once per process. */
+  async attach(): Promise<void> {
+    for (const p of this.projections) {
+      await this.pool.query('INSERT INTO projection_checkpoints (name, mode) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET mode = $2', [p.name, this.modeOf(p)]);
+    }
+    const inline = this.projections.filter((p) => this.modeOf(p) === 'inline');
+    if (inline.length === 0) return;
+    this.store.onAppend(async (tx, events) => {
+      for (const projection of inline) {
+        for (const event of events) if (handles(projection, event)) await projection.apply(tx, event);
+      }
+    });
+  }
+
+  /** Starts the async loops (the projection runner role of this process). */
+  start(): void {
+    this.unwatch = this.store.watch(() => this.wakeAll());
+    for (const p of this.projections) {
+      if (this.modeOf(p) === 'async') this.loops.push(this.run(p));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.unwatch?.();
+    this.wakeAll();
+    await Promise.all(this.loops);
+  }
+
+  private wakeAll(): void {
+    for (const wake of [...this.wakers]) wake();
+  }
+
+  private idle(ms: number): Promise<void> {
+    return new Promise((res) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        res();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakers.add(done);
+    });
+  }
+
+  private async run(projection: Projection): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      try {
+        const applied = await this.step(projection);
+        failures = 0;
+        if (applied < BATCH) await this.idle(this.pollIntervalMs);
+      } catch (err) {
+        failures += 1;
+        this.log.error({ err, projection: projection.name }, 'projection batch failed; retrying');
+        await sleep(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+      }
+    }
+  }
+
+  /**
+   * One batch of an async projection in one transaction: lock the checkpoint (or
+   * skip when another instance holds it), apply the events, move the checkpoint.
+   * Returns how many events were read.
+   */
+  async step(projection: Projection, batchSize = BATCH): Promise<number> {
+    return withTransaction(this.pool, async (tx) => {
+      const locked = await tx.query('SELECT tx_id, position, events FROM projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED', [projection.name]);
+      if (locked.rowCount === 0) return 0;
+      const from: GlobalPosition = { tx: BigInt(locked.rows[0].tx_id), pos: BigInt(locked.rows[0].position) };
+      const batch = await this.store.readAll(from, batchSize);
+      if (batch.length === 0) return 0;
+      for (const event of batch) if (handles(projection, event)) await projection.apply(tx, event);
+      const last = batch[batch.length - 1].position;
+      await tx.query('UPDATE projection_checkpoints SET tx_id = $2, position = $3, events = events + $4, updated_at = now() WHERE name = $1', [
+        projection.name,
+        last.tx.toString(),
+        last.pos.toString(),
+        batch.length,
+      ]);
+      return batch.length;
+    });
+  }
+
+  /** Runs async projections until they reach the head as it was when called (tests, CLI, commands on KurrentDB). */
+  async catchUp(names?: readonly string[]): Promise<void> {
+    const head = await this.store.headPosition();
+    for (const p of this.select(names)) {
+      if (this.modeOf(p) !== 'async') continue;
+      while (comparePositions(await this.checkpointOf(p.name), head) < 0) {
+        if ((await this.step(p)) === 0) await sleep(20);
+      }
+    }
+  }
+
+  private async checkpointOf(name: string): Promise<GlobalPosition> {
+    const r = await this.pool.query('SELECT tx_id, position FROM projection_checkpoints WHERE name = $1', [name]);
+    return r.rows[0] ? { tx: BigInt(r.rows[0].tx_id), pos: BigInt(r.rows[0].position) } : START;
+  }
+
+  private select(names?: readonly string[]): Projection[] {
+    if (!names || names.length === 0) return [...this.projections];
+    return names.map((name) => {
+      const found = this.projections.find((p) => p.name === name);
+      if (!found) throw new Error(`unknown projection ${name} (known: ${this.projections.map((p) => p.name).join(', ')})`);
+      return found;
+    });
+  }
+
+  /**
+   * Empties a projection's tables and replays every event from position 0, in one
+   * transaction: readers see the old tables until the new ones are complete.
+   *
+   * Inline projection: its tables are locked (EXCLUSIVE: reads go on, writes wait)
+   * before the snapshot is taken, so an append either committed before the lock
+   * (its events are in the snapshot) or writes its inline rows after the rebuild.
+   * Async projection: its checkpoint row is locked, so no runner batch interleaves.
+   */
+  async rebuild(names?: readonly string[], onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress[]> {
+    const results: RebuildProgress[] = [];
+    for (const projection of this.select(names)) {
+      const inline = this.modeOf(projection) === 'inline';
+      const readInTx = this.store.readAllInTransaction?.bind(this.store);
+      const result = await retrySerialization(() => withTransaction(
+        this.pool,
+        async (tx) => {
+          if (inline && projection.tables.length > 0) await tx.query(`LOCK TABLE ${projection.tables.join(', ')} IN EXCLUSIVE MODE`);
+          await tx.query('SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [projection.name]);
+          for (const table of projection.tables) await tx.query(`DELETE FROM ${table}`);
+          let position = START;
+          let events = 0;
+          for (;;) {
+            const batch: RecordedEvent[] = inline && readInTx ? await readInTx(tx, position, BATCH) : await this.store.readAll(position, BATCH);
+            if (batch.length === 0) break;
+            for (const event of batch) if (handles(projection, event)) await projection.apply(tx, event);
+            position = batch[batch.length - 1].position;
+            events += batch.length;
+            onProgress?.({ projection: projection.name, events, position });
+          }
+          await tx.query(
+            `UPDATE projection_checkpoints SET tx_id = $2, position = $3, events = $4, updated_at = now(), rebuilt_at = now() WHERE name = $1`,
+            [projection.name, position.tx.toString(), position.pos.toString(), events],
+          );
+          return { projection: projection.name, events, position };
+        },
+        'REPEATABLE READ',
+      ));
+      this.log.info({ projection: projection.name, events: result.events, position: formatPosition(result.position) }, 'projection rebuilt');
+      results.push(result);
+    }
+    return results;
+  }
+
+  async status(): Promise<ProjectionStatus[]> {
+    const head = await this.store.headPosition();
+    const rows = await this.pool.query('SELECT name, tx_id, position, events, updated_at, rebuilt_at FROM projection_checkpoints');
+    const byName = new Map(rows.rows.map((r) => [r.name as string, r]));
+    const out: ProjectionStatus[] = [];
+    for (const p of this.projections) {
+      const row = byName.get(p.name);
+      const mode = this.modeOf(p);
+      const checkpoint: GlobalPosition = mode === 'inline' ? head : row ? { tx: BigInt(row.tx_id), pos: BigInt(row.position) } : START;
+      out.push({
+        name: p.name,
+        mode,
+        checkpoint: formatPosition(checkpoint),
+        head: formatPosition(head),
+        lag_events: mode === 'inline' ? 0 : await this.store.countAfter(checkpoint),
+        events_applied: row ? Number(row.events) : 0,
+        updated_at: row?.updated_at ? new Date(row.updated_at).toISOString() : null,
+        rebuilt_at: row?.rebuilt_at ? new Date(row.rebuilt_at).toISOString() : null,
+      });
+    }
+    return out;
+  }
+}
+
+/**
+ * A rebuild's snapshot is taken before it waits for the checkpoint row; if a
+ * runner batch commits meanwhile, PostgreSQL aborts the rebuild (40001) and it
+ * starts again with a fresh snapshot.
+ */
+async function retrySerialization<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40001' || attempt >= attempts) throw err;
+    }
+  }
+}
