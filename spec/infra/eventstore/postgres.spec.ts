@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import { migrate } from '../../../infra/db/migrate.js';
+import { createPool } from '../../../infra/db/pool.js';
+import { PgListener } from '../../../infra/db/listener.js';
+import { eventStoreMigrations, PgEventStore } from '../../../infra/eventstore/postgres/store.js';
+import { START, type RecordedEvent } from '../../../infra/eventstore/types.js';
+import { createLogger } from '../../../infra/logger.js';
+import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { describeEventStoreContract } from './contract.js';
+
+const log = createLogger('silent');
+
+describe('PostgreSQL event store', () => {
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  before(async () => {
+    db = await createTestDatabase();
+    pool = createPool(db.url, 20);
+    await migrate(pool, [eventStoreMigrations]);
+  });
+  after(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  describeEventStoreContract('postgres', async () => {
+    const listener = new PgListener(db.url, log);
+    const store = new PgEventStore({ pool, listener, log, pollIntervalMs: 100 });
+    return { store, close: () => listener.close() };
+  });
+
+  describe('global order under concurrent transactions', () => {
+    /**
+     * The race: transaction A takes a position first but commits last. A reader
+     * that went by position alone would pass A's slot while A is in flight and
+     * skip its event forever once A commits.
+     */
+    it('never skips an event whose transaction commits after a later position', async () => {
+      const listener = new PgListener(db.url, log);
+      const store = new PgEventStore({ pool, listener, log, pollIntervalMs: 50 });
+      const a = new pg.Client({ connectionString: db.url });
+      const b = new pg.Client({ connectionString: db.url });
+      await a.connect();
+      await b.connect();
+      const seen: string[] = [];
+      const sub = store.subscribeAll((e: RecordedEvent) => {
+        if (e.streamId.startsWith('late-')) seen.push(e.streamId);
+      });
+      try {
+        const insert = `INSERT INTO events (stream_id, version, type, data, metadata) VALUES ($1, 0, 'T', '{}', '{"actor":"spec"}') RETURNING position`;
+        await a.query('BEGIN');
+        const posA = Number((await a.query(insert, ['late-a'])).rows[0].position);
+        await b.query('BEGIN');
+        const posB = Number((await b.query(insert, ['late-b'])).rows[0].position);
+        expect(posA).to.be.lessThan(posB);
+        await b.query('COMMIT');
+        // B is committed but A (earlier position) is still open: the reader must hold back.
+        await new Promise((r) => setTimeout(r, 300));
+        const visibleWhileAOpen = (await store.readAll(START, 1000)).filter((e) => e.streamId.startsWith('late-')).map((e) => e.streamId);
+        expect(visibleWhileAOpen).to.deep.equal([]);
+        await a.query('COMMIT');
+        const until = Date.now() + 5000;
+        while (seen.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        expect([...seen].sort()).to.deep.equal(['late-a', 'late-b']);
+      } finally {
+        await sub.stop();
+        await a.end();
+        await b.end();
+        await listener.close();
+      }
+    });
+
+    it('delivers a transaction that took its id before another but inserted after it', async () => {
+      // xid order and position order disagree: B gets its xid first, A inserts first.
+      const store = new PgEventStore({ pool, log, pollIntervalMs: 50 });
+      const a = new pg.Client({ connectionString: db.url });
+      const b = new pg.Client({ connectionString: db.url });
+      await a.connect();
+      await b.connect();
+      const seen: string[] = [];
+      const sub = store.subscribeAll((e) => {
+        if (e.streamId.startsWith('xid-')) seen.push(e.streamId);
+      });
+      try {
+        const insert = `INSERT INTO events (stream_id, version, type, data, metadata) VALUES ($1, 0, 'T', '{}', '{"actor":"spec"}')`;
+        await b.query('BEGIN');
+        await b.query('SELECT pg_current_xact_id()');
+        await a.query('BEGIN');
+        await a.query(insert, ['xid-a']);
+        await a.query('COMMIT');
+        await new Promise((r) => setTimeout(r, 200));
+        await b.query(insert, ['xid-b']);
+        await b.query('COMMIT');
+        const until = Date.now() + 5000;
+        while (seen.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        expect([...seen].sort()).to.deep.equal(['xid-a', 'xid-b']);
+      } finally {
+        await sub.stop();
+        await a.end();
+        await b.end();
+      }
+    });
+
+    it('wakes a live subscriber by NOTIFY well before its poll interval', async () => {
+      const listener = new PgListener(db.url, log);
+      const store = new PgEventStore({ pool, listener, log, pollIntervalMs: 60_000 });
+      await listener.listen('dn42_events');
+      const seen: string[] = [];
+      const sub = store.subscribeAll((e) => {
+        if (e.streamId === 'notify-1') seen.push(e.type);
+      }, { from: await store.headPosition() });
+      try {
+        await new Promise((r) => setTimeout(r, 200));
+        await store.append([{ streamId: 'notify-1', expected: 'any', events: [{ type: 'N', data: {} }] }], { actor: 'spec' });
+        const until = Date.now() + 5000;
+        while (seen.length < 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        expect(seen).to.deep.equal(['N']);
+      } finally {
+        await sub.stop();
+        await listener.close();
+      }
+    });
+  });
+
+  it('runs inline handlers inside the append transaction, rolling back both on failure', async () => {
+    const store = new PgEventStore({ pool, log });
+    await pool.query('CREATE TABLE IF NOT EXISTS inline_probe (stream_id text, version int)');
+    store.onAppend(async (tx, events) => {
+      for (const e of events) {
+        if (e.type === 'Boom') throw new Error('inline failure');
+        await tx.query('INSERT INTO inline_probe VALUES ($1, $2)', [e.streamId, e.version]);
+      }
+    });
+    await store.append([{ streamId: 'inline-1', expected: 'no_stream', events: [{ type: 'Ok', data: {} }] }], { actor: 'spec' });
+    const err = await store
+      .append([{ streamId: 'inline-2', expected: 'no_stream', events: [{ type: 'Ok', data: {} }, { type: 'Boom', data: {} }] }], { actor: 'spec' })
+      .catch((e) => e);
+    expect(err.message).to.equal('inline failure');
+    expect((await pool.query('SELECT stream_id FROM inline_probe ORDER BY stream_id')).rows).to.deep.equal([{ stream_id: 'inline-1' }]);
+    expect(await store.readStream('inline-2')).to.deep.equal([]);
+    const stream = await pool.query(`SELECT 1 FROM streams WHERE stream_id = 'inline-2'`);
+    expect(stream.rowCount).to.equal(0);
+  });
+});
