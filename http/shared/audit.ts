@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import { recordAudit } from '../../commands/audit.js';
 import type { ServiceContext } from './context.js';
 import { clientAddress } from './client-address.js';
+import { requestMetadata } from './metadata.js';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -17,12 +18,8 @@ export function auditWrites(ctx: ServiceContext): RequestHandler {
     res.on('finish', () => {
       const actor = typeof res.locals.actor === 'string' ? res.locals.actor : `anonymous@${clientAddress(req)}`;
       const detail = typeof res.locals.auditDetail === 'string' ? res.locals.auditDetail : null;
-      recordAudit(
-        ctx.store,
-        { actor, method: req.method, path, status_code: res.statusCode, detail },
-        { actor, requestId: String(req.id), clientAddress: clientAddress(req) },
-        ctx.now(),
-      ).catch((err) => ctx.log.error({ err, requestId: req.id, path }, 'audit write failed'));
+      const at = ctx.now();
+      recordAudit(ctx.store, { actor, method: req.method, path, status_code: res.statusCode, detail }, { ...requestMetadata(req, res, at), actor }, at).catch((err) => ctx.log.error({ err, requestId: req.id, path }, 'audit write failed'));
     });
     next();
   };
