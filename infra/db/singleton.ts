@@ -10,6 +10,16 @@ import { advisoryKey } from './pool.js';
 export async function runExclusive(pool: pg.Pool, name: string, work: () => Promise<void>): Promise<boolean> {
   const client = await pool.connect();
   const key = advisoryKey(`job:${name}`);
+  // Race: the session holding the lock can die while `work` runs (server restart,
+  // pg_terminate_backend, network). A checked-out pg client then emits 'error'
+  // with nobody listening, which crashed the process. The lock dies with the
+  // session (another instance may take the job); the unlock below fails, so the
+  // caller sees an error, and the broken client is destroyed, not pooled again.
+  let lost: Error | undefined;
+  const onLost = (err: Error) => {
+    lost = err;
+  };
+  client.on('error', onLost);
   try {
     const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key]);
     if (!rows[0].locked) return false;
@@ -20,7 +30,8 @@ export async function runExclusive(pool: pg.Pool, name: string, work: () => Prom
       await client.query('SELECT pg_advisory_unlock($1)', [key]);
     }
   } finally {
-    client.release();
+    client.off('error', onLost);
+    client.release(lost);
   }
 }
 
