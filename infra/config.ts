@@ -131,8 +131,12 @@ export function describeConfig(config: Config): string[] {
 function maskUrlPassword(value: string): string {
   try {
     const parsed = new URL(value);
-    if (parsed.password) {
-      parsed.password = '****';
+    // libpq and node-postgres also take the password as a query parameter
+    // (postgres://user@host/db?password=...): mask it there too.
+    const inQuery = parsed.searchParams.has('password');
+    if (parsed.password || inQuery) {
+      if (parsed.password) parsed.password = '****';
+      if (inQuery) parsed.searchParams.set('password', '****');
       return parsed.toString();
     }
   } catch {
