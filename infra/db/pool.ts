@@ -12,6 +12,11 @@ export function createPool(connectionString: string, max = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString, max, application_name: 'dn42-control' });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => {});
+  // Race: a checked-out client whose session dies between two queries (inside a
+  // transaction while the code awaits something else) emits 'error' on itself,
+  // where pg-pool does not listen; unhandled, it crashed the process. The next
+  // query on it fails instead, and the pool discards it on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 

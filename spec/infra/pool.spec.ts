@@ -1,0 +1,41 @@
+import { expect } from 'chai';
+import type pg from 'pg';
+import { createPool, withTransaction } from '../../infra/db/pool.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+
+describe('The connection pool', function () {
+  this.timeout(20_000);
+
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  let admin: pg.Pool;
+
+  before(async () => {
+    db = await createTestDatabase();
+    pool = createPool(db.url, 2);
+    admin = createPool(db.url, 1);
+  });
+
+  after(async () => {
+    await pool?.end();
+    await admin?.end();
+    await db?.drop();
+  });
+
+  it('survives a checked-out connection being killed between two queries of a transaction', async () => {
+    let error: unknown;
+    await withTransaction(pool, async (client) => {
+      const { rows } = await client.query('SELECT pg_backend_pid() AS pid');
+      await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
+      // Idle in the transaction while the server closes the session (the runner
+      // does this while it reads events on another connection).
+      await sleep(200);
+      await client.query('SELECT 1');
+    }).catch((err) => (error = err));
+    expect(error, 'the transaction on a killed connection').to.be.instanceOf(Error);
+    // The broken connection is not handed out again.
+    for (let i = 0; i < 3; i++) expect((await pool.query('SELECT 1 AS one')).rows[0].one).to.equal(1);
+  });
+});
