@@ -158,7 +158,8 @@ export class ProjectionRuntime {
     // transaction that is still running (another append, a runner batch), were
     // not in the head, and catchUp returned without them. On PostgreSQL, first
     // wait until every transaction that had begun when we were called has ended:
-    // then the head covers everything committed before the call.
+    // then the head covers everything committed before the call. (So do not call
+    // it while holding a transaction of your own open on another connection.)
     if (this.store.transactional) await this.waitForTransactionsRunningNow();
     const head = await this.store.headPosition();
     for (const p of this.select(names)) {
