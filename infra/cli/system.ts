@@ -38,20 +38,26 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const pool = createPool(databaseUrl, 20);
   const listener = new PgListener(databaseUrl, log);
-  const store = await createEventStore(config, pool, listener, log);
-  const projections = new ProjectionRuntime(store, pool, allProjections, log, config.projectionPollMs);
+  let store: EventStore | undefined;
+  let projections: ProjectionRuntime;
   try {
+    store = await createEventStore(config, pool, listener, log);
+    projections = new ProjectionRuntime(store, pool, allProjections, log, config.projectionPollMs);
     if (options.migrate !== false) {
       const report = await migrate(pool, [eventStoreMigrations, ...projections.migrationSets()]);
       if (report.applied.length) log.info({ applied: report.applied }, 'migrations applied');
     }
     await projections.attach();
   } catch (err) {
+    await store?.close().catch(() => {});
+    await listener.close().catch(() => {});
     await pool.end().catch(() => {});
     await embedded?.stop().catch(() => {});
     throw err;
   }
   const context: ServiceContext = { config, log, pool, store, projections, now: () => new Date() };
+  const runtime = projections;
+  const eventStore = store;
   return {
     config,
     log,
@@ -62,8 +68,8 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     projections,
     context,
     async close() {
-      await projections.stop();
-      await store.close();
+      await runtime.stop();
+      await eventStore.close();
       await listener.close();
       await pool.end();
       await embedded?.stop();

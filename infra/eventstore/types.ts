@@ -6,7 +6,10 @@
 /** What a writer expects of a stream before its append. */
 export type ExpectedVersion = 'no_stream' | 'exists' | 'any' | number;
 
-/** Who caused an event and why; recorded with every event. */
+/**
+ * Who caused an event and why; recorded with every event. Values are strings:
+ * KurrentDB's multi-stream append accepts nothing else in metadata.
+ */
 export interface EventMetadata {
   actor: string;
   requestId?: string;
@@ -20,6 +23,8 @@ export interface EventMetadata {
 export interface NewEvent<Type extends string = string, Data = unknown> {
   type: Type;
   data: Data;
+  /** A UUID naming this event; made by the store when absent. Causation ids point at it. */
+  id?: string;
 }
 
 export interface StreamWrite {
@@ -56,6 +61,8 @@ export function parsePosition(text: string): GlobalPosition {
 }
 
 export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  /** UUID of the event (KurrentDB event id; a column of its own on PostgreSQL). */
+  id: string;
   streamId: string;
   /** 0-based version of the event inside its stream. */
   version: number;

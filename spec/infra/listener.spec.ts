@@ -101,7 +101,10 @@ describe('The LISTEN connection', function () {
     const sub = store.subscribeAll((e) => {
       if (e.streamId === 'listener-spec') seen.push((e.data as { name: string }).name);
     }, { from: await store.headPosition() });
-    const append = (name: string) => store.append([{ streamId: 'listener-spec', expected: 'any', events: [{ type: 'Ping', data: { name } }] }], { actor: 'spec' });
+    // Appends come from another store, as from another process: in-process
+    // watchers are woken directly, so only NOTIFY and reconnection reach this one.
+    const writer = new PgEventStore({ pool, log });
+    const append = (name: string) => writer.append([{ streamId: 'listener-spec', expected: 'any', events: [{ type: 'Ping', data: { name } }] }], { actor: 'spec' });
     try {
       await waitFor('the LISTEN connection', async () => (await listenerPids(pool)).length === 1);
       await append('first');

@@ -113,6 +113,7 @@ export function fromStoredMetadata(raw: unknown): EventMetadata {
 
 /** The part of a client `RecordedEvent` the adapter reads (structural, so tests need no server). */
 export interface ClientRecordedEvent {
+  id: string;
   streamId: string;
   revision: bigint;
   type: string;
@@ -128,6 +129,7 @@ export function toRecordedEvent(event: ClientRecordedEvent): RecordedEvent {
     throw new Error(`KurrentDB returned event ${event.streamId}@${event.revision} without a $all position (server too old?)`);
   }
   return {
+    id: event.id,
     streamId: event.streamId,
     version: Number(event.revision),
     type: event.type,

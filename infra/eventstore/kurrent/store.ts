@@ -125,7 +125,7 @@ export class KurrentEventStore implements EventStore {
     if (writes.length === 0) return { versions: {}, events: [] };
     const meta = toStoredMetadata(metadata);
     const toData = (event: NewEvent): EventData =>
-      jsonEvent({ type: event.type, data: (event.data ?? null) as JSONType, metadata: meta });
+      jsonEvent({ ...(event.id ? { id: event.id } : {}), type: event.type, data: (event.data ?? null) as JSONType, metadata: meta });
 
     if (writes.length === 1) {
       const write = writes[0];

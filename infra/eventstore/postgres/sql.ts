@@ -1,9 +1,10 @@
 // SQL of the PostgreSQL event store, next to the adapter that owns the tables.
 
 export const insertEvents = `
-  INSERT INTO events (stream_id, version, type, data, metadata)
-  SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[], $5::jsonb[])
-  RETURNING position, tx_id::text AS tx_id, stream_id, version, type, data, metadata, recorded_at`;
+  INSERT INTO events (event_id, stream_id, version, type, data, metadata)
+  SELECT coalesce(id, gen_random_uuid()), stream_id, version, type, data, metadata
+  FROM unnest($6::uuid[], $1::text[], $2::int[], $3::text[], $4::jsonb[], $5::jsonb[]) AS t(id, stream_id, version, type, data, metadata)
+  RETURNING event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at`;
 
 export const createStream = `
   INSERT INTO streams (stream_id, version) VALUES ($1, $2)
@@ -28,23 +29,23 @@ export const streamVersion = `SELECT version FROM streams WHERE stream_id = $1 F
 export const notify = `SELECT pg_notify($1, '')`;
 
 export const readStream = `
-  SELECT position, tx_id::text AS tx_id, stream_id, version, type, data, metadata, recorded_at
+  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
   FROM events WHERE stream_id = $1 AND version >= $2 ORDER BY version`;
 
 // Only rows of transactions older than every running one: those are finished, and
 // no transaction still running or yet to start can insert a row that sorts before them.
 export const readAll = `
-  SELECT position, tx_id::text AS tx_id, stream_id, version, type, data, metadata, recorded_at
+  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
   FROM events
   WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
     AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
-  ORDER BY tx_id, position
+  ORDER BY events.tx_id, events.position
   LIMIT $3`;
 
 export const head = `
-  SELECT tx_id::text AS tx_id, position FROM events
+  SELECT tx_id::text AS tx_text, position FROM events
   WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())
-  ORDER BY tx_id DESC, position DESC LIMIT 1`;
+  ORDER BY events.tx_id DESC, events.position DESC LIMIT 1`;
 
 export const countAfter = `
   SELECT count(*) AS count FROM events
@@ -57,15 +58,15 @@ export const countAfter = `
  * locked the projection's tables.
  */
 export const readAllInSnapshot = `
-  SELECT position, tx_id::text AS tx_id, stream_id, version, type, data, metadata, recorded_at
+  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
   FROM events
   WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
-  ORDER BY tx_id, position
+  ORDER BY events.tx_id, events.position
   LIMIT $3`;
 
 export const readLast = `
-  SELECT position, tx_id::text AS tx_id, stream_id, version, type, data, metadata, recorded_at
+  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
   FROM events
   WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())
-  ORDER BY tx_id DESC, position DESC
+  ORDER BY events.tx_id DESC, events.position DESC
   LIMIT $1`;

@@ -28,8 +28,10 @@ export const eventStoreMigrations: MigrationSet = {
 export const EVENTS_CHANNEL = 'dn42_events';
 
 interface EventRow {
+  event_id: string;
   position: string;
-  tx_id: string;
+  /** xid8 as text: it does not fit a JS number, and its text must never be what rows are sorted by. */
+  tx_text: string;
   stream_id: string;
   version: number;
   type: string;
@@ -40,12 +42,13 @@ interface EventRow {
 
 function toRecorded(row: EventRow): RecordedEvent {
   return {
+    id: row.event_id,
     streamId: row.stream_id,
     version: row.version,
     type: row.type,
     data: row.data,
     metadata: row.metadata,
-    position: { tx: BigInt(row.tx_id), pos: BigInt(row.position) },
+    position: { tx: BigInt(row.tx_text), pos: BigInt(row.position) },
     recordedAt: row.recorded_at,
   };
 }
@@ -61,6 +64,9 @@ export interface PgEventStoreOptions {
 /** The PostgreSQL event store: one events table, exact expected versions, xid8-safe global order. */
 export class PgEventStore implements EventStore {
   private readonly inline: InlineHandler[] = [];
+  private readonly localWatchers = new Set<() => void>();
+  private notifyWanted = false;
+  private notifying: Promise<void> | undefined;
   private readonly pool: pg.Pool;
   private readonly listener?: PgListener;
   private readonly log: Logger;
@@ -90,12 +96,13 @@ export class PgEventStore implements EventStore {
     try {
       await client.query('BEGIN');
       const versions: Record<string, number> = {};
-      const rows = { stream: [] as string[], version: [] as number[], type: [] as string[], data: [] as string[], meta: [] as string[] };
+      const rows = { id: [] as (string | null)[], stream: [] as string[], version: [] as number[], type: [] as string[], data: [] as string[], meta: [] as string[] };
       const meta = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
       for (const write of ordered) {
         const last = await reserveVersions(client, write);
         versions[write.streamId] = last;
         write.events.forEach((event, i) => {
+          rows.id.push(event.id ?? null);
           rows.stream.push(write.streamId);
           rows.version.push(last - write.events.length + 1 + i);
           rows.type.push(event.type);
@@ -105,12 +112,12 @@ export class PgEventStore implements EventStore {
       }
       let events: RecordedEvent[] = [];
       if (rows.stream.length > 0) {
-        const inserted = await client.query<EventRow>(sql.insertEvents, [rows.stream, rows.version, rows.type, rows.data, rows.meta]);
+        const inserted = await client.query<EventRow>(sql.insertEvents, [rows.stream, rows.version, rows.type, rows.data, rows.meta, rows.id]);
         events = inserted.rows.map(toRecorded).sort((a, b) => (a.position.pos < b.position.pos ? -1 : 1));
         for (const handler of this.inline) await handler(client, events);
-        await client.query(sql.notify, [EVENTS_CHANNEL]);
       }
       await client.query('COMMIT');
+      if (events.length > 0) this.announce();
       return { versions, events };
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
@@ -141,9 +148,9 @@ export class PgEventStore implements EventStore {
   }
 
   async headPosition(): Promise<GlobalPosition> {
-    const result = await this.pool.query<{ tx_id: string; position: string }>(sql.head);
+    const result = await this.pool.query<{ tx_text: string; position: string }>(sql.head);
     const row = result.rows[0];
-    return row ? { tx: BigInt(row.tx_id), pos: BigInt(row.position) } : START;
+    return row ? { tx: BigInt(row.tx_text), pos: BigInt(row.position) } : START;
   }
 
   async countAfter(from: GlobalPosition): Promise<number> {
@@ -152,16 +159,39 @@ export class PgEventStore implements EventStore {
   }
 
   watch(notify: () => void): () => void {
+    this.localWatchers.add(notify);
     const listener = this.listener;
-    if (!listener) return () => {};
+    if (!listener) return () => this.localWatchers.delete(notify);
     void listener.listen(EVENTS_CHANNEL).catch((err) => this.log.warn({ err }, 'LISTEN failed; polling only'));
     const onNotification = (channel: string) => channel === EVENTS_CHANNEL && notify();
     listener.on('notification', onNotification);
     listener.on('reconnected', notify);
     return () => {
+      this.localWatchers.delete(notify);
       listener.off('notification', onNotification);
       listener.off('reconnected', notify);
     };
+  }
+
+  /**
+   * Tells readers that events were committed: watchers in this process at once,
+   * other processes by one NOTIFY sent after the commit. NOTIFY inside the append
+   * would serialize concurrent commits on the notification queue lock; outside,
+   * appends that commit while one is in flight share the next one. Losing it
+   * (crash right after commit) costs readers one poll interval, nothing more.
+   */
+  private announce(): void {
+    for (const notify of this.localWatchers) notify();
+    this.notifyWanted = true;
+    if (this.notifying) return;
+    this.notifying = (async () => {
+      while (this.notifyWanted) {
+        this.notifyWanted = false;
+        await this.pool.query(sql.notify, [EVENTS_CHANNEL]).catch((err) => this.log.warn({ err }, 'NOTIFY failed; readers will poll'));
+      }
+    })().finally(() => {
+      this.notifying = undefined;
+    });
   }
 
   subscribeAll(handler: (event: RecordedEvent) => Promise<void> | void, options: SubscribeOptions = {}): Subscription {
@@ -177,7 +207,8 @@ export class PgEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    // The pool and listener belong to the caller.
+    // The pool and listener belong to the caller; only a NOTIFY in flight is ours.
+    await this.notifying;
   }
 }
 

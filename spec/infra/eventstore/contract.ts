@@ -15,9 +15,9 @@ const meta = { actor: 'spec', requestId: 'req-1', clientAddress: '127.0.0.1', ca
 
 const ev = (type: string, data: unknown = {}) => ({ type, data });
 
-async function waitFor(check: () => boolean, what: string, ms = 10_000): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
   const until = Date.now() + ms;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -130,6 +130,8 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         expect(events[0].metadata).to.include({ actor: 'spec', requestId: 'req-1', clientAddress: '127.0.0.1', causationId: 'cause-1' });
         expect(events[0].metadata.recordedAt).to.be.a('string');
         expect(events[0].recordedAt).to.be.instanceOf(Date);
+        expect(events[0].id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+        expect(events[1].id).not.to.equal(events[0].id);
         expect(await store.readStream(id('r'), { fromVersion: 1 })).to.have.length(1);
         expect(await store.readStream(id('nothing'))).to.deep.equal([]);
       });
@@ -137,7 +139,10 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
       it('reads all events in one global order, page by page from a position', async () => {
         for (let i = 0; i < 7; i++) await store.append([{ streamId: id(`g${i % 3}`), expected: 'any', events: [ev('G', { i })] }], meta);
         const mine = (events: RecordedEvent[]) => events.filter((e) => e.streamId.endsWith(id('')));
-        const all = mine(await store.readAll(START, 10_000));
+        // readAll delivers only proven-committed events: another session's open
+        // transaction can hold them back for a moment, so wait for all seven.
+        let all: RecordedEvent[] = [];
+        await waitFor(async () => (all = mine(await store.readAll(START, 10_000))).length === 7, 'seven events');
         expect(all.map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
         for (let i = 1; i < all.length; i++) expect(comparePositions(all[i - 1].position, all[i].position)).to.equal(-1);
         const page = await store.readAll(all[2].position, 2);
@@ -147,6 +152,13 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         const last = await store.readLast(2);
         expect(last.map((e) => (e.data as { i: number }).i)).to.deep.equal([5, 6]);
       });
+    });
+
+    it('keeps an event id given by the writer', async () => {
+      const given = '0b3f8c8e-6f0a-4d57-9a3e-2f6b8a1c9d01';
+      const res = await store.append([{ streamId: id('ids'), expected: 'no_stream', events: [{ type: 'I', data: {}, id: given }] }], meta);
+      expect(res.events[0].id).to.equal(given);
+      expect((await store.readStream(id('ids')))[0].id).to.equal(given);
     });
 
     describe('subscriptions', () => {

@@ -121,6 +121,7 @@ describe('KurrentDB adapter mapping (no server)', () => {
     it('maps a client event to the port shape', () => {
       const created = new Date('2025-01-01T00:00:00.000Z');
       const event = toRecordedEvent({
+        id: '6f1c2e1e-0a52-4c35-9f61-4cf0b1f0a001',
         streamId: 'node-1',
         revision: 3n,
         type: 'Renamed',
@@ -130,6 +131,7 @@ describe('KurrentDB adapter mapping (no server)', () => {
         position: { commit: 500n, prepare: 480n },
       });
       expect(event).to.deep.equal({
+        id: '6f1c2e1e-0a52-4c35-9f61-4cf0b1f0a001',
         streamId: 'node-1',
         version: 3,
         type: 'Renamed',
@@ -141,7 +143,7 @@ describe('KurrentDB adapter mapping (no server)', () => {
     });
 
     it('refuses an event without a $all position', () => {
-      expect(() => toRecordedEvent({ streamId: 's', revision: 0n, type: 'T', data: {}, created: new Date() })).to.throw(/without a \$all position/);
+      expect(() => toRecordedEvent({ id: '6f1c2e1e-0a52-4c35-9f61-4cf0b1f0a002', streamId: 's', revision: 0n, type: 'T', data: {}, created: new Date() })).to.throw(/without a \$all position/);
     });
   });
 

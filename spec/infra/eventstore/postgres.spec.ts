@@ -4,6 +4,7 @@ import { migrate } from '../../../infra/db/migrate.js';
 import { createPool } from '../../../infra/db/pool.js';
 import { PgListener } from '../../../infra/db/listener.js';
 import { eventStoreMigrations, PgEventStore } from '../../../infra/eventstore/postgres/store.js';
+import { readAll as readAllSql } from '../../../infra/eventstore/postgres/sql.js';
 import { START, type RecordedEvent } from '../../../infra/eventstore/types.js';
 import { createLogger } from '../../../infra/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
@@ -102,9 +103,32 @@ describe('PostgreSQL event store', () => {
       }
     });
 
+    it('orders transaction ids as numbers, not as text, across a power of ten', async () => {
+      // Old, finished transaction ids: 99 sorts after 100 as text but before it as a number.
+      const insert = `INSERT INTO events (tx_id, stream_id, version, type, data, metadata) VALUES ($1::text::xid8, $2, $3, 'T', '{}', '{"actor":"spec"}')`;
+      await pool.query(insert, ['99', 'digits-a', 0]);
+      await pool.query(insert, ['99', 'digits-a', 1]);
+      await pool.query(insert, ['100', 'digits-b', 0]);
+      const store = new PgEventStore({ pool, log });
+      const seen: string[] = [];
+      let from = START;
+      for (;;) {
+        const [next] = await store.readAll(from, 1);
+        if (!next || !next.streamId.startsWith('digits-')) break;
+        seen.push(`${next.streamId}@${next.position.tx}`);
+        from = next.position;
+      }
+      expect(seen).to.deep.equal(['digits-a@99', 'digits-a@99', 'digits-b@100']);
+      const plan = (await pool.query(`EXPLAIN ${readAllSql}`, ['0', '0', 1000])).rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(plan).not.to.match(/Sort Key: .*::text/);
+      await pool.query(`DELETE FROM events WHERE stream_id LIKE 'digits-%'`);
+    });
+
     it('wakes a live subscriber by NOTIFY well before its poll interval', async () => {
       const listener = new PgListener(db.url, log);
       const store = new PgEventStore({ pool, listener, log, pollIntervalMs: 60_000 });
+      // A second store stands for another process: only NOTIFY can carry its append here.
+      const writer = new PgEventStore({ pool, log });
       await listener.listen('dn42_events');
       const seen: string[] = [];
       const sub = store.subscribeAll((e) => {
@@ -112,7 +136,7 @@ describe('PostgreSQL event store', () => {
       }, { from: await store.headPosition() });
       try {
         await new Promise((r) => setTimeout(r, 200));
-        await store.append([{ streamId: 'notify-1', expected: 'any', events: [{ type: 'N', data: {} }] }], { actor: 'spec' });
+        await writer.append([{ streamId: 'notify-1', expected: 'any', events: [{ type: 'N', data: {} }] }], { actor: 'spec' });
         const until = Date.now() + 5000;
         while (seen.length < 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
         expect(seen).to.deep.equal(['N']);

@@ -4,6 +4,7 @@
 -- that commits late can never land behind a reader's checkpoint.
 CREATE TABLE events (
   position    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  event_id    uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
   tx_id       xid8 NOT NULL DEFAULT pg_current_xact_id(),
   stream_id   text NOT NULL,
   version     integer NOT NULL,
