@@ -112,6 +112,8 @@ export interface EventStore {
   subscribeAll(handler: (event: RecordedEvent) => Promise<void> | void, options?: SubscribeOptions): Subscription;
   /** Position of the newest event that `readAll` can deliver now. */
   headPosition(): Promise<GlobalPosition>;
+  /** A head that covers every event committed before the call (may wait for writers in flight). */
+  settledHead(): Promise<GlobalPosition>;
   /** How many deliverable events lie after `from` (null when the backend cannot tell cheaply). */
   countAfter(from: GlobalPosition): Promise<number | null>;
   /** Calls `notify` whenever new events may be there (a hint: also poll); returns its removal. */
@@ -121,8 +123,12 @@ export interface EventStore {
    * (PostgreSQL). Otherwise inline projections run in the runner.
    */
   readonly transactional: boolean;
-  /** Registers work run inside each append's transaction (PostgreSQL backend only). */
-  onAppend(handler: InlineHandler): void;
+  /**
+   * Registers work run inside each append's transaction (PostgreSQL backend
+   * only). With `types`, only appends carrying one of those event types open a
+   * transaction for it; others are written in one autocommitted statement.
+   */
+  onAppend(handler: InlineHandler, types?: readonly string[]): void;
   /**
    * Transactional stores only: every committed event after `from` as the given
    * transaction sees them, without the in-flight guard (for rebuilding inline

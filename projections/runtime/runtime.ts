@@ -74,11 +74,14 @@ export class ProjectionRuntime {
     }
     const inline = this.projections.filter((p) => this.modeOf(p) === 'inline');
     if (inline.length === 0) return;
-    this.store.onAppend(async (tx, events) => {
-      for (const projection of inline) {
-        for (const event of events) if (handles(projection, event)) await projection.apply(tx, event);
-      }
-    });
+    this.store.onAppend(
+      async (tx, events) => {
+        for (const projection of inline) {
+          for (const event of events) if (handles(projection, event)) await projection.apply(tx, event);
+        }
+      },
+      inline.flatMap((p) => p.handles),
+    );
   }
 
   /** Starts the async loops (the projection runner role of this process). */
@@ -153,30 +156,15 @@ export class ProjectionRuntime {
 
   /** Runs async projections until they reach the head as it was when called (tests, CLI, commands on KurrentDB). */
   async catchUp(names?: readonly string[]): Promise<void> {
-    // Race: `headPosition` only counts events of transactions older than every
-    // running one, so events committed just before this call, but behind a
-    // transaction that is still running (another append, a runner batch), were
-    // not in the head, and catchUp returned without them. On PostgreSQL, first
-    // wait until every transaction that had begun when we were called has ended:
-    // then the head covers everything committed before the call. (So do not call
-    // it while holding a transaction of your own open on another connection.)
-    if (this.store.transactional) await this.waitForTransactionsRunningNow();
-    const head = await this.store.headPosition();
+    // Race: `headPosition` stops below event writers still running, so events
+    // committed just before this call behind such a writer would be missed;
+    // `settledHead` waits for the writers running at the call to finish.
+    const head = await this.store.settledHead();
     for (const p of this.select(names)) {
       if (this.modeOf(p) !== 'async') continue;
       while (comparePositions(await this.checkpointOf(p.name), head) < 0) {
         if ((await this.step(p)) === 0) await sleep(20);
       }
-    }
-  }
-
-  private async waitForTransactionsRunningNow(): Promise<void> {
-    const now = await this.pool.query('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax');
-    const xmax = now.rows[0].xmax as string;
-    for (;;) {
-      const r = await this.pool.query('SELECT pg_snapshot_xmin(pg_current_snapshot()) >= $1::xid8 AS done', [xmax]);
-      if (r.rows[0].done) return;
-      await sleep(10);
     }
   }
 

@@ -287,6 +287,11 @@ export class KurrentEventStore implements EventStore {
     return out.reverse();
   }
 
+  /** $all is in commit order on KurrentDB: what is committed is already below the head. */
+  async settledHead(): Promise<GlobalPosition> {
+    return this.headPosition();
+  }
+
   async headPosition(): Promise<GlobalPosition> {
     const [last] = await this.readLast(1);
     return last ? last.position : START;

@@ -1,72 +1,64 @@
-// SQL of the PostgreSQL event store, next to the adapter that owns the tables.
+// SQL of the PostgreSQL event store, next to the adapter that owns the tables
+// (the functions it calls are in migrations/0001_events.sql).
 
-export const insertEvents = `
-  INSERT INTO events (event_id, stream_id, version, type, data, metadata)
-  SELECT coalesce(id, gen_random_uuid()), stream_id, version, type, data, metadata
-  FROM unnest($6::uuid[], $1::text[], $2::int[], $3::text[], $4::jsonb[], $5::jsonb[]) AS t(id, stream_id, version, type, data, metadata)
-  RETURNING event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at`;
+const COLUMNS = `event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at`;
 
-export const createStream = `
-  INSERT INTO streams (stream_id, version) VALUES ($1, $2)
-  ON CONFLICT (stream_id) DO NOTHING
-  RETURNING version`;
+/** One append in one statement: version checks and inserts (see `event_store_append`). */
+export const append = `SELECT ${COLUMNS} FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb)`;
 
-export const upsertStream = `
-  INSERT INTO streams (stream_id, version) VALUES ($1, $2 - 1)
-  ON CONFLICT (stream_id) DO UPDATE SET version = streams.version + $2
-  RETURNING version`;
-
-export const advanceExisting = `
-  UPDATE streams SET version = version + $2 WHERE stream_id = $1 RETURNING version`;
-
-// Under READ COMMITTED a concurrent writer's committed update makes PostgreSQL
-// re-check the WHERE clause on the new row, so a stale expected version matches nothing.
-export const advanceExact = `
-  UPDATE streams SET version = version + $3 WHERE stream_id = $1 AND version = $2 RETURNING version`;
-
-export const streamVersion = `SELECT version FROM streams WHERE stream_id = $1 FOR SHARE`;
+export const streamVersions = `SELECT stream_id, version FROM streams WHERE stream_id = ANY($1::text[])`;
 
 export const notify = `SELECT pg_notify($1, '')`;
 
 export const readStream = `
-  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
+  SELECT ${COLUMNS}
   FROM events WHERE stream_id = $1 AND version >= $2 ORDER BY version`;
 
-// Only rows of transactions older than every running one: those are finished, and
-// no transaction still running or yet to start can insert a row that sorts before them.
+/**
+ * The horizon, in a statement of its own: every reader of the global order asks
+ * for it first and reads below it in a later statement (a fresh snapshot), so an
+ * event writer that was still running when the horizon was taken is never passed.
+ */
+export const horizon = `SELECT event_store_horizon()::text AS horizon`;
+
+/** The id the next transaction will get: a writer running now has a smaller one. */
+export const nextTransactionId = `SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS next`;
+
+// Sort by the xid8 column itself (qualified): the select list has its text, and an
+// unqualified ORDER BY would sort by that text (no index, wrong order past 10^n).
 export const readAll = `
-  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
+  SELECT ${COLUMNS}
   FROM events
   WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
-    AND tx_id < pg_snapshot_xmin(pg_current_snapshot())
+    AND tx_id < $4::text::xid8
   ORDER BY events.tx_id, events.position
   LIMIT $3`;
 
 export const head = `
   SELECT tx_id::text AS tx_text, position FROM events
-  WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())
+  WHERE tx_id < $1::text::xid8
   ORDER BY events.tx_id DESC, events.position DESC LIMIT 1`;
 
 export const countAfter = `
   SELECT count(*) AS count FROM events
   WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
-    AND tx_id < pg_snapshot_xmin(pg_current_snapshot())`;
+    AND tx_id < $3::text::xid8`;
+
+export const readLast = `
+  SELECT ${COLUMNS}
+  FROM events
+  WHERE tx_id < $2::text::xid8
+  ORDER BY events.tx_id DESC, events.position DESC
+  LIMIT $1`;
 
 /**
- * Every committed event in global order, no xmin filter: used only by an inline
+ * Every committed event in global order, no horizon: used only by an inline
  * projection's rebuild, inside one REPEATABLE READ snapshot taken after it has
  * locked the projection's tables.
  */
 export const readAllInSnapshot = `
-  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
+  SELECT ${COLUMNS}
   FROM events
   WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
   ORDER BY events.tx_id, events.position
   LIMIT $3`;
-
-export const readLast = `
-  SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at
-  FROM events
-  WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())
-  ORDER BY events.tx_id DESC, events.position DESC
-  LIMIT $1`;

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import type { MigrationSet } from '../../db/migrate.js';
-import { PgListener } from '../../db/listener.js';
+import { PgListener, sleep } from '../../db/listener.js';
+import { withTransaction } from '../../db/pool.js';
 import type { Logger } from '../../logger.js';
 import { pollingSubscription } from '../subscription.js';
 import {
@@ -63,7 +64,7 @@ export interface PgEventStoreOptions {
 
 /** The PostgreSQL event store: one events table, exact expected versions, xid8-safe global order. */
 export class PgEventStore implements EventStore {
-  private readonly inline: InlineHandler[] = [];
+  private readonly inline: { handler: InlineHandler; types?: ReadonlySet<string> }[] = [];
   private readonly localWatchers = new Set<() => void>();
   private notifyWanted = false;
   private notifying: Promise<void> | undefined;
@@ -81,8 +82,8 @@ export class PgEventStore implements EventStore {
 
   readonly transactional = true;
 
-  onAppend(handler: InlineHandler): void {
-    this.inline.push(handler);
+  onAppend(handler: InlineHandler, types?: readonly string[]): void {
+    this.inline.push({ handler, types: types ? new Set(types) : undefined });
   }
 
   async append(writes: readonly StreamWrite[], metadata: EventMetadata): Promise<AppendResult> {
@@ -92,39 +93,52 @@ export class PgEventStore implements EventStore {
     for (let i = 1; i < ordered.length; i++) {
       if (ordered[i].streamId === ordered[i - 1].streamId) throw new Error(`stream ${ordered[i].streamId} appears twice in one append`);
     }
-    const client = await this.pool.connect();
+    const flat = ordered.flatMap((w) => w.events);
+    const params = [
+      ordered.map((w) => w.streamId),
+      ordered.map((w) => String(w.expected)),
+      ordered.map((w) => w.events.length),
+      flat.map((e) => e.id ?? null),
+      flat.map((e) => e.type),
+      flat.map((e) => JSON.stringify(e.data ?? null)),
+      JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() }),
+    ];
+    const inline = this.inline.filter((h) => !h.types || flat.some((e) => h.types!.has(e.type)));
+    let events: RecordedEvent[];
     try {
-      await client.query('BEGIN');
-      const versions: Record<string, number> = {};
-      const rows = { id: [] as (string | null)[], stream: [] as string[], version: [] as number[], type: [] as string[], data: [] as string[], meta: [] as string[] };
-      const meta = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
-      for (const write of ordered) {
-        const last = await reserveVersions(client, write);
-        versions[write.streamId] = last;
-        write.events.forEach((event, i) => {
-          rows.id.push(event.id ?? null);
-          rows.stream.push(write.streamId);
-          rows.version.push(last - write.events.length + 1 + i);
-          rows.type.push(event.type);
-          rows.data.push(JSON.stringify(event.data ?? null));
-          rows.meta.push(meta);
+      if (inline.length === 0) {
+        // Nothing else to do in the transaction: one autocommitted statement.
+        events = (await this.pool.query<EventRow>(sql.append, params)).rows.map(toRecorded);
+      } else {
+        events = await withTransaction(this.pool, async (client) => {
+          const written = (await client.query<EventRow>(sql.append, params)).rows.map(toRecorded);
+          for (const { handler } of inline) await handler(client, written);
+          return written;
         });
       }
-      let events: RecordedEvent[] = [];
-      if (rows.stream.length > 0) {
-        const inserted = await client.query<EventRow>(sql.insertEvents, [rows.stream, rows.version, rows.type, rows.data, rows.meta, rows.id]);
-        events = inserted.rows.map(toRecorded).sort((a, b) => (a.position.pos < b.position.pos ? -1 : 1));
-        for (const handler of this.inline) await handler(client, events);
-      }
-      await client.query('COMMIT');
-      if (events.length > 0) this.announce();
-      return { versions, events };
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
+      throw asConflict(err, ordered);
     }
+    events.sort((a, b) => (a.position.pos < b.position.pos ? -1 : 1));
+    if (events.length > 0) this.announce();
+    return { versions: await this.versionsAfter(ordered, events), events };
+  }
+
+  /** Each written stream's version: its last new event's, or for a pure guard what it was checked to be. */
+  private async versionsAfter(writes: readonly StreamWrite[], events: readonly RecordedEvent[]): Promise<Record<string, number>> {
+    const versions: Record<string, number> = {};
+    for (const e of events) versions[e.streamId] = Math.max(versions[e.streamId] ?? -1, e.version);
+    const unknown = writes.filter((w) => w.events.length === 0 && typeof w.expected !== 'number' && w.expected !== 'no_stream').map((w) => w.streamId);
+    for (const w of writes) {
+      if (w.events.length > 0) continue;
+      if (typeof w.expected === 'number') versions[w.streamId] = w.expected;
+      else if (w.expected === 'no_stream') versions[w.streamId] = -1;
+    }
+    if (unknown.length > 0) {
+      const rows = (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [unknown])).rows;
+      for (const id of unknown) versions[id] = rows.find((r) => r.stream_id === id)?.version ?? -1;
+    }
+    return versions;
   }
 
   async readStream(streamId: string, options: { fromVersion?: number } = {}): Promise<RecordedEvent[]> {
@@ -132,9 +146,21 @@ export class PgEventStore implements EventStore {
     return result.rows.map(toRecorded);
   }
 
+  /** See `sql.horizon`: must run in its own statement, before the read that uses it. */
+  private async horizon(): Promise<string> {
+    return (await this.pool.query<{ horizon: string }>(sql.horizon)).rows[0].horizon;
+  }
+
   async readAll(from: GlobalPosition = START, limit = 1000): Promise<RecordedEvent[]> {
-    const result = await this.pool.query<EventRow>(sql.readAll, [from.tx.toString(), from.pos.toString(), limit]);
+    const horizon = await this.horizon();
+    const result = await this.pool.query<EventRow>(sql.readAll, [from.tx.toString(), from.pos.toString(), limit, horizon]);
     return result.rows.map(toRecorded);
+  }
+
+  async readLast(limit: number): Promise<RecordedEvent[]> {
+    const horizon = await this.horizon();
+    const result = await this.pool.query<EventRow>(sql.readLast, [limit, horizon]);
+    return result.rows.map(toRecorded).reverse();
   }
 
   async readAllInTransaction(tx: TransactionContext, from: GlobalPosition, limit: number): Promise<RecordedEvent[]> {
@@ -142,19 +168,27 @@ export class PgEventStore implements EventStore {
     return (result.rows as EventRow[]).map(toRecorded);
   }
 
-  async readLast(limit: number): Promise<RecordedEvent[]> {
-    const result = await this.pool.query<EventRow>(sql.readLast, [limit]);
-    return result.rows.map(toRecorded).reverse();
-  }
-
   async headPosition(): Promise<GlobalPosition> {
-    const result = await this.pool.query<{ tx_text: string; position: string }>(sql.head);
+    const horizon = await this.horizon();
+    const result = await this.pool.query<{ tx_text: string; position: string }>(sql.head, [horizon]);
     const row = result.rows[0];
     return row ? { tx: BigInt(row.tx_text), pos: BigInt(row.position) } : START;
   }
 
+  /**
+   * The head once every event writer running at the call has finished, so it
+   * covers every event committed before the call, even one that committed
+   * behind a writer with a smaller transaction id.
+   */
+  async settledHead(): Promise<GlobalPosition> {
+    const next = BigInt((await this.pool.query<{ next: string }>(sql.nextTransactionId)).rows[0].next);
+    while (BigInt(await this.horizon()) < next) await sleep(5);
+    return this.headPosition();
+  }
+
   async countAfter(from: GlobalPosition): Promise<number> {
-    const result = await this.pool.query<{ count: string }>(sql.countAfter, [from.tx.toString(), from.pos.toString()]);
+    const horizon = await this.horizon();
+    const result = await this.pool.query<{ count: string }>(sql.countAfter, [from.tx.toString(), from.pos.toString(), horizon]);
     return Number(result.rows[0].count);
   }
 
@@ -212,34 +246,11 @@ export class PgEventStore implements EventStore {
   }
 }
 
-/**
- * Checks the stream's expected version and moves it forward by the number of new
- * events, under the stream row's lock. Returns the version of the last new event.
- */
-async function reserveVersions(client: pg.PoolClient, write: StreamWrite): Promise<number> {
-  const count = write.events.length;
-  const { streamId, expected } = write;
-  const current = async (): Promise<number | 'no_stream'> => {
-    const r = await client.query<{ version: number }>(sql.streamVersion, [streamId]);
-    return r.rows[0]?.version ?? 'no_stream';
-  };
-  if (count === 0) {
-    // A pure guard: the stream must be as expected, and stay so until we commit.
-    const actual = await current();
-    const ok =
-      expected === 'any' ||
-      (expected === 'no_stream' && actual === 'no_stream') ||
-      (expected === 'exists' && actual !== 'no_stream') ||
-      expected === actual;
-    if (!ok) throw new WrongExpectedVersion(streamId, expected, actual);
-    return actual === 'no_stream' ? -1 : actual;
-  }
-  let result: { rows: { version: number }[] };
-  if (expected === 'no_stream') result = await client.query(sql.createStream, [streamId, count - 1]);
-  else if (expected === 'any') result = await client.query(sql.upsertStream, [streamId, count]);
-  else if (expected === 'exists') result = await client.query(sql.advanceExisting, [streamId, count]);
-  else result = await client.query(sql.advanceExact, [streamId, expected, count]);
-  const row = result.rows[0];
-  if (!row) throw new WrongExpectedVersion(streamId, expected, await current());
-  return row.version;
+/** The append function's ES409 as the port's typed conflict; anything else unchanged. */
+function asConflict(err: unknown, writes: readonly StreamWrite[]): unknown {
+  const pgErr = err as { code?: string; detail?: string };
+  if (pgErr?.code !== 'ES409' || !pgErr.detail) return err;
+  const detail = JSON.parse(pgErr.detail) as { stream: string; actual: number | null };
+  const write = writes.find((w) => w.streamId === detail.stream);
+  return new WrongExpectedVersion(detail.stream, write?.expected ?? 'any', detail.actual ?? 'no_stream');
 }

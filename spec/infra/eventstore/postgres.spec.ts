@@ -72,34 +72,62 @@ describe('PostgreSQL event store', () => {
       }
     });
 
-    it('delivers a transaction that took its id before another but inserted after it', async () => {
-      // xid order and position order disagree: B gets its xid first, A inserts first.
-      const store = new PgEventStore({ pool, log, pollIntervalMs: 50 });
-      const a = new pg.Client({ connectionString: db.url });
+    it('refuses events from a transaction that took its id before entering the writer protocol', async () => {
+      // Race guard: such a transaction could have taken its id before a reader
+      // computed its horizon, then slip events in below what the reader passed.
       const b = new pg.Client({ connectionString: db.url });
-      await a.connect();
       await b.connect();
-      const seen: string[] = [];
-      const sub = store.subscribeAll((e) => {
-        if (e.streamId.startsWith('xid-')) seen.push(e.streamId);
-      });
       try {
-        const insert = `INSERT INTO events (stream_id, version, type, data, metadata) VALUES ($1, 0, 'T', '{}', '{"actor":"spec"}')`;
         await b.query('BEGIN');
         await b.query('SELECT pg_current_xact_id()');
-        await a.query('BEGIN');
-        await a.query(insert, ['xid-a']);
-        await a.query('COMMIT');
-        await new Promise((r) => setTimeout(r, 200));
-        await b.query(insert, ['xid-b']);
-        await b.query('COMMIT');
-        const until = Date.now() + 5000;
-        while (seen.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
-        expect([...seen].sort()).to.deep.equal(['xid-a', 'xid-b']);
+        const err = await b.query(`INSERT INTO events (stream_id, version, type, data, metadata) VALUES ('xid-b', 0, 'T', '{}', '{}')`).catch((e) => e);
+        expect(err.message).to.equal('event store writes must come first in their transaction');
+        await b.query('ROLLBACK');
       } finally {
-        await sub.stop();
-        await a.end();
         await b.end();
+      }
+    });
+
+    it('is not held back by a transaction that writes no events, here or in another database', async () => {
+      const store = new PgEventStore({ pool, log });
+      const other = await createTestDatabase();
+      const idleHere = new pg.Client({ connectionString: db.url });
+      const idleThere = new pg.Client({ connectionString: other.url });
+      await idleHere.connect();
+      await idleThere.connect();
+      try {
+        for (const c of [idleHere, idleThere]) {
+          await c.query('BEGIN');
+          await c.query('SELECT pg_current_xact_id()');
+        }
+        const head = await store.headPosition();
+        await store.append([{ streamId: 'unblocked-1', expected: 'no_stream', events: [{ type: 'U', data: {} }] }], { actor: 'spec' });
+        const read = await store.readAll(head, 100);
+        expect(read.map((e) => e.streamId)).to.deep.equal(['unblocked-1']);
+      } finally {
+        await idleHere.end();
+        await idleThere.end();
+        await other.drop();
+      }
+    });
+
+    it('holds readers below an event writer that is still running, and only below it', async () => {
+      const store = new PgEventStore({ pool, log });
+      const before = await store.headPosition();
+      await store.append([{ streamId: 'held-0', expected: 'no_stream', events: [{ type: 'H', data: {} }] }], { actor: 'spec' });
+      const open = new pg.Client({ connectionString: db.url });
+      await open.connect();
+      try {
+        await open.query('BEGIN');
+        await open.query(`SELECT * FROM event_store_append(ARRAY['held-1'], ARRAY['any'], ARRAY[1], ARRAY[NULL]::uuid[], ARRAY['H'], ARRAY['{}']::jsonb[], '{}'::jsonb)`);
+        await store.append([{ streamId: 'held-2', expected: 'no_stream', events: [{ type: 'H', data: {} }] }], { actor: 'spec' });
+        const mid = (await store.readAll(before, 100)).map((e) => e.streamId);
+        expect(mid).to.deep.equal(['held-0']);
+        await open.query('COMMIT');
+        const after = (await store.readAll(before, 100)).map((e) => e.streamId);
+        expect(after).to.deep.equal(['held-0', 'held-1', 'held-2']);
+      } finally {
+        await open.end();
       }
     });
 
@@ -119,7 +147,7 @@ describe('PostgreSQL event store', () => {
         from = next.position;
       }
       expect(seen).to.deep.equal(['digits-a@99', 'digits-a@99', 'digits-b@100']);
-      const plan = (await pool.query(`EXPLAIN ${readAllSql}`, ['0', '0', 1000])).rows.map((r) => r['QUERY PLAN']).join('\n');
+      const plan = (await pool.query(`EXPLAIN ${readAllSql}`, ['0', '0', 1000, '9999999999'])).rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(plan).not.to.match(/Sort Key: .*::text/);
       await pool.query(`DELETE FROM events WHERE stream_id LIKE 'digits-%'`);
     });

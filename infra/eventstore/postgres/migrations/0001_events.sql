@@ -1,7 +1,11 @@
--- The event store. `position` orders rows as they were inserted; `tx_id` is the
--- inserting transaction. Readers of the global order go by (tx_id, position) and
--- only read rows with tx_id below the oldest running transaction, so a transaction
--- that commits late can never land behind a reader's checkpoint.
+-- The event store.
+--
+-- `position` orders rows as they were inserted; `tx_id` is the inserting
+-- transaction. The global order is (tx_id, position), and readers only read below
+-- the "horizon": the oldest transaction that is still writing events in this
+-- database. A transaction that commits late therefore never lands behind a
+-- reader's checkpoint, and transactions that write no events (a long rebuild,
+-- another database on the same server) never hold readers back.
 CREATE TABLE events (
   position    bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   event_id    uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
@@ -24,3 +28,125 @@ CREATE TABLE streams (
   stream_id text PRIMARY KEY,
   version   integer NOT NULL
 );
+
+-- The writer protocol. A transaction that writes events holds this advisory lock
+-- (shared: writers never wait for each other) from before it has a transaction
+-- id until it ends, so readers can see, in pg_locks, every event writer still
+-- running and its id.
+CREATE FUNCTION event_store_enter_writer() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  IF current_setting('event_store.writer', true) IS DISTINCT FROM 'on' THEN
+    -- Race guard: a transaction that already has an id could have taken it
+    -- before a reader looked, then slip events in under that reader's horizon.
+    IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+      RAISE EXCEPTION 'event store writes must come first in their transaction' USING ERRCODE = 'ES001';
+    END IF;
+    PERFORM pg_advisory_xact_lock_shared(424242, 1);
+    PERFORM set_config('event_store.writer', 'on', true);
+  END IF;
+END $$;
+
+CREATE FUNCTION event_store_writer_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM event_store_enter_writer();
+  RETURN NULL;
+END $$;
+
+-- Statement triggers fire before the first row is written, that is before the
+-- transaction gets its id; every path that writes events goes through them.
+CREATE TRIGGER events_writer_guard BEFORE INSERT OR UPDATE OR DELETE ON events
+  FOR EACH STATEMENT EXECUTE FUNCTION event_store_writer_guard();
+CREATE TRIGGER streams_writer_guard BEFORE INSERT OR UPDATE OR DELETE ON streams
+  FOR EACH STATEMENT EXECUTE FUNCTION event_store_writer_guard();
+
+-- The horizon: no event at or above it can be trusted to be final yet. It is the
+-- smallest id among event writers running now, or the next id to be assigned.
+-- Call it in a statement of its own and read events in a later one, so that
+-- every writer below the horizon is finished in the reading statement's snapshot.
+CREATE FUNCTION event_store_horizon() RETURNS xid8 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+  next_id   numeric := pg_snapshot_xmax(pg_current_snapshot())::text::numeric;
+  epoch     numeric := div(next_id, 4294967296);
+  low       numeric := mod(next_id, 4294967296);
+  oldest    numeric;
+BEGIN
+  -- pg_stat_activity shows 32-bit ids; a running id below the next id's low
+  -- bits is of the same epoch, one at or above them of the previous epoch.
+  SELECT min(CASE WHEN x < low THEN epoch * 4294967296 + x ELSE (epoch - 1) * 4294967296 + x END)
+    INTO oldest
+    FROM (
+      SELECT a.backend_xid::text::numeric AS x
+      FROM pg_locks l
+      JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory'
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+        AND l.classid = 424242 AND l.objid = 1 AND l.objsubid = 2
+        AND l.granted
+        AND a.backend_xid IS NOT NULL
+    ) running;
+  RETURN least(next_id, coalesce(oldest, next_id))::text::xid8;
+END $$;
+
+-- One append, checked and written in one statement: every stream's expected
+-- version (in stream order, so concurrent multi-stream appends cannot deadlock),
+-- then the events. A mismatch raises ES409 with the stream, the expectation and
+-- what was found, and nothing is written.
+CREATE FUNCTION event_store_append(
+  p_streams  text[],   -- one per write, sorted
+  p_expected text[],   -- 'no_stream', 'exists', 'any' or a version number
+  p_counts   int[],    -- events per write
+  p_ids      uuid[],   -- one per event (null: made here)
+  p_types    text[],
+  p_data     jsonb[],
+  p_meta     jsonb
+) RETURNS SETOF events LANGUAGE plpgsql AS $$
+DECLARE
+  i        int;
+  v_first    int := 1;
+  n        int;
+  v_expected text;
+  v_current    int;
+  v_last     int;
+BEGIN
+  PERFORM event_store_enter_writer();
+  FOR i IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
+    n := p_counts[i];
+    v_expected := p_expected[i];
+    -- The row lock orders concurrent writers of a stream; under READ COMMITTED a
+    -- writer that waited sees the version its predecessor committed.
+    v_current := (SELECT version FROM streams WHERE stream_id = p_streams[i] FOR UPDATE);
+    IF (v_expected = 'no_stream' AND v_current IS NOT NULL)
+       OR (v_expected = 'exists' AND v_current IS NULL)
+       OR (v_expected NOT IN ('no_stream', 'exists', 'any') AND v_current IS DISTINCT FROM v_expected::int) THEN
+      RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
+        DETAIL = json_build_object('stream', p_streams[i], 'expected', v_expected, 'actual', v_current)::text;
+    END IF;
+    IF n > 0 THEN
+      IF v_current IS NOT NULL THEN
+        v_last := v_current + n;
+        UPDATE streams SET version = v_last WHERE stream_id = p_streams[i];
+      ELSIF v_expected = 'any' THEN
+        INSERT INTO streams AS s (stream_id, version) VALUES (p_streams[i], n - 1)
+          ON CONFLICT (stream_id) DO UPDATE SET version = s.version + n
+          RETURNING version INTO v_last;
+      ELSE
+        -- A creator that committed after our look finds the stream taken: a conflict.
+        INSERT INTO streams (stream_id, version) VALUES (p_streams[i], n - 1)
+          ON CONFLICT (stream_id) DO NOTHING
+          RETURNING version INTO v_last;
+        IF v_last IS NULL THEN
+          RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
+            DETAIL = json_build_object('stream', p_streams[i], 'expected', v_expected,
+                                       'actual', (SELECT version FROM streams WHERE stream_id = p_streams[i]))::text;
+        END IF;
+      END IF;
+      RETURN QUERY
+        INSERT INTO events (event_id, stream_id, version, type, data, metadata)
+        SELECT coalesce(p_ids[k], gen_random_uuid()), p_streams[i], v_last - n + 1 + (k - v_first), p_types[k], p_data[k], p_meta
+        FROM generate_series(v_first, v_first + n - 1) AS k
+        ORDER BY k
+        RETURNING *;
+    END IF;
+    v_first := v_first + n;
+  END LOOP;
+END $$;
