@@ -156,12 +156,12 @@ export async function measure<T>(phase: () => Promise<T>): Promise<{ result: T; 
 }
 
 /**
- * Longest a single measured phase may run (BENCH_PHASE_BUDGET_S, default 90 s):
+ * Longest a single measured phase may run (BENCH_PHASE_BUDGET_S, default 150 s):
  * a phase that would take longer stops there and reports the throughput of the
  * part it did, marked `complete: false`, so a regression cannot stall the run.
  */
 export function phaseBudgetSeconds(): number {
-  return envInt('BENCH_PHASE_BUDGET_S', 90);
+  return envInt('BENCH_PHASE_BUDGET_S', 150);
 }
 
 /** Thrown from inside a phase to stop it at its time budget. */

@@ -23,8 +23,25 @@ export interface Projection {
   /** Where its tables are created; applied by `migrate`. */
   readonly migrations?: MigrationSet;
   apply(tx: TransactionContext, event: RecordedEvent): Promise<void>;
+  /**
+   * Optional: applies several events (in order, all of handled types) at once,
+   * e.g. as one multi-row statement. Must leave the tables as `apply` one by one
+   * would. Used for runner batches, rebuilds and multi-event appends.
+   */
+  applyBatch?(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void>;
 }
 
 export function handles(projection: Projection, event: RecordedEvent): boolean {
   return projection.handles.includes(event.type);
+}
+
+/** Applies the events the projection handles, in order: in one call when it can batch. */
+export async function applyEvents(projection: Projection, tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
+  const mine = events.filter((e) => handles(projection, e));
+  if (mine.length === 0) return;
+  if (projection.applyBatch) {
+    await projection.applyBatch(tx, mine);
+    return;
+  }
+  for (const event of mine) await projection.apply(tx, event);
 }

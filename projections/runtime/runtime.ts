@@ -5,7 +5,7 @@ import { sleep } from '../../infra/db/listener.js';
 import { withTransaction } from '../../infra/db/pool.js';
 import { START, comparePositions, formatPosition, type EventStore, type GlobalPosition, type RecordedEvent } from '../../infra/eventstore/types.js';
 import type { Logger } from '../../infra/logger.js';
-import { handles, type Projection } from './projection.js';
+import { applyEvents, type Projection } from './projection.js';
 
 export const checkpointMigrations: MigrationSet = {
   name: 'projection-runtime',
@@ -77,7 +77,7 @@ export class ProjectionRuntime {
     this.store.onAppend(
       async (tx, events) => {
         for (const projection of inline) {
-          for (const event of events) if (handles(projection, event)) await projection.apply(tx, event);
+          await applyEvents(projection, tx, events);
         }
       },
       inline.flatMap((p) => p.handles),
@@ -142,7 +142,7 @@ export class ProjectionRuntime {
       const from: GlobalPosition = { tx: BigInt(locked.rows[0].tx_id), pos: BigInt(locked.rows[0].position) };
       const batch = await this.store.readAll(from, batchSize);
       if (batch.length === 0) return 0;
-      for (const event of batch) if (handles(projection, event)) await projection.apply(tx, event);
+      await applyEvents(projection, tx, batch);
       const last = batch[batch.length - 1].position;
       await tx.query('UPDATE projection_checkpoints SET tx_id = $2, position = $3, events = events + $4, updated_at = now() WHERE name = $1', [
         projection.name,
@@ -207,7 +207,7 @@ export class ProjectionRuntime {
           for (;;) {
             const batch: RecordedEvent[] = inline && readInTx ? await readInTx(tx, position, BATCH) : await this.store.readAll(position, BATCH);
             if (batch.length === 0) break;
-            for (const event of batch) if (handles(projection, event)) await projection.apply(tx, event);
+            await applyEvents(projection, tx, batch);
             position = batch[batch.length - 1].position;
             events += batch.length;
             onProgress?.({ projection: projection.name, events, position });
