@@ -28,6 +28,9 @@ export const eventStoreMigrations: MigrationSet = {
 
 export const EVENTS_CHANNEL = 'dn42_events';
 
+/** Other processes hear of new events at most this late (unless a NOTIFY is lost; then they poll). */
+const NOTIFY_SPACING_MS = 5;
+
 interface EventRow {
   event_id: string;
   position: string;
@@ -68,6 +71,7 @@ export class PgEventStore implements EventStore {
   private readonly localWatchers = new Set<() => void>();
   private notifyWanted = false;
   private notifying: Promise<void> | undefined;
+  private lastNotifyAt = 0;
   private readonly pool: pg.Pool;
   private readonly listener?: PgListener;
   private readonly log: Logger;
@@ -209,10 +213,10 @@ export class PgEventStore implements EventStore {
 
   /**
    * Tells readers that events were committed: watchers in this process at once,
-   * other processes by one NOTIFY sent after the commit. NOTIFY inside the append
-   * would serialize concurrent commits on the notification queue lock; outside,
-   * appends that commit while one is in flight share the next one. Losing it
-   * (crash right after commit) costs readers one poll interval, nothing more.
+   * other processes by a NOTIFY sent after the commit, at most one per
+   * NOTIFY_SPACING_MS (a burst of appends shares one). NOTIFY inside the append
+   * would serialize concurrent commits on the notification queue lock. Losing
+   * it (crash right after commit) costs readers one poll interval, nothing more.
    */
   private announce(): void {
     for (const notify of this.localWatchers) notify();
@@ -220,7 +224,10 @@ export class PgEventStore implements EventStore {
     if (this.notifying) return;
     this.notifying = (async () => {
       while (this.notifyWanted) {
+        const wait = this.lastNotifyAt + NOTIFY_SPACING_MS - Date.now();
+        if (wait > 0) await sleep(wait);
         this.notifyWanted = false;
+        this.lastNotifyAt = Date.now();
         await this.pool.query(sql.notify, [EVENTS_CHANNEL]).catch((err) => this.log.warn({ err }, 'NOTIFY failed; readers will poll'));
       }
     })().finally(() => {

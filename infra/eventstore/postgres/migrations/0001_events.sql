@@ -110,10 +110,27 @@ DECLARE
 BEGIN
   PERFORM event_store_enter_writer();
   FOR i IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
+    v_last := NULL;
     n := p_counts[i];
     v_expected := p_expected[i];
     -- The row lock orders concurrent writers of a stream; under READ COMMITTED a
     -- writer that waited sees the version its predecessor committed.
+    IF n > 0 AND v_expected NOT IN ('no_stream', 'exists', 'any') THEN
+      -- The common case in one statement: move an exact version forward.
+      UPDATE streams SET version = version + n
+        WHERE stream_id = p_streams[i] AND version = v_expected::int
+        RETURNING version INTO v_last;
+      IF v_last IS NOT NULL THEN
+        RETURN QUERY
+          INSERT INTO events (event_id, stream_id, version, type, data, metadata)
+          SELECT coalesce(p_ids[k], gen_random_uuid()), p_streams[i], v_last - n + 1 + (k - v_first), p_types[k], p_data[k], p_meta
+          FROM generate_series(v_first, v_first + n - 1) AS k
+          ORDER BY k
+          RETURNING *;
+        v_first := v_first + n;
+        CONTINUE;
+      END IF;
+    END IF;
     v_current := (SELECT version FROM streams WHERE stream_id = p_streams[i] FOR UPDATE);
     IF (v_expected = 'no_stream' AND v_current IS NOT NULL)
        OR (v_expected = 'exists' AND v_current IS NULL)
