@@ -102,7 +102,8 @@ projections
         return;
       }
       for (const s of status) {
-        process.stdout.write(`${s.name.padEnd(28)} ${s.mode.padEnd(7)} checkpoint ${s.checkpoint.padEnd(16)} head ${s.head.padEnd(16)} lag ${s.lag_events ?? '?'}\n`);
+        const failing = s.last_error ? `  FAILING since ${s.last_error_at}: ${s.last_error}` : '';
+        process.stdout.write(`${s.name.padEnd(28)} ${s.mode.padEnd(7)} checkpoint ${s.checkpoint.padEnd(16)} head ${s.head.padEnd(16)} lag ${s.lag_events ?? '?'}${failing}\n`);
       }
     });
   });

@@ -22,6 +22,9 @@ export interface ProjectionStatus {
   events_applied: number;
   updated_at: string | null;
   rebuilt_at: string | null;
+  /** The latest failure of a batch while it lasts (async projections). */
+  last_error: string | null;
+  last_error_at: string | null;
 }
 
 export interface RebuildProgress {
@@ -120,14 +123,42 @@ export class ProjectionRuntime {
     while (!this.stopping) {
       try {
         const applied = await this.step(projection);
+        if (failures > 0) await this.recordFailure(projection, null);
         failures = 0;
         if (applied < BATCH) await this.idle(this.pollIntervalMs);
       } catch (err) {
         failures += 1;
-        this.log.error({ err, projection: projection.name }, 'projection batch failed; retrying');
-        await sleep(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+        this.log.error({ err, projection: projection.name, failures }, 'projection batch failed; retrying');
+        await this.recordFailure(projection, err);
+        await this.pause(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
       }
     }
+  }
+
+  /** Keeps the latest failure (or its end) on the checkpoint row for `status`. */
+  private async recordFailure(projection: Projection, err: unknown): Promise<void> {
+    const message = err === null ? null : err instanceof Error ? err.message : String(err);
+    await this.pool
+      .query(
+        message === null
+          ? 'UPDATE projection_checkpoints SET last_error = NULL, last_error_at = NULL WHERE name = $1'
+          : 'UPDATE projection_checkpoints SET last_error = $2, last_error_at = now() WHERE name = $1',
+        message === null ? [projection.name] : [projection.name, message.slice(0, 2000)],
+      )
+      .catch((e) => this.log.warn({ err: e, projection: projection.name }, 'could not record the projection failure'));
+  }
+
+  /** A backoff that `stop()` cuts short. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((res) => {
+      const timer = setTimeout(done, ms);
+      const check = setInterval(() => this.stopping && done(), 50);
+      function done() {
+        clearTimeout(timer);
+        clearInterval(check);
+        res();
+      }
+    });
   }
 
   /**
@@ -204,7 +235,11 @@ export class ProjectionRuntime {
           for (const table of projection.tables) await tx.query(`DELETE FROM ${table}`);
           let position = START;
           let events = 0;
+          // An async rebuild replays up to the head as it stands now and leaves the
+          // rest to the runner: chasing appends that keep coming would never end.
+          const target = inline && readInTx ? undefined : await this.store.settledHead();
           for (;;) {
+            if (target && comparePositions(position, target) >= 0) break;
             const batch: RecordedEvent[] = inline && readInTx ? await readInTx(tx, position, BATCH) : await this.store.readAll(position, BATCH);
             if (batch.length === 0) break;
             await applyEvents(projection, tx, batch);
@@ -228,7 +263,7 @@ export class ProjectionRuntime {
 
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.store.headPosition();
-    const rows = await this.pool.query('SELECT name, tx_id, position, events, updated_at, rebuilt_at FROM projection_checkpoints');
+    const rows = await this.pool.query('SELECT name, tx_id, position, events, updated_at, rebuilt_at, last_error, last_error_at FROM projection_checkpoints');
     const byName = new Map(rows.rows.map((r) => [r.name as string, r]));
     const out: ProjectionStatus[] = [];
     for (const p of this.projections) {
@@ -244,6 +279,8 @@ export class ProjectionRuntime {
         events_applied: row ? Number(row.events) : 0,
         updated_at: row?.updated_at ? new Date(row.updated_at).toISOString() : null,
         rebuilt_at: row?.rebuilt_at ? new Date(row.rebuilt_at).toISOString() : null,
+        last_error: row?.last_error ?? null,
+        last_error_at: row?.last_error_at ? new Date(row.last_error_at).toISOString() : null,
       });
     }
     return out;

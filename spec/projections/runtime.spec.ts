@@ -169,6 +169,26 @@ describe('The projection runtime', function () {
       await expectExactlyOnce(s);
     });
 
+    it('show a failing batch in status until a batch succeeds again', async () => {
+      let broken = true;
+      const s = await open({
+        beforeApply: () => {
+          if (broken) throw new Error('read model table is missing a column');
+        },
+      });
+      await appendCounted(s.store, 3);
+      s.projections.start();
+      const statusOf = async () => (await s.projections.status()).find((p) => p.name === 'test_counter')!;
+      await waitFor('the failure in status', async () => (await statusOf()).last_error !== null);
+      const failing = await statusOf();
+      expect(failing.last_error).to.equal('read model table is missing a column');
+      expect(failing.last_error_at).to.be.a('string');
+      expect(failing.lag_events).to.be.greaterThan(0);
+      broken = false;
+      await waitFor('the recovery', async () => (await counted(s)) === 3, 15_000);
+      await waitFor('the failure to clear', async () => (await statusOf()).last_error === null);
+    });
+
     it('are applied exactly once when two runtimes on one database run them', async () => {
       const s = await open();
       const second = await secondInstance(s, [auditLogProjection, counterProjection()]);
@@ -181,7 +201,13 @@ describe('The projection runtime', function () {
           appendCounted(second.store, 300, { streams: 4, start: 1000, perAppend: 3 }),
           appendAudits(s, 20),
         ]);
-        await waitFor('both runners to apply 600 events', async () => (await counted(s)) === 600);
+        await waitFor('both runners to apply 600 events', async () => (await counted(s)) === 600, 10_000, 25, async () => {
+          const status = await s.projections.status();
+          const horizon = (await s.pool.query('SELECT event_store_horizon()::text AS h, pg_snapshot_xmax(pg_current_snapshot())::text AS next')).rows[0];
+          const writers = (await s.pool.query(`SELECT a.pid, a.backend_xid::text, a.state, left(a.query, 80) AS query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objid = 1 AND l.classid = 424242`)).rows;
+          const locks = (await s.pool.query(`SELECT a.pid, a.state, a.wait_event, left(a.query, 100) AS query FROM pg_stat_activity a WHERE a.datname = current_database() AND a.state <> 'idle'`)).rows;
+          return JSON.stringify({ counted: await counted(s), status, horizon, writers, busy: locks });
+        });
         await s.projections.catchUp();
         await expectExactlyOnce(s);
         // The inline projection ran once per append, whichever instance appended.

@@ -8,5 +8,9 @@ CREATE TABLE projection_checkpoints (
   position    bigint NOT NULL DEFAULT 0,
   events      bigint NOT NULL DEFAULT 0,
   updated_at  timestamptz NOT NULL DEFAULT now(),
-  rebuilt_at  timestamptz
+  rebuilt_at  timestamptz,
+  -- The latest failure of a batch, cleared by the next batch that succeeds, so
+  -- `projections status` shows a projection that is stuck and why.
+  last_error    text,
+  last_error_at timestamptz
 );

@@ -213,6 +213,39 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         }
       });
 
+      it('lets a reader racing concurrent writers see every event once, in order', async () => {
+        // Small batches read while 16 writers append: every read meets writers in
+        // flight, some of them committing behind others.
+        const mine = new Set<string>();
+        let from = await store.headPosition();
+        let stop = false;
+        const delivered: RecordedEvent[] = [];
+        const reader = (async () => {
+          while (!stop) {
+            const batch = await store.readAll(from, 25);
+            for (const e of batch) {
+              delivered.push(e);
+              from = e.position;
+            }
+          }
+        })();
+        await Promise.all(
+          Array.from({ length: 16 }, async (_, w) => {
+            for (let i = 0; i < 40; i++) {
+              const res = await store.append([{ streamId: id(`race-${w}-${i % 3}`), expected: 'any', events: [ev('W', { w, i })] }], meta);
+              mine.add(res.events[0].id);
+            }
+          }),
+        );
+        await waitFor(async () => delivered.filter((e) => mine.has(e.id)).length >= mine.size, 'every event', 15_000);
+        stop = true;
+        await reader;
+        const ids = delivered.filter((e) => mine.has(e.id)).map((e) => e.id);
+        expect(new Set(ids).size, 'no event twice').to.equal(ids.length);
+        expect(ids.length).to.equal(640);
+        for (let i = 1; i < delivered.length; i++) expect(comparePositions(delivered[i - 1].position, delivered[i].position)).to.equal(-1);
+      });
+
       it('retries a failing handler from the same event', async () => {
         await store.append([{ streamId: id('f'), expected: 'any', events: [ev('F', { i: 0 }), ev('F', { i: 1 })] }], meta);
         const seen: number[] = [];

@@ -65,17 +65,18 @@ CREATE TRIGGER streams_writer_guard BEFORE INSERT OR UPDATE OR DELETE ON streams
 -- every writer below the horizon is finished in the reading statement's snapshot.
 CREATE FUNCTION event_store_horizon() RETURNS xid8 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-  next_id   numeric := pg_snapshot_xmax(pg_current_snapshot())::text::numeric;
-  epoch     numeric := div(next_id, 4294967296);
-  low       numeric := mod(next_id, 4294967296);
-  oldest    numeric;
+  next_id numeric := pg_snapshot_xmax(pg_current_snapshot())::text::numeric;
+  low     numeric := mod(next_id, 4294967296);
+  oldest  numeric;
 BEGIN
-  -- pg_stat_activity shows 32-bit ids; a running id below the next id's low
-  -- bits is of the same epoch, one at or above them of the previous epoch.
-  SELECT min(CASE WHEN x < low THEN epoch * 4294967296 + x ELSE (epoch - 1) * 4294967296 + x END)
+  -- pg_stat_activity shows 32-bit ids. A running writer's id lies within 2^31
+  -- of the snapshot's next id: before it (assigned earlier) or after it
+  -- (assigned since the snapshot was taken). Take the signed 32-bit distance to
+  -- widen it to 64 bits across an epoch boundary.
+  SELECT min(next_id - CASE WHEN d > 2147483648 THEN d - 4294967296 ELSE d END)
     INTO oldest
     FROM (
-      SELECT a.backend_xid::text::numeric AS x
+      SELECT mod(low - a.backend_xid::text::numeric + 4294967296, 4294967296) AS d
       FROM pg_locks l
       JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory'
