@@ -19,7 +19,7 @@ export function auditWrites(ctx: ServiceContext): RequestHandler {
       const actor = typeof res.locals.actor === 'string' ? res.locals.actor : `anonymous@${clientAddress(req)}`;
       const detail = typeof res.locals.auditDetail === 'string' ? res.locals.auditDetail : null;
       const at = ctx.now();
-      recordAudit(ctx.store, { actor, method: req.method, path, status_code: res.statusCode, detail }, { ...requestMetadata(req, res, at), actor }, at).catch((err) => ctx.log.error({ err, requestId: req.id, path }, 'audit write failed'));
+      ctx.background.run(recordAudit(ctx.store, { actor, method: req.method, path, status_code: res.statusCode, detail }, { ...requestMetadata(req, res, at), actor }, at)).catch((err) => ctx.log.error({ err, requestId: req.id, path }, 'audit write failed'));
     });
     next();
   };

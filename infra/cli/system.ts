@@ -7,6 +7,7 @@ import type { ServiceContext } from '../../http/shared/context.js';
 import { createSiteApp } from '../../http/site/app.js';
 import { allProjections } from '../../projections/index.js';
 import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
+import { BackgroundTasks } from '../background.js';
 import type { Config } from '../config.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { PgListener } from '../db/listener.js';
@@ -55,7 +56,8 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     await embedded?.stop().catch(() => {});
     throw err;
   }
-  const context: ServiceContext = { config, log, pool, store, projections, now: () => new Date() };
+  const background = new BackgroundTasks();
+  const context: ServiceContext = { config, log, pool, store, projections, now: () => new Date(), background };
   const runtime = projections;
   const eventStore = store;
   return {
@@ -68,6 +70,7 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     projections,
     context,
     async close() {
+      await background.drain();
       await runtime.stop();
       await eventStore.close();
       await listener.close();

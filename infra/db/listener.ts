@@ -69,8 +69,7 @@ export class PgListener extends EventEmitter {
   private scheduleReconnect(): void {
     const old = this.client;
     this.client = undefined;
-    old?.removeAllListeners();
-    old?.end().catch(() => {});
+    void retire(old);
     if (!this.closed) {
       this.attempt = Math.max(this.attempt, 1);
       void this.connect();
@@ -81,9 +80,20 @@ export class PgListener extends EventEmitter {
     this.closed = true;
     const client = this.client;
     this.client = undefined;
-    client?.removeAllListeners();
-    await client?.end().catch(() => {});
+    await retire(client);
   }
+}
+
+/**
+ * Drops a client we no longer listen on. It keeps a no-op error handler: the
+ * server may still end the connection (say, shutting down) while it closes, and
+ * an unhandled 'error' would take the process down.
+ */
+async function retire(client: pg.Client | undefined): Promise<void> {
+  if (!client) return;
+  client.removeAllListeners();
+  client.on('error', () => {});
+  await client.end().catch(() => {});
 }
 
 function assertChannel(channel: string): void {

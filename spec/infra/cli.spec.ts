@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -176,6 +179,43 @@ describe('The dn42-control command line', function () {
       );
       expect(lines.map((l) => l.data.path)).to.deep.equal(['/control/v1/admin/nodes/2', '/control/v1/admin/nodes/3']);
       expect(lines[1].metadata).to.include({ actor: 'admin-3', requestId: 'cli-3' });
+    });
+
+    it('serve with no database configured starts an embedded PostgreSQL, answers every health check, keeps its data and stops cleanly', async function () {
+      this.timeout(90_000);
+      const dataDir = mkdtempSync(join(tmpdir(), 'dn42-embedded-'));
+      const ports = { CONTROL_PORT: await freePort(), IDENTITY_PORT: await freePort(), REGISTRY_PORT: await freePort(), SITE_PORT: await freePort() };
+      const env = { DATA_DIR: dataDir, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+      const get = (port: number, path: string) =>
+        fetch(`http://127.0.0.1:${port}${path}`, { redirect: 'manual' }).then(
+          async (r) => ({ status: r.status, body: await r.text() }),
+          () => ({ status: 0, body: '' }),
+        );
+      try {
+        for (const round of [1, 2]) {
+          const { child, done } = start(['serve'], env);
+          try {
+            await waitFor(`round ${round}: the site to answer`, async () => (await get(ports.SITE_PORT, '/')).status === 200, 60_000, 200);
+            for (const port of [ports.CONTROL_PORT, ports.IDENTITY_PORT, ports.REGISTRY_PORT]) {
+              const res = await get(port, '/healthz');
+              expect(res.status, `round ${round}: /healthz on ${port}`).to.equal(200);
+              expect(JSON.parse(res.body)).to.deep.equal({ status: 'ok', database: 'up' });
+            }
+            // A write that is audited, so the second round can find it again.
+            if (round === 1) expect((await fetch(`http://127.0.0.1:${ports.CONTROL_PORT}/control/v1/admin/nothing`, { method: 'POST' })).status).to.equal(404);
+          } finally {
+            child.kill('SIGTERM');
+          }
+          const run = await done;
+          expect(run.code, run.stderr).to.equal(0);
+          expect(existsSync(join(dataDir, 'pg', 'postmaster.pid')), 'PostgreSQL stopped').to.equal(false);
+        }
+        const tail = await cli(['events', 'tail', '-n', '5'], env);
+        expect(tail.code, tail.stderr).to.equal(0);
+        expect(tail.stdout).to.contain('/control/v1/admin/nothing');
+      } finally {
+        rmSync(dataDir, { recursive: true, force: true });
+      }
     });
 
     it('serve control answers /healthz and exits 0 on SIGTERM', async () => {

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import type pg from 'pg';
 import type { ServiceContext } from '../../http/shared/context.js';
+import { BackgroundTasks } from '../../infra/background.js';
 import { loadConfig, type Config } from '../../infra/config.js';
 import { PgListener } from '../../infra/db/listener.js';
 import { migrate } from '../../infra/db/migrate.js';
@@ -54,7 +55,7 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   await migrate(pool, [eventStoreMigrations, ...projections.migrationSets()]);
   await projections.attach();
   const clock = new TestClock();
-  const context: ServiceContext = { config, log, pool, store, projections, now: clock.now };
+  const context: ServiceContext = { config, log, pool, store, projections, now: clock.now, background: new BackgroundTasks() };
   return {
     db,
     config,
@@ -66,6 +67,7 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
     clock,
     context,
     async close() {
+      await context.background.drain();
       await projections.stop();
       await listener.close();
       await pool.end();
