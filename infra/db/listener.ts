@@ -40,6 +40,12 @@ export class PgListener extends EventEmitter {
         try {
           await client.connect();
           for (const channel of this.channels) await client.query(`LISTEN ${channel}`);
+          // Race: close() while this connection was coming up found no client to
+          // end; keeping it would hold a connection (and the process) open for good.
+          if (this.closed) {
+            await retire(client);
+            return;
+          }
           client.on('notification', (msg) => this.emit('notification', msg.channel, msg.payload ?? ''));
           client.on('error', (err) => {
             this.log.warn({ err }, 'LISTEN connection lost');

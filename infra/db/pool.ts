@@ -30,7 +30,11 @@ export async function withTransaction<T>(
   try {
     await client.query(`BEGIN ISOLATION LEVEL ${isolation}`);
     const result = await work(client);
-    await client.query('COMMIT');
+    // Race: a statement that failed inside `work` but whose error was caught leaves
+    // the transaction aborted, and COMMIT then answers ROLLBACK without an error, so
+    // work that never committed (an append, a batch, a rebuild) looked committed.
+    const commit = await client.query('COMMIT');
+    if (commit.command !== 'COMMIT') throw Object.assign(new Error('transaction rolled back at COMMIT: a statement in it failed'), { code: '25P02' });
     return result;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});

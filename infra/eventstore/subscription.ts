@@ -1,4 +1,3 @@
-import { sleep } from '../db/listener.js';
 import { START, type GlobalPosition, type RecordedEvent, type Subscription } from './types.js';
 
 export interface PollingSubscriptionOptions {
@@ -41,6 +40,20 @@ export function pollingSubscription(options: PollingSubscriptionOptions): Subscr
       wakeUp = done;
     });
 
+  // Race: stop() during this pause waited it out (up to 30 s, its timer holding
+  // the process open); stop() now cuts it short.
+  let cutBackoff: (() => void) | undefined;
+  const backoff = (ms: number) =>
+    new Promise<void>((res) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        cutBackoff = undefined;
+        res();
+      }
+      cutBackoff = done;
+    });
+
   const loop = (async () => {
     let failures = 0;
     while (!stopped) {
@@ -58,7 +71,7 @@ export function pollingSubscription(options: PollingSubscriptionOptions): Subscr
         if (stopped) return;
         failures += 1;
         options.onError(err);
-        await sleep(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+        await backoff(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
       }
     }
   })();
@@ -71,6 +84,7 @@ export function pollingSubscription(options: PollingSubscriptionOptions): Subscr
       stopped = true;
       unregister?.();
       wakeUp?.();
+      cutBackoff?.();
       await loop;
     },
   };

@@ -290,14 +290,17 @@ export class ProjectionRuntime {
 /**
  * A rebuild's snapshot is taken before it waits for the checkpoint row; if a
  * runner batch commits meanwhile, PostgreSQL aborts the rebuild (40001) and it
- * starts again with a fresh snapshot.
+ * starts again with a fresh snapshot. Race: an inline rebuild locks its tables
+ * children first while a live append writes the parent row first, so the two can
+ * deadlock; PostgreSQL then aborts the rebuild (40P01), which is retried the same way.
  */
 async function retrySerialization<T>(work: () => Promise<T>, attempts = 5): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await work();
     } catch (err) {
-      if ((err as { code?: string }).code !== '40001' || attempt >= attempts) throw err;
+      const code = (err as { code?: string }).code;
+      if ((code !== '40001' && code !== '40P01') || attempt >= attempts) throw err;
     }
   }
 }
