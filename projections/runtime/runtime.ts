@@ -108,6 +108,9 @@ export class ProjectionRuntime {
 
   private idle(ms: number): Promise<void> {
     return new Promise((res) => {
+      // Race: a stop() that came during a batch has already woken the idle loops;
+      // this loop would otherwise sleep a whole poll interval before it sees it.
+      if (this.stopping) return res();
       const done = () => {
         clearTimeout(timer);
         this.wakers.delete(done);

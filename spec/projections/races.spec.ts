@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import type { Projection } from '../../projections/runtime/projection.js';
+import { appendCounted, counterProjection } from '../fixtures/counter-projection/projection.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
 import { tableRows, waitFor } from '../support/tables.js';
 
@@ -30,6 +31,24 @@ describe('Projection runtime races', function () {
   afterEach(async () => {
     await system?.close();
     system = undefined;
+  });
+
+  it('stops the runner promptly when stop() comes while a batch is running', async () => {
+    // Race: stop() woke the loops that were idle, but a loop busy with a batch went
+    // to sleep for a whole poll interval afterwards before it saw the stop.
+    let stopping: Promise<void> | undefined;
+    let runtime: TestSystem['projections'] | undefined;
+    let stopAsked = 0;
+    const s = (system = await createTestSystem({
+      projections: [counterProjection({ beforeApply: () => void (stopping ??= ((stopAsked = Date.now()), runtime!.stop())) })],
+      pollIntervalMs: 5000,
+    }));
+    runtime = s.projections;
+    await appendCounted(s.store, 3);
+    runtime.start();
+    await waitFor('a batch to start', () => stopping !== undefined);
+    await stopping;
+    expect(Date.now() - stopAsked, 'ms stop() took').to.be.below(1000);
   });
 
   it('rebuilds an inline parent/child projection while an append is between its parent and child rows', async () => {

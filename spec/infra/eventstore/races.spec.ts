@@ -177,6 +177,48 @@ describe('PostgreSQL event store: acknowledgements', function () {
   });
 });
 
+describe('PostgreSQL event store: guards on streams that do not exist', function () {
+  this.timeout(10_000);
+  let db: TestDatabase;
+  let pool: pg.Pool;
+  before(async () => {
+    db = await createTestDatabase();
+    pool = createPool(db.url, 10);
+    await migrate(pool, [eventStoreMigrations]);
+  });
+  after(async () => {
+    await pool.end();
+    await db.drop();
+  });
+
+  it('does not let two appends each create a stream on condition that the other one does not exist', async () => {
+    // Race (write skew): an empty write expecting no_stream checked that no row was
+    // visible and locked nothing, so it passed while a creator of that stream was
+    // still uncommitted, and both conditional creations committed.
+    const store = new PgEventStore({ pool, log });
+    let release!: () => void;
+    const held = new Promise<void>((res) => (release = res));
+    let holding = false;
+    // Keeps A's transaction open after its write, as slow inline work would.
+    store.onAppend(async () => {
+      holding = true;
+      await held;
+    }, ['HeldOpen']);
+    const a = store
+      .append([{ streamId: 'skew-x', expected: 'no_stream', events: [{ type: 'HeldOpen', data: {} }] }, { streamId: 'skew-y', expected: 'no_stream', events: [] }], meta)
+      .then(() => 'ok', (e: Error) => e.name);
+    while (!holding) await sleep(5);
+    const b = store
+      .append([{ streamId: 'skew-y', expected: 'no_stream', events: [{ type: 'Plain', data: {} }] }, { streamId: 'skew-x', expected: 'no_stream', events: [] }], meta)
+      .then(() => 'ok', (e: Error) => e.name);
+    await Promise.race([b, sleep(300)]);
+    release();
+    const outcomes = [await a, await b];
+    const streams = (await pool.query(`SELECT stream_id FROM streams WHERE stream_id LIKE 'skew-%' ORDER BY 1`)).rows.map((r) => r.stream_id);
+    expect({ outcomes, streams }).to.deep.equal({ outcomes: ['ok', 'WrongExpectedVersion'], streams: ['skew-x'] });
+  });
+});
+
 describe('PostgreSQL event store: stopping', function () {
   this.timeout(10_000);
   let db: TestDatabase;

@@ -139,6 +139,20 @@ BEGIN
       RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
         DETAIL = json_build_object('stream', p_streams[i], 'expected', v_expected, 'actual', v_current)::text;
     END IF;
+    IF n = 0 AND v_expected = 'no_stream' THEN
+      -- Race (write skew): with no row to lock, this check passed while a creator
+      -- of the stream was still uncommitted. A placeholder row, inserted and at
+      -- once deleted, waits for such a creator and makes later ones wait for us.
+      INSERT INTO streams (stream_id, version) VALUES (p_streams[i], -1)
+        ON CONFLICT (stream_id) DO NOTHING
+        RETURNING version INTO v_last;
+      IF v_last IS NULL THEN
+        RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
+          DETAIL = json_build_object('stream', p_streams[i], 'expected', v_expected,
+                                     'actual', (SELECT version FROM streams WHERE stream_id = p_streams[i]))::text;
+      END IF;
+      DELETE FROM streams WHERE stream_id = p_streams[i];
+    END IF;
     IF n > 0 THEN
       IF v_current IS NOT NULL THEN
         v_last := v_current + n;
