@@ -12,8 +12,13 @@ export interface LoadedStream<Event extends DomainEvent = DomainEvent> {
 }
 
 export interface Decision {
-  /** Events per stream; streams not named are left alone. */
-  writes: { streamId: string; events: readonly DomainEvent[] }[];
+  /**
+   * Events per stream; streams not named are left alone. A write with no events
+   * is dropped, unless it is a `guard`: then the append still checks that the
+   * stream is at the version the decision read, so a decision may depend on a
+   * stream it does not change.
+   */
+  writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[];
 }
 
 export interface RetryOptions {
@@ -41,13 +46,13 @@ export async function execute<T>(
     for (const id of streamIds) loaded[id] = await load(store, id);
     const decision = await decide(loaded);
     const writes = decision.writes
-      .filter((w) => w.events.length > 0)
+      .filter((w) => w.events.length > 0 || w.guard)
       .map((w) => ({
         streamId: w.streamId,
         expected: expectedOf(loaded[w.streamId] ?? missing(w.streamId)),
         events: w.events,
       }));
-    if (writes.length === 0) return { result: decision.result, append: { versions: {}, events: [] } };
+    if (!writes.some((w) => w.events.length > 0)) return { result: decision.result, append: { versions: {}, events: [] } };
     try {
       const append = await store.append(writes, metadata);
       return { result: decision.result, append };

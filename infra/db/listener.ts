@@ -15,6 +15,8 @@ export class PgListener extends EventEmitter {
   private closed = false;
   private connecting: Promise<void> | undefined;
   private attempt = 0;
+  /** Ends the reconnect backoff early (close). */
+  private cancelBackoff: (() => void) | undefined;
 
   constructor(
     private readonly connectionString: string,
@@ -63,7 +65,15 @@ export class PgListener extends EventEmitter {
           this.attempt += 1;
           const delay = Math.min(30_000, 250 * 2 ** Math.min(this.attempt, 7)) * (0.5 + Math.random() / 2);
           this.log.warn({ err, attempt: this.attempt, delay }, 'LISTEN connection failed; retrying');
-          await sleep(delay);
+          await new Promise<void>((res) => {
+            const timer = setTimeout(done, delay);
+            this.cancelBackoff = done;
+            function done() {
+              clearTimeout(timer);
+              res();
+            }
+          });
+          this.cancelBackoff = undefined;
         }
       }
     })().finally(() => {
@@ -84,6 +94,7 @@ export class PgListener extends EventEmitter {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.cancelBackoff?.();
     const client = this.client;
     this.client = undefined;
     await retire(client);

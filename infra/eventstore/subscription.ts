@@ -1,4 +1,5 @@
-import { START, type GlobalPosition, type RecordedEvent, type Subscription } from './types.js';
+import type { Logger } from '../logger.js';
+import { START, type EventStore, type GlobalPosition, type RecordedEvent, type SubscribeOptions, type Subscription } from './types.js';
 
 export interface PollingSubscriptionOptions {
   read(from: GlobalPosition, limit: number): Promise<RecordedEvent[]>;
@@ -88,4 +89,23 @@ export function pollingSubscription(options: PollingSubscriptionOptions): Subscr
       await loop;
     },
   };
+}
+
+/** `subscribeAll` for a store whose `readAll` is ordered and committed-only, woken by its `watch`. */
+export function subscribeByPolling(
+  store: Pick<EventStore, 'readAll' | 'watch'>,
+  handler: (event: RecordedEvent) => Promise<void> | void,
+  options: SubscribeOptions,
+  pollIntervalMs: number,
+  log: Logger,
+): Subscription {
+  return pollingSubscription({
+    read: (from, limit) => store.readAll(from, limit),
+    handler,
+    from: options.from ?? START,
+    batchSize: options.batchSize ?? 500,
+    pollIntervalMs,
+    wake: (notify) => store.watch(notify),
+    onError: options.onError ?? ((err) => log.error({ err }, 'subscription failed; retrying')),
+  });
 }

@@ -46,6 +46,25 @@ describe('command handling', () => {
     expect(await sys.store.readStream('counter-d')).to.deep.equal([]);
   });
 
+  it('decides again when a guarded stream it read but does not change moved meanwhile', async () => {
+    await sys.store.append([{ streamId: 'guarded', expected: 'no_stream', events: [{ type: 'Set', data: { v: 1 } }] }], meta);
+    let attempts = 0;
+    const { result } = await execute(
+      sys.store,
+      ['guarded', 'dependent'],
+      async (streams) => {
+        attempts += 1;
+        const seen = streams.guarded.version;
+        if (attempts === 1) await sys.store.append([{ streamId: 'guarded', expected: 'any', events: [{ type: 'Set', data: { v: 2 } }] }], meta);
+        return { writes: [{ streamId: 'guarded', events: [], guard: true }, { streamId: 'dependent', events: [{ type: 'Derived', data: { from: seen } }] }], result: seen };
+      },
+      meta,
+    );
+    expect(attempts).to.equal(2);
+    expect(result).to.equal(1);
+    expect((await sys.store.readStream('dependent')).map((e) => e.data)).to.deep.equal([{ from: 1 }]);
+  });
+
   it('writes several streams in one decision atomically', async () => {
     await execute(
       sys.store,

@@ -13,7 +13,7 @@ import {
   type ReadPosition,
 } from '@kurrent/kurrentdb-client';
 import type { Logger } from '../../logger.js';
-import { pollingSubscription } from '../subscription.js';
+import { subscribeByPolling } from '../subscription.js';
 import {
   START,
   WrongExpectedVersion,
@@ -375,15 +375,7 @@ export class KurrentEventStore implements EventStore {
    * event; `stop()` keeps `position` for a later resume.
    */
   subscribeAll(handler: (event: RecordedEvent) => Promise<void> | void, options: SubscribeOptions = {}): Subscription {
-    return pollingSubscription({
-      read: (from, limit) => this.readAll(from, limit),
-      handler,
-      from: options.from ?? START,
-      batchSize: options.batchSize ?? 500,
-      pollIntervalMs: this.pollIntervalMs,
-      wake: (notify) => this.watch(notify),
-      onError: options.onError ?? ((err) => this.log.error({ err }, 'subscription failed; retrying')),
-    });
+    return subscribeByPolling(this, handler, options, this.pollIntervalMs, this.log);
   }
 
   async close(): Promise<void> {

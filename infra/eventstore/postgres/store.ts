@@ -4,7 +4,7 @@ import type { MigrationSet } from '../../db/migrate.js';
 import { PgListener, sleep } from '../../db/listener.js';
 import { withTransaction } from '../../db/pool.js';
 import type { Logger } from '../../logger.js';
-import { pollingSubscription } from '../subscription.js';
+import { subscribeByPolling } from '../subscription.js';
 import {
   START,
   WrongExpectedVersion,
@@ -236,15 +236,7 @@ export class PgEventStore implements EventStore {
   }
 
   subscribeAll(handler: (event: RecordedEvent) => Promise<void> | void, options: SubscribeOptions = {}): Subscription {
-    return pollingSubscription({
-      read: (from, limit) => this.readAll(from, limit),
-      handler,
-      from: options.from ?? START,
-      batchSize: options.batchSize ?? 500,
-      pollIntervalMs: this.pollIntervalMs,
-      wake: (notify) => this.watch(notify),
-      onError: options.onError ?? ((err) => this.log.error({ err }, 'subscription failed; retrying')),
-    });
+    return subscribeByPolling(this, handler, options, this.pollIntervalMs, this.log);
   }
 
   async close(): Promise<void> {

@@ -88,10 +88,60 @@ BEGIN
   RETURN least(next_id, coalesce(oldest, next_id))::text::xid8;
 END $$;
 
+-- Raises the conflict an append reports: the stream, what was expected, what is there.
+CREATE FUNCTION event_store_conflict(p_stream text, p_expected text, p_actual int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
+    DETAIL = json_build_object('stream', p_stream, 'expected', p_expected, 'actual', p_actual)::text;
+END $$;
+
+-- Checks one stream against its expected version and reserves `n` versions on
+-- it; returns the version of the stream's last event afterwards (-1: none).
+-- The row lock orders concurrent writers of a stream: under READ COMMITTED a
+-- writer that waited sees the version its predecessor committed.
+CREATE FUNCTION event_store_reserve(p_stream text, p_expected text, n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+  v_current int := (SELECT version FROM streams WHERE stream_id = p_stream FOR UPDATE);
+  v_last    int;
+BEGIN
+  IF (p_expected = 'no_stream' AND v_current IS NOT NULL)
+     OR (p_expected = 'exists' AND v_current IS NULL)
+     OR (p_expected NOT IN ('no_stream', 'exists', 'any') AND v_current IS DISTINCT FROM p_expected::int) THEN
+    PERFORM event_store_conflict(p_stream, p_expected, v_current);
+  END IF;
+  IF v_current IS NOT NULL THEN
+    IF n > 0 THEN UPDATE streams SET version = v_current + n WHERE stream_id = p_stream; END IF;
+    RETURN v_current + n;
+  END IF;
+  IF p_expected = 'any' AND n > 0 THEN
+    INSERT INTO streams AS s (stream_id, version) VALUES (p_stream, n - 1)
+      ON CONFLICT (stream_id) DO UPDATE SET version = s.version + n
+      RETURNING version INTO v_last;
+    RETURN v_last;
+  END IF;
+  IF p_expected = 'any' THEN
+    RETURN -1;
+  END IF;
+  -- No stream yet. A creator that committed after our look finds the stream
+  -- taken: a conflict. Race (write skew) for a pure guard (n = 0): with no row to
+  -- lock, the check passed while a creator was still uncommitted; a placeholder
+  -- row, inserted and deleted at once, waits for such a creator and makes later
+  -- ones wait for us.
+  INSERT INTO streams (stream_id, version) VALUES (p_stream, n - 1)
+    ON CONFLICT (stream_id) DO NOTHING
+    RETURNING version INTO v_last;
+  IF v_last IS NULL THEN
+    PERFORM event_store_conflict(p_stream, p_expected, (SELECT version FROM streams WHERE stream_id = p_stream));
+  END IF;
+  IF n = 0 THEN
+    DELETE FROM streams WHERE stream_id = p_stream;
+  END IF;
+  RETURN v_last;
+END $$;
+
 -- One append, checked and written in one statement: every stream's expected
 -- version (in stream order, so concurrent multi-stream appends cannot deadlock),
--- then the events. A mismatch raises ES409 with the stream, the expectation and
--- what was found, and nothing is written.
+-- then the events. A mismatch raises ES409 and nothing is written.
 CREATE FUNCTION event_store_append(
   p_streams  text[],   -- one per write, sorted
   p_expected text[],   -- 'no_stream', 'exists', 'any' or a version number
@@ -102,76 +152,24 @@ CREATE FUNCTION event_store_append(
   p_meta     jsonb
 ) RETURNS SETOF events LANGUAGE plpgsql AS $$
 DECLARE
-  i        int;
-  v_first    int := 1;
-  n        int;
-  v_expected text;
-  v_current    int;
-  v_last     int;
+  v_first int := 1;
+  v_last  int;
+  n       int;
 BEGIN
   PERFORM event_store_enter_writer();
   FOR i IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
-    v_last := NULL;
     n := p_counts[i];
-    v_expected := p_expected[i];
-    -- The row lock orders concurrent writers of a stream; under READ COMMITTED a
-    -- writer that waited sees the version its predecessor committed.
-    IF n > 0 AND v_expected NOT IN ('no_stream', 'exists', 'any') THEN
+    v_last := NULL;
+    IF n > 0 AND p_expected[i] NOT IN ('no_stream', 'exists', 'any') THEN
       -- The common case in one statement: move an exact version forward.
       UPDATE streams SET version = version + n
-        WHERE stream_id = p_streams[i] AND version = v_expected::int
+        WHERE stream_id = p_streams[i] AND version = p_expected[i]::int
         RETURNING version INTO v_last;
-      IF v_last IS NOT NULL THEN
-        RETURN QUERY
-          INSERT INTO events (event_id, stream_id, version, type, data, metadata)
-          SELECT coalesce(p_ids[k], gen_random_uuid()), p_streams[i], v_last - n + 1 + (k - v_first), p_types[k], p_data[k], p_meta
-          FROM generate_series(v_first, v_first + n - 1) AS k
-          ORDER BY k
-          RETURNING *;
-        v_first := v_first + n;
-        CONTINUE;
-      END IF;
     END IF;
-    v_current := (SELECT version FROM streams WHERE stream_id = p_streams[i] FOR UPDATE);
-    IF (v_expected = 'no_stream' AND v_current IS NOT NULL)
-       OR (v_expected = 'exists' AND v_current IS NULL)
-       OR (v_expected NOT IN ('no_stream', 'exists', 'any') AND v_current IS DISTINCT FROM v_expected::int) THEN
-      RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
-        DETAIL = json_build_object('stream', p_streams[i], 'expected', v_expected, 'actual', v_current)::text;
-    END IF;
-    IF n = 0 AND v_expected = 'no_stream' THEN
-      -- Race (write skew): with no row to lock, this check passed while a creator
-      -- of the stream was still uncommitted. A placeholder row, inserted and at
-      -- once deleted, waits for such a creator and makes later ones wait for us.
-      INSERT INTO streams (stream_id, version) VALUES (p_streams[i], -1)
-        ON CONFLICT (stream_id) DO NOTHING
-        RETURNING version INTO v_last;
-      IF v_last IS NULL THEN
-        RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
-          DETAIL = json_build_object('stream', p_streams[i], 'expected', v_expected,
-                                     'actual', (SELECT version FROM streams WHERE stream_id = p_streams[i]))::text;
-      END IF;
-      DELETE FROM streams WHERE stream_id = p_streams[i];
+    IF v_last IS NULL THEN
+      v_last := event_store_reserve(p_streams[i], p_expected[i], n);
     END IF;
     IF n > 0 THEN
-      IF v_current IS NOT NULL THEN
-        v_last := v_current + n;
-        UPDATE streams SET version = v_last WHERE stream_id = p_streams[i];
-      ELSIF v_expected = 'any' THEN
-        INSERT INTO streams AS s (stream_id, version) VALUES (p_streams[i], n - 1)
-          ON CONFLICT (stream_id) DO UPDATE SET version = s.version + n
-          RETURNING version INTO v_last;
-      ELSE
-        -- A creator that committed after our look finds the stream taken: a conflict.
-        INSERT INTO streams (stream_id, version) VALUES (p_streams[i], n - 1)
-          ON CONFLICT (stream_id) DO NOTHING
-          RETURNING version INTO v_last;
-        IF v_last IS NULL THEN
-          RAISE EXCEPTION 'wrong expected version' USING ERRCODE = 'ES409',
-            DETAIL = json_build_object('stream', p_streams[i], 'expected', v_expected,
-                                       'actual', (SELECT version FROM streams WHERE stream_id = p_streams[i]))::text;
-        END IF;
-      END IF;
       RETURN QUERY
         INSERT INTO events (event_id, stream_id, version, type, data, metadata)
         SELECT coalesce(p_ids[k], gen_random_uuid()), p_streams[i], v_last - n + 1 + (k - v_first), p_types[k], p_data[k], p_meta
