@@ -132,15 +132,15 @@ export class PgEventStore implements EventStore {
   private async versionsAfter(writes: readonly StreamWrite[], events: readonly RecordedEvent[]): Promise<Record<string, number>> {
     const versions: Record<string, number> = {};
     for (const e of events) versions[e.streamId] = Math.max(versions[e.streamId] ?? -1, e.version);
-    const unknown = writes.filter((w) => w.events.length === 0 && typeof w.expected !== 'number' && w.expected !== 'no_stream').map((w) => w.streamId);
-    for (const w of writes) {
-      if (w.events.length > 0) continue;
+    const lookUp: string[] = [];
+    for (const w of writes.filter((w) => w.events.length === 0)) {
       if (typeof w.expected === 'number') versions[w.streamId] = w.expected;
       else if (w.expected === 'no_stream') versions[w.streamId] = -1;
+      else lookUp.push(w.streamId);
     }
-    if (unknown.length > 0) {
-      const rows = (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [unknown])).rows;
-      for (const id of unknown) versions[id] = rows.find((r) => r.stream_id === id)?.version ?? -1;
+    if (lookUp.length > 0) {
+      const rows = (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [lookUp])).rows;
+      for (const id of lookUp) versions[id] = rows.find((r) => r.stream_id === id)?.version ?? -1;
     }
     return versions;
   }
@@ -186,7 +186,7 @@ export class PgEventStore implements EventStore {
    */
   async settledHead(): Promise<GlobalPosition> {
     const next = BigInt((await this.pool.query<{ next: string }>(sql.nextTransactionId)).rows[0].next);
-    while (BigInt(await this.horizon()) < next) await sleep(5);
+    for (let wait = 5; BigInt(await this.horizon()) < next; wait = Math.min(wait * 2, 100)) await sleep(wait);
     return this.headPosition();
   }
 
