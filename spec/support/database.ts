@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Socket } from 'node:net';
 import pg from 'pg';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../infra/db/embedded.js';
+import { migrate } from '../../infra/db/migrate.js';
+import { createPool } from '../../infra/db/pool.js';
+import { eventStoreMigrations } from '../../infra/eventstore/postgres/store.js';
 import { createLogger } from '../../infra/logger.js';
 
 /**
@@ -76,4 +79,23 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       }
     },
   };
+}
+
+/**
+ * Mocha hooks for a suite that works on the event store alone: a fresh database
+ * with the store's tables, and a pool on it, both gone after the suite. Read
+ * `db` and `pool` inside tests (they are set in `before`).
+ */
+export function useStoreDatabase(poolSize = 10): { readonly db: TestDatabase; readonly pool: pg.Pool } {
+  const handle = {} as { db: TestDatabase; pool: pg.Pool };
+  before(async () => {
+    handle.db = await createTestDatabase();
+    handle.pool = createPool(handle.db.url, poolSize);
+    await migrate(handle.pool, [eventStoreMigrations]);
+  });
+  after(async () => {
+    await handle.pool.end();
+    await handle.db.drop();
+  });
+  return handle;
 }

@@ -1,33 +1,21 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { migrate } from '../../../infra/db/migrate.js';
-import { createPool } from '../../../infra/db/pool.js';
 import { PgListener } from '../../../infra/db/listener.js';
-import { eventStoreMigrations, PgEventStore } from '../../../infra/eventstore/postgres/store.js';
+import { PgEventStore } from '../../../infra/eventstore/postgres/store.js';
 import { readAll as readAllSql } from '../../../infra/eventstore/postgres/sql.js';
 import { START, type RecordedEvent } from '../../../infra/eventstore/types.js';
 import { createLogger } from '../../../infra/logger.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { createTestDatabase, useStoreDatabase } from '../../support/database.js';
 import { describeEventStoreContract } from './contract.js';
 
 const log = createLogger('silent');
 
 describe('PostgreSQL event store', () => {
-  let db: TestDatabase;
-  let pool: pg.Pool;
-  before(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url, 20);
-    await migrate(pool, [eventStoreMigrations]);
-  });
-  after(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  const t = useStoreDatabase(20);
 
   describeEventStoreContract('postgres', async () => {
-    const listener = new PgListener(db.url, log);
-    const store = new PgEventStore({ pool, listener, log, pollIntervalMs: 100 });
+    const listener = new PgListener(t.db.url, log);
+    const store = new PgEventStore({ pool: t.pool, listener, log, pollIntervalMs: 100 });
     return { store, close: () => listener.close() };
   });
 
@@ -38,10 +26,10 @@ describe('PostgreSQL event store', () => {
      * skip its event forever once A commits.
      */
     it('never skips an event whose transaction commits after a later position', async () => {
-      const listener = new PgListener(db.url, log);
-      const store = new PgEventStore({ pool, listener, log, pollIntervalMs: 50 });
-      const a = new pg.Client({ connectionString: db.url });
-      const b = new pg.Client({ connectionString: db.url });
+      const listener = new PgListener(t.db.url, log);
+      const store = new PgEventStore({ pool: t.pool, listener, log, pollIntervalMs: 50 });
+      const a = new pg.Client({ connectionString: t.db.url });
+      const b = new pg.Client({ connectionString: t.db.url });
       await a.connect();
       await b.connect();
       const seen: string[] = [];
@@ -75,7 +63,7 @@ describe('PostgreSQL event store', () => {
     it('refuses events from a transaction that took its id before entering the writer protocol', async () => {
       // Race guard: such a transaction could have taken its id before a reader
       // computed its horizon, then slip events in below what the reader passed.
-      const b = new pg.Client({ connectionString: db.url });
+      const b = new pg.Client({ connectionString: t.db.url });
       await b.connect();
       try {
         await b.query('BEGIN');
@@ -89,9 +77,9 @@ describe('PostgreSQL event store', () => {
     });
 
     it('is not held back by a transaction that writes no events, here or in another database', async () => {
-      const store = new PgEventStore({ pool, log });
+      const store = new PgEventStore({ pool: t.pool, log });
       const other = await createTestDatabase();
-      const idleHere = new pg.Client({ connectionString: db.url });
+      const idleHere = new pg.Client({ connectionString: t.db.url });
       const idleThere = new pg.Client({ connectionString: other.url });
       await idleHere.connect();
       await idleThere.connect();
@@ -112,10 +100,10 @@ describe('PostgreSQL event store', () => {
     });
 
     it('holds readers below an event writer that is still running, and only below it', async () => {
-      const store = new PgEventStore({ pool, log });
+      const store = new PgEventStore({ pool: t.pool, log });
       const before = await store.headPosition();
       await store.append([{ streamId: 'held-0', expected: 'no_stream', events: [{ type: 'H', data: {} }] }], { actor: 'spec' });
-      const open = new pg.Client({ connectionString: db.url });
+      const open = new pg.Client({ connectionString: t.db.url });
       await open.connect();
       try {
         await open.query('BEGIN');
@@ -134,10 +122,10 @@ describe('PostgreSQL event store', () => {
     it('orders transaction ids as numbers, not as text, across a power of ten', async () => {
       // Old, finished transaction ids: 99 sorts after 100 as text but before it as a number.
       const insert = `INSERT INTO events (tx_id, stream_id, version, type, data, metadata) VALUES ($1::text::xid8, $2, $3, 'T', '{}', '{"actor":"spec"}')`;
-      await pool.query(insert, ['99', 'digits-a', 0]);
-      await pool.query(insert, ['99', 'digits-a', 1]);
-      await pool.query(insert, ['100', 'digits-b', 0]);
-      const store = new PgEventStore({ pool, log });
+      await t.pool.query(insert, ['99', 'digits-a', 0]);
+      await t.pool.query(insert, ['99', 'digits-a', 1]);
+      await t.pool.query(insert, ['100', 'digits-b', 0]);
+      const store = new PgEventStore({ pool: t.pool, log });
       const seen: string[] = [];
       let from = START;
       for (;;) {
@@ -147,16 +135,16 @@ describe('PostgreSQL event store', () => {
         from = next.position;
       }
       expect(seen).to.deep.equal(['digits-a@99', 'digits-a@99', 'digits-b@100']);
-      const plan = (await pool.query(`EXPLAIN ${readAllSql}`, ['0', '0', 1000, '9999999999'])).rows.map((r) => r['QUERY PLAN']).join('\n');
+      const plan = (await t.pool.query(`EXPLAIN ${readAllSql}`, ['0', '0', 1000, '9999999999'])).rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(plan).not.to.match(/Sort Key: .*::text/);
-      await pool.query(`DELETE FROM events WHERE stream_id LIKE 'digits-%'`);
+      await t.pool.query(`DELETE FROM events WHERE stream_id LIKE 'digits-%'`);
     });
 
     it('wakes a live subscriber by NOTIFY well before its poll interval', async () => {
-      const listener = new PgListener(db.url, log);
-      const store = new PgEventStore({ pool, listener, log, pollIntervalMs: 60_000 });
+      const listener = new PgListener(t.db.url, log);
+      const store = new PgEventStore({ pool: t.pool, listener, log, pollIntervalMs: 60_000 });
       // A second store stands for another process: only NOTIFY can carry its append here.
-      const writer = new PgEventStore({ pool, log });
+      const writer = new PgEventStore({ pool: t.pool, log });
       await listener.listen('dn42_events');
       const seen: string[] = [];
       const sub = store.subscribeAll((e) => {
@@ -176,8 +164,8 @@ describe('PostgreSQL event store', () => {
   });
 
   it('runs inline handlers inside the append transaction, rolling back both on failure', async () => {
-    const store = new PgEventStore({ pool, log });
-    await pool.query('CREATE TABLE IF NOT EXISTS inline_probe (stream_id text, version int)');
+    const store = new PgEventStore({ pool: t.pool, log });
+    await t.pool.query('CREATE TABLE IF NOT EXISTS inline_probe (stream_id text, version int)');
     store.onAppend(async (tx, events) => {
       for (const e of events) {
         if (e.type === 'Boom') throw new Error('inline failure');
@@ -189,9 +177,9 @@ describe('PostgreSQL event store', () => {
       .append([{ streamId: 'inline-2', expected: 'no_stream', events: [{ type: 'Ok', data: {} }, { type: 'Boom', data: {} }] }], { actor: 'spec' })
       .catch((e) => e);
     expect(err.message).to.equal('inline failure');
-    expect((await pool.query('SELECT stream_id FROM inline_probe ORDER BY stream_id')).rows).to.deep.equal([{ stream_id: 'inline-1' }]);
+    expect((await t.pool.query('SELECT stream_id FROM inline_probe ORDER BY stream_id')).rows).to.deep.equal([{ stream_id: 'inline-1' }]);
     expect(await store.readStream('inline-2')).to.deep.equal([]);
-    const stream = await pool.query(`SELECT 1 FROM streams WHERE stream_id = 'inline-2'`);
+    const stream = await t.pool.query(`SELECT 1 FROM streams WHERE stream_id = 'inline-2'`);
     expect(stream.rowCount).to.equal(0);
   });
 });

@@ -1,12 +1,10 @@
 import { expect } from 'chai';
 import pg from 'pg';
-import { migrate } from '../../../infra/db/migrate.js';
-import { createPool } from '../../../infra/db/pool.js';
 import { PgListener } from '../../../infra/db/listener.js';
-import { eventStoreMigrations, PgEventStore } from '../../../infra/eventstore/postgres/store.js';
+import { PgEventStore } from '../../../infra/eventstore/postgres/store.js';
 import { comparePositions, formatPosition, type GlobalPosition } from '../../../infra/eventstore/types.js';
 import { createLogger } from '../../../infra/logger.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { useStoreDatabase } from '../../support/database.js';
 
 const log = createLogger('silent');
 const meta = { actor: 'races' };
@@ -24,22 +22,12 @@ async function committed(pool: pg.Pool, prefix: string): Promise<string[]> {
 
 describe('PostgreSQL event store races', function () {
   this.timeout(20_000);
-  let db: TestDatabase;
-  let pool: pg.Pool;
-  before(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url, 40);
-    await migrate(pool, [eventStoreMigrations]);
-  });
-  after(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  const t = useStoreDatabase(40);
 
   it('readers with tiny batches see every committed event exactly once, in order, under mixed concurrent writers', async () => {
     const prefix = 'mix-';
-    const store = new PgEventStore({ pool, log });
-    const inlineStore = new PgEventStore({ pool, log });
+    const store = new PgEventStore({ pool: t.pool, log });
+    const inlineStore = new PgEventStore({ pool: t.pool, log });
     // Inline work that keeps the append transaction open a random while, and sometimes aborts it.
     inlineStore.onAppend(async (tx, events) => {
       await tx.query('SELECT pg_sleep($1)', [Math.random() * 0.01]);
@@ -80,7 +68,7 @@ describe('PostgreSQL event store races', function () {
       writers.push(
         (async () => {
           for (let i = 0; !stop; i++) {
-            const c = new pg.Client({ connectionString: db.url });
+            const c = new pg.Client({ connectionString: t.db.url });
             c.on('error', () => {});
             await c.connect();
             try {
@@ -95,7 +83,7 @@ describe('PostgreSQL event store races', function () {
               } else if (kind === 2) {
                 await c.query('ROLLBACK');
               } else if (kind === 3) {
-                await pool.query('SELECT pg_terminate_backend($1)', [(c as unknown as { processID: number }).processID]);
+                await t.pool.query('SELECT pg_terminate_backend($1)', [(c as unknown as { processID: number }).processID]);
               } else {
                 await c.query('COMMIT');
               }
@@ -139,7 +127,7 @@ describe('PostgreSQL event store races', function () {
     drained = true;
     await Promise.all(readers);
     expect(errors).to.deep.equal([]);
-    const truth = (await committed(pool, prefix)).filter((p) => comparePositions(parsePos(p), start) > 0);
+    const truth = (await committed(t.pool, prefix)).filter((p) => comparePositions(parsePos(p), start) > 0);
     expect(truth.length).to.be.greaterThan(100);
     for (const mine of seen) expect(mine).to.deep.equal(truth);
   });
@@ -147,23 +135,13 @@ describe('PostgreSQL event store races', function () {
 
 describe('PostgreSQL event store: acknowledgements', function () {
   this.timeout(10_000);
-  let db: TestDatabase;
-  let pool: pg.Pool;
-  before(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url, 10);
-    await migrate(pool, [eventStoreMigrations]);
-  });
-  after(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  const t = useStoreDatabase(10);
 
   it('does not acknowledge an append whose transaction PostgreSQL rolled back at COMMIT', async () => {
     // Race: an inline handler that catches a failed statement (say, a unique
     // violation from a concurrent writer) leaves the transaction aborted; COMMIT
     // then answers ROLLBACK without an error, and the append reported success.
-    const store = new PgEventStore({ pool, log });
+    const store = new PgEventStore({ pool: t.pool, log });
     store.onAppend(async (tx) => {
       await tx.query('SELECT 1/0').catch(() => {});
     });
@@ -179,23 +157,13 @@ describe('PostgreSQL event store: acknowledgements', function () {
 
 describe('PostgreSQL event store: guards on streams that do not exist', function () {
   this.timeout(10_000);
-  let db: TestDatabase;
-  let pool: pg.Pool;
-  before(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url, 10);
-    await migrate(pool, [eventStoreMigrations]);
-  });
-  after(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  const t = useStoreDatabase(10);
 
   it('does not let two appends each create a stream on condition that the other one does not exist', async () => {
     // Race (write skew): an empty write expecting no_stream checked that no row was
     // visible and locked nothing, so it passed while a creator of that stream was
     // still uncommitted, and both conditional creations committed.
-    const store = new PgEventStore({ pool, log });
+    const store = new PgEventStore({ pool: t.pool, log });
     let release!: () => void;
     const held = new Promise<void>((res) => (release = res));
     let holding = false;
@@ -214,44 +182,34 @@ describe('PostgreSQL event store: guards on streams that do not exist', function
     await Promise.race([b, sleep(300)]);
     release();
     const outcomes = [await a, await b];
-    const streams = (await pool.query(`SELECT stream_id FROM streams WHERE stream_id LIKE 'skew-%' ORDER BY 1`)).rows.map((r) => r.stream_id);
+    const streams = (await t.pool.query(`SELECT stream_id FROM streams WHERE stream_id LIKE 'skew-%' ORDER BY 1`)).rows.map((r) => r.stream_id);
     expect({ outcomes, streams }).to.deep.equal({ outcomes: ['ok', 'WrongExpectedVersion'], streams: ['skew-x'] });
   });
 });
 
 describe('PostgreSQL event store: stopping', function () {
   this.timeout(10_000);
-  let db: TestDatabase;
-  let pool: pg.Pool;
-  before(async () => {
-    db = await createTestDatabase();
-    pool = createPool(db.url, 10);
-    await migrate(pool, [eventStoreMigrations]);
-  });
-  after(async () => {
-    await pool.end();
-    await db.drop();
-  });
+  const t = useStoreDatabase(10);
 
   it('leaves no LISTEN connection behind when the listener closes while it is still connecting', async () => {
     // Race: watch() starts LISTEN without waiting (a runtime's start(), a
     // subscription); a close() before the connection was up found no client to
     // end, and the connection came up afterwards and stayed open for good,
     // keeping the process alive.
-    const listener = new PgListener(db.url, log);
-    const store = new PgEventStore({ pool, listener, log });
+    const listener = new PgListener(t.db.url, log);
+    const store = new PgEventStore({ pool: t.pool, listener, log });
     const unwatch = store.watch(() => {});
     unwatch();
     await listener.close();
     await sleep(300);
-    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control:listener'`);
+    const { rows } = await t.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control:listener'`);
     expect(rows[0].n, 'LISTEN connections left open').to.equal(0);
   });
 
   it('stops a subscription promptly while it backs off after failures', async () => {
     // Race: stop() during the retry backoff waited out the whole pause (up to 30 s),
     // and its timer kept the process alive that long.
-    const store = new PgEventStore({ pool, log, pollIntervalMs: 50 });
+    const store = new PgEventStore({ pool: t.pool, log, pollIntervalMs: 50 });
     await store.append([{ streamId: 'stop-1', expected: 'any', events: [{ type: 'S', data: {} }] }], meta);
     let failures = 0;
     const sub = store.subscribeAll(
