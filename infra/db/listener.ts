@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Logger } from '../logger.js';
+import { wakeableSleep } from '../timing.js';
 
 /**
  * A dedicated LISTEN connection shared by everything in the process that waits for
@@ -65,14 +66,9 @@ export class PgListener extends EventEmitter {
           this.attempt += 1;
           const delay = Math.min(30_000, 250 * 2 ** Math.min(this.attempt, 7)) * (0.5 + Math.random() / 2);
           this.log.warn({ err, attempt: this.attempt, delay }, 'LISTEN connection failed; retrying');
-          await new Promise<void>((res) => {
-            const timer = setTimeout(done, delay);
-            this.cancelBackoff = done;
-            function done() {
-              clearTimeout(timer);
-              res();
-            }
-          });
+          const backoff = wakeableSleep(delay);
+          this.cancelBackoff = backoff.wake;
+          await backoff.done;
           this.cancelBackoff = undefined;
         }
       }
@@ -116,5 +112,3 @@ async function retire(client: pg.Client | undefined): Promise<void> {
 function assertChannel(channel: string): void {
   if (!/^[a-z_][a-z0-9_]{0,62}$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
 }
-
-export const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));

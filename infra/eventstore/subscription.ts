@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { failureBackoffMs, wakeableSleep } from '../timing.js';
 import { START, type EventStore, type GlobalPosition, type RecordedEvent, type SubscribeOptions, type Subscription } from './types.js';
 
 export interface PollingSubscriptionOptions {
@@ -29,31 +30,23 @@ export function pollingSubscription(options: PollingSubscriptionOptions): Subscr
   };
   const unregister = options.wake?.(notify);
 
-  const idle = (ms: number) =>
-    new Promise<void>((res) => {
-      if (pending || stopped) return res();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wakeUp = undefined;
-        res();
-      }
-      wakeUp = done;
-    });
+  const idle = async (ms: number) => {
+    if (pending || stopped) return;
+    const wait = wakeableSleep(ms);
+    wakeUp = wait.wake;
+    await wait.done;
+    wakeUp = undefined;
+  };
 
   // Race: stop() during this pause waited it out (up to 30 s, its timer holding
   // the process open); stop() now cuts it short.
   let cutBackoff: (() => void) | undefined;
-  const backoff = (ms: number) =>
-    new Promise<void>((res) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        cutBackoff = undefined;
-        res();
-      }
-      cutBackoff = done;
-    });
+  const backoff = async (ms: number) => {
+    const wait = wakeableSleep(ms);
+    cutBackoff = wait.wake;
+    await wait.done;
+    cutBackoff = undefined;
+  };
 
   const loop = (async () => {
     let failures = 0;
@@ -72,7 +65,7 @@ export function pollingSubscription(options: PollingSubscriptionOptions): Subscr
         if (stopped) return;
         failures += 1;
         options.onError(err);
-        await backoff(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+        await backoff(failureBackoffMs(failures));
       }
     }
   })();

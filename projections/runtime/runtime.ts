@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import type { MigrationSet } from '../../infra/db/migrate.js';
-import { sleep } from '../../infra/db/listener.js';
+import { failureBackoffMs, sleep, wakeableSleep } from '../../infra/timing.js';
 import { withTransaction } from '../../infra/db/pool.js';
 import { START, comparePositions, formatPosition, type EventStore, type GlobalPosition, type RecordedEvent } from '../../infra/eventstore/types.js';
 import type { Logger } from '../../infra/logger.js';
@@ -45,6 +45,7 @@ export class ProjectionRuntime {
   private readonly loops: Promise<void>[] = [];
   private stopping = false;
   private readonly wakers = new Set<() => void>();
+  private readonly pauses = new Set<() => void>();
   private unwatch: (() => void) | undefined;
 
   constructor(
@@ -99,6 +100,7 @@ export class ProjectionRuntime {
     this.stopping = true;
     this.unwatch?.();
     this.wakeAll();
+    for (const wake of [...this.pauses]) wake();
     await Promise.all(this.loops);
   }
 
@@ -106,19 +108,15 @@ export class ProjectionRuntime {
     for (const wake of [...this.wakers]) wake();
   }
 
-  private idle(ms: number): Promise<void> {
-    return new Promise((res) => {
-      // Race: a stop() that came during a batch has already woken the idle loops;
-      // this loop would otherwise sleep a whole poll interval before it sees it.
-      if (this.stopping) return res();
-      const done = () => {
-        clearTimeout(timer);
-        this.wakers.delete(done);
-        res();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakers.add(done);
-    });
+  /** Waits for new events (`wakeAll`), a stop, or `ms`. */
+  private async idle(ms: number): Promise<void> {
+    // Race: a stop() that came during a batch has already woken the idle loops;
+    // this loop would otherwise sleep a whole poll interval before it sees it.
+    if (this.stopping) return;
+    const wait = wakeableSleep(ms);
+    this.wakers.add(wait.wake);
+    await wait.done;
+    this.wakers.delete(wait.wake);
   }
 
   private async run(projection: Projection): Promise<void> {
@@ -133,7 +131,7 @@ export class ProjectionRuntime {
         failures += 1;
         this.log.error({ err, projection: projection.name, failures }, 'projection batch failed; retrying');
         await this.recordFailure(projection, err);
-        await this.pause(Math.min(30_000, 100 * 2 ** Math.min(failures, 8)));
+        await this.pause(failureBackoffMs(failures));
       }
     }
   }
@@ -151,17 +149,13 @@ export class ProjectionRuntime {
       .catch((e) => this.log.warn({ err: e, projection: projection.name }, 'could not record the projection failure'));
   }
 
-  /** A backoff that `stop()` cuts short. */
-  private pause(ms: number): Promise<void> {
-    return new Promise((res) => {
-      const timer = setTimeout(done, ms);
-      const check = setInterval(() => this.stopping && done(), 50);
-      function done() {
-        clearTimeout(timer);
-        clearInterval(check);
-        res();
-      }
-    });
+  /** A backoff that `stop()` cuts short (new events do not). */
+  private async pause(ms: number): Promise<void> {
+    if (this.stopping) return;
+    const wait = wakeableSleep(ms);
+    this.pauses.add(wait.wake);
+    await wait.done;
+    this.pauses.delete(wait.wake);
   }
 
   /**

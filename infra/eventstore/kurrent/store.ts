@@ -238,19 +238,33 @@ export class KurrentEventStore implements EventStore {
   }
 
   async readAll(from: GlobalPosition = START, limit = 1000): Promise<RecordedEvent[]> {
+    return this.scan(FORWARDS, from, limit);
+  }
+
+  async readLast(limit: number): Promise<RecordedEvent[]> {
+    return (await this.scan(BACKWARDS, undefined, limit)).reverse();
+  }
+
+  /**
+   * Up to `limit` deliverable events of $all strictly beyond `from` in
+   * `direction` (from the end when reading backwards without a start), paging
+   * past system events.
+   */
+  private async scan(direction: typeof FORWARDS | typeof BACKWARDS, from: GlobalPosition | undefined, limit: number): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     let cursor = from;
+    const beyond = (position: GlobalPosition) => cursor === undefined || (direction === FORWARDS ? isAfter(position, cursor) : isAfter(cursor, position));
     while (out.length < limit) {
       // The server may or may not return the event at `cursor` itself: ask for one
-      // more and keep only what lies strictly after it.
+      // more and keep only what lies strictly beyond it.
       const want = limit - out.length + 1;
-      const page = await this.readAllPage(toReadPosition(cursor), FORWARDS, want);
+      const page = await this.readAllPage(cursor ? toReadPosition(cursor) : END, direction, want);
       let moved = false;
       for (const resolved of page) {
         const event = resolved.event;
         if (!event) continue;
         const position = toGlobalPosition(event.position);
-        if (!isAfter(position, cursor)) continue;
+        if (!beyond(position)) continue;
         cursor = position;
         moved = true;
         if (isDeliverable(event)) {
@@ -261,30 +275,6 @@ export class KurrentEventStore implements EventStore {
       if (page.length < want || !moved) break;
     }
     return out;
-  }
-
-  async readLast(limit: number): Promise<RecordedEvent[]> {
-    const out: RecordedEvent[] = [];
-    let cursor: GlobalPosition | undefined;
-    while (out.length < limit) {
-      const want = limit - out.length + 1;
-      const page = await this.readAllPage(cursor ? toReadPosition(cursor) : END, BACKWARDS, want);
-      let moved = false;
-      for (const resolved of page) {
-        const event = resolved.event;
-        if (!event) continue;
-        const position = toGlobalPosition(event.position);
-        if (cursor && comparePositions(position, cursor) >= 0) continue;
-        cursor = position;
-        moved = true;
-        if (isDeliverable(event)) {
-          out.push(toRecordedEvent(event));
-          if (out.length === limit) break;
-        }
-      }
-      if (page.length < want || !moved) break;
-    }
-    return out.reverse();
   }
 
   /** $all is in commit order on KurrentDB: what is committed is already below the head. */

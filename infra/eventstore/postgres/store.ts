@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import type { MigrationSet } from '../../db/migrate.js';
-import { PgListener, sleep } from '../../db/listener.js';
+import { PgListener } from '../../db/listener.js';
+import { sleep } from '../../timing.js';
 import { withTransaction } from '../../db/pool.js';
 import type { Logger } from '../../logger.js';
 import { subscribeByPolling } from '../subscription.js';
