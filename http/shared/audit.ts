@@ -1,7 +1,6 @@
 import type { RequestHandler } from 'express';
 import { recordAudit } from '../../commands/audit.js';
 import type { ServiceContext } from './context.js';
-import { clientAddress } from './client-address.js';
 import { requestMetadata } from './metadata.js';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -16,10 +15,14 @@ export function auditWrites(ctx: ServiceContext): RequestHandler {
     if (!WRITES.has(req.method)) return next();
     const path = req.originalUrl.split('?')[0];
     res.on('finish', () => {
-      const actor = typeof res.locals.actor === 'string' ? res.locals.actor : `anonymous@${clientAddress(req)}`;
-      const detail = typeof res.locals.auditDetail === 'string' ? res.locals.auditDetail : null;
       const at = ctx.now();
-      ctx.background.run(recordAudit(ctx.store, { actor, method: req.method, path, status_code: res.statusCode, detail }, { ...requestMetadata(req, res, at), actor }, at)).catch((err) => ctx.log.error({ err, requestId: req.id, path }, 'audit write failed'));
+      const metadata = requestMetadata(req, res, at);
+      const actor = typeof res.locals.actor === 'string' ? res.locals.actor : `anonymous@${metadata.clientAddress}`;
+      const detail = typeof res.locals.auditDetail === 'string' ? res.locals.auditDetail : null;
+      // recordAudit names the entry's actor in the metadata too.
+      ctx.background
+        .run(recordAudit(ctx.store, { actor, method: req.method, path, status_code: res.statusCode, detail }, metadata, at))
+        .catch((err) => ctx.log.error({ err, requestId: req.id, path }, 'audit write failed'));
     });
     next();
   };
