@@ -217,7 +217,8 @@ export class ProjectionRuntime {
    * Inline projection: its tables are locked (EXCLUSIVE: reads go on, writes wait)
    * before the snapshot is taken, so an append either committed before the lock
    * (its events are in the snapshot) or writes its inline rows after the rebuild.
-   * Async projection: its checkpoint row is locked, so no runner batch interleaves.
+   * Async projection: its checkpoint row is locked, so no runner batch interleaves;
+   * it replays up to the settled head and leaves the rest to the runner.
    */
   async rebuild(names?: readonly string[], onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress[]> {
     const results: RebuildProgress[] = [];
@@ -250,7 +251,11 @@ export class ProjectionRuntime {
           );
           return { projection: projection.name, events, position };
         },
-        'REPEATABLE READ',
+        // Inline: one snapshot, taken after the table locks. Async: events are read
+        // on other connections, so READ COMMITTED; a REPEATABLE READ snapshot taken
+        // before waiting for the checkpoint row failed (40001) whenever a runner
+        // batch committed meanwhile, and a busy runner exhausted the retries.
+        inline ? 'REPEATABLE READ' : 'READ COMMITTED',
       ));
       this.log.info({ projection: projection.name, events: result.events, position: formatPosition(result.position) }, 'projection rebuilt');
       results.push(result);

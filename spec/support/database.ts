@@ -73,6 +73,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       const client = new pg.Client({ connectionString: adminUrl });
       await client.connect();
       try {
+        // Race: pg's pool.end() resolves before its sockets have closed; forcing
+        // the drop then terminates those sessions, and the closing clients (no
+        // longer listened to) raise an uncaught error. Give them a moment first.
+        for (let i = 0; i < 40; i++) {
+          const { rows } = await client.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+          if (rows[0].n === 0) break;
+          await new Promise((res) => setTimeout(res, 50));
+        }
         await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       } finally {
         await client.end();
