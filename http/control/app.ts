@@ -4,7 +4,9 @@ import { auditWrites } from '../shared/audit.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { ApiRouter, openApiDocument } from '../shared/routes.js';
+import { requireAdmin } from './auth/require-admin.js';
 import { controlHealthRoutes } from './health.js';
+import { registryProxyRoutes } from './ui/registry.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -13,8 +15,12 @@ export function createControlApp(ctx: ServiceContext): Express {
   const app = createServiceApp('control', ctx.log);
   app.get('/healthz', healthz(ctx.pool));
 
-  const routers: ApiRouter[] = [controlHealthRoutes()];
-  app.use(`${CONTROL_PREFIX}/admin`, auditWrites(ctx));
+  // Audit runs before authentication so that refused writes carry their status code.
+  const admin = requireAdmin(ctx);
+  app.use(`${CONTROL_PREFIX}/admin`, auditWrites(ctx), admin);
+  app.use(`${CONTROL_PREFIX}/ui`, admin);
+
+  const routers: ApiRouter[] = [controlHealthRoutes(), registryProxyRoutes(ctx)];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 
   const document = openApiDocument(
