@@ -104,6 +104,8 @@ export interface Subscription {
 export interface EventStore {
   append(writes: readonly StreamWrite[], metadata: EventMetadata): Promise<AppendResult>;
   readStream(streamId: string, options?: { fromVersion?: number }): Promise<RecordedEvent[]>;
+  /** Version of the stream's last event; -1 when the stream does not exist. Reads no events. */
+  streamVersion(streamId: string): Promise<number>;
   /** Events after `from` in global order, at most `limit`, only those whose transactions are proven committed. */
   readAll(from?: GlobalPosition, limit?: number): Promise<RecordedEvent[]>;
   /** The newest `limit` deliverable events, in global order (oldest of them first). */

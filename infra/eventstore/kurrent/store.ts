@@ -179,6 +179,11 @@ export class KurrentEventStore implements EventStore {
     return { versions: { [write.streamId]: actual === 'no_stream' ? -1 : actual }, events: [] };
   }
 
+  async streamVersion(streamId: string): Promise<number> {
+    const version = await this.lastVersion(streamId, true);
+    return version === 'no_stream' ? -1 : version;
+  }
+
   private async lastVersion(streamId: string, requiresLeader: boolean): Promise<number | 'no_stream'> {
     try {
       for await (const resolved of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1, requiresLeader })) {

@@ -151,6 +151,11 @@ export class PgEventStore implements EventStore {
     return result.rows.map(toRecorded);
   }
 
+  async streamVersion(streamId: string): Promise<number> {
+    const rows = (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [[streamId]])).rows;
+    return rows[0]?.version ?? -1;
+  }
+
   /** See `sql.horizon`: must run in its own statement, before the read that uses it. */
   private async horizon(): Promise<string> {
     return (await this.pool.query<{ horizon: string }>(sql.horizon)).rows[0].horizon;

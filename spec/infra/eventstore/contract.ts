@@ -69,6 +69,14 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         expect((await store.readStream(id('c'))).map((e) => e.version)).to.deep.equal([0, 1]);
       });
 
+      it('tells a stream\'s version without reading its events, -1 for a missing stream', async () => {
+        expect(await store.streamVersion(id('v'))).to.equal(-1);
+        await store.append([{ streamId: id('v'), expected: 'no_stream', events: [ev('V1'), ev('V2')] }], meta);
+        expect(await store.streamVersion(id('v'))).to.equal(1);
+        await store.append([{ streamId: id('v'), expected: 1, events: [ev('V3')] }], meta);
+        expect(await store.streamVersion(id('v'))).to.equal(2);
+      });
+
       it('appends with any whether or not the stream exists', async () => {
         await store.append([{ streamId: id('d'), expected: 'any', events: [ev('D1')] }], meta);
         const res = await store.append([{ streamId: id('d'), expected: 'any', events: [ev('D2'), ev('D3')] }], meta);
