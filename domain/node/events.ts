@@ -1,0 +1,74 @@
+import type { DomainEvent } from '../decider.js';
+import type { InterfaceSpec, NodeFields, NodePatch, PeeringPatch, SessionSpec } from './specs.js';
+
+/**
+ * Events of the `node-<node_id>` stream: the node's configuration and its child
+ * records. Desired-state generations live in their own stream (`desired-state-<node_id>`),
+ * so a command on a node never reads the large snapshots.
+ */
+
+export interface PeeringRecord {
+  id: number;
+  name: string;
+  remote_asn: number;
+  remote_node_id: string | null;
+  remote_label: string | null;
+  is_internal: boolean;
+  enabled: boolean;
+  notes: string | null;
+}
+
+export interface InterfaceRecord {
+  id: number;
+  peering_id: number | null;
+  enabled: boolean;
+  sort_order: number;
+  spec: InterfaceSpec;
+}
+
+export interface SessionRecord {
+  id: number;
+  peering_id: number | null;
+  sort_order: number;
+  spec: SessionSpec;
+}
+
+export type InterfaceChanges = Partial<Omit<InterfaceRecord, 'id'>>;
+export type SessionChanges = Partial<Omit<SessionRecord, 'id'>>;
+
+export type NodeEvent =
+  | DomainEvent<'NodeCreated', { node_id: string; fields: NodeFields }>
+  | DomainEvent<'NodeUpdated', { node_id: string; changes: NodePatch }>
+  | DomainEvent<'NodeDecommissioned', { node_id: string }>
+  | DomainEvent<'NodeRecommissioned', { node_id: string }>
+  | DomainEvent<'NodeDeleted', { node_id: string }>
+  | DomainEvent<'PeeringCreated', { node_id: string; peering: PeeringRecord }>
+  | DomainEvent<'PeeringUpdated', { node_id: string; peering_id: number; changes: PeeringPatch }>
+  | DomainEvent<'PeeringDeleted', { node_id: string; peering_id: number }>
+  | DomainEvent<'InterfaceCreated', { node_id: string; interface: InterfaceRecord }>
+  | DomainEvent<'InterfaceUpdated', { node_id: string; interface_id: number; changes: InterfaceChanges }>
+  | DomainEvent<'InterfaceDeleted', { node_id: string; interface_id: number }>
+  | DomainEvent<'BgpSessionCreated', { node_id: string; session: SessionRecord }>
+  | DomainEvent<'BgpSessionUpdated', { node_id: string; session_id: number; changes: SessionChanges }>
+  | DomainEvent<'BgpSessionDeleted', { node_id: string; session_id: number }>;
+
+export type NodeEventType = NodeEvent['type'];
+
+export const NODE_EVENT_TYPES: readonly NodeEventType[] = [
+  'NodeCreated',
+  'NodeUpdated',
+  'NodeDecommissioned',
+  'NodeRecommissioned',
+  'NodeDeleted',
+  'PeeringCreated',
+  'PeeringUpdated',
+  'PeeringDeleted',
+  'InterfaceCreated',
+  'InterfaceUpdated',
+  'InterfaceDeleted',
+  'BgpSessionCreated',
+  'BgpSessionUpdated',
+  'BgpSessionDeleted',
+];
+
+export const nodeStream = (nodeId: string): string => `node-${nodeId}`;
