@@ -1,5 +1,6 @@
+import { accountsProjection } from './accounts/projection.js';
 import { auditLogProjection } from './audit-log/projection.js';
 import type { Projection } from './runtime/projection.js';
 
 /** Every read model of the system. A new projection is added here. */
-export const allProjections: readonly Projection[] = [auditLogProjection];
+export const allProjections: readonly Projection[] = [auditLogProjection, accountsProjection];

@@ -4,7 +4,9 @@ import { auditWrites } from '../shared/audit.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { ApiRouter, openApiDocument } from '../shared/routes.js';
+import { auditLogRoutes } from './audit-log.js';
 import { requireAdmin } from './auth/require-admin.js';
+import { controlAuthRoutes } from './auth/routes.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
 
@@ -20,7 +22,7 @@ export function createControlApp(ctx: ServiceContext): Express {
   app.use(`${CONTROL_PREFIX}/admin`, auditWrites(ctx), admin);
   app.use(`${CONTROL_PREFIX}/ui`, admin);
 
-  const routers: ApiRouter[] = [controlHealthRoutes(), registryProxyRoutes(ctx)];
+  const routers: ApiRouter[] = [controlHealthRoutes(), registryProxyRoutes(ctx), controlAuthRoutes(ctx), auditLogRoutes(ctx)];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 
   const document = openApiDocument(

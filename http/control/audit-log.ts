@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox';
+import { listAuditEntries } from '../../projections/audit-log/queries.js';
+import type { ServiceContext } from '../shared/context.js';
+import { ApiRouter } from '../shared/routes.js';
+
+const AuditEntry = Type.Object({
+  id: Type.Integer(),
+  actor: Type.String(),
+  method: Type.String(),
+  path: Type.String(),
+  status_code: Type.Integer(),
+  detail: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+/** `GET /admin/audit-log?limit=`: newest first; limit 1 to 1000, default 100. */
+export function auditLogRoutes(ctx: ServiceContext): ApiRouter {
+  return new ApiRouter().route({
+    method: 'get',
+    path: '/admin/audit-log',
+    summary: 'Audit log, newest first',
+    tags: ['audit'],
+    security: ['admin'],
+    query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }) }),
+    responses: { 200: Type.Object({ entries: Type.Array(AuditEntry) }), 401: 'missing or invalid token', 403: 'admin surface locked', 422: 'limit outside 1..1000' },
+    handler: async (req, res) => {
+      res.json({ entries: await listAuditEntries(ctx.pool, req.validQuery.limit) });
+    },
+  });
+}
