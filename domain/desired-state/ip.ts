@@ -1,0 +1,61 @@
+import ipaddr from 'ipaddr.js';
+
+/**
+ * Strict address and prefix parsing for node configuration and the desired state.
+ * ipaddr.js alone accepts legacy IPv4 forms (`10.1`, `0x0a.0.0.1`) and IPv6 zone ids;
+ * a routing config wants neither, so every check goes through these helpers.
+ */
+
+export type Ip = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** A plain address: four-part dotted IPv4 or IPv6 without a `%zone`. */
+export function parseIp(text: string): Ip | null {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (!text.includes('%') && ipaddr.IPv6.isValid(text)) return ipaddr.IPv6.parse(text);
+  return null;
+}
+
+/** `address/length` with the length inside the family's width. */
+export function parsePrefix(text: string): [Ip, number] | null {
+  const slash = text.indexOf('/');
+  if (slash < 0 || slash !== text.lastIndexOf('/')) return null;
+  const ip = parseIp(text.slice(0, slash));
+  const lenText = text.slice(slash + 1);
+  if (!ip || !/^\d{1,3}$/.test(lenText)) return null;
+  const len = Number(lenText);
+  return len <= (ip.kind() === 'ipv4' ? 32 : 128) ? [ip, len] : null;
+}
+
+/** An interface address: an address with an optional `/length`. */
+export function parseIpWithOptionalLength(text: string): Ip | null {
+  return text.includes('/') ? (parsePrefix(text)?.[0] ?? null) : parseIp(text);
+}
+
+export const isIpv6LinkLocal = (ip: Ip | null): boolean => ip !== null && ip.kind() === 'ipv6' && ip.range() === 'linkLocal';
+
+export const formatIp = (ip: Ip): string => (ip.kind() === 'ipv6' ? (ip as ipaddr.IPv6).toRFC5952String() : ip.toString());
+
+/** The canonical form of a prefix: network address (host bits cleared), RFC 5952 for IPv6. */
+export function canonicalPrefix(text: string): string | null {
+  const parsed = parsePrefix(text);
+  if (!parsed) return null;
+  const [ip, len] = parsed;
+  const network = ip.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(`${ip.toString()}/${len}`) : ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString()}/${len}`);
+  return `${formatIp(network)}/${len}`;
+}
+
+/**
+ * The string formats the desired-state schema uses. Anyone validating a desired
+ * state (the control server, the node agent) registers these on its ajv instance.
+ */
+export const ADDRESS_FORMATS: Record<string, (text: string) => boolean> = {
+  'ip-address': (t) => parseIp(t) !== null,
+  'ipv4-address': (t) => parseIp(t)?.kind() === 'ipv4',
+  'ipv6-address': (t) => parseIp(t)?.kind() === 'ipv6',
+  'ipv6-link-local': (t) => isIpv6LinkLocal(parseIp(t)),
+  'ip-prefix': (t) => parsePrefix(t) !== null,
+  'ipv4-prefix': (t) => parsePrefix(t)?.[0].kind() === 'ipv4',
+  'ipv6-prefix': (t) => parsePrefix(t)?.[0].kind() === 'ipv6',
+  /** An interface address or allowed IP: address with optional `/length`. */
+  'ip-interface': (t) => parseIpWithOptionalLength(t) !== null,
+};
