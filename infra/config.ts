@@ -43,6 +43,11 @@ function positiveInt(raw: string): number {
   return Number(raw);
 }
 
+function nonNegativeInt(raw: string): number {
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new Error('must be a whole number (0 or more)');
+  return Number(raw);
+}
+
 function url(...protocols: string[]): Parser<string> {
   return (raw) => {
     let parsed: URL;
@@ -87,6 +92,8 @@ export const settings = {
   identityIssuer: setting('IDENTITY_ISSUER', 'OIDC issuer URL of the identity service', url('https:', 'http:'), 'http://127.0.0.1:8081'),
   registryUrl: setting('REGISTRY_URL', 'base URL of the registry replica for its clients', optional(url('https:', 'http:')), undefined),
   registrySource: setting('REGISTRY_SOURCE', 'git URL or local path of a dn42 registry checkout', optional(text), undefined),
+  registryUpstreamToken: setting('REGISTRY_UPSTREAM_TOKEN', 'token for an http(s) REGISTRY_SOURCE that needs one (sent as basic-auth password); absent: such a source cannot sync (409)', optional(text), undefined, true),
+  registrySyncIntervalSeconds: setting('REGISTRY_SYNC_INTERVAL', 'seconds between the periodic registry syncs of the registry role; 0: no periodic sync', nonNegativeInt, 900),
   smtpUrl: setting('SMTP_URL', 'SMTP URL for outgoing mail (smtp:// or smtps://); absent: no mail sender', optional(url('smtp:', 'smtps:')), undefined, true),
   captchaKind: setting('CAPTCHA_KIND', 'captcha provider: pow, external or none', oneOf('pow', 'external', 'none'), 'pow'),
   controlLoginCaptcha: setting('CONTROL_LOGIN_CAPTCHA', 'captcha of the control login: pow or external; absent: every login answers 400 (fails closed)', optional(oneOf('pow', 'external')), undefined),

@@ -1,20 +1,38 @@
 import type { Express } from 'express';
+import { RegistrySyncer } from '../../infra/registry/sync.js';
 import { createServiceApp, finishServiceApp } from '../shared/app.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { openApiDocument, type ApiRouter } from '../shared/routes.js';
+import { asnRoutes } from './asns.js';
+import { requireServiceToken } from './auth.js';
+import { objectRoutes } from './objects.js';
+import { syncRoutes } from './sync.js';
 
 export const REGISTRY_PREFIX = '/registry/v1';
 
-/** The registry replica: a read-only copy of the dn42 registry for sister services. */
-export function createRegistryApp(ctx: ServiceContext): Express {
+/**
+ * The registry replica: a read-only copy of the dn42 registry for sister services.
+ * `syncer` is given by tests (a short time bound, a pause before commit).
+ */
+export function createRegistryApp(ctx: ServiceContext, options: { syncer?: RegistrySyncer } = {}): Express {
   const app = createServiceApp('registry', ctx.log);
   app.get('/healthz', healthz(ctx.pool));
-  const routers: ApiRouter[] = [];
-  for (const r of routers) app.use(REGISTRY_PREFIX, r.router);
-  const document = openApiDocument({ title: 'dn42-control registry replica', version: '1' }, routers);
+  const syncer = options.syncer ?? new RegistrySyncer(ctx);
+  const routers: ApiRouter[] = [syncRoutes(ctx, syncer, REGISTRY_PREFIX), asnRoutes(ctx, REGISTRY_PREFIX), objectRoutes(ctx, REGISTRY_PREFIX)];
+  const document = openApiDocument(
+    {
+      title: 'dn42-control registry replica',
+      version: '1',
+      securitySchemes: { service: { type: 'http', scheme: 'bearer', description: 'REGISTRY_SERVICE_TOKEN' } },
+    },
+    routers,
+  );
+  // The document describes the API and holds no registry data, so it stays readable without the token.
   app.get(`${REGISTRY_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });
+  app.use(REGISTRY_PREFIX, requireServiceToken(ctx));
+  for (const r of routers) app.use(REGISTRY_PREFIX, r.router);
   return finishServiceApp(app, 'control', ctx.log);
 }
