@@ -24,7 +24,7 @@ export const POW_DEFAULT_TTL_MS = 10 * 60_000;
  * payload: base64 of JSON `{challenge, solution}`. The challenge signature is
  * what gets spent, so a solved challenge opens one door once.
  */
-export function powCaptcha(options: PowOptions): CaptchaVerifier & ChallengeIssuer {
+export function powCaptcha(options: PowOptions): CaptchaVerifier & ChallengeIssuer<Challenge> {
   const maxNumber = options.maxNumber ?? POW_DEFAULT_MAX_NUMBER;
   const ttlMs = options.ttlMs ?? POW_DEFAULT_TTL_MS;
   return {

@@ -22,6 +22,6 @@ export interface CaptchaVerifier {
 }
 
 /** Proof-of-work providers also hand out the challenges their tickets answer. */
-export interface ChallengeIssuer {
-  issueChallenge(now: Date): Promise<unknown>;
+export interface ChallengeIssuer<C = unknown> {
+  issueChallenge(now: Date): Promise<C>;
 }
