@@ -1,7 +1,9 @@
 import { Command, InvalidArgumentError } from 'commander';
+import { createAccount } from '../../commands/accounts.js';
 import { ConfigError, describeConfig, loadConfig, type Config } from '../config.js';
 import { formatPosition, parsePosition, type RecordedEvent } from '../eventstore/types.js';
 import { createLogger, type Logger } from '../logger.js';
+import { argon2Hasher } from '../passwords.js';
 import { openSystem, ROLES, serve, type Role, type System } from './system.js';
 
 /**
@@ -144,6 +146,27 @@ events
       await subscription.stop();
     });
   });
+
+const accounts = program.command('accounts').description('operator accounts of the control server');
+
+accounts
+  .command('create')
+  .description('create an account; the password is read from standard input (at least 8 characters)')
+  .argument('<username>', 'account name: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit')
+  .action(async (username: string) => {
+    const password = await readPassword();
+    await withSystem(async (system) => {
+      await createAccount({ store: system.store, passwords: argon2Hasher() }, { username, password, now: new Date() }, { actor: 'cli' });
+      process.stdout.write(`account ${username} created\n`);
+    });
+  });
+
+/** The whole of standard input, without the line break that `echo` or a terminal adds. */
+async function readPassword(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
 
 program
   .command('config')
