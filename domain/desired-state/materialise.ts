@@ -4,7 +4,12 @@ import type { FleetContext } from './context.js';
 import { canonicalPrefix, formatIp, isIpv6LinkLocal, parseIp, parseIpWithOptionalLength } from './ip.js';
 import { Validation } from '../errors.js';
 import {
+  DEFAULT_ALLOWED_IPS,
+  DEFAULT_IMPORT_LIMIT,
+  DEFAULT_MTU,
+  DEFAULT_OSPF_COST,
   DESIRED_STATE_SCHEMA_VERSION,
+  DN42_IMPORT_PREFIXES,
   MATERIALIZATION_FAILED,
   type Adjacency,
   type BgpSessionState,
@@ -29,28 +34,6 @@ import { readBaseTemplate, type BaseTemplate } from './template.js';
  * `MATERIALIZATION_FAILED`). A base template of the wrong shape cannot be
  * carried over at all and throws `Validation(MATERIALIZATION_FAILED)` here.
  */
-
-export const DEFAULT_MTU = 1420;
-export const DEFAULT_OSPF_COST = 100;
-export const DEFAULT_IMPORT_LIMIT = 8500;
-/** A point-to-point tunnel with one peer: routing is BIRD's, so WireGuard accepts everything. */
-export const DEFAULT_ALLOWED_IPS: readonly string[] = ['0.0.0.0/0', '::/0'];
-
-/** Prefixes dn42 peers may announce (dn42 registry filter.txt / filter6.txt). */
-export const DN42_IMPORT_PREFIXES = {
-  ipv4: [
-    '172.20.0.0/14{21,29}',
-    '172.20.0.0/24{28,32}',
-    '172.21.0.0/24{28,32}',
-    '172.22.0.0/24{28,32}',
-    '172.23.0.0/24{28,32}',
-    '172.31.0.0/16+',
-    '10.100.0.0/14+',
-    '10.127.0.0/16+',
-    '10.0.0.0/8{15,24}',
-  ],
-  ipv6: ['fd00::/8{44,64}'],
-} as const;
 
 const byOrderThenId = <T extends { sort_order: number; id: number }>(a: T, b: T) => a.sort_order - b.sort_order || a.id - b.id;
 const compareStrings = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -161,16 +144,13 @@ function interfaceState(node: LiveNode, record: InterfaceRecord, peering: Peerin
 
   const remote = internal && peering.remote_node_id ? ctx.nodes.get(peering.remote_node_id) : undefined;
   const peerSpec = spec.peer;
-  const peer =
-    peerSpec || internal
-      ? {
-          public_key: peerSpec?.public_key ?? remote?.wireguard_public_key ?? null,
-          preshared_key_ref: peerSpec?.preshared_key_ref ?? null,
-          endpoint: peerSpec?.endpoint ?? null,
-          allowed_ips: [...(peerSpec?.allowed_ips ?? DEFAULT_ALLOWED_IPS)],
-          persistent_keepalive_seconds: peerSpec?.persistent_keepalive_seconds ?? null,
-        }
-      : null;
+  const peer = {
+    public_key: peerSpec?.public_key ?? remote?.wireguard_public_key ?? null,
+    preshared_key_ref: peerSpec?.preshared_key_ref ?? null,
+    endpoint: peerSpec?.endpoint ?? null,
+    allowed_ips: [...(peerSpec?.allowed_ips ?? DEFAULT_ALLOWED_IPS)],
+    persistent_keepalive_seconds: peerSpec?.persistent_keepalive_seconds ?? null,
+  };
 
   return {
     name: spec.name,

@@ -13,6 +13,13 @@ import { ADDRESS_FORMATS, isIpv6LinkLocal, parseIp } from './ip.js';
  * The document holds no generation number and no time: it is a pure function of
  * the configuration, so a rollback re-publishes the same bytes and a diff between
  * generations shows only configuration changes.
+ *
+ * Required are the contract's minimum (`node` with `node_id`, `asn`,
+ * `router_id`; `interfaces[]`; `bgp_sessions[]`; `bird.internal_topology` with
+ * `routers[]` and `hosts[]`) and, inside list items, what has no sensible
+ * default. Every other field has a `default`: `validateDesiredState` fills them
+ * in place (ajv `useDefaults`), so a document that passes is complete and the
+ * type `DesiredState` holds. `materialise()` always writes every field.
  */
 
 /** The error a publishing write answers (422) when its document fails this schema. */
@@ -20,8 +27,33 @@ export const MATERIALIZATION_FAILED = 'materialization failed schema validation'
 
 export const DESIRED_STATE_SCHEMA_VERSION = 1;
 
-const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+/** Defaults of the desired state, in one place. */
+export const DEFAULT_MTU = 1420;
+export const DEFAULT_OSPF_COST = 100;
+export const DEFAULT_IMPORT_LIMIT = 8500;
+/** A point-to-point tunnel with one peer: routing is BIRD's, so WireGuard accepts everything. */
+export const DEFAULT_ALLOWED_IPS: readonly string[] = ['0.0.0.0/0', '::/0'];
+/** Prefixes dn42 peers may announce (dn42 registry filter.txt / filter6.txt), in BIRD prefix-pattern syntax. */
+export const DN42_IMPORT_PREFIXES: { readonly ipv4: readonly string[]; readonly ipv6: readonly string[] } = {
+  ipv4: [
+    '172.20.0.0/14{21,29}',
+    '172.20.0.0/24{28,32}',
+    '172.21.0.0/24{28,32}',
+    '172.22.0.0/24{28,32}',
+    '172.23.0.0/24{28,32}',
+    '172.31.0.0/16+',
+    '10.100.0.0/14+',
+    '10.127.0.0/16+',
+    '10.0.0.0/8{15,24}',
+  ],
+  ipv6: ['fd00::/8{44,64}'],
+};
+
+/** Nullable, null when absent. */
+const OrNull = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()], { default: null });
 const Fmt = (format: keyof typeof ADDRESS_FORMATS) => Type.String({ format, maxLength: 64 });
+/** The field is filled with `value` when absent. */
+const Def = <T extends TSchema>(t: T, value: unknown): T => ({ ...t, default: value });
 
 const Asn = Type.Integer({ minimum: 1, maximum: 4294967295 });
 const NodeId = Type.String({ minLength: 1, maxLength: 64 });
@@ -36,15 +68,15 @@ export const NodeIdentitySchema = Type.Object(
     node_id: NodeId,
     asn: Asn,
     router_id: Type.String({ minLength: 1, maxLength: 64 }),
-    site: Nullable(Type.String({ maxLength: 64 })),
+    site: OrNull(Type.String({ maxLength: 64 })),
     /** dn42 region community (64511, 41..57); drives the region community and cold-potato MED. */
-    region: Nullable(Type.Integer({ minimum: 41, maximum: 57 })),
-    loopback_ipv4: Nullable(Fmt('ipv4-address')),
-    loopback_ipv6: Nullable(Fmt('ipv6-address')),
+    region: OrNull(Type.Integer({ minimum: 41, maximum: 57 })),
+    loopback_ipv4: OrNull(Fmt('ipv4-address')),
+    loopback_ipv6: OrNull(Fmt('ipv6-address')),
     /** The node's eBGP link-local address (fe80::/10, no zone). */
-    link_local: Nullable(Fmt('ipv6-link-local')),
-    ipv4_prefixes: Type.Array(Fmt('ipv4-prefix')),
-    ipv6_prefixes: Type.Array(Fmt('ipv6-prefix')),
+    link_local: OrNull(Fmt('ipv6-link-local')),
+    ipv4_prefixes: Def(Type.Array(Fmt('ipv4-prefix')), []),
+    ipv6_prefixes: Def(Type.Array(Fmt('ipv6-prefix')), []),
   },
   { additionalProperties: false },
 );
@@ -54,20 +86,20 @@ export const InterfaceAddressSchema = Type.Object(
   {
     address: Fmt('ip-interface'),
     /** Point-to-point peer (`fe80::y/128` on a link-local eBGP link), else null. */
-    peer: Nullable(Fmt('ip-interface')),
+    peer: OrNull(Fmt('ip-interface')),
   },
   { additionalProperties: false },
 );
 
 export const WireguardPeerSchema = Type.Object(
   {
-    /** Null while the remote key is unknown (an internal peer whose agent has not reported it): the interface comes up without a peer. */
-    public_key: Nullable(WireguardKey),
-    preshared_key_ref: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
+    /** Null when there is no peer yet (an internal peer whose agent has not reported its key, or none configured). */
+    public_key: OrNull(WireguardKey),
+    preshared_key_ref: OrNull(Type.String({ minLength: 1, maxLength: 255 })),
     /** `host:port` or `[v6]:port`; null when the peer dials in. */
-    endpoint: Nullable(Type.String({ minLength: 1, maxLength: 255 })),
-    allowed_ips: Type.Array(Fmt('ip-interface'), { maxItems: 64 }),
-    persistent_keepalive_seconds: Nullable(Type.Integer({ minimum: 0, maximum: 65535 })),
+    endpoint: OrNull(Type.String({ minLength: 1, maxLength: 255 })),
+    allowed_ips: Def(Type.Array(Fmt('ip-interface'), { maxItems: 64 }), DEFAULT_ALLOWED_IPS),
+    persistent_keepalive_seconds: OrNull(Type.Integer({ minimum: 0, maximum: 65535 })),
   },
   { additionalProperties: false },
 );
@@ -75,15 +107,16 @@ export const WireguardPeerSchema = Type.Object(
 export const InterfaceStateSchema = Type.Object(
   {
     name: IfName,
-    kind: Type.Literal('wireguard'),
+    kind: Def(Type.Literal('wireguard'), 'wireguard'),
     /** `internal` links join the node to its own fleet (OSPF, iBGP underlay); `external` links carry eBGP. */
-    scope: Type.Union([Type.Literal('external'), Type.Literal('internal')]),
-    mtu: Type.Integer({ minimum: 1280, maximum: 9000 }),
-    addresses: Type.Array(InterfaceAddressSchema, { maxItems: 16 }),
-    listen_port: Nullable(Type.Integer({ minimum: 1, maximum: 65535 })),
+    scope: Type.Union([Type.Literal('external'), Type.Literal('internal')], { default: 'external' }),
+    mtu: Type.Integer({ minimum: 1280, maximum: 9000, default: DEFAULT_MTU }),
+    addresses: Def(Type.Array(InterfaceAddressSchema, { maxItems: 16 }), []),
+    listen_port: OrNull(Type.Integer({ minimum: 1, maximum: 65535 })),
     /** Which private key the agent uses: a node has one key pair, so always `node`. */
-    private_key_ref: Type.Literal('node'),
-    peer: Nullable(WireguardPeerSchema),
+    private_key_ref: Def(Type.Literal('node'), 'node'),
+    /** The one WireGuard peer; without a `public_key` the interface comes up without a peer. */
+    peer: Def(WireguardPeerSchema, {}),
   },
   { additionalProperties: false },
 );
@@ -94,21 +127,21 @@ export const BgpSessionStateSchema = Type.Object(
     remote_asn: Asn,
     /** Plain address; a link-local neighbour names its `interface`. */
     neighbor: Fmt('ip-address'),
-    interface: Nullable(IfName),
-    source_address: Nullable(Fmt('ip-address')),
+    interface: OrNull(IfName),
+    source_address: OrNull(Fmt('ip-address')),
     /** `mp-bgp`: one protocol with both channels; `ipv4`/`ipv6`: one channel. */
     address_family: Type.Union([Type.Literal('ipv4'), Type.Literal('ipv6'), Type.Literal('mp-bgp')]),
     /** RFC 8950 IPv4 routes over an IPv6 session. */
-    extended_next_hop: Type.Boolean(),
-    policy: Type.Union([Type.Literal('peer'), Type.Literal('route_collector')]),
+    extended_next_hop: Type.Boolean({ default: false }),
+    policy: Type.Union([Type.Literal('peer'), Type.Literal('route_collector')], { default: 'peer' }),
     /** dn42 communities (64511, N): latency 1..9, bandwidth 21..29, crypto 31..34. */
-    link_latency: Nullable(Type.Integer({ minimum: 1, maximum: 9 })),
-    bandwidth: Nullable(Type.Integer({ minimum: 21, maximum: 29 })),
-    crypto: Nullable(Type.Integer({ minimum: 31, maximum: 34 })),
-    import_limit: Type.Integer({ minimum: 1 }),
-    import_limit_action: Type.Union([Type.Literal('block'), Type.Literal('restart'), Type.Literal('disable'), Type.Literal('warn')]),
-    local_pref: Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 })),
-    bfd: Type.Boolean(),
+    link_latency: OrNull(Type.Integer({ minimum: 1, maximum: 9 })),
+    bandwidth: OrNull(Type.Integer({ minimum: 21, maximum: 29 })),
+    crypto: OrNull(Type.Integer({ minimum: 31, maximum: 34 })),
+    import_limit: Type.Integer({ minimum: 1, default: DEFAULT_IMPORT_LIMIT }),
+    import_limit_action: Type.Union([Type.Literal('block'), Type.Literal('restart'), Type.Literal('disable'), Type.Literal('warn')], { default: 'block' }),
+    local_pref: OrNull(Type.Integer({ minimum: 0, maximum: 4294967295 })),
+    bfd: Type.Boolean({ default: false }),
   },
   { additionalProperties: false },
 );
@@ -119,8 +152,8 @@ export const RouterSchema = Type.Object(
     node_id: NodeId,
     asn: Asn,
     router_id: Type.String({ minLength: 1, maxLength: 64 }),
-    loopback_ipv4: Nullable(Fmt('ipv4-address')),
-    loopback_ipv6: Nullable(Fmt('ipv6-address')),
+    loopback_ipv4: OrNull(Fmt('ipv4-address')),
+    loopback_ipv6: OrNull(Fmt('ipv6-address')),
   },
   { additionalProperties: false },
 );
@@ -155,33 +188,34 @@ export const BirdStateSchema = Type.Object(
       {
         routers: Type.Array(RouterSchema),
         hosts: Type.Array(HostSchema),
-        adjacencies: Type.Array(AdjacencySchema),
+        adjacencies: Def(Type.Array(AdjacencySchema), []),
       },
       { additionalProperties: false },
     ),
     /** MED added to routes learnt in another region; null turns cold-potato routing off. */
-    cold_potato_med: Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 })),
+    cold_potato_med: OrNull(Type.Integer({ minimum: 0, maximum: 4294967295 })),
     /** First match wins: routes inside `prefix` get `local_pref`. */
-    route_local_pref: Type.Array(
-      Type.Object({ prefix: Fmt('ip-prefix'), local_pref: Type.Integer({ minimum: 0, maximum: 4294967295 }) }, { additionalProperties: false }),
+    route_local_pref: Def(
+      Type.Array(Type.Object({ prefix: Fmt('ip-prefix'), local_pref: Type.Integer({ minimum: 0, maximum: 4294967295 }) }, { additionalProperties: false })),
+      [],
     ),
     /** Exact-match rejects on eBGP import (flap mitigations); canonical, sorted. */
-    blocked_prefixes: Type.Array(Fmt('ip-prefix')),
+    blocked_prefixes: Def(Type.Array(Fmt('ip-prefix')), []),
     /** Prefixes accepted from eBGP peers, in BIRD prefix-pattern syntax. */
-    import_prefixes: Type.Object({ ipv4: Type.Array(BirdPrefixPattern), ipv6: Type.Array(BirdPrefixPattern) }, { additionalProperties: false }),
+    import_prefixes: Def(Type.Object({ ipv4: Type.Array(BirdPrefixPattern), ipv6: Type.Array(BirdPrefixPattern) }, { additionalProperties: false }), DN42_IMPORT_PREFIXES),
   },
   { additionalProperties: false },
 );
 
 export const DesiredStateSchema = Type.Object(
   {
-    schema_version: Type.Literal(DESIRED_STATE_SCHEMA_VERSION),
+    schema_version: Def(Type.Literal(DESIRED_STATE_SCHEMA_VERSION), DESIRED_STATE_SCHEMA_VERSION),
     node: NodeIdentitySchema,
     interfaces: Type.Array(InterfaceStateSchema),
     bgp_sessions: Type.Array(BgpSessionStateSchema),
     bird: BirdStateSchema,
     /** The node's DNS service; null while the node belongs to no DNS group. */
-    dns: Type.Null(),
+    dns: Type.Null({ default: null }),
   },
   { additionalProperties: false, $id: 'https://dn42-control/schemas/desired-state.json' },
 );
@@ -197,9 +231,9 @@ export type Router = Static<typeof RouterSchema>;
 export type Host = Static<typeof HostSchema>;
 export type Adjacency = Static<typeof AdjacencySchema>;
 
-/** An ajv instance that knows the address formats of the desired state. */
+/** An ajv instance that knows the address formats of the desired state and fills defaults. */
 export function desiredStateAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true });
+  const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: true });
   for (const [name, check] of Object.entries(ADDRESS_FORMATS)) ajv.addFormat(name, check);
   return ajv;
 }
@@ -237,6 +271,7 @@ function crossChecks(doc: DesiredState): FieldError[] {
   return errors;
 }
 
+/** Checks a document and fills its absent defaulted fields in place; errors are located under `['state', ...]`. */
 export function validateDesiredState(doc: unknown): { ok: true } | { ok: false; errors: FieldError[] } {
   if (!check(doc)) return { ok: false, errors: toFieldErrors(['state'], check.errors) };
   const errors = crossChecks(doc);

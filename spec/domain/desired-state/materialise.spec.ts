@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { Validation } from '../../../domain/errors.js';
-import { DEFAULT_OSPF_COST, emptyDesiredState, materialise, referencedNodeIds } from '../../../domain/desired-state/materialise.js';
-import { MATERIALIZATION_FAILED, validateDesiredState } from '../../../domain/desired-state/schema.js';
+import { emptyDesiredState, materialise, referencedNodeIds } from '../../../domain/desired-state/materialise.js';
+import { DEFAULT_OSPF_COST, MATERIALIZATION_FAILED, validateDesiredState } from '../../../domain/desired-state/schema.js';
 import { context, facts, iface, key, liveNode, peering, session } from './fixtures.js';
 
 const valid = (doc: unknown) => expect(validateDesiredState(doc)).to.deep.equal({ ok: true });
@@ -83,7 +83,7 @@ describe('materialise', () => {
         addresses: [{ address: 'fe80::1/64', peer: 'fe80::2/128' }],
         listen_port: 51801,
         private_key_ref: 'node',
-        peer: null,
+        peer: { public_key: null, preshared_key_ref: null, endpoint: null, allowed_ips: ['0.0.0.0/0', '::/0'], persistent_keepalive_seconds: null },
       });
       valid(doc);
     });

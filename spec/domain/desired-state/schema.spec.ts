@@ -89,3 +89,45 @@ describe('desired-state schema', () => {
     expect(MATERIALIZATION_FAILED).to.equal('materialization failed schema validation');
   });
 });
+
+describe('desired-state defaults', () => {
+  it("accepts the contract's minimal document and fills every default in place", () => {
+    const doc: Record<string, unknown> = {
+      node: { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1' },
+      interfaces: [{ name: 'wg0', addresses: [{ address: 'fe80::1/64' }] }],
+      bgp_sessions: [{ name: 's1', remote_asn: 4242420002, neighbor: '172.20.9.1', address_family: 'ipv4' }],
+      bird: { internal_topology: { routers: [], hosts: [] } },
+    };
+    expect(validateDesiredState(doc)).to.deep.equal({ ok: true });
+    const full = doc as unknown as DesiredState;
+    expect(full.schema_version).to.equal(1);
+    expect(full.dns).to.equal(null);
+    expect(full.node).to.deep.equal({ node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', site: null, region: null, loopback_ipv4: null, loopback_ipv6: null, link_local: null, ipv4_prefixes: [], ipv6_prefixes: [] });
+    expect(full.interfaces[0]).to.deep.equal({
+      name: 'wg0',
+      kind: 'wireguard',
+      scope: 'external',
+      mtu: 1420,
+      addresses: [{ address: 'fe80::1/64', peer: null }],
+      listen_port: null,
+      private_key_ref: 'node',
+      peer: { public_key: null, preshared_key_ref: null, endpoint: null, allowed_ips: ['0.0.0.0/0', '::/0'], persistent_keepalive_seconds: null },
+    });
+    expect(full.bgp_sessions[0]).to.deep.include({ interface: null, extended_next_hop: false, policy: 'peer', import_limit: 8500, import_limit_action: 'block', bfd: false });
+    expect(full.bird).to.deep.equal(materialise(liveNode(), context()).bird);
+    // Filled documents are complete: a second validation changes nothing.
+    const again = structuredClone(doc);
+    validateDesiredState(again);
+    expect(again).to.deep.equal(doc);
+  });
+
+  it('still requires the fields without a default', () => {
+    const result = validateDesiredState({ node: { node_id: 'fra1', asn: 1 }, interfaces: [], bgp_sessions: [{ name: 's1', remote_asn: 1, neighbor: '10.0.0.1' }], bird: {} });
+    expect(result.ok).to.equal(false);
+    expect(result.ok ? [] : result.errors.map((e) => e.loc)).to.deep.equal([
+      ['state', 'node', 'router_id'],
+      ['state', 'bgp_sessions', 0, 'address_family'],
+      ['state', 'bird', 'internal_topology'],
+    ]);
+  });
+});
