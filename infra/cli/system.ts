@@ -12,11 +12,15 @@ import type { Config } from '../config.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { PgListener } from '../db/listener.js';
 import { migrate } from '../db/migrate.js';
+import { scheduleSingleton, type SingletonJob } from '../db/singleton.js';
 import { createPool } from '../db/pool.js';
 import { createEventStore } from '../eventstore/index.js';
 import { eventStoreMigrations } from '../eventstore/postgres/store.js';
 import type { EventStore } from '../eventstore/types.js';
 import type { Logger } from '../logger.js';
+import { registryMigrations } from '../registry/store.js';
+import { RegistrySyncer, SYNC_JOB } from '../registry/sync.js';
+import { Conflict } from '../../domain/errors.js';
 
 /**
  * The composition root: the one module that wires infra, projections and http
@@ -46,6 +50,8 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     projections = new ProjectionRuntime(store, pool, allProjections, log, config.projectionPollMs);
     if (options.migrate !== false) {
       const report = await migrate(pool, [eventStoreMigrations, ...projections.migrationSets()]);
+      // The replica's tables are a cache of the upstream, not a projection: no rebuild from events.
+      report.applied.push(...(await migrate(pool, [registryMigrations])).applied);
       if (report.applied.length) log.info({ applied: report.applied }, 'migrations applied');
     }
     await projections.attach();
@@ -106,11 +112,13 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   if (wanted.has('control')) await listen('control', createControlApp(context), config.controlPort);
   if (wanted.has('identity')) await listen('identity', createIdentityApp(context), config.identityPort);
   if (wanted.has('registry')) await listen('registry', createRegistryApp(context), config.registryPort);
+  const registrySync = wanted.has('registry') ? startRegistrySync(context) : undefined;
   if (wanted.has('site')) await listen('site', createSiteApp(log), config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   return {
     servers,
     async stop() {
+      await registrySync?.stop();
       await Promise.all(
         servers.map(
           ({ server }) =>
@@ -122,4 +130,25 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
       );
     },
   };
+}
+
+/**
+ * The registry role's periodic sync (REGISTRY_SYNC_INTERVAL, first round at
+ * start). It takes the same advisory lock as `POST /registry/v1/sync`, so one
+ * instance syncs at a time.
+ */
+function startRegistrySync(context: ServiceContext): SingletonJob | undefined {
+  const { config, log, pool } = context;
+  if (!config.registrySource || config.registrySyncIntervalSeconds === 0) return undefined;
+  const syncer = new RegistrySyncer(context);
+  return scheduleSingleton(
+    pool,
+    `${SYNC_JOB}:loop`,
+    config.registrySyncIntervalSeconds * 1000,
+    async () => {
+      // A failed round keeps the loaded data; the next tick tries again.
+      await syncer.sync({ metadata: { actor: 'registry-sync-loop' } }).catch((err) => log[err instanceof Conflict ? 'warn' : 'error']({ err }, 'periodic registry sync failed'));
+    },
+    log,
+  );
 }
