@@ -36,7 +36,7 @@ const DEFAULT_ATTEMPTS = 30;
 export async function execute<T>(
   store: EventStore,
   streamIds: readonly string[],
-  decide: (streams: Record<string, LoadedStream>) => Promise<Decision & { result: T }> | (Decision & { result: T }),
+  decide: (streams: Record<string, LoadedStream>, more: LoadMore) => Promise<Decision & { result: T }> | (Decision & { result: T }),
   metadata: EventMetadata,
   options: RetryOptions = {},
 ): Promise<{ result: T; append: AppendResult }> {
@@ -44,7 +44,13 @@ export async function execute<T>(
   for (let attempt = 1; ; attempt++) {
     const loaded: Record<string, LoadedStream> = {};
     for (const id of streamIds) loaded[id] = await load(store, id);
-    const decision = await decide(loaded);
+    const more: LoadMore = async (streamId, how = 'events') => {
+      const known = loaded[streamId];
+      if (known && (how === 'version' || known.events.length > 0 || known.version < 0)) return known;
+      loaded[streamId] = how === 'version' ? await loadVersion(store, streamId) : await load(store, streamId);
+      return loaded[streamId];
+    };
+    const decision = await decide(loaded, more);
     const writes = decision.writes
       .filter((w) => w.events.length > 0 || w.guard)
       .map((w) => ({
@@ -89,6 +95,18 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
     options,
   );
   return result;
+}
+
+/**
+ * Loads another stream while deciding (the decision found out it needs it). Its
+ * version is checked at append time like the others when the decision writes to
+ * it or guards it. `version` loads only the version, for streams the decision
+ * appends to without reading (e.g. generation numbering).
+ */
+export type LoadMore = (streamId: string, how?: 'events' | 'version') => Promise<LoadedStream>;
+
+async function loadVersion(store: EventStore, streamId: string): Promise<LoadedStream> {
+  return { streamId, recorded: [], events: [], version: await store.streamVersion(streamId) };
 }
 
 export async function load(store: EventStore, streamId: string): Promise<LoadedStream> {

@@ -1,6 +1,7 @@
 import { accountsProjection } from './accounts/projection.js';
 import { auditLogProjection } from './audit-log/projection.js';
+import { fleetProjection } from './fleet/projection.js';
 import type { Projection } from './runtime/projection.js';
 
 /** Every read model of the system. A new projection is added here. */
-export const allProjections: readonly Projection[] = [auditLogProjection, accountsProjection];
+export const allProjections: readonly Projection[] = [auditLogProjection, fleetProjection, accountsProjection];

@@ -7,6 +7,10 @@ import { ApiRouter, openApiDocument } from '../shared/routes.js';
 import { auditLogRoutes } from './audit-log.js';
 import { requireAdmin } from './auth/require-admin.js';
 import { controlAuthRoutes } from './auth/routes.js';
+import { generationRoutes } from './fleet/generations.js';
+import { interfaceRoutes } from './fleet/interfaces.js';
+import { nodeRoutes } from './fleet/nodes.js';
+import { peeringRoutes } from './fleet/peerings.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
 
@@ -22,7 +26,16 @@ export function createControlApp(ctx: ServiceContext): Express {
   app.use(`${CONTROL_PREFIX}/admin`, auditWrites(ctx), admin);
   app.use(`${CONTROL_PREFIX}/ui`, admin);
 
-  const routers: ApiRouter[] = [controlHealthRoutes(), registryProxyRoutes(ctx), controlAuthRoutes(ctx), auditLogRoutes(ctx)];
+  const routers: ApiRouter[] = [
+    controlHealthRoutes(),
+    controlAuthRoutes(ctx),
+    auditLogRoutes(ctx),
+    nodeRoutes(ctx),
+    peeringRoutes(ctx),
+    interfaceRoutes(ctx),
+    generationRoutes(ctx),
+    registryProxyRoutes(ctx),
+  ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 
   const document = openApiDocument(

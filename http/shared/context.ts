@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import type { Doorbell } from '../../commands/doorbell.js';
 import type { BackgroundTasks } from '../../infra/background.js';
 import type { Config } from '../../infra/config.js';
 import type { EventStore } from '../../infra/eventstore/types.js';
@@ -15,4 +16,6 @@ export interface ServiceContext {
   now: () => Date;
   /** Work that outlives its request; drained on shutdown. */
   background: BackgroundTasks;
+  /** Tells connected agents about new generations (after commit). */
+  doorbell: Doorbell;
 }

@@ -11,6 +11,9 @@ import { BackgroundTasks } from '../background.js';
 import type { Config } from '../config.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { PgListener } from '../db/listener.js';
+import { commandMigrations } from '../../commands/ids.js';
+import { nobodyConnected } from '../../commands/doorbell.js';
+import { PgDoorbell } from '../doorbell.js';
 import { migrate } from '../db/migrate.js';
 import { scheduleSingleton, type SingletonJob } from '../db/singleton.js';
 import { createPool } from '../db/pool.js';
@@ -49,7 +52,7 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     store = await createEventStore(config, pool, listener, log);
     projections = new ProjectionRuntime(store, pool, allProjections, log, config.projectionPollMs);
     if (options.migrate !== false) {
-      const report = await migrate(pool, [eventStoreMigrations, ...projections.migrationSets()]);
+      const report = await migrate(pool, [eventStoreMigrations, commandMigrations, ...projections.migrationSets()]);
       // The replica's tables are a cache of the upstream, not a projection: no rebuild from events.
       report.applied.push(...(await migrate(pool, [registryMigrations])).applied);
       if (report.applied.length) log.info({ applied: report.applied }, 'migrations applied');
@@ -63,7 +66,9 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     throw err;
   }
   const background = new BackgroundTasks();
-  const context: ServiceContext = { config, log, pool, store, projections, now: () => new Date(), background };
+  const doorbell = new PgDoorbell(pool, listener, log, nobodyConnected);
+  await doorbell.start();
+  const context: ServiceContext = { config, log, pool, store, projections, now: () => new Date(), background, doorbell };
   const runtime = projections;
   const eventStore = store;
   return {
@@ -77,6 +82,7 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     context,
     async close() {
       await background.drain();
+      doorbell.stop();
       await runtime.stop();
       await eventStore.close();
       await listener.close();

@@ -6,6 +6,9 @@ import type { ServiceContext } from '../../http/shared/context.js';
 import { BackgroundTasks } from '../../infra/background.js';
 import { loadConfig, type Config } from '../../infra/config.js';
 import { PgListener } from '../../infra/db/listener.js';
+import { commandMigrations } from '../../commands/ids.js';
+import type { Delivery, DoorbellBroadcaster, DoorbellEvent } from '../../commands/doorbell.js';
+import { PgDoorbell } from '../../infra/doorbell.js';
 import { migrate } from '../../infra/db/migrate.js';
 import { createPool } from '../../infra/db/pool.js';
 import { eventStoreMigrations, PgEventStore } from '../../infra/eventstore/postgres/store.js';
@@ -24,6 +27,17 @@ export class TestClock {
   }
 }
 
+/** The test double of the agent channel: records every doorbell; `online` nodes count as one connected agent. */
+export class RecordingBroadcaster implements DoorbellBroadcaster {
+  readonly calls: DoorbellEvent[] = [];
+  readonly online = new Set<string>();
+  deliver(event: DoorbellEvent): Delivery {
+    this.calls.push(event);
+    const n = this.online.has(event.node_id) ? 1 : 0;
+    return { node_id: event.node_id, subscribers: n, delivered: n };
+  }
+}
+
 export interface TestSystem {
   db: TestDatabase;
   config: Config;
@@ -34,6 +48,9 @@ export interface TestSystem {
   projections: ProjectionRuntime;
   clock: TestClock;
   context: ServiceContext;
+  doorbell: PgDoorbell;
+  /** What the doorbell handed to this process's (absent) agent connections. */
+  broadcaster: RecordingBroadcaster;
   close(): Promise<void>;
 }
 
@@ -52,10 +69,13 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   const listener = new PgListener(db.url, log);
   const store = new PgEventStore({ pool, listener, log, pollIntervalMs: options.pollIntervalMs ?? 200 });
   const projections = new ProjectionRuntime(store, pool, options.projections ?? allProjections, log, options.pollIntervalMs ?? 200);
-  await migrate(pool, [eventStoreMigrations, ...projections.migrationSets()]);
+  await migrate(pool, [eventStoreMigrations, commandMigrations, ...projections.migrationSets()]);
   await projections.attach();
   const clock = new TestClock();
-  const context: ServiceContext = { config, log, pool, store, projections, now: clock.now, background: new BackgroundTasks() };
+  const broadcaster = new RecordingBroadcaster();
+  const doorbell = new PgDoorbell(pool, listener, log, broadcaster);
+  await doorbell.start();
+  const context: ServiceContext = { config, log, pool, store, projections, now: clock.now, background: new BackgroundTasks(), doorbell };
   return {
     db,
     config,
@@ -66,8 +86,11 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
     projections,
     clock,
     context,
+    doorbell,
+    broadcaster,
     async close() {
       await context.background.drain();
+      doorbell.stop();
       await projections.stop();
       await listener.close();
       await pool.end();

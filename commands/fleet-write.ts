@@ -1,0 +1,232 @@
+import { fold, type DomainEvent } from '../domain/decider.js';
+import type { FleetContext, InboundPeering, NodeFacts } from '../domain/desired-state/context.js';
+import { desiredStateStream, generationOfVersion } from '../domain/desired-state/events.js';
+import { emptyDesiredState, materialise, referencedNodeIds } from '../domain/desired-state/materialise.js';
+import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-state/schema.js';
+import { Validation } from '../domain/errors.js';
+import { nodeDecider } from '../domain/node/decide.js';
+import { nodeStream, type NodeEvent } from '../domain/node/events.js';
+import type { LiveNode, NodeState } from '../domain/node/state.js';
+import type { Queryable } from '../infra/db/pool.js';
+import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
+import { nodesReferring } from '../projections/fleet/queries.js';
+import type { Delivery, Doorbell, DoorbellEvent } from './doorbell.js';
+import { execute, type LoadMore } from './handle.js';
+
+export interface FleetDeps {
+  store: EventStore;
+  db: Queryable;
+  doorbell: Doorbell;
+}
+
+/**
+ * What a write to one node decides: the node's events, why, and which desired
+ * states it changes.
+ *
+ * - `publish`: `always` re-materialises the node (child writes, recommission),
+ *   `if-published` only once it has a first generation (node PATCH), `empty`
+ *   publishes the empty desired state (decommission), `none` publishes nothing.
+ * - `topology`: the write changes facts other nodes materialise from (router id,
+ *   loopbacks, lifecycle, internal peerings, the topology template); nodes that
+ *   refer to this one, or that it refers to, are re-materialised too.
+ */
+export interface NodePlan<T> {
+  events: NodeEvent[];
+  reason: string;
+  publish: 'always' | 'if-published' | 'empty' | 'none';
+  topology?: boolean;
+  /** Publish this document for the node instead of materialising it (`POST /provision`, rollback). */
+  document?: Record<string, unknown>;
+  /** Set on a rollback: the generation whose snapshot is re-published. */
+  rollbackOf?: number;
+  result: T;
+}
+
+export interface Published {
+  node_id: string;
+  generation: number;
+  reason: string;
+}
+
+export interface NodeWriteOutcome<T> {
+  result: T;
+  /** Every generation the write published, the written node's first. */
+  published: Published[];
+  deliveries: Delivery[];
+}
+
+/**
+ * Topology writes of different nodes serialise on this stream: a write that
+ * changes facts of node X and a concurrent write that starts referring to X
+ * would otherwise each miss the other (neither stream is written by both).
+ */
+const TOPOLOGY_STREAM = 'fleet-topology';
+
+/**
+ * One write to one node, and the desired states it changes, in one append:
+ * load the node, decide, re-materialise every affected node from the streams it
+ * reads (guarded, so no published state mixes facts from before and after a
+ * concurrent write), append, then ring the doorbell after commit.
+ */
+export async function writeNode<T>(
+  deps: FleetDeps,
+  nodeId: string,
+  plan: (node: NodeState, more: LoadMore) => Promise<NodePlan<T>> | NodePlan<T>,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<T>> {
+  const primary = nodeStream(nodeId);
+  const { result } = await execute(
+    deps.store,
+    [primary],
+    async (streams, load) => {
+      // Every other node stream the decision reads is guarded at append time.
+      const read = new Set<string>();
+      const more: LoadMore = (streamId, how) => {
+        if (streamId.startsWith('node-') && streamId !== primary) read.add(streamId);
+        return load(streamId, how);
+      };
+      const before = fold(nodeDecider, streams[primary].events as NodeEvent[]);
+      const decided = await plan(before, more);
+      const after = decided.events.reduce(nodeDecider.evolve, before);
+      const loader = new FleetLoader(deps.db, more, nodeId, after);
+
+      const targets: { node: LiveNode; empty: boolean }[] = [];
+      const generation = await loader.generation(nodeId);
+      if (after.status === 'Live') {
+        if (decided.publish === 'empty') targets.push({ node: after, empty: true });
+        else if (decided.document) targets.push({ node: after, empty: false });
+        else if (after.lifecycle === 'active' && (decided.publish === 'always' || (decided.publish === 'if-published' && generation > 0))) {
+          targets.push({ node: after, empty: false });
+        }
+      }
+      if (decided.topology) {
+        const others = new Set([...(await nodesReferring(deps.db, nodeId)), ...referencesOf(before), ...referencesOf(after)]);
+        others.delete(nodeId);
+        for (const other of [...others].sort()) {
+          const node = await loader.node(other);
+          if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node, empty: false });
+        }
+      }
+
+      const published: Published[] = [];
+      const writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[] = [{ streamId: primary, events: decided.events }];
+      for (const target of targets) {
+        const own = target.node.node_id === nodeId;
+        const state =
+          own && decided.document ? decided.document : target.empty ? emptyDesiredState(target.node) : materialise(target.node, await loader.context(target.node));
+        const check = validateDesiredState(state);
+        if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
+        const next = generationOfVersion((await loader.generation(target.node.node_id)));
+        published.push({ node_id: target.node.node_id, generation: next, reason: decided.reason });
+        writes.push({
+          streamId: desiredStateStream(target.node.node_id),
+          events: [
+            {
+              type: 'DesiredStatePublished',
+              data: {
+                node_id: target.node.node_id,
+                generation: next,
+                reason: decided.reason,
+                state: state as unknown as Record<string, unknown>,
+                ...(own && decided.rollbackOf !== undefined ? { rollback_of: decided.rollbackOf } : {}),
+              },
+            },
+          ],
+        });
+      }
+      for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
+      if (decided.topology && decided.events.length > 0) {
+        await more(TOPOLOGY_STREAM, 'version');
+        writes.push({ streamId: TOPOLOGY_STREAM, events: [{ type: 'FleetTopologyChanged', data: { node_id: nodeId, reason: decided.reason } }] });
+      }
+      return { writes, result: { result: decided.result, published } };
+    },
+    metadata,
+  );
+  const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
+  return { result: result.result, published: result.published, deliveries };
+}
+
+/** Remote nodes a node's materialisation reads (internal peerings, topology routers). */
+function referencesOf(state: NodeState): string[] {
+  return state.status === 'Live' ? referencedNodeIds(state) : [];
+}
+
+/** Loads what materialisation needs from other nodes' streams, once each, within one decision. */
+class FleetLoader {
+  private readonly nodes = new Map<string, LiveNode | undefined>();
+  private readonly generations = new Map<string, number>();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly more: LoadMore,
+    private readonly primaryId: string,
+    primary: NodeState,
+  ) {
+    this.nodes.set(primaryId, primary.status === 'Live' ? primary : undefined);
+  }
+
+  async node(nodeId: string): Promise<LiveNode | undefined> {
+    if (!this.nodes.has(nodeId)) {
+      const stream = await this.more(nodeStream(nodeId));
+      const state = fold(nodeDecider, stream.events as NodeEvent[]);
+      this.nodes.set(nodeId, state.status === 'Live' ? state : undefined);
+    }
+    return this.nodes.get(nodeId);
+  }
+
+  /** The node's current generation (0 before its first). */
+  async generation(nodeId: string): Promise<number> {
+    if (!this.generations.has(nodeId)) {
+      const stream = await this.more(desiredStateStream(nodeId), 'version');
+      this.generations.set(nodeId, generationOfVersion(stream.version));
+    }
+    return this.generations.get(nodeId)!;
+  }
+
+  async context(node: LiveNode): Promise<FleetContext> {
+    const inbound = await this.inbound(node.node_id);
+    const ids = new Set([...referencedNodeIds(node), ...inbound.map((p) => p.node_id)]);
+    ids.delete(node.node_id);
+    const nodes = new Map<string, NodeFacts>();
+    for (const id of [...ids].sort()) {
+      const other = await this.node(id);
+      if (other) nodes.set(id, factsOf(other));
+    }
+    return { nodes, inbound, wireguard_public_key: null };
+  }
+
+  /**
+   * Internal peerings of other nodes that point at `nodeId`. The read model finds
+   * the candidates; each one is confirmed from its node's stream (which the
+   * append then guards), and the node being written counts as decided.
+   */
+  private async inbound(nodeId: string): Promise<InboundPeering[]> {
+    const { rows } = await this.db.query(`SELECT DISTINCT node_id FROM peerings WHERE remote_node_id = $1 AND is_internal AND node_id <> $1`, [nodeId]);
+    const candidates = new Set<string>(rows.map((r: { node_id: string }) => r.node_id));
+    if (nodeId !== this.primaryId) candidates.add(this.primaryId);
+    const out: InboundPeering[] = [];
+    for (const id of [...candidates].sort()) {
+      const other = await this.node(id);
+      for (const p of other?.peerings ?? []) {
+        if (p.is_internal && p.remote_node_id === nodeId) out.push({ node_id: id, peering_id: p.id, name: p.name, enabled: p.enabled });
+      }
+    }
+    return out;
+  }
+}
+
+export function factsOf(node: LiveNode): NodeFacts {
+  const f = node.fields;
+  return {
+    node_id: node.node_id,
+    asn: f.asn,
+    router_id: f.router_id,
+    site: f.site ?? null,
+    loopback_ipv4: f.loopback_ipv4 ?? null,
+    loopback_ipv6: f.loopback_ipv6 ?? null,
+    link_local: f.link_local ?? null,
+    lifecycle: node.lifecycle,
+    wireguard_public_key: null,
+  };
+}

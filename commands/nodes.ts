@@ -1,0 +1,75 @@
+import { desiredStateStream } from '../domain/desired-state/events.js';
+import { decideNode } from '../domain/node/decide.js';
+import type { NodeFields, NodePatch } from '../domain/node/specs.js';
+import type { EventMetadata } from '../infra/eventstore/types.js';
+import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+
+/** Fields other nodes materialise from; a change to one of them is a topology change. */
+const FACT_FIELDS: readonly (keyof NodePatch)[] = ['asn', 'router_id', 'site', 'loopback_ipv4', 'loopback_ipv6', 'link_local', 'base_template'];
+
+export function createNode(deps: FleetDeps, nodeId: string, fields: NodeFields, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+  return writeNode(
+    deps,
+    nodeId,
+    (state) => ({
+      events: decideNode({ type: 'CreateNode', node_id: nodeId, fields }, state),
+      reason: 'node created',
+      publish: 'none',
+      // A node that others already name in their topology appears there.
+      topology: true,
+      result: undefined,
+    }),
+    metadata,
+  );
+}
+
+export function updateNode(deps: FleetDeps, nodeId: string, changes: NodePatch, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+  return writeNode(
+    deps,
+    nodeId,
+    (state) => ({
+      events: decideNode({ type: 'UpdateNode', node_id: nodeId, changes }, state),
+      reason: `node updated (${Object.keys(changes).sort().join(', ') || 'no fields'})`,
+      publish: 'if-published',
+      topology: FACT_FIELDS.some((f) => changes[f] !== undefined),
+      result: undefined,
+    }),
+    metadata,
+  );
+}
+
+export function decommissionNode(deps: FleetDeps, nodeId: string, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+  return writeNode(
+    deps,
+    nodeId,
+    (state) => ({ events: decideNode({ type: 'DecommissionNode', node_id: nodeId }, state), reason: 'node decommissioned', publish: 'empty', topology: true, result: undefined }),
+    metadata,
+  );
+}
+
+export function recommissionNode(deps: FleetDeps, nodeId: string, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+  return writeNode(
+    deps,
+    nodeId,
+    (state) => ({ events: decideNode({ type: 'RecommissionNode', node_id: nodeId }, state), reason: 'node recommissioned', publish: 'always', topology: true, result: undefined }),
+    metadata,
+  );
+}
+
+export function deleteNode(deps: FleetDeps, nodeId: string, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+  return writeNode(
+    deps,
+    nodeId,
+    async (state, more) => {
+      const generations = await more(desiredStateStream(nodeId), 'version');
+      return {
+        events: decideNode({ type: 'DeleteNode', node_id: nodeId, published: generations.version >= 0 }, state),
+        reason: 'node deleted',
+        publish: 'none',
+        topology: true,
+        result: undefined,
+      };
+    },
+    metadata,
+  );
+}

@@ -1,0 +1,245 @@
+import { decideAll, decideNode, live, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
+import { nodeStream, type NodeEvent, type PeeringRecord } from '../domain/node/events.js';
+import type { InterfaceSpec, PeeringIn, PeeringPatch, SessionSpec } from '../domain/node/specs.js';
+import type { LiveNode, NodeState } from '../domain/node/state.js';
+import { fold } from '../domain/decider.js';
+import type { EventMetadata } from '../infra/eventstore/types.js';
+import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { LoadMore } from './handle.js';
+import { nextIds } from './ids.js';
+
+const isInternalLink = (p: { is_internal?: boolean; remote_node_id?: string | null }) => !!p.is_internal && !!p.remote_node_id;
+
+/** Whether a referenced node exists, read from its stream (which the append then guards). */
+async function remoteExists(more: LoadMore, remote: string | null | undefined): Promise<boolean> {
+  if (!remote) return true;
+  const state = fold(nodeDecider, (await more(nodeStream(remote))).events as NodeEvent[]);
+  return state.status === 'Live';
+}
+
+export function peeringRecord(id: number, input: PeeringIn): PeeringRecord {
+  return {
+    id,
+    name: input.name,
+    remote_asn: input.remote_asn,
+    remote_node_id: input.remote_node_id ?? null,
+    remote_label: input.remote_label ?? null,
+    is_internal: input.is_internal ?? false,
+    enabled: input.enabled ?? true,
+    notes: input.notes ?? null,
+  };
+}
+
+export async function createPeering(deps: FleetDeps, nodeId: string, input: PeeringIn, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
+  const [id] = await nextIds(deps.db, 'peering');
+  return writeNode(
+    deps,
+    nodeId,
+    async (state, more) => ({
+      events: decideNode({ type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(id, input), remoteExists: await remoteExists(more, input.remote_node_id) }, state),
+      reason: `peering ${input.name} created`,
+      publish: 'always',
+      topology: isInternalLink(input),
+      result: id,
+    }),
+    metadata,
+  );
+}
+
+export async function updatePeering(deps: FleetDeps, nodeId: string, peeringId: number, changes: PeeringPatch, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+  return writeNode(
+    deps,
+    nodeId,
+    async (state, more) => {
+      const before = live(state, nodeId).peerings.find((p) => p.id === peeringId);
+      const after = before && { ...before, ...changes };
+      return {
+        events: decideNode({ type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: await remoteExists(more, changes.remote_node_id) }, state),
+        reason: `peering ${after?.name ?? peeringId} updated`,
+        publish: 'always',
+        topology: (before && isInternalLink(before)) || (after && isInternalLink(after)),
+        result: undefined,
+      };
+    },
+    metadata,
+  );
+}
+
+export async function deletePeering(deps: FleetDeps, nodeId: string, peeringId: number, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+  return writeNode(
+    deps,
+    nodeId,
+    (state) => {
+      const before = live(state, nodeId).peerings.find((p) => p.id === peeringId);
+      return {
+        events: decideNode({ type: 'DeletePeering', node_id: nodeId, peering_id: peeringId }, state),
+        reason: `peering ${before?.name ?? peeringId} deleted`,
+        publish: 'always',
+        topology: !!before && isInternalLink(before),
+        result: undefined,
+      };
+    },
+    metadata,
+  );
+}
+
+export interface ProvisionInput {
+  peering: PeeringIn;
+  interface: { spec: InterfaceSpec; enabled: boolean; sort_order: number };
+  sessions: { spec: SessionSpec; sort_order: number }[];
+}
+
+export interface ProvisionIds {
+  peering_id: number;
+  interface_id: number;
+  session_ids: number[];
+}
+
+/** A peering, its interface and its sessions in one append; any conflict leaves nothing behind. */
+export async function provisionPeering(deps: FleetDeps, nodeId: string, input: ProvisionInput, metadata: EventMetadata): Promise<NodeWriteOutcome<ProvisionIds>> {
+  const [peeringId] = await nextIds(deps.db, 'peering');
+  const [interfaceId] = await nextIds(deps.db, 'interface');
+  const sessionIds = await nextIds(deps.db, 'bgp_session', input.sessions.length);
+  return writeNode(
+    deps,
+    nodeId,
+    async (state, more) => {
+      const commands: NodeCommand[] = [
+        { type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(peeringId, input.peering), remoteExists: await remoteExists(more, input.peering.remote_node_id) },
+        { type: 'CreateInterface', node_id: nodeId, interface: { id: interfaceId, peering_id: peeringId, ...input.interface } },
+        ...input.sessions.map((s, i): NodeCommand => ({ type: 'CreateSession', node_id: nodeId, session: { id: sessionIds[i], peering_id: peeringId, ...s } })),
+      ];
+      return {
+        events: decideAll(commands, state).events,
+        reason: `peering ${input.peering.name} provisioned`,
+        publish: 'always',
+        topology: isInternalLink(input.peering),
+        result: { peering_id: peeringId, interface_id: interfaceId, session_ids: sessionIds },
+      };
+    },
+    metadata,
+  );
+}
+
+export interface FullPeeringInput {
+  peering: PeeringIn;
+  interfaces: { spec: InterfaceSpec; enabled: boolean; sort_order: number }[];
+  sessions: { spec: SessionSpec; sort_order: number }[];
+}
+
+/** Create-or-replace a peering by name with its whole child sets. */
+export async function replacePeeringFull(deps: FleetDeps, nodeId: string, input: FullPeeringInput, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
+  const [newPeeringId] = await nextIds(deps.db, 'peering');
+  const interfaceIds = await nextIds(deps.db, 'interface', input.interfaces.length);
+  const sessionIds = await nextIds(deps.db, 'bgp_session', input.sessions.length);
+  return writeNode(
+    deps,
+    nodeId,
+    async (state, more) => {
+      const node = live(state, nodeId);
+      const existing = node.peerings.find((p) => p.name === input.peering.name);
+      const peeringId = existing?.id ?? newPeeringId;
+      const exists = await remoteExists(more, input.peering.remote_node_id);
+      const record = peeringRecord(peeringId, input.peering);
+      const commands: NodeCommand[] = existing
+        ? [
+            ...node.interfaces.filter((i) => i.peering_id === existing.id).map((i): NodeCommand => ({ type: 'DeleteInterface', node_id: nodeId, interface_id: i.id })),
+            ...node.sessions.filter((s) => s.peering_id === existing.id).map((s): NodeCommand => ({ type: 'DeleteSession', node_id: nodeId, session_id: s.id })),
+            { type: 'UpdatePeering', node_id: nodeId, peering_id: existing.id, changes: withoutId(record), remoteExists: exists },
+          ]
+        : [{ type: 'CreatePeering', node_id: nodeId, peering: record, remoteExists: exists }];
+      commands.push(
+        ...input.interfaces.map((i, n): NodeCommand => ({ type: 'CreateInterface', node_id: nodeId, interface: { id: interfaceIds[n], peering_id: peeringId, ...i } })),
+        ...input.sessions.map((s, n): NodeCommand => ({ type: 'CreateSession', node_id: nodeId, session: { id: sessionIds[n], peering_id: peeringId, ...s } })),
+      );
+      return {
+        events: decideAll(commands, state).events,
+        reason: `peering ${record.name} replaced`,
+        publish: 'always',
+        topology: isInternalLink(record) || (!!existing && isInternalLink(existing)),
+        result: peeringId,
+      };
+    },
+    metadata,
+  );
+}
+
+function withoutId(record: PeeringRecord): PeeringPatch {
+  const { id: _id, ...rest } = record;
+  return rest;
+}
+
+export interface BackfillPlan {
+  peerings: { name: string; remote_asn: number; peering_id: number | null; create: boolean; interface_ids: number[]; bgp_session_ids: number[] }[];
+  skipped: { kind: 'interface' | 'bgp_session'; id: number; name: string; reason: string }[];
+}
+
+/**
+ * Folds orphan interfaces and sessions (no peering) into peerings: a session
+ * whose spec names an interface goes with that interface; an interface takes its
+ * peering's name and its first session's AS. Sessions without an interface get a
+ * peering named after themselves. An existing peering of that name is reused.
+ */
+export function planBackfill(node: LiveNode): BackfillPlan {
+  const orphanIfaces = node.interfaces.filter((i) => i.peering_id === null);
+  const orphanSessions = node.sessions.filter((s) => s.peering_id === null);
+  const plan: BackfillPlan = { peerings: [], skipped: [] };
+  const used = new Set<number>();
+  const entry = (name: string, remote_asn: number) => {
+    let found = plan.peerings.find((p) => p.name === name);
+    if (!found) {
+      const existing = node.peerings.find((p) => p.name === name);
+      found = { name, remote_asn: existing?.remote_asn ?? remote_asn, peering_id: existing?.id ?? null, create: !existing, interface_ids: [], bgp_session_ids: [] };
+      plan.peerings.push(found);
+    }
+    return found;
+  };
+  for (const iface of orphanIfaces) {
+    const sessions = orphanSessions.filter((s) => s.spec.interface === iface.spec.name);
+    if (sessions.length === 0) {
+      plan.skipped.push({ kind: 'interface', id: iface.id, name: iface.spec.name, reason: 'no bgp session names this interface' });
+      continue;
+    }
+    const target = entry(iface.spec.name, sessions[0].spec.remote_asn);
+    target.interface_ids.push(iface.id);
+    for (const s of sessions) {
+      target.bgp_session_ids.push(s.id);
+      used.add(s.id);
+    }
+  }
+  for (const s of orphanSessions) {
+    if (used.has(s.id)) continue;
+    entry(s.spec.name, s.spec.remote_asn).bgp_session_ids.push(s.id);
+  }
+  return plan;
+}
+
+export async function backfillPeerings(deps: FleetDeps, nodeId: string, dryRun: boolean, metadata: EventMetadata): Promise<NodeWriteOutcome<BackfillPlan> & { dry_run: boolean }> {
+  if (dryRun) {
+    const state = fold(nodeDecider, (await deps.store.readStream(nodeStream(nodeId))).map((e) => ({ type: e.type, data: e.data }) as NodeEvent));
+    return { dry_run: true, result: planBackfill(live(state, nodeId)), published: [], deliveries: [] };
+  }
+  const reserved = await nextIds(deps.db, 'peering', 64);
+  const outcome = await writeNode(
+    deps,
+    nodeId,
+    (state: NodeState) => {
+      const plan = planBackfill(live(state, nodeId));
+      const creates = plan.peerings.filter((p) => p.create);
+      if (creates.length > reserved.length) throw new Error('backfill of more than 64 peerings at once; run it again');
+      const commands: NodeCommand[] = [];
+      creates.forEach((p, n) => {
+        p.peering_id = reserved[n];
+        commands.push({ type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(reserved[n], { name: p.name, remote_asn: p.remote_asn }), remoteExists: true });
+      });
+      for (const p of plan.peerings) {
+        for (const id of p.interface_ids) commands.push({ type: 'UpdateInterface', node_id: nodeId, interface_id: id, changes: { peering_id: p.peering_id } });
+        for (const id of p.bgp_session_ids) commands.push({ type: 'UpdateSession', node_id: nodeId, session_id: id, changes: { peering_id: p.peering_id } });
+      }
+      const events = decideAll(commands, state).events;
+      return { events, reason: 'peering backfill', publish: events.length > 0 ? 'always' : 'none', result: plan };
+    },
+    metadata,
+  );
+  return { ...outcome, dry_run: false };
+}

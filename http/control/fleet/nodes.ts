@@ -1,0 +1,91 @@
+import { Type } from '@sinclair/typebox';
+import { createNode, decommissionNode, deleteNode, recommissionNode, updateNode } from '../../../commands/nodes.js';
+import { NodeInSchema, NodePatchSchema } from '../../../domain/node/specs.js';
+import { listNodes } from '../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { ApiRouter } from '../../shared/routes.js';
+import { ADMIN, fleetDeps, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
+
+/** `/admin/nodes`: create, list, read, patch, delete, decommission, recommission. */
+export function nodeRoutes(ctx: ServiceContext): ApiRouter {
+  const deps = fleetDeps(ctx);
+  const r = new ApiRouter('/control/v1');
+  const common = { security: ADMIN, tags: TAGS.nodes };
+  r.route({
+    ...common,
+    method: 'get',
+    path: '/admin/nodes',
+    summary: 'all nodes ordered by node_id',
+    responses: { 200: 'NodeOut[]' },
+    handler: async (_req, res) => {
+      res.json(await listNodes(ctx.pool));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'post',
+    path: '/admin/nodes',
+    summary: 'create a node',
+    body: NodeInSchema,
+    responses: { 201: 'NodeOut', 409: 'node already exists', 422: 'invalid field' },
+    handler: async (req, res) => {
+      const { node_id, ...fields } = req.body;
+      await createNode(deps, node_id, fields, metadataOf(ctx, req, res));
+      res.status(201).json(await nodeOr404(ctx, node_id));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'get',
+    path: '/admin/nodes/{node_id}',
+    summary: 'one node',
+    params: NodeIdParams,
+    responses: { 200: 'NodeOut', 404: 'unknown node' },
+    handler: async (req, res) => {
+      res.json(await nodeOr404(ctx, req.params.node_id));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'patch',
+    path: '/admin/nodes/{node_id}',
+    summary: 'partial update; a published node is re-materialised in the same append',
+    params: NodeIdParams,
+    body: NodePatchSchema,
+    responses: { 200: 'NodeOut', 404: 'unknown node', 422: 'invalid field' },
+    handler: async (req, res) => {
+      await updateNode(deps, req.params.node_id, req.body, metadataOf(ctx, req, res));
+      res.json(await nodeOr404(ctx, req.params.node_id));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'delete',
+    path: '/admin/nodes/{node_id}',
+    summary: 'delete a decommissioned or never published node',
+    params: NodeIdParams,
+    responses: { 204: 'deleted', 404: 'unknown node', 409: 'node is live' },
+    handler: async (req, res) => {
+      await deleteNode(deps, req.params.node_id, metadataOf(ctx, req, res));
+      res.status(204).end();
+    },
+  });
+  for (const [verb, run] of [
+    ['decommission', decommissionNode],
+    ['recommission', recommissionNode],
+  ] as const) {
+    r.route({
+      ...common,
+      method: 'post',
+      path: `/admin/nodes/{node_id}/${verb}`,
+      summary: verb === 'decommission' ? 'publish an empty desired state; rows are kept' : 're-materialise a decommissioned node',
+      params: NodeIdParams,
+      responses: { 200: Type.Object({}, { description: 'NodeOut' }), 404: 'unknown node', 409: 'wrong lifecycle' },
+      handler: async (req, res) => {
+        await run(deps, req.params.node_id, metadataOf(ctx, req, res));
+        res.json(await nodeOr404(ctx, req.params.node_id));
+      },
+    });
+  }
+  return r;
+}

@@ -1,0 +1,163 @@
+import { fileURLToPath } from 'node:url';
+import type { DesiredStatePublished } from '../../domain/desired-state/events.js';
+import { NODE_EVENT_TYPES, type NodeEvent } from '../../domain/node/events.js';
+import type { RecordedEvent, TransactionContext } from '../../infra/eventstore/types.js';
+import { unreachable } from '../../domain/decider.js';
+import type { Projection } from '../runtime/projection.js';
+
+type FleetEvent = NodeEvent | DesiredStatePublished;
+
+/**
+ * Nodes, peerings, interfaces, BGP sessions, generations and node history, written
+ * in the append's transaction so that a response reads its own write.
+ */
+export const fleetProjection: Projection = {
+  name: 'fleet',
+  mode: 'inline',
+  handles: [...NODE_EVENT_TYPES, 'DesiredStatePublished'],
+  tables: ['node_history', 'generations', 'bgp_sessions', 'interfaces', 'peerings', 'nodes'],
+  migrations: { name: 'fleet', dir: fileURLToPath(new URL('./migrations', import.meta.url)) },
+  async apply(tx, recorded) {
+    const event = { type: recorded.type, data: recorded.data } as FleetEvent;
+    await applyFleetEvent(tx, event, recorded);
+    await recordHistory(tx, event, recorded);
+  },
+};
+
+async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, recorded: RecordedEvent): Promise<void> {
+  const at = eventTime(recorded);
+  const touch = (nodeId: string) => tx.query(`UPDATE nodes SET updated_at = $2 WHERE node_id = $1`, [nodeId, at]);
+  switch (event.type) {
+    case 'NodeCreated': {
+      // A node id can be created again after a delete; its generation numbers continue.
+      const { rows } = await tx.query(`SELECT max(generation) AS g FROM generations WHERE node_id = $1`, [event.data.node_id]);
+      await tx.query(
+        `INSERT INTO nodes (node_id, fields, lifecycle, current_generation, created_at, updated_at) VALUES ($1, $2, 'active', $3, $4, $4)`,
+        [event.data.node_id, event.data.fields, rows[0]?.g ?? 0, at],
+      );
+      return;
+    }
+    case 'NodeUpdated':
+      await tx.query(`UPDATE nodes SET fields = fields || $2::jsonb, updated_at = $3 WHERE node_id = $1`, [event.data.node_id, event.data.changes, at]);
+      return;
+    case 'NodeDecommissioned':
+    case 'NodeRecommissioned':
+      await tx.query(`UPDATE nodes SET lifecycle = $2, updated_at = $3 WHERE node_id = $1`, [
+        event.data.node_id,
+        event.type === 'NodeDecommissioned' ? 'decommissioned' : 'active',
+        at,
+      ]);
+      return;
+    case 'NodeDeleted':
+      for (const table of ['bgp_sessions', 'interfaces', 'peerings', 'nodes']) {
+        await tx.query(`DELETE FROM ${table} WHERE node_id = $1`, [event.data.node_id]);
+      }
+      return;
+    case 'PeeringCreated': {
+      const p = event.data.peering;
+      await tx.query(
+        `INSERT INTO peerings (id, node_id, name, remote_asn, remote_node_id, remote_label, is_internal, enabled, notes, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+        [p.id, event.data.node_id, p.name, p.remote_asn, p.remote_node_id, p.remote_label, p.is_internal, p.enabled, p.notes, at],
+      );
+      return touch(event.data.node_id).then(() => undefined);
+    }
+    case 'PeeringUpdated': {
+      const c = event.data.changes;
+      const sets: string[] = [];
+      const values: unknown[] = [event.data.peering_id, at];
+      for (const column of ['name', 'remote_asn', 'remote_node_id', 'remote_label', 'is_internal', 'enabled', 'notes'] as const) {
+        if (c[column] !== undefined) {
+          values.push(c[column]);
+          sets.push(`${column} = $${values.length}`);
+        }
+      }
+      await tx.query(`UPDATE peerings SET ${[...sets, 'updated_at = $2'].join(', ')} WHERE id = $1`, values);
+      await touch(event.data.node_id);
+      return;
+    }
+    case 'PeeringDeleted':
+      await tx.query(`DELETE FROM peerings WHERE id = $1`, [event.data.peering_id]);
+      await touch(event.data.node_id);
+      return;
+    case 'InterfaceCreated': {
+      const i = event.data.interface;
+      await tx.query(
+        `INSERT INTO interfaces (id, node_id, peering_id, name, kind, enabled, sort_order, spec) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [i.id, event.data.node_id, i.peering_id, i.spec.name, i.spec.kind ?? 'wireguard', i.enabled, i.sort_order, i.spec],
+      );
+      await touch(event.data.node_id);
+      return;
+    }
+    case 'InterfaceUpdated': {
+      const c = event.data.changes;
+      await tx.query(
+        `UPDATE interfaces SET
+           spec = COALESCE($2::jsonb, spec), name = COALESCE($2::jsonb ->> 'name', name), kind = COALESCE($2::jsonb ->> 'kind', kind),
+           enabled = COALESCE($3, enabled), sort_order = COALESCE($4, sort_order),
+           peering_id = CASE WHEN $5 THEN $6 ELSE peering_id END
+         WHERE id = $1`,
+        [event.data.interface_id, c.spec ?? null, c.enabled ?? null, c.sort_order ?? null, c.peering_id !== undefined, c.peering_id ?? null],
+      );
+      await touch(event.data.node_id);
+      return;
+    }
+    case 'InterfaceDeleted':
+      await tx.query(`DELETE FROM interfaces WHERE id = $1`, [event.data.interface_id]);
+      await touch(event.data.node_id);
+      return;
+    case 'BgpSessionCreated': {
+      const s = event.data.session;
+      await tx.query(
+        `INSERT INTO bgp_sessions (id, node_id, peering_id, name, remote_asn, enabled, sort_order, spec) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [s.id, event.data.node_id, s.peering_id, s.spec.name, s.spec.remote_asn, s.spec.enabled ?? true, s.sort_order, s.spec],
+      );
+      await touch(event.data.node_id);
+      return;
+    }
+    case 'BgpSessionUpdated': {
+      const c = event.data.changes;
+      await tx.query(
+        `UPDATE bgp_sessions SET
+           spec = COALESCE($2::jsonb, spec), name = COALESCE($2::jsonb ->> 'name', name),
+           remote_asn = COALESCE(($2::jsonb ->> 'remote_asn')::bigint, remote_asn),
+           enabled = CASE WHEN $2::jsonb IS NULL THEN enabled ELSE COALESCE(($2::jsonb ->> 'enabled')::boolean, true) END,
+           sort_order = COALESCE($3, sort_order),
+           peering_id = CASE WHEN $4 THEN $5 ELSE peering_id END
+         WHERE id = $1`,
+        [event.data.session_id, c.spec ?? null, c.sort_order ?? null, c.peering_id !== undefined, c.peering_id ?? null],
+      );
+      await touch(event.data.node_id);
+      return;
+    }
+    case 'BgpSessionDeleted':
+      await tx.query(`DELETE FROM bgp_sessions WHERE id = $1`, [event.data.session_id]);
+      await touch(event.data.node_id);
+      return;
+    case 'DesiredStatePublished': {
+      const d = event.data;
+      await tx.query(
+        `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [d.node_id, d.generation, d.reason, d.state, d.rollback_of ?? null, recorded.metadata.actor, recorded.metadata.requestId ?? null, at],
+      );
+      await tx.query(`UPDATE nodes SET current_generation = $2 WHERE node_id = $1`, [d.node_id, d.generation]);
+      return;
+    }
+    default:
+      return unreachable(event);
+  }
+}
+
+/** When the command was decided (its clock), else when the store recorded the event. */
+function eventTime(recorded: RecordedEvent): Date {
+  return recorded.metadata.recordedAt ? new Date(recorded.metadata.recordedAt) : recorded.recordedAt;
+}
+
+async function recordHistory(tx: TransactionContext, event: FleetEvent, recorded: RecordedEvent): Promise<void> {
+  // The snapshot itself is in `generations`; history keeps what changed and why.
+  const data = event.type === 'DesiredStatePublished' ? { ...event.data, state: undefined } : event.data;
+  await tx.query(
+    `INSERT INTO node_history (tx, pos, node_id, type, data, actor, request_id, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [recorded.position.tx.toString(), recorded.position.pos.toString(), event.data.node_id, event.type, JSON.stringify(data), recorded.metadata.actor, recorded.metadata.requestId ?? null, eventTime(recorded)],
+  );
+}

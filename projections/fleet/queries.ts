@@ -1,0 +1,249 @@
+import type { Queryable } from '../../infra/db/pool.js';
+
+/** The read side of nodes, peerings, interfaces, sessions and generations, in the contract's shapes. */
+
+export interface NodeOut {
+  node_id: string;
+  asn: number;
+  router_id: string;
+  site: string | null;
+  loopback_ipv4: string | null;
+  loopback_ipv6: string | null;
+  link_local: string | null;
+  ipv4_prefixes: string[];
+  ipv6_prefixes: string[];
+  inventory: Record<string, unknown>;
+  labels: Record<string, unknown>;
+  base_template: Record<string, unknown>;
+  current_generation: number;
+  lifecycle: string;
+  dns_group_id: number | null;
+  wireguard_public_key: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const iso = (t: Date | string) => new Date(t).toISOString();
+
+function nodeOut(r: Record<string, any>): NodeOut {
+  const f = r.fields;
+  return {
+    node_id: r.node_id,
+    asn: f.asn,
+    router_id: f.router_id,
+    site: f.site ?? null,
+    loopback_ipv4: f.loopback_ipv4 ?? null,
+    loopback_ipv6: f.loopback_ipv6 ?? null,
+    link_local: f.link_local ?? null,
+    ipv4_prefixes: f.ipv4_prefixes ?? [],
+    ipv6_prefixes: f.ipv6_prefixes ?? [],
+    inventory: f.inventory ?? {},
+    labels: f.labels ?? {},
+    base_template: f.base_template ?? {},
+    current_generation: r.current_generation,
+    lifecycle: r.lifecycle,
+    dns_group_id: r.dns_group_id,
+    wireguard_public_key: r.wireguard_public_key,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+export async function listNodes(db: Queryable): Promise<NodeOut[]> {
+  const { rows } = await db.query(`SELECT * FROM nodes ORDER BY node_id`);
+  return rows.map(nodeOut);
+}
+
+export async function getNode(db: Queryable, nodeId: string): Promise<NodeOut | undefined> {
+  const { rows } = await db.query(`SELECT * FROM nodes WHERE node_id = $1`, [nodeId]);
+  return rows[0] ? nodeOut(rows[0]) : undefined;
+}
+
+export async function nodeExists(db: Queryable, nodeId: string): Promise<boolean> {
+  return (await db.query(`SELECT 1 FROM nodes WHERE node_id = $1`, [nodeId])).rows.length > 0;
+}
+
+export interface PeeringOut {
+  id: number;
+  local_node_id: string;
+  name: string;
+  remote_asn: number;
+  remote_node_id: string | null;
+  remote_label: string | null;
+  is_internal: boolean;
+  enabled: boolean;
+  notes: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function peeringOut(r: Record<string, any>): PeeringOut {
+  return {
+    id: r.id,
+    local_node_id: r.node_id,
+    name: r.name,
+    remote_asn: Number(r.remote_asn),
+    remote_node_id: r.remote_node_id,
+    remote_label: r.remote_label,
+    is_internal: r.is_internal,
+    enabled: r.enabled,
+    notes: r.notes,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  };
+}
+
+export async function listPeerings(db: Queryable, nodeId: string): Promise<PeeringOut[]> {
+  const { rows } = await db.query(`SELECT * FROM peerings WHERE node_id = $1 ORDER BY name, id`, [nodeId]);
+  return rows.map(peeringOut);
+}
+
+export async function getPeering(db: Queryable, id: number): Promise<PeeringOut | undefined> {
+  const { rows } = await db.query(`SELECT * FROM peerings WHERE id = $1`, [id]);
+  return rows[0] ? peeringOut(rows[0]) : undefined;
+}
+
+export interface InterfaceOut {
+  id: number;
+  node_id: string;
+  peering_id: number | null;
+  name: string;
+  kind: string;
+  enabled: boolean;
+  sort_order: number;
+  spec: Record<string, unknown>;
+}
+
+function interfaceOut(r: Record<string, any>): InterfaceOut {
+  return { id: r.id, node_id: r.node_id, peering_id: r.peering_id, name: r.name, kind: r.kind, enabled: r.enabled, sort_order: r.sort_order, spec: r.spec };
+}
+
+export async function listInterfaces(db: Queryable, nodeId: string): Promise<InterfaceOut[]> {
+  const { rows } = await db.query(`SELECT * FROM interfaces WHERE node_id = $1 ORDER BY sort_order, id`, [nodeId]);
+  return rows.map(interfaceOut);
+}
+
+export async function getInterface(db: Queryable, id: number): Promise<InterfaceOut | undefined> {
+  const { rows } = await db.query(`SELECT * FROM interfaces WHERE id = $1`, [id]);
+  return rows[0] ? interfaceOut(rows[0]) : undefined;
+}
+
+export interface SessionOut {
+  id: number;
+  node_id: string;
+  peering_id: number | null;
+  name: string;
+  remote_asn: number;
+  enabled: boolean;
+  sort_order: number;
+  spec: Record<string, unknown>;
+}
+
+function sessionOut(r: Record<string, any>): SessionOut {
+  return { id: r.id, node_id: r.node_id, peering_id: r.peering_id, name: r.name, remote_asn: Number(r.remote_asn), enabled: r.enabled, sort_order: r.sort_order, spec: r.spec };
+}
+
+export async function listSessions(db: Queryable, nodeId: string): Promise<SessionOut[]> {
+  const { rows } = await db.query(`SELECT * FROM bgp_sessions WHERE node_id = $1 ORDER BY sort_order, id`, [nodeId]);
+  return rows.map(sessionOut);
+}
+
+export async function getSession(db: Queryable, id: number): Promise<SessionOut | undefined> {
+  const { rows } = await db.query(`SELECT * FROM bgp_sessions WHERE id = $1`, [id]);
+  return rows[0] ? sessionOut(rows[0]) : undefined;
+}
+
+export interface PeeringFull extends PeeringOut {
+  interfaces: InterfaceOut[];
+  bgp_sessions: SessionOut[];
+}
+
+/** Peerings with their interfaces and sessions (one node, or one peering). */
+export async function peeringsFull(db: Queryable, where: { nodeId: string } | { peeringId: number }): Promise<PeeringFull[]> {
+  const peerings = 'nodeId' in where ? await listPeerings(db, where.nodeId) : [await getPeering(db, where.peeringId)].filter((p): p is PeeringOut => !!p);
+  if (peerings.length === 0) return [];
+  const ids = peerings.map((p) => p.id);
+  const ifaces = (await db.query(`SELECT * FROM interfaces WHERE peering_id = ANY($1::int[]) ORDER BY sort_order, id`, [ids])).rows.map(interfaceOut);
+  const sessions = (await db.query(`SELECT * FROM bgp_sessions WHERE peering_id = ANY($1::int[]) ORDER BY sort_order, id`, [ids])).rows.map(sessionOut);
+  return peerings.map((p) => ({ ...p, interfaces: ifaces.filter((i) => i.peering_id === p.id), bgp_sessions: sessions.filter((s) => s.peering_id === p.id) }));
+}
+
+/** Node ids by owner, for the per-id routes (`/peerings/{id}`, `/interfaces/{id}`, ...). */
+export async function ownerOf(db: Queryable, kind: 'peering' | 'interface' | 'bgp_session', id: number): Promise<string | undefined> {
+  const table = { peering: 'peerings', interface: 'interfaces', bgp_session: 'bgp_sessions' }[kind];
+  const { rows } = await db.query(`SELECT node_id FROM ${table} WHERE id = $1`, [id]);
+  return rows[0]?.node_id;
+}
+
+/** Nodes whose desired state depends on this node: internal peerings pointing at it, topology routers naming it. */
+export async function nodesReferring(db: Queryable, nodeId: string): Promise<string[]> {
+  const { rows } = await db.query(
+    `SELECT node_id FROM peerings WHERE remote_node_id = $1 AND is_internal AND node_id <> $1
+     UNION
+     SELECT node_id FROM nodes WHERE fields -> 'base_template' -> 'bird' -> 'internal_topology' -> 'routers' ? $1 AND node_id <> $1
+     ORDER BY 1`,
+    [nodeId],
+  );
+  return rows.map((r: { node_id: string }) => r.node_id);
+}
+
+export interface GenerationInfo {
+  node_id: string;
+  generation: number;
+  reason: string;
+  rollback_of: number | null;
+  actor: string;
+  created_at: string;
+}
+
+function generationInfo(r: Record<string, any>): GenerationInfo {
+  return { node_id: r.node_id, generation: r.generation, reason: r.reason, rollback_of: r.rollback_of, actor: r.actor, created_at: iso(r.created_at) };
+}
+
+export async function listGenerations(db: Queryable, nodeId: string, limit: number): Promise<GenerationInfo[]> {
+  const { rows } = await db.query(
+    `SELECT node_id, generation, reason, rollback_of, actor, created_at FROM generations WHERE node_id = $1 ORDER BY generation DESC LIMIT $2`,
+    [nodeId, limit],
+  );
+  return rows.map(generationInfo);
+}
+
+export async function getGeneration(db: Queryable, nodeId: string, generation: number): Promise<(GenerationInfo & { state: Record<string, unknown> }) | undefined> {
+  const { rows } = await db.query(`SELECT * FROM generations WHERE node_id = $1 AND generation = $2`, [nodeId, generation]);
+  return rows[0] ? { ...generationInfo(rows[0]), state: rows[0].state } : undefined;
+}
+
+/** The newest generation, or the one in force at `at` (published at or before it). */
+export async function generationAt(db: Queryable, nodeId: string, at?: Date): Promise<(GenerationInfo & { state: Record<string, unknown> }) | undefined> {
+  const { rows } = await db.query(
+    `SELECT * FROM generations WHERE node_id = $1 AND ($2::timestamptz IS NULL OR created_at <= $2) ORDER BY generation DESC LIMIT 1`,
+    [nodeId, at ?? null],
+  );
+  return rows[0] ? { ...generationInfo(rows[0]), state: rows[0].state } : undefined;
+}
+
+export interface HistoryEntry {
+  position: string;
+  type: string;
+  recorded_at: string;
+  actor: string;
+  request_id: string | null;
+  data: unknown;
+}
+
+/** A node's events, newest first; `before` is a position from an earlier page. */
+export async function nodeHistory(db: Queryable, nodeId: string, limit: number, before?: { tx: bigint; pos: bigint }): Promise<HistoryEntry[]> {
+  const { rows } = await db.query(
+    `SELECT * FROM node_history WHERE node_id = $1 AND ($2::bigint IS NULL OR (tx, pos) < ($2::bigint, $3::bigint))
+     ORDER BY tx DESC, pos DESC LIMIT $4`,
+    [nodeId, before?.tx.toString() ?? null, before?.pos.toString() ?? null, limit],
+  );
+  return rows.map((r: Record<string, any>) => ({
+    position: `${r.tx}/${r.pos}`,
+    type: r.type,
+    recorded_at: iso(r.recorded_at),
+    actor: r.actor,
+    request_id: r.request_id,
+    data: r.data,
+  }));
+}
