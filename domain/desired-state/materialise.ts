@@ -1,8 +1,8 @@
+import { Validation } from '../errors.js';
 import type { InterfaceRecord, PeeringRecord, SessionRecord } from '../node/events.js';
 import type { LiveNode } from '../node/state.js';
 import type { FleetContext } from './context.js';
 import { canonicalPrefix, formatIp, isIpv6LinkLocal, parseIp, parseIpWithOptionalLength } from './ip.js';
-import { Validation } from '../errors.js';
 import {
   DEFAULT_ALLOWED_IPS,
   DEFAULT_IMPORT_LIMIT,
