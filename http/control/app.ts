@@ -11,6 +11,7 @@ import { generationRoutes } from './fleet/generations.js';
 import { interfaceRoutes } from './fleet/interfaces.js';
 import { nodeRoutes } from './fleet/nodes.js';
 import { peeringRoutes } from './fleet/peerings.js';
+import { asNames } from '../../infra/registry/client.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
 
@@ -31,7 +32,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     controlAuthRoutes(ctx),
     auditLogRoutes(ctx),
     nodeRoutes(ctx),
-    peeringRoutes(ctx),
+    peeringRoutes(ctx, (asns) => namesOrNothing(ctx, asns)),
     interfaceRoutes(ctx),
     generationRoutes(ctx),
     registryProxyRoutes(ctx),
@@ -53,4 +54,14 @@ export function createControlApp(ctx: ServiceContext): Express {
     res.json(document);
   });
   return finishServiceApp(app, 'control', ctx.log);
+}
+
+/** Peering lists never fail for want of names: any replica trouble leaves `remote_as_name` null. */
+async function namesOrNothing(ctx: ServiceContext, asns: readonly number[]): Promise<ReadonlyMap<number, string>> {
+  try {
+    return (await asNames(ctx.config, asns, ctx.log)) ?? new Map();
+  } catch (err) {
+    ctx.log.warn({ err }, 'registry names unavailable; remote_as_name left null');
+    return new Map();
+  }
 }
