@@ -4,12 +4,14 @@
 import { stopTestServer } from '../spec/support/database.js';
 import { appendBench } from './append.js';
 import { rebuildBench } from './rebuild.js';
+import { registryBench } from './registry.js';
 import { progress, type Benchmark } from './support.js';
 
 /** Every benchmark; a new one is one more entry here. */
 const benchmarks: readonly Benchmark[] = [
   appendBench,
   rebuildBench,
+  registryBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {

@@ -8,6 +8,9 @@ export interface RegistryFile {
   text: string;
 }
 
+/** Directories whose objects are of a class with another name (`data/dns/` holds `domain:` objects). */
+const CLASS_OF_DIRECTORY: Record<string, string> = { dns: 'domain' };
+
 /** Everything the replica loads from one commit. */
 export interface RegistrySnapshot {
   autNums: AutNum[];
@@ -36,7 +39,7 @@ export function buildSnapshot(files: Iterable<RegistryFile>): RegistrySnapshot {
     try {
       const parsed = parseRpsl(file.text);
       if (!parsed.ok) throw new MalformedObject(parsed.reason);
-      if (parsed.object.type !== dirType) throw new MalformedObject(`class ${parsed.object.type} in the ${dirType} directory`);
+      if (parsed.object.type !== (CLASS_OF_DIRECTORY[dirType] ?? dirType)) throw new MalformedObject(`class ${parsed.object.type} in the ${dirType} directory`);
       const extracted = extract(parsed.object);
       const key = uniqueKey(extracted);
       if (key !== null) {

@@ -16,9 +16,10 @@ describe('Registry snapshot', () => {
       file('data/route/172.20.0.0_24', rpsl([['route', '172.20.0.0/24'], ['origin', 'AS1'], ['origin', 'AS2']])),
       file('data/route6/fd42::_48', rpsl([['route6', 'FD42:0::/48'], ['origin', 'AS1']])),
       file('data/schema/X-SCHEMA', rpsl([['schema', 'X-SCHEMA']])),
+      file('data/dns/x.dn42', rpsl([['domain', 'x.dn42'], ['nserver', 'ns1.x.dn42']])),
       file('data/person/NOHDL', rpsl([['person', 'Nobody']])),
     ]);
-    expect(snapshot.counts).to.deep.equal({ 'aut-num': 1, route: 1, route6: 1, schema: 1, malformed: 6 });
+    expect(snapshot.counts).to.deep.equal({ 'aut-num': 1, route: 1, route6: 1, schema: 1, dns: 1, malformed: 6 });
     expect(snapshot.malformed.map((m) => m.path)).to.deep.equal([
       'data/aut-num/AS2',
       'data/aut-num/AS3',
