@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createControlApp } from '../../../http/control/app.js';
 import { api, expectResponse } from '../../support/http.js';
+import { tableRows } from '../../support/tables.js';
 import { createTestSystem, startApp, type TestSystem } from '../../support/system.js';
 import { addAccount, ADMIN_TOKEN, auditEntries, CAPTCHA_SECRET, loginAs, POW_ENV, solvedTicket } from './support.js';
 
@@ -142,6 +143,15 @@ describe('control server authentication', function () {
       expectResponse(await loginAs(client, 'alice', 'correct horse')).status(200);
     });
 
+    it('10 parallel wrong logins on one name give exactly 5 × 401 and 5 × 429', async () => {
+      await addAccount(sys, 'gus', 'gus password');
+      const tickets = await Promise.all(Array.from({ length: 10 }, () => solvedTicket(client)));
+      const answers = await Promise.all(tickets.map((captcha_token) => client.post(LOGIN, { username: 'gus', password: 'wrong', captcha_token })));
+      expect(answers.map((r) => r.status).sort()).to.deep.equal([401, 401, 401, 401, 401, 429, 429, 429, 429, 429]);
+      const types = (await sys.store.readStream('account-gus')).map((e) => e.type);
+      expect(types).to.deep.equal(['AccountCreated', 'LoginFailed', 'LoginFailed', 'LoginFailed', 'LoginFailed', 'LoginFailed', 'LoginBlocked']);
+    });
+
     it('the block holds across instances', async () => {
       await addAccount(sys, 'erin', 'erin password');
       const second = await startApp(createControlApp({ ...sys.context }));
@@ -257,6 +267,13 @@ describe('control server authentication', function () {
         ['gina', 'POST', PASSWORD, 204, 'password changed; 2 session(s) revoked'],
         ['admin', 'POST', PASSWORD, 403, 'password change needs an account session token'],
       ]);
+    });
+
+    it('a rebuild of the accounts projection reproduces accounts and sessions row for row', async () => {
+      const before = [await tableRows(sys.pool, 'accounts', 'username'), await tableRows(sys.pool, 'account_sessions', 'session_id')];
+      expect(before[1]).to.not.deep.equal([]);
+      await sys.projections.rebuild(['accounts']);
+      expect([await tableRows(sys.pool, 'accounts', 'username'), await tableRows(sys.pool, 'account_sessions', 'session_id')]).to.deep.equal(before);
     });
 
     it('never writes a password into an event or its metadata', async () => {
