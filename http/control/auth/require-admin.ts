@@ -20,9 +20,9 @@ export const INVALID_TOKEN = 'invalid or expired token';
 export function requireAdmin(ctx: ServiceContext): RequestHandler {
   const configured = ctx.config.adminToken;
   const staticDigest = configured ? sha256(configured) : undefined;
-  return async (_req, res, next) => {
+  return async (req, res, next) => {
     if (!staticDigest) return refuse(res, next, 403, ADMIN_LOCKED);
-    const bearer = bearerOf(_req.headers.authorization);
+    const bearer = bearerOf(req.headers.authorization);
     if (bearer === undefined) return refuse(res, next, 401, MISSING_BEARER);
     const digest = sha256(bearer);
     if (timingSafeEqual(digest, staticDigest)) {
