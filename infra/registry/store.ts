@@ -97,7 +97,7 @@ export async function replaceSnapshot(
   });
 }
 
-/** Ordinal order matters for auth options, so inserts keep the array order (one statement per table). */
+/** All rows of a table in one statement: the rows travel as one JSON array parameter. */
 async function insertRows(tx: Queryable, table: string, columns: string, rows: readonly object[], suffix = ''): Promise<void> {
   if (rows.length === 0) return;
   const names = columns.split(',').map((c) => c.trim().split(' ')[0]).join(', ');
