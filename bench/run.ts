@@ -3,6 +3,7 @@
 // stdout; progress goes to stderr.
 import { stopTestServer } from '../spec/support/database.js';
 import { appendBench } from './append.js';
+import { provisionBench } from './provision.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { progress, type Benchmark } from './support.js';
@@ -12,6 +13,7 @@ const benchmarks: readonly Benchmark[] = [
   appendBench,
   rebuildBench,
   registryBench,
+  provisionBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {
