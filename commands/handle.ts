@@ -109,8 +109,31 @@ async function loadVersion(store: EventStore, streamId: string): Promise<LoadedS
   return { streamId, recorded: [], events: [], version: await store.streamVersion(streamId) };
 }
 
+/**
+ * Events already read, per store and stream. A stream's events never change once
+ * written, so a cached prefix stays true; each load reads only what came after
+ * it. Bounded: the least recently loaded streams are forgotten first.
+ */
+const readCache = new WeakMap<EventStore, Map<string, RecordedEvent[]>>();
+const CACHED_STREAMS = 2000;
+
+async function readThrough(store: EventStore, streamId: string): Promise<RecordedEvent[]> {
+  let streams = readCache.get(store);
+  if (!streams) readCache.set(store, (streams = new Map()));
+  const known = streams.get(streamId) ?? [];
+  const fresh = await store.readStream(streamId, { fromVersion: known.length });
+  // A stream's versions are 0, 1, 2, ...; anything else (a store that numbers differently) is not cached.
+  const all = fresh.length === 0 ? known : known.concat(fresh);
+  streams.delete(streamId);
+  if (all.every((e, i) => e.version === i)) {
+    streams.set(streamId, all);
+    if (streams.size > CACHED_STREAMS) streams.delete(streams.keys().next().value!);
+  }
+  return all;
+}
+
 export async function load(store: EventStore, streamId: string): Promise<LoadedStream> {
-  const recorded = await store.readStream(streamId);
+  const recorded = await readThrough(store, streamId);
   return {
     streamId,
     recorded,

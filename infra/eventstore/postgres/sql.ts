@@ -3,8 +3,13 @@
 
 const COLUMNS = `event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at`;
 
-/** One append in one statement: version checks and inserts (see `event_store_append`). */
-export const append = `SELECT ${COLUMNS} FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb)`;
+/**
+ * One append in one statement: version checks and inserts (see `event_store_append`).
+ * Data and metadata are not sent back: the writer has them, and a large desired
+ * state would cross the wire and be parsed a second time.
+ */
+export const append = `SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, recorded_at
+  FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb)`;
 
 export const streamVersions = `SELECT stream_id, version FROM streams WHERE stream_id = ANY($1::text[])`;
 

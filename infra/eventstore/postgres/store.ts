@@ -45,6 +45,8 @@ interface EventRow {
   recorded_at: Date;
 }
 
+type AppendedRow = Omit<EventRow, 'data' | 'metadata'>;
+
 function toRecorded(row: EventRow): RecordedEvent {
   return {
     id: row.event_id,
@@ -99,24 +101,36 @@ export class PgEventStore implements EventStore {
       if (ordered[i].streamId === ordered[i - 1].streamId) throw new Error(`stream ${ordered[i].streamId} appears twice in one append`);
     }
     const flat = ordered.flatMap((w) => w.events);
+    const dataText = flat.map((e) => JSON.stringify(e.data ?? null));
+    const metadataText = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
     const params = [
       ordered.map((w) => w.streamId),
       ordered.map((w) => String(w.expected)),
       ordered.map((w) => w.events.length),
       flat.map((e) => e.id ?? null),
       flat.map((e) => e.type),
-      flat.map((e) => JSON.stringify(e.data ?? null)),
-      JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() }),
+      dataText,
+      metadataText,
     ];
+    // The statement returns the written rows in the order they were sent (stream by stream, in order).
+    const toWritten = (rows: AppendedRow[]): RecordedEvent[] => {
+      if (rows.length !== flat.length) throw new Error(`append wrote ${rows.length} events, expected ${flat.length}`);
+      const meta = JSON.parse(metadataText) as EventMetadata;
+      const streams = ordered.flatMap((w) => w.events.map(() => w.streamId));
+      return rows.map((row, i) => {
+        if (row.stream_id !== streams[i] || row.type !== flat[i].type) throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
+        return toRecorded({ ...row, data: JSON.parse(dataText[i]), metadata: meta });
+      });
+    };
     const inline = this.inline.filter((h) => !h.types || flat.some((e) => h.types!.has(e.type)));
     let events: RecordedEvent[];
     try {
       if (inline.length === 0) {
         // Nothing else to do in the transaction: one autocommitted statement.
-        events = (await this.pool.query<EventRow>(sql.append, params)).rows.map(toRecorded);
+        events = toWritten((await this.pool.query<AppendedRow>(sql.append, params)).rows);
       } else {
         events = await withTransaction(this.pool, async (client) => {
-          const written = (await client.query<EventRow>(sql.append, params)).rows.map(toRecorded);
+          const written = toWritten((await client.query<AppendedRow>(sql.append, params)).rows);
           for (const { handler } of inline) await handler(client, written);
           return written;
         });
