@@ -1,6 +1,7 @@
 import { Validation, type FieldError } from '../errors.js';
 import type { NodePatch } from '../node/specs.js';
 import { isIpv6LinkLocal, parseIp, parsePrefix } from './ip.js';
+import { baseTemplateErrors } from './template.js';
 
 /**
  * Address rules of node fields the JSON Schema cannot state. Throws `Validation`
@@ -23,5 +24,7 @@ export function validateNodeFields(fields: NodePatch): void {
       if (parsePrefix(p)?.[0].kind() !== kind) bad([field, i], `must be an ${kind === 'ipv4' ? 'IPv4' : 'IPv6'} prefix (address/length)`);
     });
   }
+  // A template that could never materialise is refused when it is written, not at the next publish.
+  errors.push(...baseTemplateErrors(fields.base_template, ['body', 'base_template']));
   if (errors.length > 0) throw new Validation(`invalid ${errors[0].loc[1]}`, errors);
 }

@@ -47,6 +47,15 @@ describe('control: nodes', () => {
     expectResponse(await h.client.patch('/admin/nodes/ok', { link_local: 'fe80::1%wg0' })).status(422);
   });
 
+  it('refuses a base_template that could never materialise (422 invalid base_template)', async () => {
+    const res = await h.client.post('/admin/nodes', node('t1', { base_template: { runtime: { wireguard_port_range: '9000-100' } } }));
+    expectResponse(res).status(422).detail('invalid base_template');
+    expect(res.body.detail.errors[0].loc).to.deep.equal(['body', 'base_template', 'runtime', 'wireguard_port_range']);
+    await h.client.post('/admin/nodes', node('t1'));
+    expectResponse(await h.client.patch('/admin/nodes/t1', { base_template: { bird: { internal_topology: { private_nodes: [] } } } })).status(422).detail('invalid base_template');
+    expectResponse(await h.client.patch('/admin/nodes/t1', { base_template: { bird: { internal_topology: { routers: ['ams1'] } }, runtime: { wireguard_port_range: [20000, 20100] } } })).status(200);
+  });
+
   it('rejects unknown fields and bad types with 422 field errors', async () => {
     const res = await h.client.post('/admin/nodes', { ...node('x'), colour: 'red' });
     expectResponse(res).status(422);
