@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { AuditRecorded } from '../../domain/audit/events.js';
-import type { Projection } from '../runtime/projection.js';
+import { eventTime, type Projection } from '../runtime/projection.js';
 
 /** The audit log behind `GET /admin/audit-log`, written in the same transaction as the event. */
 export const auditLogProjection: Projection = {
@@ -23,7 +23,7 @@ export const auditLogProjection: Projection = {
         data.detail,
         event.metadata.requestId ?? null,
         event.metadata.clientAddress ?? null,
-        event.recordedAt,
+        eventTime(event),
       ],
     );
   },

@@ -3,7 +3,7 @@ import type { DesiredStatePublished } from '../../domain/desired-state/events.js
 import { NODE_EVENT_TYPES, type NodeEvent } from '../../domain/node/events.js';
 import type { RecordedEvent, TransactionContext } from '../../infra/eventstore/types.js';
 import { unreachable } from '../../domain/decider.js';
-import type { Projection } from '../runtime/projection.js';
+import { eventTime, type Projection } from '../runtime/projection.js';
 
 type FleetEvent = NodeEvent | DesiredStatePublished;
 
@@ -146,11 +146,6 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
     default:
       return unreachable(event);
   }
-}
-
-/** When the command was decided (its clock), else when the store recorded the event. */
-function eventTime(recorded: RecordedEvent): Date {
-  return recorded.metadata.recordedAt ? new Date(recorded.metadata.recordedAt) : recorded.recordedAt;
 }
 
 async function recordHistory(tx: TransactionContext, event: FleetEvent, recorded: RecordedEvent): Promise<void> {

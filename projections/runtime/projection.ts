@@ -45,3 +45,12 @@ export async function applyEvents(projection: Projection, tx: TransactionContext
   }
   for (const event of mine) await projection.apply(tx, event);
 }
+
+/**
+ * When an event happened for a read model: the time its command was decided
+ * (`metadata.recordedAt`, the request clock), else when the store recorded it.
+ * Both come from the event, so a rebuild reproduces them.
+ */
+export function eventTime(event: RecordedEvent): Date {
+  return event.metadata.recordedAt ? new Date(event.metadata.recordedAt) : event.recordedAt;
+}
