@@ -17,6 +17,8 @@ export function validateNodeFields(fields: NodePatch): void {
     if (fields.link_local.includes('%')) bad(['link_local'], 'must not carry a %zone suffix');
     else if (!isIpv6LinkLocal(parseIp(fields.link_local))) bad(['link_local'], 'must be an IPv6 address inside fe80::/10');
   }
+  // BIRD takes a router id only in IPv4 dotted-quad form.
+  if (fields.router_id !== undefined && parseIp(fields.router_id)?.kind() !== 'ipv4') bad(['router_id'], 'must be an IPv4 address (BIRD router id)');
   if (fields.loopback_ipv4 != null && parseIp(fields.loopback_ipv4)?.kind() !== 'ipv4') bad(['loopback_ipv4'], 'must be an IPv4 address');
   if (fields.loopback_ipv6 != null && parseIp(fields.loopback_ipv6)?.kind() !== 'ipv6') bad(['loopback_ipv6'], 'must be an IPv6 address');
   for (const [field, kind] of [['ipv4_prefixes', 'ipv4'], ['ipv6_prefixes', 'ipv6']] as const) {

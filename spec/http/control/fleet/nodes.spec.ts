@@ -62,6 +62,7 @@ describe('control: nodes', () => {
     expect(res.body.detail.errors[0].loc).to.deep.equal(['body', 'colour']);
     expectResponse(await h.client.post('/admin/nodes', node('x', { asn: 0 }))).status(422);
     expectResponse(await h.client.post('/admin/nodes', node('x'.repeat(65)))).status(422);
+    expectResponse(await h.client.post('/admin/nodes', node('x', { router_id: 'fra1.example' }))).status(422).detail('invalid router_id');
   });
 
   it('PATCH leaves omitted fields unchanged and does not publish a never-published node', async () => {
