@@ -6,6 +6,7 @@ import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-
 import { Validation } from '../domain/errors.js';
 import { nodeDecider } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
+import { addressingOf } from '../domain/node/specs.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { Queryable } from '../infra/db/pool.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
@@ -217,15 +218,9 @@ class FleetLoader {
 }
 
 export function factsOf(node: LiveNode): NodeFacts {
-  const f = node.fields;
   return {
     node_id: node.node_id,
-    asn: f.asn,
-    router_id: f.router_id,
-    site: f.site ?? null,
-    loopback_ipv4: f.loopback_ipv4 ?? null,
-    loopback_ipv6: f.loopback_ipv6 ?? null,
-    link_local: f.link_local ?? null,
+    ...addressingOf(node.fields),
     lifecycle: node.lifecycle,
     wireguard_public_key: null,
   };

@@ -1,6 +1,7 @@
 import { Validation } from '../errors.js';
 import type { InterfaceRecord, PeeringRecord, SessionRecord } from '../node/events.js';
 import type { LiveNode } from '../node/state.js';
+import { addressingOf } from '../node/specs.js';
 import type { FleetContext } from './context.js';
 import { canonicalPrefix, formatIp, isIpv6LinkLocal, parseIp, parseIpWithOptionalLength } from './ip.js';
 import {
@@ -47,15 +48,16 @@ function regionOf(node: LiveNode): number | null {
 
 function identity(node: LiveNode): NodeIdentity {
   const f = node.fields;
+  const { asn, router_id, site, loopback_ipv4, loopback_ipv6, link_local } = addressingOf(f);
   return {
     node_id: node.node_id,
-    asn: f.asn,
-    router_id: f.router_id,
-    site: f.site ?? null,
+    asn,
+    router_id,
+    site,
     region: regionOf(node),
-    loopback_ipv4: f.loopback_ipv4 ?? null,
-    loopback_ipv6: f.loopback_ipv6 ?? null,
-    link_local: f.link_local ?? null,
+    loopback_ipv4,
+    loopback_ipv6,
+    link_local,
     ipv4_prefixes: [...(f.ipv4_prefixes ?? [])],
     ipv6_prefixes: [...(f.ipv6_prefixes ?? [])],
   };

@@ -109,3 +109,15 @@ export const SessionSpecSchema = Type.Object(
   { additionalProperties: false },
 );
 export type SessionSpec = Static<typeof SessionSpecSchema>;
+
+/** Where a node sits and how it is addressed, with absent optional fields as null. */
+export function addressingOf(fields: NodeFields) {
+  return {
+    asn: fields.asn,
+    router_id: fields.router_id,
+    site: fields.site ?? null,
+    loopback_ipv4: fields.loopback_ipv4 ?? null,
+    loopback_ipv6: fields.loopback_ipv6 ?? null,
+    link_local: fields.link_local ?? null,
+  };
+}

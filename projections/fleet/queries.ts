@@ -1,3 +1,4 @@
+import { addressingOf, type NodeFields } from '../../domain/node/specs.js';
 import type { Queryable } from '../../infra/db/pool.js';
 
 /** The read side of nodes, peerings, interfaces, sessions and generations, in the contract's shapes. */
@@ -26,15 +27,10 @@ export interface NodeOut {
 const iso = (t: Date | string) => new Date(t).toISOString();
 
 function nodeOut(r: Record<string, any>): NodeOut {
-  const f = r.fields;
+  const f = r.fields as NodeFields;
   return {
     node_id: r.node_id,
-    asn: f.asn,
-    router_id: f.router_id,
-    site: f.site ?? null,
-    loopback_ipv4: f.loopback_ipv4 ?? null,
-    loopback_ipv6: f.loopback_ipv6 ?? null,
-    link_local: f.link_local ?? null,
+    ...addressingOf(f),
     ipv4_prefixes: f.ipv4_prefixes ?? [],
     ipv6_prefixes: f.ipv6_prefixes ?? [],
     inventory: f.inventory ?? {},

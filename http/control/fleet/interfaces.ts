@@ -1,7 +1,10 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { FleetDeps, NodeWriteOutcome } from '../../../commands/fleet-write.js';
 import { createInterface, createSession, deleteInterface, deleteSession, updateInterface, updateSession } from '../../../commands/interfaces.js';
 import { NotFound } from '../../../domain/errors.js';
 import { InterfaceSpecSchema, SessionSpecSchema } from '../../../domain/node/specs.js';
+import type { EventMetadata } from '../../../infra/eventstore/types.js';
+import type { Queryable } from '../../../infra/db/pool.js';
 import { getInterface, getSession, listInterfaces, listSessions, ownerOf } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
@@ -30,163 +33,137 @@ const SessionPatch = Type.Object(
   { additionalProperties: false },
 );
 
-/** WireGuard interface records and BGP session records of a node. */
-export function interfaceRoutes(ctx: ServiceContext): ApiRouter {
-  const deps = fleetDeps(ctx);
-  const r = new ApiRouter('/control/v1');
-  const common = { security: ADMIN, tags: TAGS.interfaces };
+/** What differs between the interface routes and the session routes. */
+interface ChildKind<In extends TSchema, Patch extends TSchema> {
+  /** `interface`, `bgp session`: the word in summaries and 404 texts. */
+  label: string;
+  owner: 'interface' | 'bgp_session';
+  /** `/nodes/{node_id}/<collection>` and `/<collection>/{<param>}`. */
+  collection: string;
+  param: string;
+  body: In;
+  patch: Patch;
+  list(db: Queryable, nodeId: string): Promise<unknown[]>;
+  get(db: Queryable, id: number): Promise<unknown>;
+  create(deps: FleetDeps, nodeId: string, body: Static<In>, metadata: EventMetadata): Promise<NodeWriteOutcome<number>>;
+  update(deps: FleetDeps, nodeId: string, id: number, body: Static<Patch>, metadata: EventMetadata): Promise<NodeWriteOutcome<void>>;
+  remove(deps: FleetDeps, nodeId: string, id: number, metadata: EventMetadata): Promise<NodeWriteOutcome<void>>;
+}
 
-  async function owner(kind: 'interface' | 'bgp_session', id: number): Promise<string> {
-    const nodeId = await ownerOf(ctx.pool, kind, id);
-    if (!nodeId) throw new NotFound(`unknown ${kind === 'interface' ? 'interface' : 'bgp session'} ${id}`);
+const INTERFACES: ChildKind<typeof InterfaceIn, typeof InterfacePatch> = {
+  label: 'interface',
+  owner: 'interface',
+  collection: 'interfaces',
+  param: 'iface_id',
+  body: InterfaceIn,
+  patch: InterfacePatch,
+  list: listInterfaces,
+  get: getInterface,
+  create: (deps, nodeId, b, m) => createInterface(deps, nodeId, { spec: b.spec, peering_id: b.peering_id ?? null, enabled: b.enabled ?? true, sort_order: b.sort_order ?? 0 }, m),
+  update: updateInterface,
+  remove: deleteInterface,
+};
+
+const SESSIONS: ChildKind<typeof SessionIn, typeof SessionPatch> = {
+  label: 'bgp session',
+  owner: 'bgp_session',
+  collection: 'bgp-sessions',
+  param: 'session_id',
+  body: SessionIn,
+  patch: SessionPatch,
+  list: listSessions,
+  get: getSession,
+  create: (deps, nodeId, b, m) => createSession(deps, nodeId, { spec: b.spec, peering_id: b.peering_id ?? null, sort_order: b.sort_order ?? 0 }, m),
+  update: updateSession,
+  remove: deleteSession,
+};
+
+/** WireGuard interface records and BGP session records of a node: the same five routes each. */
+export function interfaceRoutes(ctx: ServiceContext): ApiRouter {
+  const r = new ApiRouter('/control/v1');
+  childRoutes(ctx, r, INTERFACES);
+  childRoutes(ctx, r, SESSIONS);
+  return r;
+}
+
+function childRoutes<In extends TSchema, Patch extends TSchema>(ctx: ServiceContext, r: ApiRouter, kind: ChildKind<In, Patch>): void {
+  const deps = fleetDeps(ctx);
+  const common = { security: ADMIN, tags: TAGS.interfaces };
+  const params = IdParam(kind.param);
+  const one = `/admin/${kind.collection}/{${kind.param}}`;
+
+  async function found(id: number) {
+    const row = await kind.get(ctx.pool, id);
+    if (!row) throw new NotFound(`unknown ${kind.label} ${id}`);
+    return row;
+  }
+  async function owner(id: number): Promise<string> {
+    const nodeId = await ownerOf(ctx.pool, kind.owner, id);
+    if (!nodeId) throw new NotFound(`unknown ${kind.label} ${id}`);
     return nodeId;
   }
-  async function iface(id: number) {
-    const found = await getInterface(ctx.pool, id);
-    if (!found) throw new NotFound(`unknown interface ${id}`);
-    return found;
-  }
-  async function session(id: number) {
-    const found = await getSession(ctx.pool, id);
-    if (!found) throw new NotFound(`unknown bgp session ${id}`);
-    return found;
-  }
 
   r.route({
     ...common,
     method: 'get',
-    path: '/admin/nodes/{node_id}/interfaces',
-    summary: 'interfaces of a node ordered by (sort_order, id)',
+    path: `/admin/nodes/{node_id}/${kind.collection}`,
+    summary: `${kind.label} records of a node ordered by (sort_order, id)`,
     params: NodeIdParams,
-    responses: { 200: 'InterfaceOut[]', 404: 'unknown node' },
+    responses: { 200: `${kind.label} records`, 404: 'unknown node' },
     handler: async (req, res) => {
       await nodeOr404(ctx, req.params.node_id);
-      res.json(await listInterfaces(ctx.pool, req.params.node_id));
+      res.json(await kind.list(ctx.pool, req.params.node_id));
     },
   });
   r.route({
     ...common,
     method: 'post',
-    path: '/admin/nodes/{node_id}/interfaces',
-    summary: 'create an interface; materialise and broadcast',
+    path: `/admin/nodes/{node_id}/${kind.collection}`,
+    summary: `create a ${kind.label}; materialise and broadcast`,
     params: NodeIdParams,
-    body: InterfaceIn,
-    responses: { 201: 'InterfaceOut', 400: 'peering not on node', 404: 'unknown node', 409: 'duplicate name or port in use', 422: 'invalid or port out of range' },
+    body: kind.body,
+    responses: { 201: kind.label, 400: 'peering not on node', 404: 'unknown node', 409: 'duplicate name (or WireGuard port in use)', 422: 'invalid (or port out of range)' },
     handler: async (req, res) => {
-      const body = req.body as Static<typeof InterfaceIn>;
-      const { result: id } = await createInterface(
-        deps,
-        req.params.node_id,
-        { spec: body.spec, peering_id: body.peering_id ?? null, enabled: body.enabled ?? true, sort_order: body.sort_order ?? 0 },
-        metadataOf(ctx, req, res),
-      );
-      res.status(201).json(await iface(id));
+      const { result: id } = await kind.create(deps, req.params.node_id, req.body as Static<In>, metadataOf(ctx, req, res));
+      res.status(201).json(await found(id));
     },
   });
-  const InterfaceParams = IdParam('iface_id');
   r.route({
     ...common,
     method: 'get',
-    path: '/admin/interfaces/{iface_id}',
-    summary: 'one interface',
-    params: InterfaceParams,
-    responses: { 200: 'InterfaceOut', 404: 'unknown interface' },
+    path: one,
+    summary: `one ${kind.label}`,
+    params,
+    responses: { 200: kind.label, 404: `unknown ${kind.label}` },
     handler: async (req, res) => {
-      res.json(await iface(intParam(req.params.iface_id)));
+      res.json(await found(intParam(req.params[kind.param])));
     },
   });
   r.route({
     ...common,
     method: 'patch',
-    path: '/admin/interfaces/{iface_id}',
-    summary: 'update spec, enabled, sort_order, peering_id (clear_peering unlinks)',
-    params: InterfaceParams,
-    body: InterfacePatch,
-    responses: { 200: 'InterfaceOut', 400: 'peering not on node', 404: 'unknown interface', 409: 'conflict', 422: 'invalid' },
+    path: one,
+    summary: `update a ${kind.label} (clear_peering unlinks it from its peering)`,
+    params,
+    body: kind.patch,
+    responses: { 200: kind.label, 400: 'peering not on node', 404: `unknown ${kind.label}`, 409: 'conflict', 422: 'invalid' },
     handler: async (req, res) => {
-      const id = intParam(req.params.iface_id);
-      await updateInterface(deps, await owner('interface', id), id, req.body as Static<typeof InterfacePatch>, metadataOf(ctx, req, res));
-      res.json(await iface(id));
+      const id = intParam(req.params[kind.param]);
+      await kind.update(deps, await owner(id), id, req.body as Static<Patch>, metadataOf(ctx, req, res));
+      res.json(await found(id));
     },
   });
   r.route({
     ...common,
     method: 'delete',
-    path: '/admin/interfaces/{iface_id}',
-    summary: 'delete an interface',
-    params: InterfaceParams,
-    responses: { 204: 'deleted', 404: 'unknown interface' },
+    path: one,
+    summary: `delete a ${kind.label}`,
+    params,
+    responses: { 204: 'deleted', 404: `unknown ${kind.label}` },
     handler: async (req, res) => {
-      const id = intParam(req.params.iface_id);
-      await deleteInterface(deps, await owner('interface', id), id, metadataOf(ctx, req, res));
+      const id = intParam(req.params[kind.param]);
+      await kind.remove(deps, await owner(id), id, metadataOf(ctx, req, res));
       res.status(204).end();
     },
   });
-
-  r.route({
-    ...common,
-    method: 'get',
-    path: '/admin/nodes/{node_id}/bgp-sessions',
-    summary: 'BGP sessions of a node ordered by (sort_order, id)',
-    params: NodeIdParams,
-    responses: { 200: 'SessionOut[]', 404: 'unknown node' },
-    handler: async (req, res) => {
-      await nodeOr404(ctx, req.params.node_id);
-      res.json(await listSessions(ctx.pool, req.params.node_id));
-    },
-  });
-  r.route({
-    ...common,
-    method: 'post',
-    path: '/admin/nodes/{node_id}/bgp-sessions',
-    summary: 'create a BGP session; materialise and broadcast',
-    params: NodeIdParams,
-    body: SessionIn,
-    responses: { 201: 'SessionOut', 400: 'peering not on node', 404: 'unknown node', 409: 'duplicate name', 422: 'invalid' },
-    handler: async (req, res) => {
-      const body = req.body as Static<typeof SessionIn>;
-      const { result: id } = await createSession(deps, req.params.node_id, { spec: body.spec, peering_id: body.peering_id ?? null, sort_order: body.sort_order ?? 0 }, metadataOf(ctx, req, res));
-      res.status(201).json(await session(id));
-    },
-  });
-  const SessionParams = IdParam('session_id');
-  r.route({
-    ...common,
-    method: 'get',
-    path: '/admin/bgp-sessions/{session_id}',
-    summary: 'one BGP session',
-    params: SessionParams,
-    responses: { 200: 'SessionOut', 404: 'unknown bgp session' },
-    handler: async (req, res) => {
-      res.json(await session(intParam(req.params.session_id)));
-    },
-  });
-  r.route({
-    ...common,
-    method: 'patch',
-    path: '/admin/bgp-sessions/{session_id}',
-    summary: 'update spec, sort_order, peering_id (clear_peering unlinks)',
-    params: SessionParams,
-    body: SessionPatch,
-    responses: { 200: 'SessionOut', 400: 'peering not on node', 404: 'unknown bgp session', 409: 'duplicate name', 422: 'invalid' },
-    handler: async (req, res) => {
-      const id = intParam(req.params.session_id);
-      await updateSession(deps, await owner('bgp_session', id), id, req.body as Static<typeof SessionPatch>, metadataOf(ctx, req, res));
-      res.json(await session(id));
-    },
-  });
-  r.route({
-    ...common,
-    method: 'delete',
-    path: '/admin/bgp-sessions/{session_id}',
-    summary: 'delete a BGP session',
-    params: SessionParams,
-    responses: { 204: 'deleted', 404: 'unknown bgp session' },
-    handler: async (req, res) => {
-      const id = intParam(req.params.session_id);
-      await deleteSession(deps, await owner('bgp_session', id), id, metadataOf(ctx, req, res));
-      res.status(204).end();
-    },
-  });
-  return r;
 }
