@@ -207,6 +207,8 @@ describe('service shell', () => {
       app.get('/admin/things', (_req, res) => void res.json([]));
       const client = await serve(finishServiceApp(app, 'control', sys.log));
       await client.post('/admin/locked?x=1', { password: 'never-logged' }, { headers: { 'x-forwarded-for': '192.0.2.7, 10.0.0.1' } });
+      // Entries are ordered by request time; audit writes run in the background and may land in any order.
+      sys.clock.advance(1000);
       await client.delete('/admin/things/7');
       await client.get('/admin/things');
       let entries: Awaited<ReturnType<typeof listAuditEntries>> = [];

@@ -44,6 +44,8 @@ describe('control: fleet edges', () => {
   it('guards every fleet route with the admin bearer and audits refused and accepted writes', async () => {
     expectResponse(await h.client.get('/admin/nodes', { token: 'wrong-token-wrong-token' })).status(401);
     expectResponse(await h.client.post('/admin/nodes', node('x1'), { token: 'wrong-token-wrong-token' })).status(401);
+    // Audit writes land after their response; waiting keeps the log in request order.
+    await h.sys.context.background.drain();
     expectResponse(await h.client.patch('/admin/nodes/fra1', { site: 'ber' })).status(200);
     await h.sys.context.background.drain();
     const entries = await listAuditEntries(h.sys.pool, 10);
