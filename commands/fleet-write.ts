@@ -18,6 +18,12 @@ export interface FleetDeps {
   store: EventStore;
   db: Queryable;
   doorbell: Doorbell;
+  /**
+   * Waits until the read models reflect the write. Needed only where inline
+   * projections do not run in the append's transaction (KurrentDB), so that
+   * the caller can answer from the read model.
+   */
+  settle?: () => Promise<void>;
 }
 
 /**
@@ -144,6 +150,7 @@ export async function writeNode<T>(
     },
     metadata,
   );
+  await deps.settle?.();
   const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
   return { result: result.result, published: result.published, deliveries };
 }

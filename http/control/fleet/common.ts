@@ -14,7 +14,13 @@ export const NodeIdParams = Type.Object({ node_id: Type.String({ minLength: 1, m
 export const IdParam = (name: string) => Type.Object({ [name]: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 
 export function fleetDeps(ctx: ServiceContext): FleetDeps {
-  return { store: ctx.store, db: ctx.pool, doorbell: ctx.doorbell };
+  return {
+    store: ctx.store,
+    db: ctx.pool,
+    doorbell: ctx.doorbell,
+    // On KurrentDB the fleet projection runs in the runner: answer only once it has the write.
+    settle: ctx.store.transactional ? undefined : () => ctx.projections.catchUp(['fleet']),
+  };
 }
 
 export function metadataOf(ctx: ServiceContext, req: Request, res: Response): EventMetadata {
