@@ -98,11 +98,10 @@ export async function writeNode<T>(
       const loader = new FleetLoader(deps.db, more, nodeId, after);
 
       const targets: { node: LiveNode; empty: boolean }[] = [];
-      const generation = await loader.generation(nodeId);
       if (after.status === 'Live') {
         if (decided.publish === 'empty') targets.push({ node: after, empty: true });
         else if (decided.document) targets.push({ node: after, empty: false });
-        else if (after.lifecycle === 'active' && (decided.publish === 'always' || (decided.publish === 'if-published' && generation > 0))) {
+        else if (after.lifecycle === 'active' && (decided.publish === 'always' || (decided.publish === 'if-published' && (await loader.generation(nodeId)) > 0))) {
           targets.push({ node: after, empty: false });
         }
       }
@@ -123,7 +122,7 @@ export async function writeNode<T>(
           own && decided.document ? decided.document : target.empty ? emptyDesiredState(target.node) : materialise(target.node, await loader.context(target.node));
         const check = validateDesiredState(state);
         if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
-        const next = generationOfVersion((await loader.generation(target.node.node_id)));
+        const next = (await loader.generation(target.node.node_id)) + 1;
         published.push({ node_id: target.node.node_id, generation: next, reason: decided.reason });
         writes.push({
           streamId: desiredStateStream(target.node.node_id),
