@@ -60,7 +60,8 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
         [p.id, event.data.node_id, p.name, p.remote_asn, p.remote_node_id, p.remote_label, p.is_internal, p.enabled, p.notes, at],
       );
-      return touch(event.data.node_id).then(() => undefined);
+      await touch(event.data.node_id);
+      return;
     }
     case 'PeeringUpdated': {
       const c = event.data.changes;
