@@ -3,9 +3,10 @@ import { nodeStream, type NodeEvent, type PeeringRecord } from '../domain/node/e
 import type { InterfaceSpec, PeeringIn, PeeringPatch, SessionSpec } from '../domain/node/specs.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import { fold } from '../domain/decider.js';
+import { Conflict } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
-import type { LoadMore } from './handle.js';
+import { load, type LoadMore } from './handle.js';
 import { nextIds } from './ids.js';
 
 const isInternalLink = (p: { is_internal?: boolean; remote_node_id?: string | null }) => !!p.is_internal && !!p.remote_node_id;
@@ -215,18 +216,17 @@ export function planBackfill(node: LiveNode): BackfillPlan {
 }
 
 export async function backfillPeerings(deps: FleetDeps, nodeId: string, dryRun: boolean, metadata: EventMetadata): Promise<NodeWriteOutcome<BackfillPlan> & { dry_run: boolean }> {
-  if (dryRun) {
-    const state = fold(nodeDecider, (await deps.store.readStream(nodeStream(nodeId))).map((e) => ({ type: e.type, data: e.data }) as NodeEvent));
-    return { dry_run: true, result: planBackfill(live(state, nodeId)), published: [], deliveries: [] };
-  }
-  const reserved = await nextIds(deps.db, 'peering', 64);
+  const planned = planBackfill(live(fold(nodeDecider, (await load(deps.store, nodeStream(nodeId))).events as NodeEvent[]), nodeId));
+  if (dryRun) return { dry_run: true, result: planned, published: [], deliveries: [] };
+  const reserved = await nextIds(deps.db, 'peering', planned.peerings.filter((p) => p.create).length);
   const outcome = await writeNode(
     deps,
     nodeId,
     (state: NodeState) => {
       const plan = planBackfill(live(state, nodeId));
       const creates = plan.peerings.filter((p) => p.create);
-      if (creates.length > reserved.length) throw new Error('backfill of more than 64 peerings at once; run it again');
+      // The node gained orphans between planning and writing: the ids reserved do not cover them.
+      if (creates.length > reserved.length) throw new Conflict(`node ${nodeId} changed during the backfill; retry`);
       const commands: NodeCommand[] = [];
       creates.forEach((p, n) => {
         p.peering_id = reserved[n];
