@@ -1,3 +1,4 @@
+import type { NodeAddressing } from '../node/specs.js';
 import type { Lifecycle } from '../node/state.js';
 
 /**
@@ -5,14 +6,8 @@ import type { Lifecycle } from '../node/state.js';
  * loads these from the nodes' own streams (and guards their versions), so a
  * published state never mixes facts from before and after a concurrent write.
  */
-export interface NodeFacts {
+export interface NodeFacts extends NodeAddressing {
   node_id: string;
-  asn: number;
-  router_id: string;
-  site: string | null;
-  loopback_ipv4: string | null;
-  loopback_ipv6: string | null;
-  link_local: string | null;
   lifecycle: Lifecycle;
   /** As reported by the node's agent; null until reported. */
   wireguard_public_key: string | null;

@@ -111,7 +111,16 @@ export const SessionSpecSchema = Type.Object(
 export type SessionSpec = Static<typeof SessionSpecSchema>;
 
 /** Where a node sits and how it is addressed, with absent optional fields as null. */
-export function addressingOf(fields: NodeFields) {
+export interface NodeAddressing {
+  asn: number;
+  router_id: string;
+  site: string | null;
+  loopback_ipv4: string | null;
+  loopback_ipv6: string | null;
+  link_local: string | null;
+}
+
+export function addressingOf(fields: NodeFields): NodeAddressing {
   return {
     asn: fields.asn,
     router_id: fields.router_id,

@@ -1,16 +1,11 @@
-import { addressingOf, type NodeFields } from '../../domain/node/specs.js';
+import type { PeeringRecord } from '../../domain/node/events.js';
+import { addressingOf, type NodeAddressing, type NodeFields } from '../../domain/node/specs.js';
 import type { Queryable } from '../../infra/db/pool.js';
 
 /** The read side of nodes, peerings, interfaces, sessions and generations, in the contract's shapes. */
 
-export interface NodeOut {
+export interface NodeOut extends NodeAddressing {
   node_id: string;
-  asn: number;
-  router_id: string;
-  site: string | null;
-  loopback_ipv4: string | null;
-  loopback_ipv6: string | null;
-  link_local: string | null;
   ipv4_prefixes: string[];
   ipv6_prefixes: string[];
   inventory: Record<string, unknown>;
@@ -55,20 +50,9 @@ export async function getNode(db: Queryable, nodeId: string): Promise<NodeOut | 
   return rows[0] ? nodeOut(rows[0]) : undefined;
 }
 
-export async function nodeExists(db: Queryable, nodeId: string): Promise<boolean> {
-  return (await db.query(`SELECT 1 FROM nodes WHERE node_id = $1`, [nodeId])).rows.length > 0;
-}
-
-export interface PeeringOut {
-  id: number;
+/** A peering record as the node stream holds it, plus its node and times. */
+export interface PeeringOut extends PeeringRecord {
   local_node_id: string;
-  name: string;
-  remote_asn: number;
-  remote_node_id: string | null;
-  remote_label: string | null;
-  is_internal: boolean;
-  enabled: boolean;
-  notes: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -225,6 +209,11 @@ export interface HistoryEntry {
   actor: string;
   request_id: string | null;
   data: unknown;
+}
+
+/** Whether a node id ever had events (its history outlives a delete). */
+export async function nodeHasHistory(db: Queryable, nodeId: string): Promise<boolean> {
+  return (await db.query(`SELECT 1 FROM node_history WHERE node_id = $1 LIMIT 1`, [nodeId])).rows.length > 0;
 }
 
 /** A node's events, newest first; `before` is a position from an earlier page. */

@@ -10,6 +10,9 @@ import { requestMetadata } from '../../shared/metadata.js';
 export const ADMIN = ['admin'];
 export const TAGS = { nodes: ['nodes'], peerings: ['peerings'], interfaces: ['interfaces and sessions'], generations: ['desired state'] };
 
+/** A sort key of an interface or session (PostgreSQL integer). */
+export const SortOrder = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
+
 export const NodeIdParams = Type.Object({ node_id: Type.String({ minLength: 1, maxLength: 64 }) });
 export const IdParam = (name: string) => Type.Object({ [name]: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 

@@ -3,7 +3,7 @@ import { provisionState, rollbackGeneration } from '../../../commands/generation
 import { diffStates } from '../../../domain/desired-state/diff.js';
 import { BadReference, NotFound, Validation } from '../../../domain/errors.js';
 import { parsePosition } from '../../../infra/eventstore/types.js';
-import { generationAt, getGeneration, listGenerations, nodeHistory } from '../../../projections/fleet/queries.js';
+import { generationAt, getGeneration, listGenerations, nodeHasHistory, nodeHistory } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN, fleetDeps, intParam, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
@@ -138,8 +138,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 200: '{node_id, events[], next_before}', 404: 'unknown node' },
     handler: async (req, res) => {
       const nodeId = req.params.node_id;
-      const known = await ctx.pool.query(`SELECT 1 FROM node_history WHERE node_id = $1 LIMIT 1`, [nodeId]);
-      if (known.rows.length === 0) throw new NotFound(`unknown node ${nodeId}`);
+      if (!(await nodeHasHistory(ctx.pool, nodeId))) throw new NotFound(`unknown node ${nodeId}`);
       const before = req.validQuery.before ? parsePosition(req.validQuery.before) : undefined;
       const events = await nodeHistory(ctx.pool, nodeId, req.validQuery.limit, before);
       res.json({ node_id: nodeId, events, next_before: events.length === req.validQuery.limit ? events[events.length - 1].position : null });

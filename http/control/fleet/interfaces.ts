@@ -8,9 +8,8 @@ import type { Queryable } from '../../../infra/db/pool.js';
 import { getInterface, getSession, listInterfaces, listSessions, ownerOf } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
-import { ADMIN, fleetDeps, IdParam, intParam, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
+import { ADMIN, fleetDeps, IdParam, intParam, metadataOf, NodeIdParams, nodeOr404, SortOrder, TAGS } from './common.js';
 
-const SortOrder = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
 const PeeringRef = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]);
 
 const InterfaceIn = Type.Object(

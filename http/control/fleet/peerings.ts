@@ -5,14 +5,13 @@ import { InterfaceSpecSchema, PeeringInSchema, PeeringPatchSchema, SessionSpecSc
 import { getInterface, getPeering, getSession, listPeerings, ownerOf, peeringsFull, type PeeringOut } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
-import { ADMIN, fleetDeps, IdParam, intParam, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
+import { ADMIN, fleetDeps, IdParam, intParam, metadataOf, NodeIdParams, nodeOr404, SortOrder, TAGS } from './common.js';
 
 /** Looks up AS names for peering rows; null where unknown or when no registry replica is reachable. */
 export type AsNameLookup = (asns: readonly number[]) => Promise<ReadonlyMap<number, string | null>>;
 
 const noRegistry: AsNameLookup = async () => new Map();
 
-const SortOrder = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
 
 const ProvisionBody = Type.Object(
   {
