@@ -1,12 +1,23 @@
 /**
- * The doorbell: after a generation commits, connected agents are told to pull.
- * The command layer rings it; the agent channel (WebSocket hub) delivers.
+ * The doorbell: after a write commits, connected agents are told about it.
+ * The command layer rings it; the agent channel (WebSocket hub) delivers,
+ * on this instance directly and on the others through PostgreSQL NOTIFY.
+ *
+ * Every event names the node it is for; on the wire (`WS /agent/ws/{node_id}`)
+ * `node_id` is dropped, the rest is the contract's event (document 2, Events).
  */
-export interface DoorbellEvent {
-  type: 'desired_state_updated';
-  node_id: string;
-  generation: number;
-  reason?: string;
+export type DoorbellEvent =
+  | { type: 'desired_state_updated'; node_id: string; generation: number; reason?: string }
+  | { type: 'snapshot_request'; node_id: string; reason?: string }
+  | { type: 'agent_update_available'; node_id: string; version: string; wheels: ReleaseFile[]; reason?: string }
+  | { type: 'probe_request'; node_id: string; probe_id: string; spec: Record<string, unknown> }
+  | { type: 'log_request'; node_id: string; log_id: string; spec: Record<string, unknown> };
+
+/** One file of an agent release manifest. */
+export interface ReleaseFile {
+  filename: string;
+  sha256: string;
+  size: number;
 }
 
 /** How many agent connections of the node there were and how many took the event. */

@@ -54,7 +54,7 @@ export class PgDoorbell implements Doorbell {
 
   async ring(events: readonly DoorbellEvent[]): Promise<Delivery[]> {
     if (events.length === 0) return [];
-    const trimmed = events.map((e) => (e.reason && e.reason.length > MAX_REASON ? { ...e, reason: e.reason.slice(0, MAX_REASON) } : e));
+    const trimmed = events.map((e) => ('reason' in e && e.reason && e.reason.length > MAX_REASON ? { ...e, reason: e.reason.slice(0, MAX_REASON) } : e));
     const deliveries = trimmed.map((e) => this.broadcaster.deliver(e));
     try {
       // Batches of events that fit one payload.

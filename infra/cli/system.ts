@@ -11,14 +11,13 @@ import { BackgroundTasks } from '../background.js';
 import type { Config } from '../config.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { PgListener } from '../db/listener.js';
-import { commandMigrations } from '../../commands/ids.js';
+import { stateMigrations } from '../migrations.js';
 import { nobodyConnected } from '../../commands/doorbell.js';
 import { PgDoorbell } from '../doorbell.js';
 import { migrate } from '../db/migrate.js';
 import { scheduleSingleton, type SingletonJob } from '../db/singleton.js';
 import { createPool } from '../db/pool.js';
 import { createEventStore } from '../eventstore/index.js';
-import { eventStoreMigrations } from '../eventstore/postgres/store.js';
 import type { EventStore } from '../eventstore/types.js';
 import type { Logger } from '../logger.js';
 import { registryMigrations } from '../registry/store.js';
@@ -52,7 +51,7 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
     store = await createEventStore(config, pool, listener, log);
     projections = new ProjectionRuntime(store, pool, allProjections, log, config.projectionPollMs);
     if (options.migrate !== false) {
-      const report = await migrate(pool, [eventStoreMigrations, commandMigrations, ...projections.migrationSets()]);
+      const report = await migrate(pool, [...stateMigrations, ...projections.migrationSets()]);
       // The replica's tables are a cache of the upstream, not a projection: no rebuild from events.
       report.applied.push(...(await migrate(pool, [registryMigrations])).applied);
       if (report.applied.length) log.info({ applied: report.applied }, 'migrations applied');

@@ -6,12 +6,12 @@ import type { ServiceContext } from '../../http/shared/context.js';
 import { BackgroundTasks } from '../../infra/background.js';
 import { loadConfig, type Config } from '../../infra/config.js';
 import { PgListener } from '../../infra/db/listener.js';
-import { commandMigrations } from '../../commands/ids.js';
+import { stateMigrations } from '../../infra/migrations.js';
 import type { Delivery, DoorbellBroadcaster, DoorbellEvent } from '../../commands/doorbell.js';
 import { PgDoorbell } from '../../infra/doorbell.js';
 import { migrate } from '../../infra/db/migrate.js';
 import { createPool } from '../../infra/db/pool.js';
-import { eventStoreMigrations, PgEventStore } from '../../infra/eventstore/postgres/store.js';
+import { PgEventStore } from '../../infra/eventstore/postgres/store.js';
 import { createLogger, type Logger } from '../../infra/logger.js';
 import { allProjections } from '../../projections/index.js';
 import type { Projection } from '../../projections/runtime/projection.js';
@@ -31,6 +31,10 @@ export class TestClock {
 export class RecordingBroadcaster implements DoorbellBroadcaster {
   readonly calls: DoorbellEvent[] = [];
   readonly online = new Set<string>();
+  /** The `desired_state_updated` events among the calls. */
+  get published(): Extract<DoorbellEvent, { type: 'desired_state_updated' }>[] {
+    return this.calls.filter((c): c is Extract<DoorbellEvent, { type: 'desired_state_updated' }> => c.type === 'desired_state_updated');
+  }
   deliver(event: DoorbellEvent): Delivery {
     this.calls.push(event);
     const n = this.online.has(event.node_id) ? 1 : 0;
@@ -69,7 +73,7 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   const listener = new PgListener(db.url, log);
   const store = new PgEventStore({ pool, listener, log, pollIntervalMs: options.pollIntervalMs ?? 200 });
   const projections = new ProjectionRuntime(store, pool, options.projections ?? allProjections, log, options.pollIntervalMs ?? 200);
-  await migrate(pool, [eventStoreMigrations, commandMigrations, ...projections.migrationSets()]);
+  await migrate(pool, [...stateMigrations, ...projections.migrationSets()]);
   await projections.attach();
   const clock = new TestClock();
   const broadcaster = new RecordingBroadcaster();

@@ -81,7 +81,7 @@ describe('control: nodes', () => {
     const state = await h.client.get('/admin/nodes/fra1/desired-state');
     expect(state.body.generation).to.equal(2);
     expect(state.body.state.node.router_id).to.equal('172.20.0.9');
-    expect(h.sys.broadcaster.calls.map((c) => [c.node_id, c.generation])).to.deep.equal([
+    expect(h.sys.broadcaster.published.map((c) => [c.node_id, c.generation])).to.deep.equal([
       ['fra1', 1],
       ['fra1', 2],
     ]);

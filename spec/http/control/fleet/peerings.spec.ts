@@ -63,7 +63,7 @@ describe('control: peerings', () => {
     expect(res.body.interface).to.deep.include({ name: 'dn42_peer', peering_id: res.body.peering.id, enabled: true, kind: 'wireguard' });
     expect(res.body.sessions.map((s: { name: string }) => s.name)).to.deep.equal(['dn42_peer_v6', 'dn42_peer_v4']);
     expect(res.body.bgp_session).to.deep.equal(res.body.sessions[0]);
-    expect(h.sys.broadcaster.calls.map((c) => c.generation)).to.deep.equal([1]);
+    expect(h.sys.broadcaster.published.map((c) => c.generation)).to.deep.equal([1]);
 
     const both = await h.client.post('/admin/nodes/fra1/peerings/provision', {
       peering: { name: 'p2', remote_asn: 1 },
@@ -170,7 +170,7 @@ describe('control: peerings', () => {
     h.sys.broadcaster.calls.length = 0;
     const res = await h.client.post('/admin/nodes/fra1/peerings', { name: 'to-ams', remote_asn: 4242420001, remote_node_id: 'ams1', is_internal: true });
     expectResponse(res).status(201);
-    expect(h.sys.broadcaster.calls.map((c) => [c.node_id, c.generation])).to.deep.equal([
+    expect(h.sys.broadcaster.published.map((c) => [c.node_id, c.generation])).to.deep.equal([
       ['fra1', 2],
       ['ams1', 2],
     ]);

@@ -1,0 +1,11 @@
+import { commandMigrations } from '../commands/ids.js';
+import type { MigrationSet } from './db/migrate.js';
+import { eventStoreMigrations } from './eventstore/postgres/store.js';
+
+/**
+ * Tables that are neither events nor projections (rebuilt from events):
+ * id sequences, telemetry samples, rate-limit counters, release files, keys.
+ * Applied, in this order, before the projections' own sets by `serve` and by
+ * the test system. A module with tables of this kind adds its set here.
+ */
+export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations];
