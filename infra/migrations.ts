@@ -1,6 +1,7 @@
 import { commandMigrations } from '../commands/ids.js';
 import type { MigrationSet } from './db/migrate.js';
 import { eventStoreMigrations } from './eventstore/postgres/store.js';
+import { telemetryMigrations } from './telemetry/migrations.js';
 
 /**
  * Tables that are neither events nor projections (rebuilt from events):
@@ -8,4 +9,4 @@ import { eventStoreMigrations } from './eventstore/postgres/store.js';
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
-export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations];
+export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, telemetryMigrations];
