@@ -2,6 +2,7 @@ import { commandMigrations } from '../commands/ids.js';
 import type { MigrationSet } from './db/migrate.js';
 import { eventStoreMigrations } from './eventstore/postgres/store.js';
 import { telemetryMigrations } from './telemetry/migrations.js';
+import { rateLimitMigrations } from './rate-limit.js';
 
 /**
  * Tables that are neither events nor projections (rebuilt from events):
@@ -9,4 +10,4 @@ import { telemetryMigrations } from './telemetry/migrations.js';
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
-export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, telemetryMigrations];
+export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations];

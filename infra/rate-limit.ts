@@ -1,5 +1,9 @@
-// STUB — owned by the identity-verification helper, who replaces the bodies. Signatures are the agreed interface.
+import { fileURLToPath } from 'node:url';
+import type { MigrationSet } from './db/migrate.js';
 import type { Queryable } from './db/pool.js';
+
+/** The `rate_limit_hits` table (applied with the other state migrations). */
+export const rateLimitMigrations: MigrationSet = { name: 'rate-limit', dir: fileURLToPath(new URL('./rate-limit-migrations', import.meta.url)) };
 
 /**
  * A sliding-window counter kept in PostgreSQL, so that every instance agrees.
@@ -15,6 +19,44 @@ export interface RateLimit {
   take(key: string, now: Date): Promise<boolean>;
 }
 
-export function rateLimit(_db: Queryable, _options: { pool: string; limit: number; windowSeconds: number }): RateLimit {
-  throw new Error('rateLimit: not implemented yet');
+const COUNT = `SELECT coalesce((SELECT count(*) FROM unnest(hits) AS h WHERE h > $3 AND h <= $4), 0)::int AS hits
+  FROM rate_limit_hits WHERE pool = $1 AND key = $2`;
+
+// Race: two instances taking for one key at once must not both read the old count.
+// The upsert takes the row lock, and the loser of the race re-evaluates its update
+// against the winner's committed row, so every hit is counted exactly once.
+// Only the newest limit + 1 hits are kept: enough to tell "over the limit" apart.
+const HIT = `INSERT INTO rate_limit_hits AS r (pool, key, hits) VALUES ($1, $2, ARRAY[$4::timestamptz])
+  ON CONFLICT (pool, key) DO UPDATE SET hits = (
+    SELECT coalesce(array_agg(h ORDER BY h), '{}') FROM (
+      SELECT h FROM unnest(r.hits || $4::timestamptz) AS h WHERE h > $3 ORDER BY h DESC LIMIT $5
+    ) newest)
+  RETURNING (SELECT count(*) FROM unnest(r.hits) AS h WHERE h > $3 AND h <= $4)::int AS hits`;
+
+export function rateLimit(db: Queryable, options: { pool: string; limit: number; windowSeconds: number }): RateLimit {
+  const { pool, limit, windowSeconds } = options;
+  const windowStart = (now: Date) => new Date(now.getTime() - windowSeconds * 1000);
+
+  async function hitsIn(key: string, now: Date): Promise<number> {
+    const { rows } = await db.query(COUNT, [pool, key, windowStart(now), now]);
+    return (rows[0]?.hits as number | undefined) ?? 0;
+  }
+
+  /** Records a hit and answers how many hits the window ending at `now` holds with it. */
+  async function hit(key: string, now: Date): Promise<number> {
+    const { rows } = await db.query(HIT, [pool, key, windowStart(now), now, limit + 1]);
+    return rows[0].hits as number;
+  }
+
+  return {
+    async exceeded(key, now) {
+      return (await hitsIn(key, now)) >= limit;
+    },
+    async record(key, now) {
+      await hit(key, now);
+    },
+    async take(key, now) {
+      return (await hit(key, now)) <= limit;
+    },
+  };
 }

@@ -1,0 +1,46 @@
+import { expect } from 'chai';
+import { rateLimit } from '../../infra/rate-limit.js';
+import { createTestSystem, type TestSystem } from '../support/system.js';
+
+describe('rate limit (PostgreSQL sliding window)', () => {
+  let sys: TestSystem;
+  before(async () => {
+    sys = await createTestSystem();
+  });
+  after(() => sys.close());
+
+  const at = (seconds: number) => new Date(Date.UTC(2026, 10, 1, 12, 0, seconds));
+
+  it('lets `limit` hits through inside the window and refuses the next', async () => {
+    const limit = rateLimit(sys.pool, { pool: 'take-test', limit: 3, windowSeconds: 60 });
+    expect(await limit.take('a', at(0))).to.equal(true);
+    expect(await limit.take('a', at(1))).to.equal(true);
+    expect(await limit.take('a', at(2))).to.equal(true);
+    expect(await limit.take('a', at(3))).to.equal(false);
+    expect(await limit.take('b', at(3)), 'another key has its own count').to.equal(true);
+  });
+
+  it('forgets hits once they slide out of the window', async () => {
+    const limit = rateLimit(sys.pool, { pool: 'slide-test', limit: 2, windowSeconds: 10 });
+    await limit.record('k', at(0));
+    await limit.record('k', at(5));
+    expect(await limit.exceeded('k', at(9))).to.equal(true);
+    expect(await limit.exceeded('k', at(10)), 'the hit at 0 left the window at 10').to.equal(false);
+    expect(await limit.exceeded('k', at(15))).to.equal(false);
+  });
+
+  it('keeps pools apart and is shared by every handle on the same table', async () => {
+    const one = rateLimit(sys.pool, { pool: 'pool-one', limit: 1, windowSeconds: 60 });
+    const again = rateLimit(sys.pool, { pool: 'pool-one', limit: 1, windowSeconds: 60 });
+    const other = rateLimit(sys.pool, { pool: 'pool-two', limit: 1, windowSeconds: 60 });
+    await one.record('ip', at(0));
+    expect(await again.exceeded('ip', at(1)), 'a second instance sees the hit').to.equal(true);
+    expect(await other.exceeded('ip', at(1))).to.equal(false);
+  });
+
+  it('never lets more than `limit` concurrent takes through', async () => {
+    const limit = rateLimit(sys.pool, { pool: 'race-test', limit: 5, windowSeconds: 60 });
+    const results = await Promise.all(Array.from({ length: 20 }, () => limit.take('k', at(0))));
+    expect(results.filter(Boolean).length, "exactly the limit passes").to.equal(5);
+  });
+});
