@@ -1,4 +1,3 @@
-// STUB — owned by the agent-reports helper, who replaces the bodies. Signatures are the agreed interface.
 import type { Queryable } from '../db/pool.js';
 
 export type Liveness = 'online' | 'stale' | 'offline';
@@ -6,8 +5,13 @@ export type Liveness = 'online' | 'stale' | 'offline';
 /** Document 3: online up to 75 s since the last heartbeat, stale up to 300 s, else offline. */
 export const LIVENESS_THRESHOLDS = { online_seconds: 75, stale_seconds: 300 } as const;
 
-export function livenessOf(_lastSeen: Date | null, _now: Date): Liveness {
-  throw new Error('livenessOf: not implemented yet');
+/** Liveness by heartbeat freshness; a node that never sent one is offline. Both bounds are inclusive. */
+export function livenessOf(lastSeen: Date | null, now: Date): Liveness {
+  if (!lastSeen) return 'offline';
+  const age = (now.getTime() - lastSeen.getTime()) / 1000;
+  if (age <= LIVENESS_THRESHOLDS.online_seconds) return 'online';
+  if (age <= LIVENESS_THRESHOLDS.stale_seconds) return 'stale';
+  return 'offline';
 }
 
 /** What a WebSocket `heartbeat` reports. */
@@ -22,12 +26,36 @@ export interface AgentStatus extends AgentHeartbeat {
   last_seen: Date | null;
 }
 
+// Race: two instances may receive heartbeats of the same node (a reconnect moves
+// the socket); the older one must not overwrite the newer, hence the guard.
+const UPSERT = `
+  INSERT INTO agent_liveness AS l (node_id, agent_version, applied_generation, apply_status, last_seen)
+  VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (node_id) DO UPDATE SET
+    agent_version = EXCLUDED.agent_version,
+    applied_generation = EXCLUDED.applied_generation,
+    apply_status = EXCLUDED.apply_status,
+    last_seen = EXCLUDED.last_seen
+  WHERE l.last_seen <= EXCLUDED.last_seen`;
+
 /** Upserts the liveness registry row of the node (shared by every instance). */
-export async function recordHeartbeat(_db: Queryable, _nodeId: string, _heartbeat: AgentHeartbeat, _now: Date): Promise<void> {
-  throw new Error('recordHeartbeat: not implemented yet');
+export async function recordHeartbeat(db: Queryable, nodeId: string, heartbeat: AgentHeartbeat, now: Date): Promise<void> {
+  await db.query(UPSERT, [nodeId, heartbeat.agent_version, heartbeat.applied_generation, heartbeat.apply_status, now]);
 }
 
-/** Liveness registry rows, of the given nodes or of all. Nodes that never sent a heartbeat are absent. */
-export async function agentStatuses(_db: Queryable, _nodeIds?: readonly string[]): Promise<AgentStatus[]> {
-  throw new Error('agentStatuses: not implemented yet');
+interface LivenessRow {
+  node_id: string;
+  agent_version: string | null;
+  applied_generation: number | null;
+  apply_status: string | null;
+  last_seen: Date;
+}
+
+/** Liveness registry rows, of the given nodes or of all, ordered by node id. Nodes that never sent a heartbeat are absent. */
+export async function agentStatuses(db: Queryable, nodeIds?: readonly string[]): Promise<AgentStatus[]> {
+  const columns = 'node_id, agent_version, applied_generation, apply_status, last_seen';
+  const { rows } = nodeIds
+    ? await db.query<LivenessRow>(`SELECT ${columns} FROM agent_liveness WHERE node_id = ANY($1::text[]) ORDER BY node_id`, [nodeIds])
+    : await db.query<LivenessRow>(`SELECT ${columns} FROM agent_liveness ORDER BY node_id`);
+  return rows.map((r) => ({ ...r }));
 }
