@@ -1,4 +1,5 @@
 import { commandMigrations } from '../commands/ids.js';
+import { agentHubMigrations } from './agent-hub/presence.js';
 import type { MigrationSet } from './db/migrate.js';
 import { eventStoreMigrations } from './eventstore/postgres/store.js';
 import { telemetryMigrations } from './telemetry/migrations.js';
@@ -10,4 +11,4 @@ import { rateLimitMigrations } from './rate-limit.js';
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
-export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations];
+export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations];
