@@ -1,8 +1,9 @@
 import type { Express } from 'express';
-import { createServiceApp, finishServiceApp } from '../shared/app.js';
+import { createServiceApp } from '../shared/app.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { openApiDocument, type ApiRouter } from '../shared/routes.js';
+import { finishIdentityApp } from './errors.js';
 
 export const IDENTITY_PREFIX = '/api/v1';
 
@@ -16,5 +17,5 @@ export function createIdentityApp(ctx: ServiceContext): Express {
   app.get(`${IDENTITY_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });
-  return finishServiceApp(app, 'identity', ctx.log);
+  return finishIdentityApp(app, ctx.log);
 }
