@@ -46,6 +46,13 @@ export interface NodePlan<T> {
   document?: Record<string, unknown>;
   /** Set on a rollback: the generation whose snapshot is re-published. */
   rollbackOf?: number;
+  /**
+   * Other nodes to re-materialise because the write changes one fact they read
+   * (the WireGuard key their internal peerings point at), without the wider
+   * `topology` fan-out. Serialised with topology writes like `topology`; the plan
+   * loads `fleet-topology` (`TOPOLOGY_STREAM`) before it looks the nodes up.
+   */
+  alsoPublish?: readonly string[];
   result: T;
 }
 
@@ -67,7 +74,7 @@ export interface NodeWriteOutcome<T> {
  * changes facts of node X and a concurrent write that starts referring to X
  * would otherwise each miss the other (neither stream is written by both).
  */
-const TOPOLOGY_STREAM = 'fleet-topology';
+export const TOPOLOGY_STREAM = 'fleet-topology';
 
 /**
  * One write to one node, and the desired states it changes, in one append:
@@ -114,6 +121,12 @@ export async function writeNode<T>(
         }
       }
 
+      for (const other of decided.alsoPublish ?? []) {
+        if (other === nodeId || targets.some((t) => t.node.node_id === other)) continue;
+        const node = await loader.node(other);
+        if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node, empty: false });
+      }
+
       const published: Published[] = [];
       const writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[] = [{ streamId: primary, events: decided.events }];
       for (const target of targets) {
@@ -141,7 +154,7 @@ export async function writeNode<T>(
         });
       }
       for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
-      if (decided.topology && decided.events.length > 0) {
+      if ((decided.topology || decided.alsoPublish?.length) && decided.events.length > 0) {
         await more(TOPOLOGY_STREAM, 'version');
         writes.push({ streamId: TOPOLOGY_STREAM, events: [{ type: 'FleetTopologyChanged', data: { node_id: nodeId, reason: decided.reason } }] });
       }
@@ -200,7 +213,7 @@ class FleetLoader {
       const other = await this.node(id);
       if (other) nodes.set(id, factsOf(other));
     }
-    return { nodes, inbound, wireguard_public_key: null };
+    return { nodes, inbound, wireguard_public_key: node.wireguard?.public_key ?? null };
   }
 
   /**
@@ -228,6 +241,6 @@ export function factsOf(node: LiveNode): NodeFacts {
     node_id: node.node_id,
     ...addressingOf(node.fields),
     lifecycle: node.lifecycle,
-    wireguard_public_key: null,
+    wireguard_public_key: node.wireguard?.public_key ?? null,
   };
 }

@@ -24,7 +24,8 @@ export type NodeCommand =
   | { type: 'DeleteInterface'; node_id: string; interface_id: number }
   | { type: 'CreateSession'; node_id: string; session: SessionRecord }
   | { type: 'UpdateSession'; node_id: string; session_id: number; changes: ChildPatch<SessionSpec> }
-  | { type: 'DeleteSession'; node_id: string; session_id: number };
+  | { type: 'DeleteSession'; node_id: string; session_id: number }
+  | { type: 'RegisterWireguardKey'; node_id: string; public_key: string; private_key_escrow: string | null };
 
 /** A patch of an interface or session: omitted fields stay; `clear_peering` unlinks. */
 export interface ChildPatch<Spec> {
@@ -133,6 +134,8 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeEvent[] 
     }
     case 'DeleteSession':
       return [{ type: 'BgpSessionDeleted', data: { node_id, session_id: sessionOf(node, command.session_id).id } }];
+    case 'RegisterWireguardKey':
+      return registerWireguardKey(node, command.public_key, command.private_key_escrow);
     default:
       return unreachable(command);
   }
@@ -182,6 +185,26 @@ function sessionOf(node: LiveNode, id: number): SessionRecord {
 function checkPeering(node: LiveNode, peeringId: number | null): void {
   if (peeringId !== null && !node.peerings.some((p) => p.id === peeringId)) {
     throw new BadReference(`peering ${peeringId} not on node ${node.node_id}`);
+  }
+}
+
+/**
+ * The first key an agent reports is stored; the same key again only refreshes a
+ * changed escrow; another key is refused (a node keeps its key until an operator acts).
+ */
+function registerWireguardKey(node: LiveNode, publicKey: string, escrow: string | null): NodeEvent[] {
+  const node_id = node.node_id;
+  const current = node.wireguard;
+  if (!current) return [{ type: 'WireguardKeyRegistered', data: { node_id, public_key: publicKey, private_key_escrow: escrow } }];
+  if (current.public_key !== publicKey) throw new WireguardKeyMismatch(node_id);
+  if (escrow === null || escrow === current.private_key_escrow) return [];
+  return [{ type: 'WireguardKeyEscrowRefreshed', data: { node_id, private_key_escrow: escrow } }];
+}
+
+/** The agent reported a WireGuard key other than the registered one (409 `rejected`). */
+export class WireguardKeyMismatch extends Conflict {
+  constructor(readonly nodeId: string) {
+    super(`wireguard public key of node ${nodeId} does not match the registered key`);
   }
 }
 

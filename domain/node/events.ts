@@ -50,7 +50,9 @@ export type NodeEvent =
   | DomainEvent<'InterfaceDeleted', { node_id: string; interface_id: number }>
   | DomainEvent<'BgpSessionCreated', { node_id: string; session: SessionRecord }>
   | DomainEvent<'BgpSessionUpdated', { node_id: string; session_id: number; changes: SessionChanges }>
-  | DomainEvent<'BgpSessionDeleted', { node_id: string; session_id: number }>;
+  | DomainEvent<'BgpSessionDeleted', { node_id: string; session_id: number }>
+  | DomainEvent<'WireguardKeyRegistered', { node_id: string; public_key: string; private_key_escrow: string | null }>
+  | DomainEvent<'WireguardKeyEscrowRefreshed', { node_id: string; private_key_escrow: string }>;
 
 export type NodeEventType = NodeEvent['type'];
 
@@ -69,6 +71,8 @@ export const NODE_EVENT_TYPES: readonly NodeEventType[] = [
   'BgpSessionCreated',
   'BgpSessionUpdated',
   'BgpSessionDeleted',
+  'WireguardKeyRegistered',
+  'WireguardKeyEscrowRefreshed',
 ];
 
 export const nodeStream = (nodeId: string): string => `node-${nodeId}`;

@@ -13,6 +13,14 @@ export interface LiveNode {
   peerings: PeeringRecord[];
   interfaces: InterfaceRecord[];
   sessions: SessionRecord[];
+  /** The node's WireGuard key as its agent registered it (absent until then), with the escrowed private key if any. */
+  wireguard?: NodeWireguardKey;
+}
+
+export interface NodeWireguardKey {
+  public_key: string;
+  /** The private key encrypted to the offline recovery key; null when the agent sent none. */
+  private_key_escrow: string | null;
 }
 
 export type NodeState = { status: 'Empty' } | { status: 'Deleted'; node_id: string } | LiveNode;
@@ -52,6 +60,10 @@ export function evolveNode(state: NodeState, event: NodeEvent): NodeState {
       return { ...state, sessions: state.sessions.map((s) => (s.id === event.data.session_id ? { ...s, ...event.data.changes } : s)) };
     case 'BgpSessionDeleted':
       return { ...state, sessions: state.sessions.filter((s) => s.id !== event.data.session_id) };
+    case 'WireguardKeyRegistered':
+      return { ...state, wireguard: { public_key: event.data.public_key, private_key_escrow: event.data.private_key_escrow } };
+    case 'WireguardKeyEscrowRefreshed':
+      return state.wireguard ? { ...state, wireguard: { ...state.wireguard, private_key_escrow: event.data.private_key_escrow } } : state;
     default:
       return unreachable(event);
   }

@@ -135,6 +135,12 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
       await tx.query(`DELETE FROM bgp_sessions WHERE id = $1`, [event.data.session_id]);
       await touch(event.data.node_id);
       return;
+    case 'WireguardKeyRegistered':
+      await tx.query(`UPDATE nodes SET wireguard_public_key = $2, updated_at = $3 WHERE node_id = $1`, [event.data.node_id, event.data.public_key, at]);
+      return;
+    case 'WireguardKeyEscrowRefreshed':
+      // The escrow stays in the node stream; the read model never serves it.
+      return;
     case 'DesiredStatePublished': {
       const d = event.data;
       await tx.query(
