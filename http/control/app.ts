@@ -5,6 +5,7 @@ import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { ApiRouter, openApiDocument } from '../shared/routes.js';
 import { auditLogRoutes } from './audit-log.js';
+import { agentTokenRoutes } from './agent/tokens.js';
 import { requireAdmin } from './auth/require-admin.js';
 import { controlAuthRoutes } from './auth/routes.js';
 import { generationRoutes } from './fleet/generations.js';
@@ -36,6 +37,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     interfaceRoutes(ctx),
     generationRoutes(ctx),
     registryProxyRoutes(ctx),
+    agentTokenRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 

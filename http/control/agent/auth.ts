@@ -1,6 +1,10 @@
-// STUB — owned by the agent-token helper, who replaces the bodies. Signatures are the agreed interface.
+import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { parseAgentToken, sha256Hex } from '../../../domain/agent/secrets.js';
+import { findAgentToken } from '../../../projections/agents/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
+import { HttpError } from '../../shared/errors.js';
+import { bearerOf } from '../auth/require-admin.js';
 
 /** Who an agent Bearer token speaks for. */
 export interface AgentPrincipal {
@@ -9,15 +13,38 @@ export interface AgentPrincipal {
   agent_id: string | null;
 }
 
+export const MISSING_AGENT_TOKEN = 'missing bearer token';
+export const INVALID_AGENT_TOKEN = 'invalid or expired agent token';
+
 /**
  * Resolves `Authorization: Bearer agt_<suffix>.<secret>` (the header value as given, or undefined).
- * Null when the token is unknown, wrong, revoked or expired.
+ * Null when the token is unknown, wrong, revoked or expired. One primary-key read
+ * of the `agents` read model; the secret's sha256 is compared in constant time,
+ * and expiry against the service clock.
  */
-export async function resolveAgentToken(_ctx: ServiceContext, _authorization: string | undefined): Promise<AgentPrincipal | null> {
-  throw new Error('resolveAgentToken: not implemented yet');
+export async function resolveAgentToken(ctx: ServiceContext, authorization: string | undefined): Promise<AgentPrincipal | null> {
+  const bearer = bearerOf(authorization);
+  const parsed = bearer === undefined ? undefined : parseAgentToken(bearer);
+  if (!parsed) return null;
+  const row = await findAgentToken(ctx.pool, parsed.tokenId);
+  if (!row || row.revoked_at !== null) return null;
+  if (row.expires_at !== null && row.expires_at.getTime() <= ctx.now().getTime()) return null;
+  if (!timingSafeEqual(Buffer.from(sha256Hex(parsed.secret), 'hex'), Buffer.from(row.secret_sha256, 'hex'))) return null;
+  return { node_id: row.node_id, token_id: row.token_id, agent_id: row.agent_id };
 }
 
 /** Express middleware for `/agent/*` HTTP routes: 401 when unresolvable; sets `res.locals.agent: AgentPrincipal`. */
-export function requireAgent(_ctx: ServiceContext): RequestHandler {
-  return (_req, _res, next) => next(new Error('requireAgent: not implemented yet'));
+export function requireAgent(ctx: ServiceContext): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      if (bearerOf(req.headers.authorization) === undefined) return next(new HttpError(401, MISSING_AGENT_TOKEN));
+      const agent = await resolveAgentToken(ctx, req.headers.authorization);
+      if (!agent) return next(new HttpError(401, INVALID_AGENT_TOKEN));
+      res.locals.agent = agent;
+      res.locals.actor = `agent:${agent.node_id}`;
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
 }
