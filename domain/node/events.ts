@@ -52,7 +52,9 @@ export type NodeEvent =
   | DomainEvent<'BgpSessionUpdated', { node_id: string; session_id: number; changes: SessionChanges }>
   | DomainEvent<'BgpSessionDeleted', { node_id: string; session_id: number }>
   | DomainEvent<'WireguardKeyRegistered', { node_id: string; public_key: string; private_key_escrow: string | null }>
-  | DomainEvent<'WireguardKeyEscrowRefreshed', { node_id: string; private_key_escrow: string }>;
+  | DomainEvent<'WireguardKeyEscrowRefreshed', { node_id: string; private_key_escrow: string }>
+  /** The inventory an agent reported when its registration was accepted; replaces `fields.inventory`. */
+  | DomainEvent<'NodeInventoryReported', { node_id: string; inventory: Record<string, unknown> }>;
 
 export type NodeEventType = NodeEvent['type'];
 
@@ -73,6 +75,7 @@ export const NODE_EVENT_TYPES: readonly NodeEventType[] = [
   'BgpSessionDeleted',
   'WireguardKeyRegistered',
   'WireguardKeyEscrowRefreshed',
+  'NodeInventoryReported',
 ];
 
 export const nodeStream = (nodeId: string): string => `node-${nodeId}`;

@@ -64,6 +64,8 @@ export function evolveNode(state: NodeState, event: NodeEvent): NodeState {
       return { ...state, wireguard: { public_key: event.data.public_key, private_key_escrow: event.data.private_key_escrow } };
     case 'WireguardKeyEscrowRefreshed':
       return state.wireguard ? { ...state, wireguard: { ...state.wireguard, private_key_escrow: event.data.private_key_escrow } } : state;
+    case 'NodeInventoryReported':
+      return { ...state, fields: { ...state.fields, inventory: event.data.inventory } };
     default:
       return unreachable(event);
   }
