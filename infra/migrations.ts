@@ -2,6 +2,7 @@ import { commandMigrations } from '../commands/ids.js';
 import { agentHubMigrations } from './agent-hub/presence.js';
 import type { MigrationSet } from './db/migrate.js';
 import { eventStoreMigrations } from './eventstore/postgres/store.js';
+import { jobMigrations } from './jobs/store.js';
 import { telemetryMigrations } from './telemetry/migrations.js';
 import { rateLimitMigrations } from './rate-limit.js';
 
@@ -11,4 +12,4 @@ import { rateLimitMigrations } from './rate-limit.js';
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
-export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations];
+export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations, jobMigrations];

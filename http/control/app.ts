@@ -15,6 +15,7 @@ import { peeringRoutes } from './fleet/peerings.js';
 import { asNames } from '../../infra/registry/client.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
+import { probeRoutes } from './probes/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -37,6 +38,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     interfaceRoutes(ctx),
     generationRoutes(ctx),
     registryProxyRoutes(ctx),
+    probeRoutes(ctx),
     agentTokenRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { Type } from '@sinclair/typebox';
+import type { DoorbellEvent } from '../../../commands/doorbell.js';
+import { Conflict, NotFound } from '../../../domain/errors.js';
+import { runTimeoutMs, type JobKind, type JobSpec } from '../../../domain/probes/jobs.js';
+import { LogSpecInput, ProbeSpecInput, logSpec, probeSpec } from '../../../domain/probes/spec.js';
+import { onlineAgentCount } from '../../../infra/agent-hub/presence.js';
+import { jobStore } from '../../../infra/jobs/store.js';
+import { getNode } from '../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { ApiRouter } from '../../shared/routes.js';
+import { streamJob } from './stream.js';
+
+/** Agent connections of a node on every instance; replaceable in specs that run without agents. */
+export type Presence = (ctx: ServiceContext, nodeId: string) => Promise<number>;
+
+const NodeId = Type.String({ minLength: 1, maxLength: 64 });
+const StreamParams = (name: string) => Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 128 }) });
+const SSE = 'text/event-stream; buffered messages first, then live ones; ends after `done`, or without it when the job timed out';
+
+/**
+ * `/control/v1/ui/probes` and `/ui/logs` (admin Bearer via the `/ui` guard): start
+ * a job on a node's agent and stream what it sends back.
+ */
+export function probeRoutes(ctx: ServiceContext, presence: Presence = onlineAgentCount): ApiRouter {
+  const start = (kind: JobKind, nodeId: string, spec: JobSpec) => startJob(ctx, presence, kind, nodeId, spec);
+  return new ApiRouter('/control/v1')
+    .route({
+      method: 'post',
+      path: '/ui/probes',
+      summary: 'Start a ping, mtr, traceroute or MTU probe on a node',
+      tags: ['probes'],
+      security: ['admin'],
+      body: Type.Object({ node_id: NodeId, spec: ProbeSpecInput }, { additionalProperties: false }),
+      responses: {
+        202: Type.Object({ probe_id: Type.String() }),
+        404: 'unknown node',
+        409: '`node <id> has no connected agent`',
+        422: 'invalid spec (`invalid target <x>` outside the dn42, private and link-local ranges)',
+        429: 'more than 256 running probe and log jobs, or 3 on the node',
+      },
+      handler: async (req, res) => {
+        res.status(202).json({ probe_id: await start('probe', req.body.node_id, probeSpec(req.body.spec)) });
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/ui/probes/{probe_id}/stream',
+      summary: 'Server-Sent Events of a probe: `output`, then `done`',
+      tags: ['probes'],
+      security: ['admin'],
+      params: StreamParams('probe_id'),
+      responses: { 200: SSE, 404: 'unknown or expired probe' },
+      handler: (req, res) => streamJob(ctx, 'probe', req.params.probe_id as string, req, res),
+    })
+    .route({
+      method: 'post',
+      path: '/ui/logs',
+      summary: "View a node agent's log: a snapshot or a tail",
+      tags: ['probes'],
+      security: ['admin'],
+      body: Type.Object({ node_id: NodeId, spec: LogSpecInput }, { additionalProperties: false }),
+      responses: {
+        202: Type.Object({ log_id: Type.String() }),
+        404: 'unknown node',
+        409: '`node <id> has no connected agent`',
+        422: 'invalid spec (`invalid source journal: tail supports only buffer`)',
+        429: 'more than 256 running probe and log jobs, or 3 on the node (shared with probes)',
+      },
+      handler: async (req, res) => {
+        res.status(202).json({ log_id: await start('log', req.body.node_id, logSpec(req.body.spec)) });
+      },
+    })
+    .route({
+      method: 'get',
+      path: '/ui/logs/{log_id}/stream',
+      summary: 'Server-Sent Events of a log view: `logentries` batches, then `done`',
+      tags: ['probes'],
+      security: ['admin'],
+      params: StreamParams('log_id'),
+      responses: { 200: SSE, 404: 'unknown or expired log view' },
+      handler: (req, res) => streamJob(ctx, 'log', req.params.log_id as string, req, res),
+    });
+}
+
+/** Checks node and agent, takes a quota seat, then rings the agent (after the job row committed, so its stream finds it). */
+async function startJob(ctx: ServiceContext, presence: Presence, kind: JobKind, nodeId: string, spec: JobSpec): Promise<string> {
+  if (!(await getNode(ctx.pool, nodeId))) throw new NotFound(`unknown node ${nodeId}`);
+  if ((await presence(ctx, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
+  const id = randomUUID();
+  await jobStore.create(ctx.pool, { id, kind, node_id: nodeId, spec, run_ms: runTimeoutMs(kind, spec) }, ctx.now());
+  const request: DoorbellEvent =
+    kind === 'probe'
+      ? { type: 'probe_request', node_id: nodeId, probe_id: id, spec: { ...spec } }
+      : { type: 'log_request', node_id: nodeId, log_id: id, spec: { ...spec } };
+  await ctx.doorbell.ring([request]);
+  return id;
+}
