@@ -76,6 +76,21 @@ function secret(raw: string): string {
 
 const optional = <T>(parse: Parser<T>): Parser<T | undefined> => parse;
 
+/** A comma-separated list of web origins (`scheme://host[:port]`), each normalised by URL. */
+function origins(raw: string): string[] {
+  return raw.split(',').map((item) => {
+    const value = item.trim();
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw new Error(`${value || '(empty)'} is not an origin (https://host[:port])`);
+    }
+    if (!['https:', 'http:'].includes(parsed.protocol) || parsed.origin !== value.replace(/\/$/, '')) throw new Error(`${value} is not an origin (https://host[:port])`);
+    return parsed.origin;
+  });
+}
+
 export const settings = {
   databaseUrl: setting('DATABASE_URL', 'PostgreSQL URL; absent: embedded PostgreSQL under DATA_DIR/pg', optional(url('postgres:', 'postgresql:')), undefined),
   eventStoreUrl: setting('EVENTSTORE_URL', 'KurrentDB/EventStoreDB URL (esdb:// or kurrentdb://); absent: PostgreSQL event store', optional(url('esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kdb:')), undefined),
@@ -90,6 +105,8 @@ export const settings = {
   registryServiceToken: setting('REGISTRY_SERVICE_TOKEN', 'token sister services present to the registry replica', optional(secret), undefined, true),
   bootstrapEnrollmentToken: setting('BOOTSTRAP_ENROLLMENT_TOKEN', 'reusable global enrollment token; absent: disabled', optional(secret), undefined, true),
   identityIssuer: setting('IDENTITY_ISSUER', 'OIDC issuer URL of the identity service', url('https:', 'http:'), 'http://127.0.0.1:8081'),
+  identityKeySecret: setting('IDENTITY_KEY_SECRET', 'encrypts the identity signing keys stored in PostgreSQL (AES-256-GCM), shared by all instances; absent: a fixed development secret while IDENTITY_ISSUER is a loopback address, else the identity role does not start', optional(secret), undefined, true),
+  webauthnOrigins: setting('WEBAUTHN_ORIGINS', 'comma-separated origins allowed to run passkey ceremonies; absent: the origin of IDENTITY_ISSUER', optional(origins), undefined),
   registryUrl: setting('REGISTRY_URL', 'base URL of the registry replica for its clients', optional(url('https:', 'http:')), undefined),
   registrySource: setting('REGISTRY_SOURCE', 'git URL or local path of a dn42 registry checkout', optional(text), undefined),
   registryUpstreamToken: setting('REGISTRY_UPSTREAM_TOKEN', 'token for an http(s) REGISTRY_SOURCE that needs one (sent as basic-auth password); absent: such a source cannot sync (409)', optional(text), undefined, true),

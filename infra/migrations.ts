@@ -5,6 +5,7 @@ import { eventStoreMigrations } from './eventstore/postgres/store.js';
 import { jobMigrations } from './jobs/store.js';
 import { telemetryMigrations } from './telemetry/migrations.js';
 import { rateLimitMigrations } from './rate-limit.js';
+import { signingKeyMigrations } from './identity/keys.js';
 
 /**
  * Tables that are neither events nor projections (rebuilt from events):
@@ -12,4 +13,4 @@ import { rateLimitMigrations } from './rate-limit.js';
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
-export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations, jobMigrations];
+export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations, signingKeyMigrations, jobMigrations];

@@ -3,17 +3,26 @@ import { createServiceApp } from '../shared/app.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { openApiDocument, type ApiRouter } from '../shared/routes.js';
+import { keySecret } from '../../infra/identity/keys.js';
 import { finishIdentityApp } from './errors.js';
+import { jwksRoutes } from './jwks.js';
+import { passkeyRoutes } from './passkeys.js';
+import { sessionRoutes } from './session.js';
 
 export const IDENTITY_PREFIX = '/api/v1';
 
 /** The identity service: ASN verification, sessions, passkeys, OIDC provider. */
 export function createIdentityApp(ctx: ServiceContext): Express {
+  // A public issuer without IDENTITY_KEY_SECRET stops the identity role here, at start.
+  keySecret(ctx.config);
   const app = createServiceApp('identity', ctx.log);
   app.get('/healthz', healthz(ctx.pool));
-  const routers: ApiRouter[] = [];
+  const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx)];
   for (const r of routers) app.use(IDENTITY_PREFIX, r.router);
-  const document = openApiDocument({ title: 'dn42-control identity service', version: '1' }, routers);
+  // Protocol endpoints live at the root (the issuer is the service's root address).
+  const rootRouters: ApiRouter[] = [jwksRoutes(ctx)];
+  for (const r of rootRouters) app.use(r.router);
+  const document = openApiDocument({ title: 'dn42-control identity service', version: '1' }, [...routers, ...rootRouters]);
   app.get(`${IDENTITY_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });

@@ -3,6 +3,7 @@ import { createAccount } from '../../commands/accounts.js';
 import { ConfigError, describeConfig, loadConfig, type Config } from '../config.js';
 import { formatPosition, parsePosition, type RecordedEvent } from '../eventstore/types.js';
 import { createLogger, type Logger } from '../logger.js';
+import { rotateSigningKeys } from '../identity/keys.js';
 import { argon2Hasher } from '../passwords.js';
 import { openSystem, ROLES, serve, type Role, type System } from './system.js';
 
@@ -158,6 +159,19 @@ accounts
     await withSystem(async (system) => {
       await createAccount({ store: system.store, passwords: argon2Hasher() }, { username, password, now: new Date() }, { actor: 'cli' });
       process.stdout.write(`account ${username} created\n`);
+    });
+  });
+
+const identity = program.command('identity').description('the identity service');
+
+identity
+  .command('rotate-keys')
+  .description('add a new session signing key; older keys stay published until no token they signed can be valid (2 h 5 min after their successor)')
+  .action(async () => {
+    await withSystem(async (system) => {
+      const rotation = await rotateSigningKeys(system.pool, system.config, new Date());
+      process.stdout.write(`signing key ${rotation.added} added; published: ${rotation.published.join(', ')}\n`);
+      if (rotation.retired.length) process.stdout.write(`retired: ${rotation.retired.join(', ')}\n`);
     });
   });
 

@@ -1,0 +1,34 @@
+import { Type } from '@sinclair/typebox';
+import type { ServiceContext } from '../shared/context.js';
+import { ApiRouter } from '../shared/routes.js';
+import { IDENTITY_PREFIX } from './app.js';
+import { requireSession, sessionOf } from './require-session.js';
+
+export const SessionIdentity = Type.Object(
+  {
+    asn: Type.Integer(),
+    mntner: Type.Union([Type.String(), Type.Null()]),
+    method: Type.Union(['email', 'pgp', 'ssh', 'passkey'].map((m) => Type.Literal(m))),
+    sub: Type.String(),
+    expires_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'session identity' },
+);
+
+/** `GET /session`: who the bearer session token names, as verified here. */
+export function sessionRoutes(ctx: ServiceContext): ApiRouter {
+  const api = new ApiRouter(IDENTITY_PREFIX);
+  api.router.get('/session', requireSession(ctx));
+  return api.route({
+    method: 'get',
+    path: '/session',
+    summary: 'the identity of the bearer session token',
+    tags: ['session'],
+    security: ['session'],
+    responses: { 200: SessionIdentity, 401: 'missing or invalid session token' },
+    handler: (_req, res) => {
+      const s = sessionOf(res);
+      res.json({ asn: s.asn, mntner: s.mnt ?? null, method: s.method, sub: s.sub, expires_at: new Date(s.exp * 1000).toISOString() });
+    },
+  });
+}
