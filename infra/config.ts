@@ -111,6 +111,7 @@ export const settings = {
   registrySource: setting('REGISTRY_SOURCE', 'git URL or local path of a dn42 registry checkout', optional(text), undefined),
   registryUpstreamToken: setting('REGISTRY_UPSTREAM_TOKEN', 'token for an http(s) REGISTRY_SOURCE that needs one (sent as basic-auth password); absent: such a source cannot sync (409)', optional(text), undefined, true),
   registrySyncIntervalSeconds: setting('REGISTRY_SYNC_INTERVAL', 'seconds between the periodic registry syncs of the registry role; 0: no periodic sync', nonNegativeInt, 900),
+  pgpKeyserverUrl: setting('PGP_KEYSERVER_URL', 'public OpenPGP key server asked for keys the registry has no key-cert of (HKP/VKS /pks/lookup; https, http, hkps or hkp); absent: no key server is asked', optional(url('https:', 'http:', 'hkps:', 'hkp:')), undefined),
   smtpUrl: setting('SMTP_URL', 'SMTP URL for outgoing mail (smtp:// or smtps://); absent: no mail sender', optional(url('smtp:', 'smtps:')), undefined, true),
   captchaKind: setting('CAPTCHA_KIND', 'captcha provider: pow, external or none', oneOf('pow', 'external', 'none'), 'pow'),
   controlLoginCaptcha: setting('CONTROL_LOGIN_CAPTCHA', 'captcha of the control login: pow or external; absent: every login answers 400 (fails closed)', optional(oneOf('pow', 'external')), undefined),

@@ -100,6 +100,11 @@ export class RegistryClient {
     return this.call('GET', `/mntners/${encodeURIComponent(name)}`);
   }
 
+  /** The key-cert object of a 40-hex PGP fingerprint (`armor` is its `certif:` lines), or null. */
+  keyCert(fingerprint: string): Promise<ReplicaKeyCert | null> {
+    return this.call('GET', `/key-certs/${encodeURIComponent(fingerprint)}`);
+  }
+
   /**
    * as-names of `asns` (unknown ones left out). Answers, negative ones included,
    * are cached for `namesTtlMs`; only the misses go to the replica, 1000 a call.
@@ -134,6 +139,16 @@ export interface ReplicaStatus {
   asn_count: number;
   synced_at: string | null;
   counts: Record<string, number>;
+}
+
+export interface ReplicaKeyCert {
+  key_cert: string;
+  fingerprint: string;
+  method: string | null;
+  owner: string[];
+  mnt_by: string[];
+  /** The ASCII-armored public key. */
+  armor: string;
 }
 
 export interface ReplicaAutNum {

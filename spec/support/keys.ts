@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,15 +61,32 @@ export class GpgHome {
   /** A new signing key (`ed25519` by default, or e.g. `rsa2048`); returns its 40-hex fingerprint, upper case. */
   generate(uid: string, algorithm = 'ed25519'): string {
     this.gpg(['--quick-gen-key', uid, algorithm, 'sign', 'never']);
+    return this.generatedFingerprint(uid);
+  }
+
+  private generatedFingerprint(uid: string): string {
     const listing = this.gpg(['--with-colons', '--fingerprint', '--list-keys', uid]);
     const fpr = listing.split('\n').find((line) => line.startsWith('fpr:'));
     if (!fpr) throw new Error(`gpg listed no fingerprint for ${uid}`);
     return fpr.split(':')[9].toUpperCase();
   }
 
+  /** A primary key that only certifies, with an ed25519 signing subkey: gpg then signs with the subkey. Returns the primary fingerprint. */
+  generateWithSigningSubkey(uid: string): string {
+    this.gpg(['--quick-gen-key', uid, 'ed25519', 'cert', 'never']);
+    const fingerprint = this.generatedFingerprint(uid);
+    this.gpg(['--quick-add-key', fingerprint, 'ed25519', 'sign', 'never']);
+    return fingerprint;
+  }
+
   /** The ASCII-armored public key of `fingerprint`. */
   exportPublic(fingerprint: string): string {
     return this.gpg(['--armor', '--export', fingerprint]);
+  }
+
+  /** The ASCII-armored secret key of `fingerprint` (for the spec that checks it is refused). */
+  exportSecret(fingerprint: string): string {
+    return this.gpg(['--armor', '--export-secret-keys', fingerprint]);
   }
 
   /** `gpg --clearsign` of `text` with `fingerprint`. */
@@ -83,4 +102,43 @@ export class GpgHome {
     }
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** A loopback HKP key server: `GET /pks/lookup?op=get&options=mr&search=0x<FPR>` answers the key stored under that fingerprint, else 404. */
+export class TestKeyserver {
+  readonly keys = new Map<string, string>();
+  /** Every request's path and query, in order. */
+  readonly requests: string[] = [];
+  private server?: Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      this.requests.push(req.url ?? '');
+      const url = new URL(req.url ?? '/', 'http://keyserver');
+      const search = url.searchParams.get('search') ?? '';
+      const key = url.pathname === '/pks/lookup' && url.searchParams.get('op') === 'get' ? this.keys.get(search.replace(/^0x/i, '').toUpperCase()) : undefined;
+      if (key === undefined) {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('No results found');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/pgp-keys' }).end(key);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+/** A loopback URL nothing listens on (a port that was just bound and released). */
+export async function closedUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
 }
