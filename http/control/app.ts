@@ -15,6 +15,7 @@ import { peeringRoutes } from './fleet/peerings.js';
 import { asNames } from '../../infra/registry/client.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
+import { withSockets } from './sockets.js';
 import { probeRoutes } from './probes/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
@@ -57,7 +58,7 @@ export function createControlApp(ctx: ServiceContext): Express {
   app.get(`${CONTROL_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });
-  return finishServiceApp(app, 'control', ctx.log);
+  return withSockets(finishServiceApp(app, 'control', ctx.log), ctx);
 }
 
 /** Peering lists never fail for want of names: any replica trouble leaves `remote_as_name` null. */

@@ -22,6 +22,12 @@ export async function onlineAgentCount(ctx: ServiceContext, nodeId: string): Pro
   return rows[0].n;
 }
 
+/** Nodes with at least one agent connected to a live instance. */
+export async function connectedNodes(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query(`SELECT DISTINCT node_id FROM agent_connections WHERE instance_id IN (${LIVE}) ORDER BY node_id`);
+  return rows.map((r: { node_id: string }) => r.node_id);
+}
+
 /** Connections of the nodes on live instances other than `instanceId`, by node (absent: none). */
 export async function remoteAgentCounts(db: Queryable, nodeIds: readonly string[], instanceId: string): Promise<Map<string, number>> {
   const { rows } = await db.query(

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type pg from 'pg';
 import { createControlApp } from '../../http/control/app.js';
+import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 import { createIdentityApp } from '../../http/identity/app.js';
 import { createRegistryApp } from '../../http/registry/app.js';
 import type { ServiceContext } from '../../http/shared/context.js';
@@ -104,11 +105,14 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   const { config, context, log } = system;
   const wanted = new Set<Role>(roles.length ? roles : ROLES);
   const servers: Running['servers'] = [];
+  const sockets: ControlSockets[] = [];
   const listen = async (role: Role, app: import('express').Express, port: number) => {
     const server = await new Promise<Server>((resolve, reject) => {
       const s = app.listen(port, config.bindHost, (err?: Error) => (err ? reject(err) : resolve(s)));
       s.once('error', reject);
     });
+    const attached = await socketsOf(app, server);
+    if (attached) sockets.push(attached);
     const address = server.address();
     const actual = typeof address === 'object' && address ? address.port : port;
     servers.push({ role, server, port: actual });
@@ -124,6 +128,8 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
     servers,
     async stop() {
       await registrySync?.stop();
+      // Agent sockets first: they close with 1001 and take this instance's presence rows along.
+      await Promise.all(sockets.map((s) => s.close()));
       await Promise.all(
         servers.map(
           ({ server }) =>

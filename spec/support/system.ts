@@ -17,6 +17,7 @@ import { allProjections } from '../../projections/index.js';
 import type { Projection } from '../../projections/runtime/projection.js';
 import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 
 /** A test clock: starts at a fixed instant and moves only when told. */
 export class TestClock {
@@ -62,11 +63,13 @@ export interface TestSystemOptions {
   env?: Record<string, string>;
   projections?: readonly Projection[];
   pollIntervalMs?: number;
+  /** A second server instance: share this database (not created, not dropped by this system). */
+  database?: TestDatabase;
 }
 
 /** A whole system on a fresh database: migrated store, projections attached, a test clock. */
 export async function createTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
-  const db = await createTestDatabase();
+  const db = options.database ? { ...options.database, drop: async () => {} } : await createTestDatabase();
   const config = loadConfig({ ...options.env, DATABASE_URL: db.url, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const log = createLogger(config.logLevel);
   const pool = createPool(db.url, 30);
@@ -103,18 +106,22 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   };
 }
 
-/** Starts an Express app on an ephemeral loopback port. */
-export async function startApp(app: Express): Promise<{ url: string; close(): Promise<void> }> {
+/** Starts an Express app on an ephemeral loopback port; a control app gets its agent WebSockets (`sockets`). */
+export async function startApp(app: Express): Promise<{ url: string; sockets?: ControlSockets; close(): Promise<void> }> {
   const server = await new Promise<Server>((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const { port } = server.address() as AddressInfo;
+  const sockets = await socketsOf(app, server);
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
+    sockets,
+    close: async () => {
+      await sockets?.close();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

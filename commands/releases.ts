@@ -1,0 +1,122 @@
+import { createHash } from 'node:crypto';
+import { Validation } from '../domain/errors.js';
+import { compareVersions, isReleaseFileName, isVersion, needsUpdate } from '../domain/release/rules.js';
+import { agentStatuses, livenessOf, type Liveness } from '../infra/telemetry/liveness.js';
+import {
+  claimOffer,
+  clearOffers,
+  manifestOf,
+  releaseVersions,
+  saveRelease,
+  saveTarget,
+  targetVersion,
+  type ReleaseManifest,
+} from '../infra/releases/store.js';
+import type { ServiceContext } from '../http/shared/context.js';
+import { connectedNodes } from '../infra/agent-hub/presence.js';
+import { listNodes } from '../projections/fleet/queries.js';
+
+export interface UploadedFile {
+  filename: string;
+  content: Buffer;
+}
+
+export const invalidVersion = (version: string, where: (string | number)[] = ['body', 'version']) =>
+  new Validation(`invalid version: ${JSON.stringify(version)} must match x.y.z`, [{ loc: where, msg: 'must match x.y.z', type: 'pattern' }]);
+
+export const invalidFileName = (filename: string, where: (string | number)[] = ['body', 'files']) =>
+  new Validation(`invalid file name: ${JSON.stringify(filename)}`, [{ loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' }]);
+
+/** `POST /admin/agent-releases`: stores the files of a version (replacing an earlier upload) and answers its manifest. Does not roll out. */
+export async function uploadRelease(ctx: ServiceContext, version: string, files: readonly UploadedFile[]): Promise<ReleaseManifest> {
+  if (!isVersion(version)) throw invalidVersion(version);
+  if (files.length === 0) throw new Validation('invalid files: at least one file is required', [{ loc: ['body', 'files'], msg: 'at least one file', type: 'minItems' }]);
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (!isReleaseFileName(f.filename)) throw invalidFileName(f.filename);
+    if (seen.has(f.filename)) throw new Validation(`invalid files: ${f.filename} given twice`, [{ loc: ['body', 'files'], msg: 'duplicate file name', type: 'uniqueItems' }]);
+    seen.add(f.filename);
+  }
+  const stored = files
+    .map((f) => ({ filename: f.filename, sha256: createHash('sha256').update(f.content).digest('hex'), size: f.content.length, content: f.content }))
+    .sort((a, b) => a.filename.localeCompare(b.filename));
+  await saveRelease(ctx.pool, version, stored, ctx.now());
+  return { version, wheels: stored.map(({ filename, sha256, size }) => ({ filename, sha256, size })) };
+}
+
+/**
+ * `POST /admin/agent-releases/target`: sets the global target, re-arms its
+ * offers, and offers it to the agents online now whose last heartbeat reported
+ * an older version (the others get it with their next heartbeat).
+ */
+export async function setTarget(ctx: ServiceContext, version: string): Promise<{ target: string; offered: string[] }> {
+  if (!isVersion(version)) throw invalidVersion(version);
+  if (!(await saveTarget(ctx.pool, version, ctx.now()))) {
+    throw new Validation(`invalid version: ${version} has not been uploaded`, [{ loc: ['body', 'version'], msg: 'no manifest for this version', type: 'value_error' }]);
+  }
+  await clearOffers(ctx.pool, version);
+  const offered: string[] = [];
+  // Only connected agents: an offer claimed for an agent that cannot hear it would be lost.
+  const connected = await connectedNodes(ctx.pool);
+  for (const status of await agentStatuses(ctx.pool, connected)) {
+    if (await offerUpdate(ctx, status.node_id, status.agent_version)) offered.push(status.node_id);
+  }
+  return { target: version, offered };
+}
+
+/**
+ * Rings `agent_update_available` for the node when `agentVersion` is below the
+ * global target, once per (node, target): the claim is a row shared by every
+ * instance, so reconnects and other instances do not repeat it, and an agent
+ * whose update failed (its health gate restored the old version) is not sent
+ * into a loop. Returns whether it rang.
+ */
+export async function offerUpdate(ctx: ServiceContext, nodeId: string, agentVersion: string | null): Promise<boolean> {
+  const target = await targetVersion(ctx.pool);
+  if (!target || !needsUpdate(agentVersion, target)) return false;
+  const manifest = await manifestOf(ctx.pool, target);
+  if (!manifest) return false;
+  if (!(await claimOffer(ctx.pool, nodeId, target, ctx.now()))) return false;
+  await ctx.doorbell.ring([{ type: 'agent_update_available', node_id: nodeId, version: target, wheels: manifest.wheels, reason: `target version ${target}` }]);
+  return true;
+}
+
+export interface ReleaseStatus {
+  target: string | null;
+  versions: string[];
+  nodes: {
+    node_id: string;
+    agent_version: string | null;
+    applied_generation: number | null;
+    apply_status: string | null;
+    last_seen: string | null;
+    up_to_date: boolean;
+    liveness: Liveness;
+  }[];
+}
+
+/**
+ * `GET /admin/agent-releases`: the target, uploaded versions (numeric order) and
+ * every node of the fleet or of the liveness registry, by node id; a node that
+ * never sent a heartbeat has nulls and is `offline`.
+ */
+export async function releaseStatus(ctx: ServiceContext): Promise<ReleaseStatus> {
+  const [target, versions, reported, fleet] = await Promise.all([targetVersion(ctx.pool), releaseVersions(ctx.pool), agentStatuses(ctx.pool), listNodes(ctx.pool)]);
+  const byNode = new Map(reported.map((s) => [s.node_id, s]));
+  for (const n of fleet) if (!byNode.has(n.node_id)) byNode.set(n.node_id, { node_id: n.node_id, agent_version: null, applied_generation: null, apply_status: null, last_seen: null });
+  const statuses = [...byNode.values()].sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0));
+  const now = ctx.now();
+  return {
+    target,
+    versions: versions.sort(compareVersions),
+    nodes: statuses.map((s) => ({
+      node_id: s.node_id,
+      agent_version: s.agent_version,
+      applied_generation: s.applied_generation,
+      apply_status: s.apply_status,
+      last_seen: s.last_seen ? s.last_seen.toISOString() : null,
+      up_to_date: target !== null && s.agent_version === target,
+      liveness: livenessOf(s.last_seen, now),
+    })),
+  };
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Express } from 'express';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { AgentHub, fanOut } from '../../infra/agent-hub/hub.js';
+import { Presence } from '../../infra/agent-hub/presence.js';
+import { PgDoorbell } from '../../infra/doorbell.js';
+import type { ServiceContext } from '../shared/context.js';
+import { resolveAgentToken, type AgentPrincipal } from './agent/auth.js';
+import { acceptJobStream } from './agent/job-streams.js';
+import { acceptAgentChannel } from './agent/ws.js';
+
+/** Close code for an unresolvable agent token (document 2, Authentication). */
+export const CLOSE_UNAUTHORIZED = 4401;
+
+/** The WebSocket paths of the control server; the id is one path segment. */
+const SOCKET_PATH = /^\/control\/v1\/agent\/(ws|probe-stream|log-stream)\/([^/]{1,200})$/;
+
+/** Frames larger than this close the connection (1009); log batches are the largest upstream frames. */
+const MAX_FRAME_BYTES = 1024 * 1024;
+
+/** Pings find connections whose peer vanished without a close (their presence rows would linger). */
+const PING_INTERVAL_MS = 30_000;
+
+/** How long closing waits for agents to answer the close frame before cutting them off. */
+const CLOSE_GRACE_MS = 1_000;
+
+export interface ControlSockets {
+  hub: AgentHub;
+  /** Closes every socket (1001), removes this instance's presence, unplugs the hub from the doorbell. */
+  close(): Promise<void>;
+}
+
+/**
+ * Attaches the agent WebSockets to the control HTTP server: upgrade handling,
+ * token resolution from the handshake's `Authorization` header only (never the
+ * query), the agent hub (plugged into the doorbell next to what was there) and
+ * this instance's presence.
+ */
+export async function attachControlSockets(server: Server, ctx: ServiceContext): Promise<ControlSockets> {
+  const doorbell = ctx.doorbell instanceof PgDoorbell ? ctx.doorbell : undefined;
+  // The doorbell's origin names this instance in presence rows, so that it can count the others' agents.
+  const presence = new Presence(ctx.pool, doorbell?.origin ?? randomUUID(), ctx.log);
+  await presence.start();
+  const hub = new AgentHub(presence, ctx.log);
+  const previous = doorbell?.currentBroadcaster();
+  if (doorbell && previous) doorbell.setBroadcaster(fanOut(previous, hub));
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  const alive = new WeakMap<WebSocket, boolean>();
+  wss.on('connection', (ws) => {
+    alive.set(ws, true);
+    ws.on('pong', () => alive.set(ws, true));
+    ws.on('error', (err) => ctx.log.debug({ err }, 'agent socket error'));
+  });
+  const pinger = setInterval(() => {
+    for (const ws of wss.clients) {
+      if (!alive.get(ws)) ws.terminate();
+      else {
+        alive.set(ws, false);
+        ws.ping();
+      }
+    }
+  }, PING_INTERVAL_MS);
+  pinger.unref();
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', (err) => ctx.log.debug({ err }, 'upgrade socket error'));
+    const match = SOCKET_PATH.exec(new URL(req.url ?? '/', 'http://control').pathname);
+    if (!match) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const kind = match[1] as 'ws' | 'probe-stream' | 'log-stream';
+    let id: string;
+    try {
+      id = decodeURIComponent(match[2]);
+    } catch {
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    resolveAgentToken(ctx, req.headers.authorization)
+      .then((agent) =>
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          wss.emit('connection', ws, req);
+          // The upgrade completes first so that the refusal can carry its close code.
+          if (!agent) ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
+          else accept(kind, id, agent, ws);
+        }),
+      )
+      .catch((err) => {
+        ctx.log.error({ err, path: req.url }, 'agent socket handshake failed');
+        socket.end('HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      });
+  };
+
+  const accept = (kind: 'ws' | 'probe-stream' | 'log-stream', id: string, agent: AgentPrincipal, ws: WebSocket) => {
+    const work =
+      kind === 'ws' ? acceptAgentChannel(ctx, hub, id, agent, ws) : acceptJobStream(ctx, kind === 'probe-stream' ? 'probe' : 'log', id, agent, ws);
+    work.catch((err) => {
+      ctx.log.error({ err, kind, id, node_id: agent.node_id }, 'agent socket failed');
+      ws.close(1011, 'internal error');
+    });
+  };
+
+  server.on('upgrade', onUpgrade);
+  return {
+    hub,
+    async close() {
+      server.off('upgrade', onUpgrade);
+      clearInterval(pinger);
+      if (doorbell && previous) doorbell.setBroadcaster(previous);
+      const clients = [...wss.clients];
+      await Promise.all(
+        clients.map(
+          (ws) =>
+            new Promise<void>((resolve) => {
+              if (ws.readyState === ws.CLOSED) return resolve();
+              const cut = setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+              ws.once('close', () => {
+                clearTimeout(cut);
+                resolve();
+              });
+              ws.close(1001, 'server shutting down');
+            }),
+        ),
+      );
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+      await presence.stop();
+    },
+  };
+}
+
+/** Control apps and the context their sockets are served from (see `socketsOf`). */
+const socketContexts = new WeakMap<Express, ServiceContext>();
+
+/** Marks an app as the control server, whose HTTP server gets the agent sockets. */
+export function withSockets(app: Express, ctx: ServiceContext): Express {
+  socketContexts.set(app, ctx);
+  return app;
+}
+
+/**
+ * Attaches the sockets of a control app to its listening server; undefined for
+ * other apps. The composition root and the test support call it after `listen`.
+ */
+export function socketsOf(app: Express, server: Server): Promise<ControlSockets> | undefined {
+  const ctx = socketContexts.get(app);
+  return ctx ? attachControlSockets(server, ctx) : undefined;
+}
