@@ -52,7 +52,7 @@ function check(input: { armored: string; message: string; namespace: string; reg
   if (keyType.startsWith('sk-') || sigType.startsWith('sk-')) {
     refuse('hardware-key', `hardware security keys (${keyType}) cannot be verified here; sign with a software ed25519, ecdsa or rsa key registered on your maintainer`);
   }
-  if (sig.namespace !== input.namespace) refuse('namespace', `the signature namespace is "${sig.namespace}", expected "${input.namespace}" (ssh-keygen -Y sign -n ${input.namespace})`);
+  if (sig.namespace !== input.namespace) refuse('namespace', `the signature namespace is ${JSON.stringify(sig.namespace.slice(0, 64))}, expected "${input.namespace}" (ssh-keygen -Y sign -n ${input.namespace})`);
   const registered = input.registeredKeys.find((key) => registeredBlob(key)?.equals(sig.publicKey));
   if (registered === undefined) refuse('unknown-key', `the signing key (${keyType}) is not a key registered for this option`);
   const digest = hashAlgorithm(sig.hashAlgorithm);
