@@ -80,7 +80,8 @@ export async function acceptJobStream(ctx: ServiceContext, kind: JobKind, jobId:
     enqueue(async () => {
       if (attached && !finished) {
         finished = true;
-        await jobStore.append(ctx.pool, jobId, 'done', { type: 'done', [idField]: jobId, error: 'agent disconnected' }, ctx.now());
+        // Tracked as background work: a shutting-down instance stores this before its pool closes.
+        await ctx.background.run(jobStore.append(ctx.pool, jobId, 'done', { type: 'done', [idField]: jobId, error: 'agent disconnected' }, ctx.now()));
       }
     });
   });
