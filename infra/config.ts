@@ -5,6 +5,8 @@
  * effective values with secrets masked).
  */
 
+import { createPublicKey } from 'node:crypto';
+
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
@@ -76,6 +78,16 @@ function secret(raw: string): string {
 
 const optional = <T>(parse: Parser<T>): Parser<T | undefined> => parse;
 
+/** A PEM public key (literal `\n` escapes allowed, for one-line environments), re-exported as SPKI PEM. */
+function publicKeyPem(raw: string): string {
+  if (raw.includes('PRIVATE KEY')) throw new Error('must be a public key; the private key stays offline');
+  try {
+    return createPublicKey(raw.replace(/\\n/g, '\n')).export({ type: 'spki', format: 'pem' }).toString();
+  } catch {
+    throw new Error('must be a PEM public key (-----BEGIN PUBLIC KEY-----)');
+  }
+}
+
 /** A comma-separated list of web origins (`scheme://host[:port]`), each normalised by URL. */
 function origins(raw: string): string[] {
   return raw.split(',').map((item) => {
@@ -113,6 +125,7 @@ export const settings = {
   registrySyncIntervalSeconds: setting('REGISTRY_SYNC_INTERVAL', 'seconds between the periodic registry syncs of the registry role; 0: no periodic sync', nonNegativeInt, 900),
   pgpKeyserverUrl: setting('PGP_KEYSERVER_URL', 'public OpenPGP key server asked for keys the registry has no key-cert of (HKP/VKS /pks/lookup; https, http, hkps or hkp); absent: no key server is asked', optional(url('https:', 'http:', 'hkps:', 'hkp:')), undefined),
   smtpUrl: setting('SMTP_URL', 'SMTP URL for outgoing mail (smtp:// or smtps://); absent: no mail sender', optional(url('smtp:', 'smtps:')), undefined, true),
+  recoveryPublicKey: setting('RECOVERY_PUBLIC_KEY', 'PEM public key of the offline recovery key that agents escrow WireGuard private keys to; absent: no escrow (recovery-public-key answers configured false)', optional(publicKeyPem), undefined),
   captchaKind: setting('CAPTCHA_KIND', 'captcha provider: pow, external or none', oneOf('pow', 'external', 'none'), 'pow'),
   controlLoginCaptcha: setting('CONTROL_LOGIN_CAPTCHA', 'captcha of the control login: pow or external; absent: every login answers 400 (fails closed)', optional(oneOf('pow', 'external')), undefined),
   captchaSecret: setting('CAPTCHA_SECRET', 'HMAC key signing proof-of-work challenges, shared by all instances; absent: pow is not configured', optional(secret), undefined, true),
