@@ -6,6 +6,7 @@ import { healthz } from '../shared/healthz.js';
 import { ApiRouter, openApiDocument } from '../shared/routes.js';
 import { auditLogRoutes } from './audit-log.js';
 import { agentTokenRoutes } from './agent/tokens.js';
+import { agentRegisterRoutes } from './agent/register.js';
 import { requireAdmin } from './auth/require-admin.js';
 import { controlAuthRoutes } from './auth/routes.js';
 import { generationRoutes } from './fleet/generations.js';
@@ -41,6 +42,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     registryProxyRoutes(ctx),
     probeRoutes(ctx),
     agentTokenRoutes(ctx),
+    agentRegisterRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { AgentDeps } from '../../../commands/agent-tokens.js';
 import { issueAgentToken, revokeAgentToken, rotateAgentToken, type IssuedAgentToken } from '../../../commands/agent-tokens.js';
-import { listAgentTokens } from '../../../projections/agents/queries.js';
+import { createEnrollmentToken, deleteEnrollmentToken } from '../../../commands/enrollment.js';
+import { decideRegistration } from '../../../commands/registrations.js';
+import { listAgentTokens, listEnrollmentTokens, listRegistrations } from '../../../projections/agents/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN, metadataOf, NodeIdParams, nodeOr404 } from '../fleet/common.js';
@@ -33,6 +35,51 @@ const IssueBody = Type.Object(
 );
 const RotateBody = Type.Object({ ttl_seconds: Type.Optional(TtlSeconds) }, { additionalProperties: false });
 const TokenIdParams = Type.Object({ token_id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
+
+const EnrollmentTokenOut = Type.Object({
+  token_id: Type.String(),
+  node_id: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  expires_at: NullableTimestamp,
+  used_at: NullableTimestamp,
+  created_at: Timestamp,
+});
+const EnrollmentTokenCreated = Type.Composite([EnrollmentTokenOut, Type.Object({ secret: Type.String() })]);
+const EnrollmentBody = Type.Object(
+  {
+    token: Type.Optional(Type.String({ description: 'literal secret: 43 to 512 base64url characters with at least 128 bits of estimated entropy, else 400; an existing one 409' })),
+    node_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
+    expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
+  },
+  { additionalProperties: false },
+);
+
+const RegistrationStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]);
+export const RegistrationOut = Type.Object({
+  registration_id: Type.String(),
+  node_id: Type.String({ description: 'the requested node id; one registration per node' }),
+  status: RegistrationStatus,
+  hostname: Nullable(Type.String()),
+  inventory: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  via: Nullable(Type.String({ description: '`bootstrap` or `enrollment-token` (last request)' })),
+  enrollment_token_id: Nullable(Type.String()),
+  client_address: Nullable(Type.String()),
+  requests: Type.Integer({ description: 'recorded requests (a repeat with the same inventory is recorded at most every 5 minutes)' }),
+  first_seen_at: Timestamp,
+  last_seen_at: Timestamp,
+  decided_at: NullableTimestamp,
+  decided_by: Nullable(Type.String()),
+  note: Nullable(Type.String()),
+  agent_id: Nullable(Type.String({ description: 'set by the last accepted register call' })),
+  agent_token_id: Nullable(Type.String()),
+  accepted_at: NullableTimestamp,
+});
+const RegistrationQuery = Type.Object({ status: Type.Optional(RegistrationStatus) }, { additionalProperties: false });
+const RegistrationParams = Type.Object({ registration_id: Type.String({ minLength: 1, maxLength: 128 }) });
+const NoteBody = Type.Object({ note: Type.Optional(Nullable(Type.String({ maxLength: 4096 }))) }, { additionalProperties: false });
 
 export function agentDeps(ctx: ServiceContext): AgentDeps {
   return { store: ctx.store, db: ctx.pool, settle: ctx.store.transactional ? undefined : () => ctx.projections.catchUp(['agents']) };
@@ -98,5 +145,79 @@ export function agentTokenRoutes(ctx: ServiceContext): ApiRouter {
       res.status(204).end();
     },
   });
+  enrollmentRoutes(ctx, r);
+  registrationRoutes(ctx, r);
   return r;
+}
+
+function enrollmentRoutes(ctx: ServiceContext, r: ApiRouter): void {
+  const deps = agentDeps(ctx);
+  const common = { security: ADMIN, tags: TAGS };
+  r.route({
+    ...common,
+    method: 'get',
+    path: '/admin/enrollment-tokens',
+    summary: 'enrollment tokens, metadata only (oldest first)',
+    responses: { 200: Type.Array(EnrollmentTokenOut) },
+    handler: async (_req, res) => {
+      res.json(await listEnrollmentTokens(ctx.pool));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'post',
+    path: '/admin/enrollment-tokens',
+    summary: 'create a one-time enrollment token, optionally bound to a node; the secret appears only in this response',
+    body: EnrollmentBody,
+    responses: { 201: EnrollmentTokenCreated, 400: 'invalid token, or unknown node', 409: 'enrollment token already exists', 422: 'invalid field' },
+    handler: async (req, res) => {
+      res.status(201).json(await createEnrollmentToken(deps, { ...req.body, now: ctx.now() }, metadataOf(ctx, req, res)));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'delete',
+    path: '/admin/enrollment-tokens/{token_id}',
+    summary: 'delete an enrollment token (used or not)',
+    params: TokenIdParams,
+    responses: { 204: 'deleted', 404: 'unknown enrollment token' },
+    handler: async (req, res) => {
+      await deleteEnrollmentToken(deps, req.params.token_id, ctx.now(), metadataOf(ctx, req, res));
+      res.status(204).end();
+    },
+  });
+}
+
+function registrationRoutes(ctx: ServiceContext, r: ApiRouter): void {
+  const deps = agentDeps(ctx);
+  const common = { security: ADMIN, tags: TAGS };
+  r.route({
+    ...common,
+    method: 'get',
+    path: '/admin/registrations',
+    summary: 'registrations, oldest first, optionally of one status',
+    query: RegistrationQuery,
+    responses: { 200: Type.Object({ registrations: Type.Array(RegistrationOut) }), 422: 'invalid status' },
+    handler: async (req, res) => {
+      res.json({ registrations: await listRegistrations(ctx.pool, req.validQuery.status) });
+    },
+  });
+  for (const [verb, verdict] of [
+    ['approve', 'Approve'],
+    ['reject', 'Reject'],
+  ] as const) {
+    r.route({
+      ...common,
+      method: 'post',
+      path: `/admin/registrations/{registration_id}/${verb}`,
+      summary: `${verdict === 'Approve' ? 'approve (does not provision or issue tokens)' : 'reject (the node\'s agent gets 403 from then on)'}; allowed in any state`,
+      params: RegistrationParams,
+      body: NoteBody,
+      responses: { 200: RegistrationOut, 404: 'unknown registration' },
+      handler: async (req, res) => {
+        const by = typeof res.locals.actor === 'string' ? res.locals.actor : 'admin';
+        res.json(await decideRegistration(deps, req.params.registration_id, verdict, { note: req.body.note ?? null, by, now: ctx.now() }, metadataOf(ctx, req, res)));
+      },
+    });
+  }
 }

@@ -1,0 +1,67 @@
+import { Type } from '@sinclair/typebox';
+import { registerAgent } from '../../../commands/registrations.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { requestMetadata } from '../../shared/metadata.js';
+import { ApiRouter } from '../../shared/routes.js';
+import { agentDeps } from './tokens.js';
+
+const Str = (max: number) => Type.String({ minLength: 1, maxLength: max });
+
+export const RegisterBody = Type.Object(
+  {
+    enrollment_token: Type.String({ minLength: 1, maxLength: 1024, description: 'the global bootstrap token or a one-time enrollment token' }),
+    requested_node_id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
+    inventory: Type.Object(
+      {
+        hostname: Str(253),
+        os: Str(128),
+        arch: Str(64),
+        has_systemd: Type.Boolean(),
+        capabilities: Type.Array(Str(64), { maxItems: 64 }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(t: T) => Type.Union([t, Type.Null()]);
+
+export const RegisterResponse = Type.Object({
+  status: Type.Union([Type.Literal('accepted'), Type.Literal('pending-approval')]),
+  node_id: Type.String(),
+  agent_id: Nullable(Type.String()),
+  agent_token: Nullable(Type.String({ description: '`<token_id>.<secret>`, shown once; null while pending' })),
+  desired_state_generation: Nullable(Type.Integer()),
+  message: Type.String(),
+});
+
+/** `POST /agent/register`: no Bearer; the enrollment token travels in the body. */
+export function agentRegisterRoutes(ctx: ServiceContext): ApiRouter {
+  const deps = agentDeps(ctx);
+  const r = new ApiRouter('/control/v1');
+  r.route({
+    method: 'post',
+    path: '/agent/register',
+    summary: 'register an agent: accepted with an agent token, or pending-approval (retry later)',
+    tags: ['agent'],
+    body: RegisterBody,
+    responses: {
+      200: RegisterResponse,
+      401: 'invalid enrollment token, or a node-bound token for another node',
+      403: 'node rejected by an administrator',
+      422: 'invalid field',
+    },
+    handler: async (req, res) => {
+      res.locals.actor = `agent-register:${req.body.requested_node_id}`;
+      const metadata = requestMetadata(req, res, ctx.now());
+      const answer = await registerAgent(
+        deps,
+        { ...req.body, client_address: metadata.clientAddress ?? null, bootstrap_token: ctx.config.bootstrapEnrollmentToken, now: ctx.now() },
+        metadata,
+      );
+      res.json(answer);
+    },
+  });
+  return r;
+}
