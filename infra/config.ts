@@ -125,6 +125,8 @@ export const settings = {
   registrySyncIntervalSeconds: setting('REGISTRY_SYNC_INTERVAL', 'seconds between the periodic registry syncs of the registry role; 0: no periodic sync', nonNegativeInt, 900),
   pgpKeyserverUrl: setting('PGP_KEYSERVER_URL', 'public OpenPGP key server asked for keys the registry has no key-cert of (HKP/VKS /pks/lookup; https, http, hkps or hkp); absent: no key server is asked', optional(url('https:', 'http:', 'hkps:', 'hkp:')), undefined),
   smtpUrl: setting('SMTP_URL', 'SMTP URL for outgoing mail (smtp:// or smtps://); absent: no mail sender', optional(url('smtp:', 'smtps:')), undefined, true),
+  mailFrom: setting('MAIL_FROM', 'sender address of the identity service mail (verification codes)', text, 'dn42 identity <noreply@dn42.invalid>'),
+  captchaWidgetUrl: setting('CAPTCHA_WIDGET_URL', 'external captcha only: script URL of the provider widget, handed to clients as captcha.endpoint', optional(url('https:', 'http:')), undefined),
   recoveryPublicKey: setting('RECOVERY_PUBLIC_KEY', 'PEM public key of the offline recovery key that agents escrow WireGuard private keys to; absent: no escrow (recovery-public-key answers configured false)', optional(publicKeyPem), undefined),
   captchaKind: setting('CAPTCHA_KIND', 'captcha provider: pow, external or none', oneOf('pow', 'external', 'none'), 'pow'),
   controlLoginCaptcha: setting('CONTROL_LOGIN_CAPTCHA', 'captcha of the control login: pow or external; absent: every login answers 400 (fails closed)', optional(oneOf('pow', 'external')), undefined),

@@ -8,6 +8,7 @@ import { finishIdentityApp } from './errors.js';
 import { jwksRoutes } from './jwks.js';
 import { passkeyRoutes } from './passkeys.js';
 import { sessionRoutes } from './session.js';
+import { verificationRouter } from './verification-routes.js';
 
 export const IDENTITY_PREFIX = '/api/v1';
 
@@ -17,7 +18,7 @@ export function createIdentityApp(ctx: ServiceContext): Express {
   keySecret(ctx.config);
   const app = createServiceApp('identity', ctx.log);
   app.get('/healthz', healthz(ctx.pool));
-  const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx)];
+  const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx), verificationRouter(ctx, IDENTITY_PREFIX)];
   for (const r of routers) app.use(IDENTITY_PREFIX, r.router);
   // Protocol endpoints live at the root (the issuer is the service's root address).
   const rootRouters: ApiRouter[] = [jwksRoutes(ctx)];

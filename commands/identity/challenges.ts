@@ -1,0 +1,246 @@
+import { createHash, createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import { fold } from '../../domain/decider.js';
+import { NotFound, Unavailable } from '../../domain/errors.js';
+import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
+import { decideAnswer, decideIssue, decideMailFailure, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
+import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent, type VerificationMethod } from '../../domain/identity/events.js';
+import { CAPTCHA_PASS_LIFETIME_MS, RESEND_COOLDOWN_MS, SSH_NAMESPACE } from '../../domain/identity/limits.js';
+import { maskEmail } from '../../domain/identity/mask.js';
+import { captchaRequired } from '../../domain/identity/policy.js';
+import { verifySshSignature } from '../../domain/identity/sshsig.js';
+import type { Config } from '../../infra/config.js';
+import type { EventMetadata, EventStore } from '../../infra/eventstore/types.js';
+import type { IdentityCaptcha } from '../../infra/identity/captcha.js';
+import { verifyPgpAnswer } from '../../infra/identity/pgp.js';
+import type { Logger } from '../../infra/logger.js';
+import type { MailSender } from '../../infra/mail.js';
+import type { RegistryClient } from '../../infra/registry/client.js';
+import { execute, load, type LoadedStream } from '../handle.js';
+import { replicaOptions } from './verification.js';
+
+/** The contract's Challenge resource. */
+export interface ChallengeView {
+  challenge_id: string;
+  method: VerificationMethod;
+  nonce?: string;
+  instructions: string;
+  sent_to?: string;
+  expires_at: string;
+  reused: boolean;
+  resend_available_in: number;
+  captcha_pass?: string;
+  captcha_pass_expires_in?: number;
+}
+
+export interface ChallengeDeps {
+  config: Config;
+  log: Logger;
+  store: EventStore;
+  registry: RegistryClient;
+  captcha: IdentityCaptcha;
+  /** Undefined when no mail sender is configured: e-mail options then answer 503. */
+  mail: MailSender | undefined;
+}
+
+export const OPTION_NOT_FOUND = 'verification option not found';
+export const NO_MAIL_SENDER = 'e-mail verification is unavailable: no mail sender configured';
+export const MAIL_FAILED = 'the verification e-mail could not be sent; try again later';
+
+/** The captcha was not solved or the pass is not valid for this ASN (the HTTP layer answers the fixed 400). */
+export class CaptchaRefused extends Error {
+  constructor() {
+    super('captcha verification failed');
+    this.name = 'CaptchaRefused';
+  }
+}
+
+const asnState = (stream: LoadedStream): AsnState => fold({ initialState: initialAsn, evolve: evolveAsn }, stream.events as AsnEvent[]);
+const challengeState = (stream: LoadedStream): ChallengeState =>
+  fold({ initialState: initialChallenge, evolve: evolveChallenge }, stream.events as ChallengeEvent[]);
+
+export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** The stored form of an e-mail code: HMAC-SHA256 keyed with the challenge id, so equal codes never hash alike. */
+export const codeHash = (challengeId: string, code: string): string => createHmac('sha256', challengeId).update(code).digest('hex');
+
+/**
+ * `POST /challenge`: re-resolves the option from the registry (never from the
+ * client), refuses e-mail without a mail sender before any ticket is spent,
+ * checks the captcha when the option requires one (a valid pass of this ASN, else
+ * a one-time ticket), then decides on the `asn-<asn>` stream: reuse within the
+ * cooldown, or a new challenge that supersedes the option's previous one. The
+ * mail goes out after the append; when it cannot be sent the new challenge fails
+ * and the answer is 503.
+ */
+export async function issueChallenge(
+  deps: ChallengeDeps,
+  input: { asn: number; optionId: string; captchaToken?: string; captchaPass?: string; remoteIp: string; now: Date },
+  metadata: EventMetadata,
+): Promise<ChallengeView> {
+  const { asn, now } = input;
+  const option = (await replicaOptions(deps.registry, asn)).options.find((o) => o.id === input.optionId);
+  if (!option) throw new NotFound(OPTION_NOT_FOUND);
+  if (option.kind === 'email' && !deps.mail) throw new Unavailable(NO_MAIL_SENDER);
+
+  let pass: string | undefined;
+  if (captchaRequired(option.kind, deps.captcha.enabled)) {
+    const viaPass = input.captchaPass !== undefined && passValid(asnState(await load(deps.store, asnStreamId(asn))), sha256Hex(input.captchaPass), now);
+    if (!viaPass) {
+      if (!(await deps.captcha.verify(input.captchaToken ?? '', { remoteIp: input.remoteIp, now }))) throw new CaptchaRefused();
+      pass = randomBytes(32).toString('base64url');
+    }
+  }
+
+  const challengeId = randomUUID();
+  const code = option.kind === 'email' ? String(randomInt(0, 1_000_000)).padStart(6, '0') : undefined;
+  const command = {
+    type: 'IssueChallenge' as const,
+    now,
+    asn,
+    option: { id: option.id, mntner: option.mntner, method: option.kind, anchor: option.kind === 'email' ? maskEmail(option.value) : option.value, sentTo: option.kind === 'email' ? maskEmail(option.value) : undefined },
+    fresh: { challengeId, nonce: code === undefined ? `AS${asn}-${randomBytes(16).toString('hex')}` : undefined, codeHash: code === undefined ? undefined : codeHash(challengeId, code) },
+    solvedPassSha256: pass === undefined ? undefined : sha256Hex(pass),
+  };
+  const asnStream = asnStreamId(asn);
+  const { result: decision } = await execute<IssueDecision>(
+    deps.store,
+    [asnStream],
+    async (streams, more) => {
+      const state = asnState(streams[asnStream]);
+      const latestId = state.latest.get(option.id)?.challengeId;
+      const latest = latestId === undefined ? undefined : challengeState(await more(challengeStreamId(latestId)));
+      const decision = decideIssue(command, state, latest);
+      if (decision.outcome === 'reused') return { writes: [{ streamId: asnStream, events: decision.asnEvents }], result: decision };
+      await more(challengeStreamId(challengeId), 'version');
+      return {
+        writes: [
+          { streamId: asnStream, events: decision.asnEvents },
+          { streamId: challengeStreamId(challengeId), events: decision.challengeEvents },
+          ...(decision.superseded ? [{ streamId: challengeStreamId(decision.superseded.challengeId), events: decision.superseded.events }] : []),
+        ],
+        result: decision,
+      };
+    },
+    metadata,
+  );
+
+  const passFields = pass === undefined ? {} : { captcha_pass: pass, captcha_pass_expires_in: CAPTCHA_PASS_LIFETIME_MS / 1000 };
+  if (decision.outcome === 'reused') return { ...challengeView(decision.challenge, now, true), ...passFields };
+
+  const issued = challengeState(await load(deps.store, challengeStreamId(challengeId)));
+  if (issued.status === 'Empty') throw new Error(`challenge ${challengeId} vanished after its append`);
+  if (code !== undefined) await mailCode(deps, { challengeId, asn, mntner: option.mntner, to: option.value, code, now }, metadata);
+  return { ...challengeView(issued, now, false), ...passFields };
+}
+
+async function mailCode(deps: ChallengeDeps, m: { challengeId: string; asn: number; mntner: string; to: string; code: string; now: Date }, metadata: EventMetadata): Promise<void> {
+  try {
+    await deps.mail!.send({
+      to: m.to.trim(),
+      subject: `dn42 verification code for AS${m.asn}`,
+      text: [
+        `Your verification code for AS${m.asn} (${m.mntner}) is:`,
+        '',
+        `    ${m.code}`,
+        '',
+        'It is valid for 15 minutes. If you did not ask for it, ignore this message.',
+        '',
+      ].join('\n'),
+    });
+  } catch (err) {
+    deps.log.warn({ err, challengeId: m.challengeId, requestId: metadata.requestId }, 'verification mail not sent');
+    const streamId = challengeStreamId(m.challengeId);
+    await execute(deps.store, [streamId], (s) => ({ writes: [{ streamId, events: decideMailFailure(challengeState(s[streamId]), m.now) }], result: undefined }), metadata);
+    throw new Unavailable(MAIL_FAILED);
+  }
+}
+
+function challengeView(c: Exclude<ChallengeState, { status: 'Empty' }>, now: Date, reused: boolean): ChallengeView {
+  const resendAt = c.issuedAt.getTime() + RESEND_COOLDOWN_MS;
+  return {
+    challenge_id: c.challengeId,
+    method: c.method,
+    ...(c.nonce !== undefined ? { nonce: c.nonce } : {}),
+    instructions: instructions(c),
+    ...(c.sentTo !== undefined ? { sent_to: c.sentTo } : {}),
+    expires_at: c.expiresAt.toISOString(),
+    reused,
+    resend_available_in: Math.max(0, Math.ceil((resendAt - now.getTime()) / 1000)),
+  };
+}
+
+function instructions(c: Exclude<ChallengeState, { status: 'Empty' }>): string {
+  switch (c.method) {
+    case 'email':
+      return `Enter the 6-digit code sent to ${c.sentTo}. It is valid for 15 minutes.`;
+    case 'ssh':
+      return `Sign the nonce with the SSH key registered on ${c.mntner} and paste the armored signature: echo -n '${c.nonce}' | ssh-keygen -Y sign -n ${SSH_NAMESPACE} -f <private key>`;
+    case 'pgp':
+      return `Clearsign the nonce with the PGP key ${c.anchor} registered on ${c.mntner} and paste the signed message: echo -n '${c.nonce}' | gpg --clearsign --local-user ${c.anchor}`;
+    default: {
+      const _never: never = c.method;
+      return _never;
+    }
+  }
+}
+
+/** How an answer was judged: counted as wrong, or refused without counting (pgp key missing, pgp machinery down). */
+export type Judgement = { verdict: AnswerVerdict; detail?: string } | { refused: { status: 422 | 503; detail: string } };
+
+export const WRONG_ANSWER = 'wrong answer';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Loads a challenge for submit: 404 unknown, 409 terminal, 410 expired. */
+export async function submittableChallenge(store: EventStore, challengeId: string, now: Date) {
+  if (!UUID.test(challengeId)) throw new NotFound(CHALLENGE_NOT_FOUND);
+  return submittable(challengeState(await load(store, challengeStreamId(challengeId))), now);
+}
+
+/** Checks an answer against the challenge: the code in constant time, SSHSIG and PGP through their verifiers. */
+export async function judgeAnswer(
+  deps: Pick<ChallengeDeps, 'config' | 'log'>,
+  c: Extract<ChallengeState, { status: 'Pending' }>,
+  answer: { text: string; publicKey?: string },
+): Promise<Judgement> {
+  switch (c.method) {
+    case 'email': {
+      const given = /^\d{6}$/.test(answer.text.trim()) ? codeHash(c.challengeId, answer.text.trim()) : '';
+      const ok = given.length === c.codeHash!.length && timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(c.codeHash!, 'hex'));
+      return ok ? { verdict: { ok: true } } : { verdict: { ok: false, reason: 'wrong code' }, detail: WRONG_ANSWER };
+    }
+    case 'ssh': {
+      const verdict = verifySshSignature({ armored: answer.text, message: c.nonce!, namespace: SSH_NAMESPACE, registeredKeys: [c.anchor] });
+      return verdict.ok ? { verdict: { ok: true } } : { verdict: { ok: false, reason: verdict.reason }, detail: `${WRONG_ANSWER}: ${verdict.detail}` };
+    }
+    case 'pgp': {
+      const verdict = await verifyPgpAnswer({ config: deps.config, log: deps.log }, { clearsigned: answer.text, nonce: c.nonce!, fingerprint: c.anchor, publicKey: answer.publicKey });
+      if (verdict.ok) return { verdict: { ok: true } };
+      if (verdict.status === 400) return { verdict: { ok: false, reason: 'pgp' }, detail: `${WRONG_ANSWER}: ${verdict.detail}` };
+      return { refused: { status: verdict.status, detail: verdict.detail } };
+    }
+    default: {
+      const _never: never = c.method;
+      return _never;
+    }
+  }
+}
+
+/**
+ * Records a judged answer on the challenge's stream. Two correct answers racing
+ * append at the same version: one succeeds, the other is decided again and finds
+ * the challenge used (409).
+ */
+export async function recordAnswer(store: EventStore, challengeId: string, verdict: AnswerVerdict, now: Date, metadata: EventMetadata) {
+  const streamId = challengeStreamId(challengeId);
+  const { result } = await execute(
+    store,
+    [streamId],
+    (streams) => {
+      const state = challengeState(streams[streamId]);
+      const decision = decideAnswer({ type: 'RecordAnswer', now, verdict }, state);
+      return { writes: [{ streamId, events: decision.events }], result: { ...decision, challenge: submittable(state, now) } };
+    },
+    metadata,
+  );
+  return result;
+}

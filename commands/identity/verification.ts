@@ -1,0 +1,98 @@
+import { NotFound, TooManyRequests } from '../../domain/errors.js';
+import { CAPTCHA_FAILURE_WINDOW_S, CAPTCHA_FAILURES_PER_IP } from '../../domain/identity/limits.js';
+import { maskEmail } from '../../domain/identity/mask.js';
+import { captchaRequired } from '../../domain/identity/policy.js';
+import type { VerificationOption } from '../../domain/registry/options.js';
+import type { Queryable } from '../../infra/db/pool.js';
+import type { IdentityCaptcha } from '../../infra/identity/captcha.js';
+import { rateLimit, type RateLimit } from '../../infra/rate-limit.js';
+import type { RegistryClient } from '../../infra/registry/client.js';
+
+/** The contract's option, as clients see it: e-mail masked, the captcha policy decided here. */
+export interface OptionView {
+  id: string;
+  kind: VerificationOption['kind'];
+  method: string;
+  value: string;
+  comment: string;
+  mntner: string;
+  captcha_required: boolean;
+}
+
+export interface OptionsView {
+  asn: number;
+  as_name: string;
+  display_name: string;
+  mntners: string[];
+  options: OptionView[];
+}
+
+/** What the replica answers for `/asns/{asn}/verification-options`. */
+export interface ReplicaOptions {
+  asn: number;
+  as_name: string | null;
+  mntners: string[];
+  options: VerificationOption[];
+}
+
+export const unknownAsn = (asn: number) => `AS${asn} not found in the registry`;
+export const TOO_MANY_CAPTCHA_FAILURES = 'too many failed captchas; try again later';
+
+/** The ASN's options from the registry replica: 404 for an unknown ASN, 503 when the replica does not answer. */
+export async function replicaOptions(registry: RegistryClient, asn: number): Promise<ReplicaOptions> {
+  const answer = (await registry.verificationOptions(asn)) as ReplicaOptions | null;
+  if (!answer) throw new NotFound(unknownAsn(asn));
+  return answer;
+}
+
+export function optionView(option: VerificationOption, captchaEnabled: boolean): OptionView {
+  return {
+    id: option.id,
+    kind: option.kind,
+    method: option.method,
+    value: option.kind === 'email' ? maskEmail(option.value) : option.value,
+    comment: option.comment,
+    mntner: option.mntner,
+    captcha_required: captchaRequired(option.kind, captchaEnabled),
+  };
+}
+
+/** Failed captchas on verification-options, per client address (a pool of its own). */
+export function captchaFailureLimit(db: Queryable): RateLimit {
+  return rateLimit(db, { pool: 'identity-options-captcha-failures', limit: CAPTCHA_FAILURES_PER_IP, windowSeconds: CAPTCHA_FAILURE_WINDOW_S });
+}
+
+export interface OptionsDeps {
+  registry: RegistryClient;
+  captcha: IdentityCaptcha;
+  captchaFailures: RateLimit;
+}
+
+/**
+ * `verification-options`, in the contract's order: an address with 5 failed
+ * captchas in 15 minutes is refused first (429); then the lookup (404 for an
+ * unknown ASN, before any ticket is spent); then the captcha, mandatory unless
+ * the kind is `none`; a refusal is counted against the address and answered by
+ * `onCaptchaFailure` (the fixed 400).
+ */
+export async function listVerificationOptions(
+  deps: OptionsDeps,
+  input: { asn: number; ticket: string | undefined; remoteIp: string; now: Date },
+  onCaptchaFailure: () => Error,
+): Promise<OptionsView> {
+  const { asn, remoteIp, now } = input;
+  if (deps.captcha.enabled && (await deps.captchaFailures.exceeded(remoteIp, now))) throw new TooManyRequests(TOO_MANY_CAPTCHA_FAILURES);
+  const replica = await replicaOptions(deps.registry, asn);
+  if (deps.captcha.enabled && !(await deps.captcha.verify(input.ticket ?? '', { remoteIp, now }))) {
+    await deps.captchaFailures.record(remoteIp, now);
+    throw onCaptchaFailure();
+  }
+  const asName = replica.as_name ?? `AS${asn}`;
+  return {
+    asn,
+    as_name: asName,
+    display_name: replica.as_name ? `AS${asn} (${replica.as_name})` : `AS${asn}`,
+    mntners: replica.mntners,
+    options: replica.options.map((o) => optionView(o, deps.captcha.enabled)),
+  };
+}
