@@ -1,5 +1,6 @@
 import { commandMigrations } from '../commands/ids.js';
 import { agentHubMigrations } from './agent-hub/presence.js';
+import { releaseMigrations } from './releases/store.js';
 import type { MigrationSet } from './db/migrate.js';
 import { eventStoreMigrations } from './eventstore/postgres/store.js';
 import { jobMigrations } from './jobs/store.js';
@@ -13,4 +14,4 @@ import { signingKeyMigrations } from './identity/keys.js';
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
-export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations, signingKeyMigrations, jobMigrations];
+export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations, releaseMigrations, signingKeyMigrations, jobMigrations];

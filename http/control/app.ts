@@ -16,7 +16,15 @@ import { peeringRoutes } from './fleet/peerings.js';
 import { asNames } from '../../infra/registry/client.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
+import { agentDesiredStateRoutes } from './agent/desired-state.js';
+import { agentRecoveryKeyRoutes } from './agent/recovery-key.js';
+import { agentReportRoutes } from './agent/reports.js';
+import { agentWireguardKeyRoutes } from './agent/wireguard-keys.js';
+import { healthRoutes } from './health/routes.js';
 import { withSockets } from './sockets.js';
+import { notifyRoutes } from './fleet/notify.js';
+import { releaseRoutes } from './releases.js';
+import { agentUpdateRoutes } from './agent/update.js';
 import { probeRoutes } from './probes/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
@@ -43,6 +51,14 @@ export function createControlApp(ctx: ServiceContext): Express {
     probeRoutes(ctx),
     agentTokenRoutes(ctx),
     agentRegisterRoutes(ctx),
+    agentDesiredStateRoutes(ctx),
+    agentRecoveryKeyRoutes(ctx),
+    agentWireguardKeyRoutes(ctx),
+    agentReportRoutes(ctx),
+    healthRoutes(ctx),
+    notifyRoutes(ctx),
+    releaseRoutes(ctx),
+    agentUpdateRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 

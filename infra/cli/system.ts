@@ -24,6 +24,7 @@ import type { Logger } from '../logger.js';
 import { registryMigrations } from '../registry/store.js';
 import { RegistrySyncer, SYNC_JOB } from '../registry/sync.js';
 import { Conflict } from '../../domain/errors.js';
+import { startTelemetryJob } from '../../commands/telemetry.js';
 
 /**
  * The composition root: the one module that wires infra, projections and http
@@ -124,10 +125,12 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   const registrySync = wanted.has('registry') ? startRegistrySync(context) : undefined;
   if (wanted.has('site')) await listen('site', createSiteApp(log), config.sitePort);
   if (wanted.has('projections')) system.projections.start();
+  const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;
   return {
     servers,
     async stop() {
       await registrySync?.stop();
+      await telemetryJob?.stop();
       // Agent sockets first: they close with 1001 and take this instance's presence rows along.
       await Promise.all(sockets.map((s) => s.close()));
       await Promise.all(

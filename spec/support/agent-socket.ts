@@ -63,6 +63,22 @@ export function agentSocket(baseUrl: string, path: string, token?: string, heade
   };
 }
 
+/** Polls until `check` holds (a closed agent leaves the hub when the server sees the close). */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Closes the client and waits until the server's hub has let go of it. */
+export async function disconnect(instance: ControlInstance, client: AgentClient, nodeId: string): Promise<void> {
+  const before = instance.sockets.hub.connectionCount(nodeId);
+  await client.close();
+  await eventually(() => instance.sockets.hub.connectionCount(nodeId) < before);
+}
+
 export const ADMIN_TOKEN = 'agent-socket-spec-admin-token-0123456789';
 
 /** One control server instance: a test system with the control app listening and its sockets attached. */

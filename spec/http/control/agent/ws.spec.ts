@@ -2,19 +2,11 @@ import { expect } from 'chai';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
 import { QUEUE_LIMIT } from '../../../../infra/agent-hub/hub.js';
 import { agentStatuses } from '../../../../infra/telemetry/liveness.js';
-import { agentSocket, ADMIN_TOKEN, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { node, wg } from '../fleet/support.js';
 
-/** Polls until `check` holds (presence rows are removed after the close event). */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('WS /agent/ws/{node_id}', () => {
   let c: ControlInstance;
@@ -68,14 +60,14 @@ describe('WS /agent/ws/{node_id}', () => {
     it('sends hello with the current generation first', async () => {
       const client = agentSocket(c.url, 'ws/fra1', token);
       expect(await client.next()).to.deep.equal({ type: 'hello', node_id: 'fra1', generation: 1 });
-      await client.close();
+      await disconnect(c, client, 'fra1');
     });
 
     it('leaves the generation out of hello for a node without a desired state', async () => {
       const ams = await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1');
       const client = agentSocket(c.url, 'ws/ams1', ams.token);
       expect(await client.next()).to.deep.equal({ type: 'hello', node_id: 'ams1' });
-      await client.close();
+      await disconnect(c, client, 'ams1');
     });
 
     it('rings desired_state_updated (without node_id) after a fleet write commits, to this node only', async () => {
@@ -92,8 +84,8 @@ describe('WS /agent/ws/{node_id}', () => {
       expect(generations.body.generations[0].generation).to.equal(2);
       await new Promise((r) => setTimeout(r, 100));
       expect(ams.messages.map((m) => m.type)).to.deep.equal(['hello']);
-      await fra.close();
-      await ams.close();
+      await disconnect(c, fra, 'fra1');
+      await disconnect(c, ams, 'ams1');
     });
 
     it('delivers to every connection of the node and counts them in the write response', async () => {
@@ -105,8 +97,8 @@ describe('WS /agent/ws/{node_id}', () => {
       expectResponse(rollback).status(200).body({ subscribers: 2, delivered: 2 });
       expect((await a.next('desired_state_updated')).generation).to.equal(rollback.body.new_generation);
       expect((await b.next('desired_state_updated')).generation).to.equal(rollback.body.new_generation);
-      await a.close();
-      await b.close();
+      await disconnect(c, a, 'fra1');
+      await disconnect(c, b, 'fra1');
     });
 
     it('carries probe and log requests with their business data', async () => {
@@ -120,7 +112,7 @@ describe('WS /agent/ws/{node_id}', () => {
       expect(await client.next()).to.deep.equal({ type: 'probe_request', probe_id: 'p1', spec: { kind: 'ping', target: '172.20.0.1' } });
       expect(await client.next()).to.deep.equal({ type: 'log_request', log_id: 'l1', spec: { mode: 'snapshot' } });
       expect(await client.next()).to.deep.equal({ type: 'snapshot_request', reason: 'operator' });
-      await client.close();
+      await disconnect(c, client, 'fra1');
     });
   });
 
@@ -133,7 +125,7 @@ describe('WS /agent/ws/{node_id}', () => {
       const [row] = await agentStatuses(c.sys.pool, ['fra1']);
       expect(row).to.deep.include({ node_id: 'fra1', agent_version: '1.0.190', applied_generation: 2, apply_status: 'ok' });
       expect(row.last_seen?.toISOString()).to.equal(c.sys.clock.now().toISOString());
-      await client.close();
+      await disconnect(c, client, 'fra1');
     });
 
     it('ignores everything else upstream and keeps the connection', async () => {
@@ -149,7 +141,7 @@ describe('WS /agent/ws/{node_id}', () => {
       expect(client.ws.readyState).to.equal(client.ws.OPEN);
       await c.sys.doorbell.ring([{ type: 'snapshot_request', node_id: 'ams1' }]);
       expect(await client.next('snapshot_request')).to.deep.equal({ type: 'snapshot_request' });
-      await client.close();
+      await disconnect(c, client, 'ams1');
     });
   });
 
@@ -169,7 +161,7 @@ describe('WS /agent/ws/{node_id}', () => {
       // Written events leave the queue: the next event goes through again.
       await c.sys.doorbell.ring([{ type: 'snapshot_request', node_id: 'fra1', reason: 'after' }]);
       await eventually(async () => client.messages.some((m) => m.reason === 'after'));
-      await client.close();
+      await disconnect(c, client, 'fra1');
     });
 
     it('fills the queue of an agent that stops reading, then drops', async () => {
@@ -185,6 +177,7 @@ describe('WS /agent/ws/{node_id}', () => {
       }
       expect(c.sockets.hub.droppedTotal).to.be.greaterThan(before);
       client.ws.terminate();
+      await eventually(() => c.sockets.hub.connectionCount('fra1') === 0);
     });
   });
 
@@ -204,7 +197,7 @@ describe('WS /agent/ws/{node_id}', () => {
       expect(await onlineAgentCount(c.sys.context, 'ams1')).to.equal(0);
       await c.sys.pool.query(`UPDATE agent_hub_instances SET heartbeat_at = now()`);
       expect(await onlineAgentCount(c.sys.context, 'ams1')).to.equal(1);
-      await client.close();
+      await disconnect(c, client, 'ams1');
     });
   });
 });

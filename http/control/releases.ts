@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox';
+import { releaseStatus, setTarget, uploadRelease } from '../../commands/releases.js';
+import { Validation } from '../../domain/errors.js';
+import { readReleaseUpload, UploadTooLarge } from '../../infra/releases/multipart.js';
+import type { ServiceContext } from '../shared/context.js';
+import { HttpError } from '../shared/errors.js';
+import { ApiRouter } from '../shared/routes.js';
+
+const TAGS = ['agent releases'];
+const Manifest = Type.Object({
+  version: Type.String(),
+  wheels: Type.Array(Type.Object({ filename: Type.String(), sha256: Type.String(), size: Type.Integer() })),
+});
+
+/** Agent releases: upload (multipart), the global target, and the fleet's versions. */
+export function releaseRoutes(ctx: ServiceContext): ApiRouter {
+  const r = new ApiRouter('/control/v1');
+  const common = { security: ['admin'], tags: TAGS };
+  r.route({
+    ...common,
+    method: 'post',
+    path: '/admin/agent-releases',
+    summary:
+      'upload a release: multipart/form-data with a `version` field (x.y.z) and `files` parts (*.whl or *.tgz); replaces an earlier upload of the version; does not roll out',
+    responses: { 201: Manifest, 413: 'upload beyond the size limits', 422: 'invalid version, file name or upload' },
+    handler: async (req, res) => {
+      const upload = await readReleaseUpload(req).catch((err) => {
+        throw err instanceof UploadTooLarge ? new HttpError(413, err.message) : err;
+      });
+      if (upload.version === undefined) throw new Validation('invalid version: the version field is required', [{ loc: ['body', 'version'], msg: 'required', type: 'required' }]);
+      res.status(201).json(await uploadRelease(ctx, upload.version, upload.files));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'post',
+    path: '/admin/agent-releases/target',
+    summary: 'set the global target version; connected agents below it are offered the update',
+    body: Type.Object({ version: Type.String({ maxLength: 32 }) }, { additionalProperties: false }),
+    responses: { 200: '{target, offered[]}', 422: 'invalid version or not uploaded' },
+    handler: async (req, res) => {
+      res.json(await setTarget(ctx, req.body.version));
+    },
+  });
+  r.route({
+    ...common,
+    method: 'get',
+    path: '/admin/agent-releases',
+    summary: 'releases status: target, uploaded versions, every node with its agent version and liveness',
+    responses: { 200: '{target, versions[], nodes[{node_id, agent_version, applied_generation, apply_status, last_seen, up_to_date, liveness}]}' },
+    handler: async (_req, res) => {
+      res.json(await releaseStatus(ctx));
+    },
+  });
+  return r;
+}
