@@ -1,0 +1,267 @@
+import type { HealthInputs, NodeHealth } from '../../domain/telemetry/health.js';
+import type { ApplyResult, PrefixFlaps, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
+import type { Queryable } from '../db/pool.js';
+
+/**
+ * The telemetry tables (migrations/0002_telemetry.sql), method by method. Times
+ * passed as `now` come from the request's clock; `captured_at` is the agent's.
+ */
+
+export type StatusEventKind = 'snapshot' | 'report' | 'apply' | 'reresolve';
+export const STATUS_EVENT_KINDS: readonly StatusEventKind[] = ['snapshot', 'report', 'apply', 'reresolve'];
+
+export interface StatusEventRow {
+  id: number;
+  kind: StatusEventKind;
+  generation: number | null;
+  status: string | null;
+  drift_count: number | null;
+  created_at: string;
+  payload: unknown;
+}
+
+const iso = (t: Date | string | null) => (t === null ? null : new Date(t).toISOString());
+
+/** Appends one status event (one per report) and returns its id. */
+export async function insertStatusEvent(
+  db: Queryable,
+  nodeId: string,
+  event: { kind: StatusEventKind; generation: number | null; status: string | null; drift_count: number | null; payload: unknown },
+  now: Date,
+): Promise<number> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO status_events (node_id, kind, generation, status, drift_count, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+    [nodeId, event.kind, event.generation, event.status, event.drift_count, JSON.stringify(event.payload), now],
+  );
+  return Number(rows[0].id);
+}
+
+/** A node's status events, newest first, optionally of one kind. */
+export async function listStatusEvents(db: Queryable, nodeId: string, kind: StatusEventKind | undefined, limit: number): Promise<StatusEventRow[]> {
+  const { rows } = await db.query(
+    `SELECT id, kind, generation, status, drift_count, created_at, payload FROM status_events
+     WHERE node_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY id DESC LIMIT $3`,
+    [nodeId, kind ?? null, limit],
+  );
+  return rows.map((r: Record<string, any>) => ({ ...r, id: Number(r.id), created_at: iso(r.created_at)! }) as StatusEventRow);
+}
+
+const NOT_RUNNING = (s: RuntimeSnapshot) => s.containers.filter((c) => c.state !== 'running').length;
+
+/** Upserts the node's latest snapshot and the health inputs it carries. */
+export async function upsertSnapshot(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
+  const established = snapshot.bgp_protocols.filter((p) => p.state === 'established').length;
+  await db.query(
+    `INSERT INTO node_status (node_id, snapshot, snapshot_received_at, snapshot_generation, bgp_total, bgp_established, containers_not_running, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $3)
+     ON CONFLICT (node_id) DO UPDATE SET snapshot = EXCLUDED.snapshot, snapshot_received_at = EXCLUDED.snapshot_received_at,
+       snapshot_generation = EXCLUDED.snapshot_generation, bgp_total = EXCLUDED.bgp_total, bgp_established = EXCLUDED.bgp_established,
+       containers_not_running = EXCLUDED.containers_not_running, updated_at = EXCLUDED.updated_at`,
+    [snapshot.node_id, JSON.stringify(snapshot), now, snapshot.generation ?? null, snapshot.bgp_protocols.length, established, NOT_RUNNING(snapshot)],
+  );
+}
+
+export async function upsertReport(db: Queryable, report: ReconciliationReport, now: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO node_status (node_id, report, report_status, report_received_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+     ON CONFLICT (node_id) DO UPDATE SET report = EXCLUDED.report, report_status = EXCLUDED.report_status,
+       report_received_at = EXCLUDED.report_received_at, updated_at = EXCLUDED.updated_at`,
+    [report.node_id, JSON.stringify(report), report.status, now],
+  );
+}
+
+export async function upsertApply(db: Queryable, apply: ApplyResult, now: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO node_status (node_id, apply, apply_status, apply_received_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+     ON CONFLICT (node_id) DO UPDATE SET apply = EXCLUDED.apply, apply_status = EXCLUDED.apply_status,
+       apply_received_at = EXCLUDED.apply_received_at, updated_at = EXCLUDED.updated_at`,
+    [apply.node_id, JSON.stringify(apply), apply.status, now],
+  );
+}
+
+export interface NodeStatusRow extends HealthInputs {
+  node_id: string;
+  /** The health the last NodeHealthChanged event recorded. */
+  recorded_health: NodeHealth;
+  snapshot: RuntimeSnapshot | null;
+  report: ReconciliationReport | null;
+  report_received_at: Date | null;
+  apply: ApplyResult | null;
+  apply_received_at: Date | null;
+}
+
+function statusRow(r: Record<string, any>): NodeStatusRow {
+  return {
+    node_id: r.node_id,
+    recorded_health: r.health,
+    snapshot: r.snapshot,
+    snapshot_received_at: r.snapshot_received_at,
+    bgp_total: r.bgp_total,
+    bgp_established: r.bgp_established,
+    containers_not_running: r.containers_not_running,
+    report: r.report,
+    last_report_status: r.report_status,
+    report_received_at: r.report_received_at,
+    apply: r.apply,
+    last_apply_status: r.apply_status,
+    apply_received_at: r.apply_received_at,
+  };
+}
+
+/** The latest observations of one node; undefined when it never reported anything. */
+export async function nodeStatus(db: Queryable, nodeId: string): Promise<NodeStatusRow | undefined> {
+  const { rows } = await db.query(`SELECT * FROM node_status WHERE node_id = $1`, [nodeId]);
+  return rows[0] ? statusRow(rows[0]) : undefined;
+}
+
+/** Latest observations of every node that reported, by node id. */
+export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStatusRow>> {
+  const { rows } = await db.query(`SELECT node_id, health, snapshot_received_at, bgp_total, bgp_established, containers_not_running, report_status, apply_status, report_received_at, apply_received_at, NULL AS snapshot, NULL AS report, NULL AS apply FROM node_status ORDER BY node_id`);
+  return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, statusRow(r)]));
+}
+
+/** Notes the health a NodeHealthChanged event recorded (only ever after the append). */
+export async function setRecordedHealth(db: Queryable, nodeId: string, health: NodeHealth, now: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO node_status (node_id, health, updated_at) VALUES ($1, $2, $3) ON CONFLICT (node_id) DO UPDATE SET health = EXCLUDED.health`,
+    [nodeId, health, now],
+  );
+}
+
+/** Per-interface traffic archive of a snapshot (one row per interface). */
+export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
+  if (snapshot.interfaces.length === 0) return;
+  await db.query(
+    `INSERT INTO interface_traffic_samples (node_id, interface, at, rx_bytes, tx_bytes)
+     SELECT $1, i.name, $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
+     ON CONFLICT DO NOTHING`,
+    [snapshot.node_id, now, snapshot.interfaces.map((i) => i.name), snapshot.interfaces.map((i) => i.rx_bytes), snapshot.interfaces.map((i) => i.tx_bytes)],
+  );
+}
+
+export async function archiveSelfMetrics(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
+  const m = snapshot.self_metrics;
+  await db.query(
+    `INSERT INTO self_metrics_samples (node_id, at, cpu_percent, rss_bytes, total_failures, log_warning_count, log_error_count, last_error_at, last_error_message,
+       last_routing_collect_seconds, last_reresolve_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
+    [
+      snapshot.node_id,
+      now,
+      m.cpu,
+      m.rss,
+      m.total_failures,
+      m.log_warning_count,
+      m.log_error_count,
+      m.last_error_at,
+      m.last_error_message,
+      m.last_routing_collect_seconds ?? null,
+      m.last_reresolve_seconds ?? null,
+    ],
+  );
+}
+
+export interface TrafficTotals {
+  rx_bytes: number;
+  tx_bytes: number;
+  peer_count: number;
+}
+
+export function trafficTotals(sample: WireguardTraffic): TrafficTotals {
+  return {
+    rx_bytes: sample.peers.reduce((sum, p) => sum + p.rx_bytes, 0),
+    tx_bytes: sample.peers.reduce((sum, p) => sum + p.tx_bytes, 0),
+    peer_count: sample.peers.length,
+  };
+}
+
+export async function insertWireguardTraffic(db: Queryable, sample: WireguardTraffic, totals: TrafficTotals, now: Date): Promise<void> {
+  await db.query(
+    `INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count, peers) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (node_id, at) DO UPDATE SET rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes, peer_count = EXCLUDED.peer_count, peers = EXCLUDED.peers`,
+    [sample.node_id, now, totals.rx_bytes, totals.tx_bytes, totals.peer_count, JSON.stringify(sample.peers)],
+  );
+}
+
+/** Stores a routing observation: a summary row, and the routes as the node's latest table. Returns the observation id. */
+export async function insertRoutingTable(db: Queryable, table: RoutingTable, now: Date): Promise<number> {
+  const v6 = table.routes.filter((r) => r.prefix.includes(':')).length;
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO routing_observations (node_id, captured_at, received_at, size, size_v4, size_v6, rpki_observed) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+    [table.node_id, table.captured_at, now, table.routes.length, table.routes.length - v6, v6, table.rpki_observed],
+  );
+  const id = Number(rows[0].id);
+  await db.query(
+    `INSERT INTO routing_tables (node_id, observation_id, captured_at, rpki_observed, routes) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, captured_at = EXCLUDED.captured_at,
+       rpki_observed = EXCLUDED.rpki_observed, routes = EXCLUDED.routes`,
+    [table.node_id, id, table.captured_at, table.rpki_observed, JSON.stringify(table.routes)],
+  );
+  return id;
+}
+
+/** Replaces the node's prefix flap table (call inside one transaction). */
+export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now: Date): Promise<void> {
+  await db.query(`DELETE FROM prefix_flaps WHERE node_id = $1`, [flaps.node_id]);
+  // (prefix, peer_asn) is the key; a report naming one twice keeps its higher score.
+  const byKey = new Map<string, PrefixFlaps['entries'][number]>();
+  for (const entry of flaps.entries) {
+    const key = `${entry.prefix} ${entry.peer_asn}`;
+    if ((byKey.get(key)?.score ?? -1) < entry.score) byKey.set(key, entry);
+  }
+  const e = [...byKey.values()];
+  if (e.length) {
+    await db.query(
+      `INSERT INTO prefix_flaps (node_id, prefix, peer_asn, origin_asn, score, flaps, last_flap_at, captured_at)
+       SELECT $1, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, $2
+       FROM unnest($3::text[], $4::bigint[], $5::bigint[], $6::float8[], $7::int[], $8::timestamptz[]) AS f(prefix, peer_asn, origin_asn, score, flaps, last_flap_at)`,
+      [
+        flaps.node_id,
+        flaps.captured_at,
+        e.map((x) => x.prefix),
+        e.map((x) => x.peer_asn),
+        e.map((x) => x.origin_asn),
+        e.map((x) => x.score),
+        e.map((x) => x.flaps ?? null),
+        e.map((x) => x.last_flap_at ?? null),
+      ],
+    );
+  }
+  await db.query(
+    `INSERT INTO prefix_flap_feeds (node_id, feed_state, entries, captured_at, received_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (node_id) DO UPDATE SET feed_state = EXCLUDED.feed_state, entries = EXCLUDED.entries, captured_at = EXCLUDED.captured_at, received_at = EXCLUDED.received_at`,
+    [flaps.node_id, flaps.feed_state, e.length, flaps.captured_at, now],
+  );
+}
+
+export interface PrefixFlapRow {
+  prefix: string;
+  peer_asn: number;
+  origin_asn: number | null;
+  score: number;
+  flaps: number | null;
+  last_flap_at: string | null;
+  captured_at: string;
+}
+
+/** The node's current prefix flap rows, highest score first. */
+export async function prefixFlapsOf(db: Queryable, nodeId: string): Promise<PrefixFlapRow[]> {
+  const { rows } = await db.query(`SELECT * FROM prefix_flaps WHERE node_id = $1 ORDER BY score DESC, prefix, peer_asn`, [nodeId]);
+  return rows.map((r: Record<string, any>) => ({
+    prefix: r.prefix,
+    peer_asn: Number(r.peer_asn),
+    origin_asn: r.origin_asn === null ? null : Number(r.origin_asn),
+    score: r.score,
+    flaps: r.flaps,
+    last_flap_at: iso(r.last_flap_at),
+    captured_at: iso(r.captured_at)!,
+  }));
+}
+
+/** Sample tables and their time column: what the retention job prunes. */
+export const RETAINED_TABLES: readonly { table: string; column: string }[] = [
+  { table: 'status_events', column: 'created_at' },
+  { table: 'interface_traffic_samples', column: 'at' },
+  { table: 'self_metrics_samples', column: 'at' },
+  { table: 'wireguard_traffic_samples', column: 'at' },
+  { table: 'routing_observations', column: 'received_at' },
+];
