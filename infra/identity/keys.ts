@@ -82,8 +82,8 @@ async function insertKey(db: Queryable, secret: string, now: Date): Promise<stri
 
 const ROTATION_LOCK = advisoryKey('dn42-control:identity-signing-keys');
 
-/** Decrypted private keys by kid: decrypting and importing on every signature would be wasted work. */
-const decrypted = new Map<string, KeyObject>();
+/** Decrypted private keys by kid (and the secret that opened them): decrypting on every signature would be wasted work. */
+const decrypted = new Map<string, { secret: string; key: KeyObject }>();
 
 /**
  * The key that signs now. The first call on an empty table creates one; the
@@ -101,12 +101,12 @@ export async function currentSigningKey(pool: Pool, config: Config, now: Date): 
       return (await newestKey(tx))!;
     });
   }
-  let privateKey = decrypted.get(row.kid);
-  if (!privateKey) {
-    privateKey = createPrivateKey({ key: open(secret, row.kid, row.private_key), format: 'der', type: 'pkcs8' });
-    decrypted.set(row.kid, privateKey);
+  let cached = decrypted.get(row.kid);
+  if (cached?.secret !== secret) {
+    cached = { secret, key: createPrivateKey({ key: open(secret, row.kid, row.private_key), format: 'der', type: 'pkcs8' }) };
+    decrypted.set(row.kid, cached);
   }
-  return { kid: row.kid, privateKey };
+  return { kid: row.kid, privateKey: cached.key };
 }
 
 async function newestKey(db: Queryable): Promise<{ kid: string; private_key: Buffer } | undefined> {
