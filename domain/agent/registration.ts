@@ -113,8 +113,20 @@ export function decideRegistration(command: RegistrationCommand, state: Registra
 }
 
 function worthRecording(state: Exclude<RegistrationState, { status: 'Empty' }>, inventory: Inventory, now: Date): boolean {
-  if (JSON.stringify(state.inventory) !== JSON.stringify(inventory)) return true;
+  if (!state.inventory || !sameInventory(state.inventory, inventory)) return true;
   return state.last_recorded_at === null || now.getTime() - Date.parse(state.last_recorded_at) >= REQUEST_RECORD_INTERVAL_MS;
+}
+
+/** Field by field: the recorded inventory comes back from jsonb with its keys in another order. */
+function sameInventory(a: Inventory, b: Inventory): boolean {
+  return (
+    a.hostname === b.hostname &&
+    a.os === b.os &&
+    a.arch === b.arch &&
+    a.has_systemd === b.has_systemd &&
+    a.capabilities.length === b.capabilities.length &&
+    a.capabilities.every((c, i) => c === b.capabilities[i])
+  );
 }
 
 export const registrationDecider: Decider<RegistrationCommand, RegistrationEvent, RegistrationState> = {

@@ -50,4 +50,4 @@ export async function startAgentHarness(env: Record<string, string> = {}): Promi
   };
 }
 
-export const nodeBody = (node_id: string) => ({ node_id, asn: 4242420001, router_id: '172.20.0.1', site: 'fra' });
+export const nodeBody = (node_id: string) => ({ node_id, asn: 4242420001, router_id: '172.20.0.1', site: 'fra', link_local: 'fe80::1' });
