@@ -2,21 +2,12 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { UPLOAD_LIMITS } from '../../../domain/release/rules.js';
 import { recordHeartbeat } from '../../../infra/telemetry/liveness.js';
-import { ADMIN_TOKEN, startControl, type ControlInstance } from '../../support/agent-socket.js';
+import { startControl, type ControlInstance } from '../../support/agent-socket.js';
 import { expectResponse } from '../../support/http.js';
 import { node } from './fleet/support.js';
+import { uploadRelease } from '../../support/releases.js';
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
-
-/** POSTs multipart/form-data to /admin/agent-releases with real fetch FormData. */
-export async function uploadRelease(base: string, version: string | undefined, files: { name: string; content: Buffer; field?: string }[]) {
-  const form = new FormData();
-  if (version !== undefined) form.append('version', version);
-  for (const f of files) form.append(f.field ?? 'files', new Blob([new Uint8Array(f.content)]), f.name);
-  const res = await fetch(`${base}/control/v1/admin/agent-releases`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: form });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text, headers: res.headers };
-}
 
 describe('agent releases (admin)', () => {
   let c: ControlInstance;
