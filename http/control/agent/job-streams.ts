@@ -11,9 +11,6 @@ export type { JobKind };
 /** Close codes of a job stream (4403 is the contract's; the others name the end). */
 export const JOB_STREAM_CLOSE = { done: 1000, refused: 4403, timedOut: 4408 } as const;
 
-/** A frame larger than this is not job output; it is dropped (output lines and log batches are far smaller). */
-const MAX_FRAME_BYTES = 1 << 20;
-
 /** A log batch as the agent sends it (document 2): `{log_id, seq, entries: [{ts, level, logger, message}]}`. */
 const LogBatch = Type.Object({
   type: Type.Literal('log'),
@@ -33,7 +30,7 @@ const LogBatch = Type.Object({
 export async function acceptJobStream(ctx: ServiceContext, kind: JobKind, jobId: string, agent: AgentPrincipal, ws: WebSocket): Promise<void> {
   const idField = JOB_ID_FIELD[kind];
   const events = STREAM_EVENTS[kind];
-  const log = ctx.log.child({ job: jobId, kind, node: agent.node_id });
+  const log = ctx.log.child({ job_id: jobId, kind, node_id: agent.node_id });
   let attached = false;
   let finished = false;
   let timer: NodeJS.Timeout | undefined;
@@ -101,8 +98,8 @@ export async function acceptJobStream(ctx: ServiceContext, kind: JobKind, jobId:
 }
 
 function parseFrame(raw: RawData): Record<string, unknown> | undefined {
-  const bytes = Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw as ArrayBuffer);
-  if (bytes.length > MAX_FRAME_BYTES) return undefined;
+  // Frame size is bounded by the socket server's maxPayload.
+  const bytes = Array.isArray(raw) ? Buffer.concat(raw) : Buffer.isBuffer(raw) ? raw : Buffer.from(raw);
   try {
     const value: unknown = JSON.parse(bytes.toString('utf8'));
     return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { NotFound } from '../../../domain/errors.js';
 import { isLive, type JobKind } from '../../../domain/probes/jobs.js';
-import { jobStore, type Job, type JobMessage } from '../../../infra/jobs/store.js';
+import { jobStore, type JobMessage } from '../../../infra/jobs/store.js';
 import { jobWatcher } from '../../../infra/jobs/watcher.js';
 import type { ServiceContext } from '../../shared/context.js';
 
@@ -9,6 +9,8 @@ import type { ServiceContext } from '../../shared/context.js';
 const POLL_MS = 1_000;
 /** A comment line now and then keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
+/** Messages read per query. */
+const PAGE = 500;
 
 /**
  * `GET /ui/{probes|logs}/{id}/stream`: Server-Sent Events of one job. Buffered
@@ -41,19 +43,18 @@ export async function streamJob(ctx: ServiceContext, kind: JobKind, jobId: strin
     let lastWrite = Date.now();
     while (!gone) {
       woken = false;
-      const messages = await jobStore.messagesAfter(ctx.pool, jobId, seq);
+      // The job before its messages: once it reads `done`, its `done` row is among them (one statement wrote both).
+      const current = await jobStore.find(ctx.pool, jobId);
+      const messages = await jobStore.messagesAfter(ctx.pool, jobId, seq, PAGE);
       for (const m of messages) {
         res.write(frame(m));
         seq = m.seq;
+        lastWrite = Date.now();
         if (m.event === 'done') return;
       }
-      if (messages.length > 0) {
-        lastWrite = Date.now();
-        continue;
-      }
-      const current: Job | undefined = await jobStore.find(ctx.pool, jobId);
-      // Timed out (or swept): end without `done`. A done job always has its `done` row, read above.
-      if (!current || (current.status !== 'done' && !isLive(current, ctx.now()))) return;
+      if (messages.length === PAGE) continue;
+      // Swept, resumed past `done`, or timed out (which ends without `done`): nothing more will come.
+      if (!current || current.status === 'done' || !isLive(current, ctx.now())) return;
       if (Date.now() - lastWrite >= KEEPALIVE_MS) {
         res.write(': keepalive\n\n');
         lastWrite = Date.now();

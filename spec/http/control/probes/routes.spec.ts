@@ -199,6 +199,25 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
     const sse = await stream('probes', id, { 'last-event-id': '2' });
     await within(3000, 'stream end', sse.ended);
     expect(sse.events.map((e) => e.data.line ?? e.event)).to.deep.equal(['c', 'done']);
+    const past = await stream('probes', id, { 'last-event-id': '4' });
+    await within(3000, 'a stream resumed past done ends', past.ended);
+    expect(past.events).to.deep.equal([]);
+  });
+
+  it('pages through a long buffer in order', async () => {
+    const id = await start('probe');
+    await jobStore.attach(h.sys.pool, id, 'probe', 'fra1', h.sys.clock.now());
+    await h.sys.pool.query(
+      `INSERT INTO ui_job_messages (job_id, seq, event, data) SELECT $1, n, 'output', jsonb_build_object('line', n::text) FROM generate_series(1, 1200) n`,
+      [id],
+    );
+    await h.sys.pool.query(`UPDATE ui_jobs SET last_seq = 1200 WHERE id = $1`, [id]);
+    await append(id, 'done', { type: 'done' });
+    const sse = await stream('probes', id);
+    await within(5000, 'stream end', sse.ended);
+    expect(sse.events).to.have.length(1201);
+    expect(sse.events.slice(0, 1200).every((e, i) => e.data.line === String(i + 1))).to.equal(true);
+    expect(sse.events[1200]).to.deep.include({ id: '1201', event: 'done' });
   });
 
   it('answers 404 for unknown jobs and for a job of the other kind', async () => {
