@@ -23,7 +23,14 @@ export function createIdentityApp(ctx: ServiceContext): Express {
   // Protocol endpoints live at the root (the issuer is the service's root address).
   const rootRouters: ApiRouter[] = [jwksRoutes(ctx)];
   for (const r of rootRouters) app.use(r.router);
-  const document = openApiDocument({ title: 'dn42-control identity service', version: '1' }, [...routers, ...rootRouters]);
+  const document = openApiDocument(
+    {
+      title: 'dn42-control identity service',
+      version: '1',
+      securitySchemes: { session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session JWT (EdDSA) from challenge submit or passkey login' } },
+    },
+    [...routers, ...rootRouters],
+  );
   app.get(`${IDENTITY_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });

@@ -33,6 +33,13 @@ describe('Identity session tokens', function () {
     expect(grant.expires_at).to.equal(res.body.expires_at);
   });
 
+  it('describes the session, passkey and key-set routes in the OpenAPI document', async () => {
+    const doc = (await f.client.get('/api/v1/openapi.json')).body;
+    expect(doc.paths).to.include.keys('/api/v1/session', '/api/v1/passkeys', '/api/v1/passkeys/{credential_id}', '/api/v1/passkeys/register/begin', '/api/v1/passkeys/login/finish', '/.well-known/jwks.json');
+    expect(doc.paths['/api/v1/session'].get.security).to.deep.equal([{ session: [] }]);
+    expect(doc.components.securitySchemes.session).to.include({ type: 'http', scheme: 'bearer' });
+  });
+
   it('signs with EdDSA and the contract claims; only the jti and the sha256 are stored', async () => {
     const header = decodeProtectedHeader(grant.token);
     expect(header.alg).to.equal('EdDSA');
