@@ -82,6 +82,15 @@ describe('POST /ui/probes and /ui/logs', () => {
     expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping(undefined, { tool: 'mtu', max_size: 9200, interface: 'a-fifteen-char1' }) })).status(202);
   });
 
+  it('describes the four endpoints in the OpenAPI document, specs included', async () => {
+    const doc = (await h.admin.get('/openapi.json')).body;
+    for (const path of ['/control/v1/ui/probes', '/control/v1/ui/logs', '/control/v1/ui/probes/{probe_id}/stream', '/control/v1/ui/logs/{log_id}/stream']) {
+      expect(doc.paths, path).to.have.property(path);
+    }
+    const spec = doc.paths['/control/v1/ui/probes'].post.requestBody.content['application/json'].schema.properties.spec;
+    expect(spec.properties.count).to.deep.include({ minimum: 1, maximum: 30, default: 10 });
+  });
+
   it('needs the admin Bearer', async () => {
     expect((await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() }, { token: 'wrong-token-0123456789' })).status).to.equal(401);
     expect((await openSse(`${h.url}/control/v1/ui/probes/x/stream`, 'wrong-token-0123456789')).status).to.equal(401);
