@@ -1,0 +1,178 @@
+import { expect } from 'chai';
+import { nodeStatusStream } from '../../../../domain/telemetry/health.js';
+import { expectResponse } from '../../../support/http.js';
+import { anonymous, applyResult, reconciliation, snapshot, startAgents, type AgentHarness } from './telemetry-support.js';
+
+const KEY = 'cQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
+
+/** One valid body per report endpoint, and the exact response it earns. */
+const REPORTS: { path: string; body: (n: string) => Record<string, unknown>; response: (n: string) => Record<string, unknown> }[] = [
+  { path: '/agent/runtime-snapshot', body: (n) => snapshot(n), response: (n) => ({ accepted: true, node_id: n, generation: 1, containers: 2, interfaces: 3 }) },
+  {
+    path: '/agent/routing-table',
+    body: (n) => ({
+      node_id: n,
+      captured_at: '2026-11-01T12:00:00Z',
+      rpki_observed: true,
+      routes: [
+        { prefix: '172.20.0.0/24', protocol: 'p1', origin_asn: 4242420002, as_path: [4242420002], rpki: 'valid', local: false },
+        { prefix: 'fd42:1::/48', protocol: 'p1', origin_asn: 4242420003, as_path: [4242420002, 4242420003], rpki: 'not_found', local: false },
+        { prefix: '172.20.1.0/24', protocol: 'static1', origin_asn: null, as_path: [], rpki: null, local: true },
+      ],
+    }),
+    response: (n) => ({ accepted: true, node_id: n, observation: 1, routes: 3 }),
+  },
+  {
+    path: '/agent/prefix-flaps',
+    body: (n) => ({
+      node_id: n,
+      captured_at: '2026-11-01T12:00:00Z',
+      feed_state: 'established',
+      entries: [
+        { prefix: '172.20.0.0/24', peer_asn: 4242420002, origin_asn: 4242420002, score: 42.5 },
+        { prefix: '172.20.0.0/24', peer_asn: 4242420009, origin_asn: 4242420002, score: 3, flaps: 3, last_flap_at: '2026-11-01T11:58:00Z' },
+      ],
+    }),
+    response: (n) => ({ accepted: true, node_id: n, entries: 2, feed_state: 'established' }),
+  },
+  {
+    path: '/agent/wireguard-traffic',
+    body: (n) => ({
+      node_id: n,
+      captured_at: '2026-11-01T12:00:00Z',
+      peers: [
+        { interface: 'dn42_p1', public_key: KEY, rx_bytes: 100, tx_bytes: 200 },
+        { interface: 'dn42_p2', rx_bytes: 1, tx_bytes: 2 },
+      ],
+    }),
+    response: (n) => ({ accepted: true, node_id: n, rx_bytes: 101, tx_bytes: 202, peer_count: 2 }),
+  },
+  {
+    path: '/agent/wireguard-reresolve',
+    body: (n) => ({
+      node_id: n,
+      checked_at: '2026-11-01T12:00:00Z',
+      interfaces: [
+        { interface: 'dn42_p1', endpoint: 'peer.example.net:51820', previous_address: '192.0.2.1', address: '192.0.2.7', reresolved: true, error: null },
+        { interface: 'dn42_p2', endpoint: 'other.example.net:51820', previous_address: '192.0.2.2', address: '192.0.2.2', reresolved: false, error: null },
+      ],
+    }),
+    response: (n) => ({ accepted: true, node_id: n, checked: 2, reresolved: 1 }),
+  },
+  { path: '/agent/reconciliation-report', body: (n) => reconciliation(n), response: (n) => ({ accepted: true, node_id: n, status: 'drift', drift_items: 2 }) },
+  { path: '/agent/apply-result', body: (n) => applyResult(n), response: (n) => ({ accepted: true, node_id: n, generation: 1, status: 'succeeded' }) },
+];
+
+describe('Agent reports over HTTP', function () {
+  this.timeout(30_000);
+  let h: AgentHarness;
+
+  before(async () => {
+    h = await startAgents(['n1', 'n2', 'n3']);
+  });
+  after(async () => h?.close());
+
+  it('answers every report exactly as the contract lists', async () => {
+    for (const r of REPORTS) {
+      const res = await h.agent.n1.post(r.path, r.body('n1'));
+      expectResponse(res).status(200);
+      expect(res.body, r.path).to.deep.equal(r.response('n1'));
+    }
+    await h.sys.context.background.drain();
+  });
+
+  it('refuses a body whose node_id is not the token node (403) and a request without token (401)', async () => {
+    for (const r of REPORTS) {
+      expectResponse(await h.agent.n2.post(r.path, r.body('n1'))).status(403).detail('agent token is not bound to node n1');
+      expectResponse(await anonymous(h).post(r.path, r.body('n1'))).status(401);
+    }
+  });
+
+  it('validates the bodies strictly (422): missing node_id, unknown fields, bad values', async () => {
+    expectResponse(await h.agent.n1.post('/agent/apply-result', { ...applyResult('n1'), node_id: undefined })).status(422);
+    expectResponse(await h.agent.n1.post('/agent/apply-result', { ...applyResult('n1'), surprise: true })).status(422);
+    expectResponse(await h.agent.n1.post('/agent/apply-result', applyResult('n1', 'maybe'))).status(422);
+    expectResponse(await h.agent.n1.post('/agent/runtime-snapshot', snapshot('n1', { p1: 'sideways' }))).status(422);
+    expectResponse(await h.agent.n1.post('/agent/wireguard-traffic', { node_id: 'n1', captured_at: '2026-11-01T12:00:00Z', peers: [{ interface: 'x', rx_bytes: -1, tx_bytes: 0 }] })).status(422);
+  });
+
+  it('replaces the prefix flap table with each report', async () => {
+    const flaps = REPORTS.find((r) => r.path === '/agent/prefix-flaps')!;
+    await h.agent.n1.post('/agent/prefix-flaps', flaps.body('n1'));
+    const second = { node_id: 'n1', captured_at: '2026-11-01T12:01:00Z', feed_state: 'down', entries: [{ prefix: '10.0.0.0/8', peer_asn: 4242420005, origin_asn: null, score: 1 }] };
+    expect((await h.agent.n1.post('/agent/prefix-flaps', second)).body).to.deep.equal({ accepted: true, node_id: 'n1', entries: 1, feed_state: 'down' });
+    const { rows } = await h.sys.pool.query(`SELECT prefix, peer_asn::text FROM prefix_flaps WHERE node_id = 'n1'`);
+    expect(rows).to.deep.equal([{ prefix: '10.0.0.0/8', peer_asn: '4242420005' }]);
+    const feed = await h.sys.pool.query(`SELECT feed_state, entries FROM prefix_flap_feeds WHERE node_id = 'n1'`);
+    expect(feed.rows).to.deep.equal([{ feed_state: 'down', entries: 1 }]);
+  });
+
+  it('answers the runtime snapshot once the health write commits, before the archives run', async () => {
+    // Hold a lock the self-metrics archive needs: the response must not wait for it.
+    const blocker = await h.sys.pool.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE self_metrics_samples IN ACCESS EXCLUSIVE MODE');
+      const res = await h.agent.n3.post('/agent/runtime-snapshot', snapshot('n3'));
+      expect(res.body).to.deep.equal({ accepted: true, node_id: 'n3', generation: 1, containers: 2, interfaces: 3 });
+      // The health write is there already: status row and the health transition event.
+      expect((await h.sys.pool.query(`SELECT health FROM node_status WHERE node_id = 'n3'`)).rows).to.deep.equal([{ health: 'ok' }]);
+      expect((await h.sys.store.readStream(nodeStatusStream('n3'))).map((e) => e.type)).to.include('NodeHealthChanged');
+      expect(h.sys.context.background.size).to.be.greaterThan(0);
+    } finally {
+      await blocker.query('COMMIT');
+      blocker.release();
+    }
+    await h.sys.context.background.drain();
+    expect((await h.sys.pool.query(`SELECT count(*)::int AS n FROM self_metrics_samples WHERE node_id = 'n3'`)).rows[0].n).to.equal(1);
+    expect((await h.sys.pool.query(`SELECT interface FROM interface_traffic_samples WHERE node_id = 'n3' ORDER BY interface`)).rows.map((r) => r.interface)).to.deep.equal(['dn42_p1', 'dn42_p2', 'eth0']);
+  });
+
+  it('only logs a failing archive: the snapshot is still accepted', async () => {
+    await h.sys.pool.query('ALTER TABLE self_metrics_samples RENAME TO self_metrics_samples_away');
+    try {
+      const res = await h.agent.n3.post('/agent/runtime-snapshot', snapshot('n3', undefined, { captured_at: '2026-11-01T12:05:00Z' }));
+      expectResponse(res).status(200);
+      await h.sys.context.background.drain();
+    } finally {
+      await h.sys.pool.query('ALTER TABLE self_metrics_samples_away RENAME TO self_metrics_samples');
+    }
+    h.sys.clock.advance(1000);
+  });
+
+  it('records health transitions and BGP session state changes as events of node-status-<id>', async () => {
+    const types = async () => (await h.sys.store.readStream(nodeStatusStream('n2'))).map((e) => [e.type, e.data]);
+    await h.agent.n2.post('/agent/runtime-snapshot', snapshot('n2'));
+    await h.sys.context.background.drain();
+    h.sys.clock.advance(30_000);
+    await h.agent.n2.post('/agent/runtime-snapshot', snapshot('n2', { p1: 'established', p2: 'active' }));
+    await h.sys.context.background.drain();
+    h.sys.clock.advance(30_000);
+    // Same picture again: no new transitions.
+    await h.agent.n2.post('/agent/runtime-snapshot', snapshot('n2', { p1: 'established', p2: 'active' }));
+    await h.sys.context.background.drain();
+    h.sys.clock.advance(30_000);
+    await h.agent.n2.post('/agent/runtime-snapshot', snapshot('n2', { p1: 'idle', p2: 'active' }));
+    await h.sys.context.background.drain();
+
+    expect(await types()).to.deep.equal([
+      ['NodeHealthChanged', { node_id: 'n2', from: 'unknown', to: 'ok', reasons: [] }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p1', from: 'unknown', to: 'established' }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p2', from: 'unknown', to: 'established' }],
+      ['NodeHealthChanged', { node_id: 'n2', from: 'ok', to: 'degraded', reasons: ['1 of 2 bgp sessions not established'] }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p2', from: 'established', to: 'active' }],
+      ['NodeHealthChanged', { node_id: 'n2', from: 'degraded', to: 'down', reasons: ['none of 2 bgp sessions established'] }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p1', from: 'established', to: 'idle' }],
+    ]);
+  });
+
+  it('lets a failed apply degrade the node and a later success restore it', async () => {
+    await h.agent.n1.post('/agent/runtime-snapshot', snapshot('n1'));
+    await h.agent.n1.post('/agent/reconciliation-report', reconciliation('n1', 'in_sync'));
+    await h.agent.n1.post('/agent/apply-result', applyResult('n1', 'failed', 2));
+    await h.agent.n1.post('/agent/apply-result', applyResult('n1', 'succeeded', 2));
+    await h.sys.context.background.drain();
+    const health = (await h.sys.store.readStream(nodeStatusStream('n1'))).filter((e) => e.type === 'NodeHealthChanged').map((e) => (e.data as { to: string }).to);
+    expect(health.slice(-2)).to.deep.equal(['degraded', 'ok']);
+  });
+});
