@@ -1,0 +1,58 @@
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { expect } from 'chai';
+import { expectResponse } from '../../../support/http.js';
+import { wg } from '../fleet/support.js';
+import { anonymous, startAgents, type AgentHarness } from './telemetry-support.js';
+
+describe('GET /agent/desired-state and /agent/recovery-public-key', function () {
+  this.timeout(30_000);
+
+  describe('without a recovery key', () => {
+    let h: AgentHarness;
+    before(async () => {
+      h = await startAgents(['n1', 'n2']);
+    });
+    after(async () => h?.close());
+
+    it('answers 404 before the first generation, then the published state of the token node', async () => {
+      expectResponse(await h.agent.n1.get('/agent/desired-state')).status(404).detail('no desired state for node n1');
+      expectResponse(await h.admin.post('/admin/nodes/n1/interfaces', { spec: wg('dn42_p1', 51801) })).status(201);
+      const res = await h.agent.n1.get('/agent/desired-state');
+      expectResponse(res).status(200);
+      expect(res.body).to.include({ node_id: 'n1', generation: 1 });
+      expect(res.body.state).to.deep.equal((await h.admin.get('/admin/nodes/n1/desired-state')).body.state);
+      expect(res.body.state.interfaces.map((i: { name: string }) => i.name)).to.deep.equal(['dn42_p1']);
+      expect((await h.agent.n1.get('/agent/desired-state?node_id=n1')).body.generation).to.equal(1);
+    });
+
+    it('refuses another node in the query (403) and a request without token (401)', async () => {
+      expectResponse(await h.agent.n2.get('/agent/desired-state?node_id=n1')).status(403).detail('agent token is not bound to node n1');
+      expectResponse(await anonymous(h).get('/agent/desired-state')).status(401);
+      expectResponse(await h.agent.n2.get('/agent/recovery-public-key?node_id=n1')).status(403);
+      expectResponse(await anonymous(h).get('/agent/recovery-public-key')).status(401);
+    });
+
+    it('says configured false when no recovery key is set', async () => {
+      const res = await h.agent.n1.get('/agent/recovery-public-key');
+      expectResponse(res).status(200);
+      expect(res.body).to.deep.equal({ configured: false });
+    });
+  });
+
+  describe('with RECOVERY_PUBLIC_KEY', () => {
+    const { publicKey } = generateKeyPairSync('x25519');
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    let h: AgentHarness;
+    before(async () => {
+      h = await startAgents(['n1'], { RECOVERY_PUBLIC_KEY: pem });
+    });
+    after(async () => h?.close());
+
+    it('hands out the PEM and its fingerprint, sha256 over the DER in hex', async () => {
+      const res = await h.agent.n1.get('/agent/recovery-public-key?node_id=n1');
+      expectResponse(res).status(200);
+      const fingerprint = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
+      expect(res.body).to.deep.equal({ configured: true, public_key_pem: pem, fingerprint });
+    });
+  });
+});
