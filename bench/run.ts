@@ -2,6 +2,7 @@
 // (`npm run bench -- append`). Each prints one JSON line per measured case on
 // stdout; progress goes to stderr.
 import { stopTestServer } from '../spec/support/database.js';
+import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
 import { provisionBench } from './provision.js';
 import { rebuildBench } from './rebuild.js';
@@ -14,6 +15,7 @@ const benchmarks: readonly Benchmark[] = [
   rebuildBench,
   registryBench,
   provisionBench,
+  agentWsBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {
