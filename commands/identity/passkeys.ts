@@ -9,11 +9,10 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { Forbidden, NotFound } from '../../domain/errors.js';
+import { Conflict, Forbidden, NotFound } from '../../domain/errors.js';
 import { CEREMONY_NOT_FOUND, ceremonyStreamId, decideCeremony, foldCeremony, type CeremonyCommand, type CeremonyKind, type PasskeyCeremonyStarted } from '../../domain/identity/passkeys-ceremony.js';
-import { PASSKEY_ALREADY_REGISTERED, decidePasskeys, foldPasskeys, type PasskeyCommand } from '../../domain/identity/passkeys-decide.js';
+import { PASSKEY_ALREADY_REGISTERED, PASSKEY_NOT_FOUND, decidePasskeys, foldPasskeys, type PasskeyCommand } from '../../domain/identity/passkeys-decide.js';
 import { maintainerStreamId, passkeySummary, type MaintainerPasskeys, type Passkey, type PasskeyCredentialClaimed } from '../../domain/identity/passkeys.js';
-import { Conflict } from '../../domain/errors.js';
 import { HttpError } from '../../http/shared/errors.js';
 import type { ServiceContext } from '../../http/shared/context.js';
 import type { Config } from '../../infra/config.js';
@@ -172,7 +171,7 @@ export async function finishRegistration(
 
 export async function deletePasskey(ctx: ServiceContext, mntner: string | undefined, credentialId: string, metadata: EventMetadata): Promise<void> {
   // Without a maintainer nothing is yours: not found.
-  if (!mntner) throw new NotFound('passkey not found');
+  if (!mntner) throw new NotFound(PASSKEY_NOT_FOUND);
   await onMaintainer(ctx, mntner, { type: 'RemovePasskey', credentialId, now: ctx.now() }, metadata);
 }
 

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../decider.js';
+import { unreachable, type DomainEvent } from '../decider.js';
 
 /**
  * Passkeys (WebAuthn credentials) belong to a maintainer, not to an ASN: they
@@ -94,10 +94,8 @@ export function evolvePasskeys(state: MaintainerPasskeys, event: MaintainerEvent
     case 'PasskeysReclaimed':
       for (const id of event.data.credential_ids) credentials.delete(id);
       break;
-    default: {
-      const _never: never = event;
-      return state;
-    }
+    default:
+      return unreachable(event);
   }
   return { credentials };
 }
