@@ -1,0 +1,66 @@
+import { expect } from 'chai';
+import { startTelemetryJob, type TelemetryDeps } from '../../../commands/telemetry.js';
+import { pruneTelemetry, RETENTION_DAYS } from '../../../infra/telemetry/retention.js';
+import { archiveInterfaceTraffic, archiveSelfMetrics, insertRoutingTable, insertStatusEvent, insertWireguardTraffic, trafficTotals } from '../../../infra/telemetry/store.js';
+import type { RuntimeSnapshot } from '../../../domain/telemetry/reports.js';
+import { createTestSystem, type TestSystem } from '../../support/system.js';
+import { waitFor } from '../../support/tables.js';
+import { snapshot } from '../../http/control/agent/telemetry-support.js';
+
+const DAY = 86_400_000;
+const TABLES = ['status_events', 'interface_traffic_samples', 'self_metrics_samples', 'wireguard_traffic_samples', 'routing_observations'];
+
+describe('Telemetry retention (60 days, single-instance job)', function () {
+  this.timeout(30_000);
+  let sys: TestSystem;
+  let deps: TelemetryDeps;
+
+  /** One row in every sample table, stamped `at`. */
+  async function samplesAt(at: Date): Promise<void> {
+    const s = snapshot('n1') as unknown as RuntimeSnapshot;
+    await insertStatusEvent(sys.pool, 'n1', { kind: 'snapshot', generation: 1, status: 'ok', drift_count: null, payload: {} }, at);
+    await archiveInterfaceTraffic(sys.pool, { ...s, interfaces: [s.interfaces[0]] }, at);
+    await archiveSelfMetrics(sys.pool, s, at);
+    const traffic = { node_id: 'n1', captured_at: at.toISOString(), peers: [{ interface: 'wg0', rx_bytes: 1, tx_bytes: 2 }] };
+    await insertWireguardTraffic(sys.pool, traffic, trafficTotals(traffic), at);
+    await insertRoutingTable(sys.pool, { node_id: 'n1', captured_at: at.toISOString(), rpki_observed: false, routes: [] }, at);
+  }
+
+  async function counts(): Promise<Record<string, number>> {
+    const out: Record<string, number> = {};
+    for (const t of TABLES) out[t] = (await sys.pool.query(`SELECT count(*)::int AS n FROM ${t}`)).rows[0].n;
+    return out;
+  }
+  const each = (n: number) => Object.fromEntries(TABLES.map((t) => [t, n]));
+
+  beforeEach(async () => {
+    sys = await createTestSystem({ projections: [] });
+    deps = { pool: sys.pool, store: sys.store, log: sys.log, background: sys.context.background };
+  });
+  afterEach(async () => sys?.close());
+
+  it('deletes rows older than 60 days and keeps the rest', async () => {
+    const now = sys.clock.now();
+    await samplesAt(new Date(now.getTime() - RETENTION_DAYS * DAY - 1000));
+    await samplesAt(new Date(now.getTime() - RETENTION_DAYS * DAY + 1000));
+    await samplesAt(now);
+    expect(await counts()).to.deep.equal(each(3));
+    expect(await pruneTelemetry(sys.pool, now)).to.deep.equal(each(1));
+    expect(await counts()).to.deep.equal(each(2));
+  });
+
+  it('runs as a periodic job on the injected clock', async () => {
+    const start = sys.clock.now();
+    await samplesAt(start);
+    const job = startTelemetryJob(deps, sys.clock.now, 50);
+    try {
+      await new Promise((res) => setTimeout(res, 200));
+      expect(await counts()).to.deep.equal(each(1));
+      sys.clock.advance(RETENTION_DAYS * DAY + 1000);
+      await waitFor('the job to prune', async () => (await counts()).status_events === 0);
+      expect(await counts()).to.deep.equal(each(0));
+    } finally {
+      await job.stop();
+    }
+  });
+});
