@@ -80,6 +80,8 @@ interface Side {
   headers: Record<string, string>;
   /** Triggers one broadcast; resolves with the instant the event was committed (subject) or handed to the sockets (baseline). */
   trigger(): Promise<number>;
+  /** Server-side connections still held (memory is measured once the previous side let go of its own). */
+  held(): number;
 }
 
 interface SideResult {
@@ -92,7 +94,8 @@ interface SideResult {
   rss_per_connection_kb: number;
 }
 
-async function measureSide(clients: Clients, side: Side, n: number, rounds: number): Promise<SideResult> {
+async function measureSide(clients: Clients, side: Side, n: number, rounds: number, other: Side): Promise<SideResult> {
+  while (side.held() + other.held() > 0) await new Promise((r) => setTimeout(r, 50));
   collectGarbage();
   const before = process.memoryUsage();
   const t0 = stamp();
@@ -129,7 +132,7 @@ async function measureSide(clients: Clients, side: Side, n: number, rounds: numb
 }
 
 /** The baseline: a bare ws server that says hello on connect and sends one frame to every client on trigger. */
-async function bareServer(): Promise<{ url: string; broadcast(frame: string): number; close(): Promise<void> }> {
+async function bareServer(): Promise<{ url: string; broadcast(frame: string): number; held(): number; close(): Promise<void> }> {
   const wss = new WebSocketServer({ port: 0, host: '127.0.0.1', perMessageDeflate: false });
   await new Promise<void>((resolve) => wss.once('listening', () => resolve()));
   wss.on('connection', (ws) => ws.send(JSON.stringify({ type: 'hello', node_id: NODE })));
@@ -141,6 +144,7 @@ async function bareServer(): Promise<{ url: string; broadcast(frame: string): nu
       for (const ws of wss.clients) ws.send(frame);
       return at;
     },
+    held: () => wss.clients.size,
     close: () => new Promise((resolve) => wss.close(() => resolve())),
   };
 }
@@ -189,14 +193,15 @@ export const agentWsBench: Benchmark = {
           frame = JSON.stringify({ type: 'desired_state_updated', generation: outcome.published[0].generation, reason: outcome.published[0].reason });
           return committedAt;
         },
+        held: () => control.sockets!.hub.connectionCount(),
       };
-      const baseline: Side = { label: 'bare ws', url: bare.url, headers: {}, trigger: async () => bare.broadcast(frame) };
+      const baseline: Side = { label: 'bare ws', url: bare.url, headers: {}, trigger: async () => bare.broadcast(frame), held: () => bare.held() };
 
       for (const n of sizes) {
         progress(`agent-ws: ${n} agents on the hub`);
-        const hub = await measureSide(clients, subject, n, rounds);
+        const hub = await measureSide(clients, subject, n, rounds, baseline);
         progress(`agent-ws: ${n} clients on a bare ws server`);
-        const raw = await measureSide(clients, baseline, n, rounds);
+        const raw = await measureSide(clients, baseline, n, rounds, subject);
         report({
           bench: 'agent-ws',
           agents: n,
@@ -241,6 +246,8 @@ function runClients(): void {
       ws.once('error', () => resolve(undefined));
       ws.once('close', () => resolve(undefined));
     });
+  // The parent went away (a stopped run): leave with it.
+  process.on('disconnect', () => process.exit(0));
   process.on('message', async (m: ToClients) => {
     if (m.cmd === 'connect') {
       let failed = 0;
