@@ -64,7 +64,6 @@ export async function issueAgentToken(deps: AgentDeps, nodeId: string, input: Is
  */
 export async function rotateAgentToken(deps: AgentDeps, tokenId: string, input: { ttl_seconds?: number; now: Date }, metadata: EventMetadata): Promise<IssuedAgentToken> {
   const oldStream = agentTokenStream(tokenId);
-  let secret = '';
   const { result } = await execute(
     deps.store,
     [oldStream],
@@ -73,7 +72,6 @@ export async function rotateAgentToken(deps: AgentDeps, tokenId: string, input: 
       if (old.status === 'Empty') throw new NotFound(`unknown agent token ${tokenId}`);
       await requireNode(deps, old.node_id);
       const fresh = newAgentToken({ agent_id: old.agent_id, ttl_seconds: input.ttl_seconds ?? lifetimeSeconds(old), now: input.now });
-      secret = fresh.secret;
       const newStream = agentTokenStream(fresh.parts.token_id);
       await more(newStream);
       const retired = agentTokenDecider.decide({ type: 'RetireForRotation', token_id: tokenId, replaced_by: fresh.parts.token_id, now: input.now }, old);
@@ -83,13 +81,13 @@ export async function rotateAgentToken(deps: AgentDeps, tokenId: string, input: 
           { streamId: oldStream, events: retired },
           { streamId: newStream, events: [issued] },
         ],
-        result: issued.data,
+        result: issuedOut(issued.data, fresh.secret),
       };
     },
     metadata,
   );
   await deps.settle?.();
-  return issuedOut(result, secret);
+  return result;
 }
 
 /** Revokes a token (again: no-op); 404 `unknown agent token <id>`. */

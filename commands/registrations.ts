@@ -67,15 +67,15 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
   const viaBootstrap = isBootstrap(input.enrollment_token, input.bootstrap_token);
   const enrollment = viaBootstrap ? undefined : enrollmentTokenStream(sha256Hex(input.enrollment_token));
   const regStream = registrationStream(nodeId);
-  let secret = '';
   const { result } = await execute(
     deps.store,
     enrollment ? [regStream, enrollment] : [regStream],
     async (streams, more): Promise<Decision & { result: RegisterResponse }> => {
       let tokenId: string | null = null;
       let bound = false;
-      if (enrollment) {
-        const usable = usability(fold(enrollmentDecider, streams[enrollment].events as EnrollmentEvent[]), nodeId, input.now);
+      const enrollmentState = enrollment ? fold(enrollmentDecider, streams[enrollment].events as EnrollmentEvent[]) : undefined;
+      if (enrollmentState) {
+        const usable = usability(enrollmentState, nodeId, input.now);
         if (!usable.ok) throw new Unauthorized(usable.reason === 'mismatch' ? enrollmentMismatch(nodeId) : INVALID_ENROLLMENT_TOKEN);
         tokenId = usable.token_id;
         bound = usable.bound;
@@ -107,7 +107,6 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
 
       const agentId = `agent-${randomBytes(8).toString('hex')}`;
       const fresh = newAgentToken({ agent_id: agentId, now: input.now });
-      secret = fresh.secret;
       const tokenStream = agentTokenStream(fresh.parts.token_id);
       await more(tokenStream);
       ({ events, state } = run([{ type: 'Accept', agent_id: agentId, token_id: fresh.parts.token_id, enrollment_token_id: tokenId, generation: node.current_generation, now: input.now }], state, events));
@@ -117,20 +116,26 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
         { streamId: tokenStream, events: [issuedEvent(nodeId, fresh.parts, null)] },
         { streamId: nodeStream(nodeId), events: [inventoryReported] },
       ];
-      if (enrollment) {
-        const enrollmentState = fold(enrollmentDecider, streams[enrollment].events as EnrollmentEvent[]);
+      if (enrollment && enrollmentState) {
         writes.push({ streamId: enrollment, events: enrollmentDecider.decide({ type: 'UseEnrollmentToken', registration_id: registrationIdOf(state), node_id: nodeId, now: input.now }, enrollmentState) });
       }
       return {
         writes,
-        result: { status: 'accepted', node_id: nodeId, agent_id: agentId, agent_token: fresh.parts.token_id, desired_state_generation: node.current_generation, message: `agent registered for node ${nodeId}` },
+        result: {
+          status: 'accepted',
+          node_id: nodeId,
+          agent_id: agentId,
+          // The full token exists only in this response; the events hold the secret's hash.
+          agent_token: `${fresh.parts.token_id}.${fresh.secret}`,
+          desired_state_generation: node.current_generation,
+          message: `agent registered for node ${nodeId}`,
+        },
       };
     },
     metadata,
   );
   await deps.settle?.();
-  // The full token exists only in this response; the decision kept its id.
-  return result.status === 'accepted' ? { ...result, agent_token: `${result.agent_token}.${secret}` } : result;
+  return result;
 }
 
 function pendingResponse(nodeId: string, message: string): RegisterResponse {
