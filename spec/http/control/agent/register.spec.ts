@@ -269,3 +269,60 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
     });
   });
 });
+
+describe('control: a rebuild of the agents projection reproduces tokens, enrollment tokens and registrations', () => {
+  let h: AgentHarness;
+  before(async () => {
+    h = await startAgentHarness({ BOOTSTRAP_ENROLLMENT_TOKEN: BOOTSTRAP });
+  });
+  after(async () => {
+    await h.close();
+  });
+
+  it('byte for byte, and every token resolves as before', async () => {
+    const ok = async (res: Promise<{ status: number; text: string; body: any }>) => {
+      const r = await res;
+      expect(r.status, r.text).to.be.within(200, 299);
+      return r.body;
+    };
+    const register = (enrollment_token: string, requested_node_id: string) => ok(h.anon.post('/agent/register', { enrollment_token, requested_node_id, inventory }));
+    for (const id of ['fra1', 'ams1', 'gone']) {
+      await ok(h.admin.post('/admin/nodes', nodeBody(id)));
+      await ok(h.admin.post(`/admin/nodes/${id}/interfaces`, { spec: wg('dn42_a', 51801) }));
+    }
+    const a = await ok(h.admin.post('/admin/nodes/fra1/agent-tokens', { agent_id: 'x', ttl_seconds: 60 }));
+    h.sys.clock.advance(1_000);
+    await ok(h.admin.post(`/admin/agent-tokens/${a.token.split('.')[0]}/rotate`));
+    const b = await ok(h.admin.post('/admin/nodes/ams1/agent-tokens', {}));
+    await ok(h.admin.delete(`/admin/agent-tokens/${b.token.split('.')[0]}`));
+    const gone = await ok(h.admin.post('/admin/nodes/gone/agent-tokens', {}));
+    const bound = await ok(h.admin.post('/admin/enrollment-tokens', { node_id: 'fra1', description: 'd' }));
+    const spare = await ok(h.admin.post('/admin/enrollment-tokens', { token: LITERAL }));
+    const deleted = await ok(h.admin.post('/admin/enrollment-tokens', {}));
+    await ok(h.admin.delete(`/admin/enrollment-tokens/${deleted.token_id}`));
+    h.sys.clock.advance(1_000);
+    const accepted = await register(bound.secret, 'fra1');
+    await register(spare.secret, 'ams1');
+    await register(BOOTSTRAP, 'new1');
+    const regs = (await h.admin.get('/admin/registrations')).body.registrations;
+    await ok(h.admin.post(`/admin/registrations/${regs[1].registration_id}/approve`, { note: 'ok' }));
+    await ok(h.admin.post(`/admin/registrations/${regs[2].registration_id}/reject`));
+    await ok(h.admin.post('/admin/nodes/gone/decommission'));
+    await ok(h.admin.delete('/admin/nodes/gone'));
+
+    const snapshot = async () => {
+      const out: Record<string, string> = {};
+      for (const path of ['/admin/nodes/fra1/agent-tokens', '/admin/nodes/ams1/agent-tokens', '/admin/enrollment-tokens', '/admin/registrations', '/admin/nodes/fra1']) {
+        out[path] = (await h.admin.get(path)).text;
+      }
+      out.gone = JSON.stringify((await h.sys.pool.query(`SELECT * FROM agent_tokens WHERE node_id = 'gone'`)).rows);
+      for (const token of [accepted.agent_token, gone.token, a.token, b.token]) out[token] = JSON.stringify(await h.whoami(token));
+      return out;
+    };
+    const before = await snapshot();
+    expect(JSON.parse(before[gone.token]).status).to.equal(401);
+    expect(JSON.parse(before[accepted.agent_token]).status).to.equal(200);
+    await h.sys.projections.rebuild(['agents', 'fleet']);
+    expect(await snapshot()).to.deep.equal(before);
+  });
+});
