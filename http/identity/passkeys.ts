@@ -117,7 +117,10 @@ export function passkeyRoutes(ctx: ServiceContext): ApiRouter {
       body: LoginFinish,
       responses: { 200: SessionGrant, 400: 'verification failed', 403: 'authorization lapsed', 404: 'ceremony unknown or used', 410: 'ceremony expired', 429: TOO_MANY_PASSKEY_LOGINS },
       handler: async (req, res) => {
-        res.json(await finishLogin(ctx, req.body, requestMetadata(req, res, ctx.now())));
+        const grant = await finishLogin(ctx, req.body, requestMetadata(req, res, ctx.now()));
+        // The body carries a bearer token (RFC 6749 5.1).
+        res.setHeader('Cache-Control', 'no-store');
+        res.json(grant);
       },
     });
 }

@@ -157,7 +157,7 @@ describe('Identity passkeys', function () {
       expect(offered).to.include(auth.credentials[0].id.toString('base64url'));
       f.sys.clock.advance(1000);
       const finish = await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options));
-      expectResponse(finish).status(200);
+      expectResponse(finish).status(200).header('cache-control', 'no-store');
       expect(finish.body).to.have.all.keys('token', 'asn', 'mntner', 'method', 'expires_at');
       expect(finish.body).to.deep.include({ asn: 4242420001, mntner: 'ALPHA-MNT', method: 'passkey' });
       const session = await f.client.get('/api/v1/session', { token: finish.body.token });
@@ -267,5 +267,23 @@ describe('Identity passkeys and registry changes', function () {
   it('answers 503 on login begin while the registry replica is unavailable', async () => {
     await f.stopRegistry();
     expectResponse(await loginBegin(f, 4242420001)).status(503).body({ error: 'temporarily_unavailable', fatal: false });
+  });
+});
+
+describe('Identity passkeys: allowed origins from WEBAUTHN_ORIGINS', function () {
+  this.timeout(60_000);
+  let f: IdentityFixture;
+
+  before(async () => {
+    f = await startIdentity({ WEBAUTHN_ORIGINS: 'https://auth.example.net, https://portal.example.net' });
+  });
+  after(async () => {
+    await f?.close();
+  });
+
+  it('accepts ceremonies from the listed origins only', async () => {
+    const token = (await grantFor(f.sys, 'ALPHA-MNT', 4242420001)).token;
+    expectResponse(await register(f, token, new SoftAuthenticator(f.issuer, 'localhost'))).status(400).detail(VERIFICATION_FAILED);
+    expectResponse(await register(f, token, new SoftAuthenticator('https://portal.example.net', 'localhost'))).status(201);
   });
 });
