@@ -80,6 +80,12 @@ describe('Admin health endpoints', function () {
     expect((await h.admin.get('/admin/nodes/n1/status-events?limit=500')).body.events).to.have.length(5);
   });
 
+  it('returns 50 status events unless told otherwise', async () => {
+    for (let i = 0; i < 51; i++) await h.agent.n3.post('/agent/wireguard-reresolve', { node_id: 'n3', checked_at: '2026-11-01T12:00:00Z', interfaces: [] });
+    expect((await h.admin.get('/admin/nodes/n3/status-events')).body.events).to.have.length(50);
+    expect((await h.admin.get('/admin/nodes/n3/status-events?limit=500')).body.events).to.have.length(51);
+  });
+
   it('turns a node stale without a report: read derives it, the job records the transition once', async () => {
     h.sys.clock.advance(301_000);
     const line = (await h.admin.get('/admin/health')).body.nodes.find((n: { node_id: string }) => n.node_id === 'n2');

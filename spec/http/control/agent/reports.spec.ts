@@ -96,6 +96,16 @@ describe('Agent reports over HTTP', function () {
     expectResponse(await h.agent.n1.post('/agent/wireguard-traffic', { node_id: 'n1', captured_at: '2026-11-01T12:00:00Z', peers: [{ interface: 'x', rx_bytes: -1, tx_bytes: 0 }] })).status(422);
   });
 
+  it('publishes the report bodies in the OpenAPI document', async () => {
+    const doc = (await anonymous(h).get('/openapi.json')).body;
+    for (const r of REPORTS) {
+      const schema = doc.paths[`/control/v1${r.path}`].post.requestBody.content['application/json'].schema;
+      expect(schema.required, r.path).to.include('node_id');
+      expect(schema.additionalProperties, r.path).to.equal(false);
+    }
+    expect(doc.paths['/control/v1/agent/wireguard-keys'].post.requestBody.content['application/json'].schema.required).to.deep.equal(['node_id', 'public_key']);
+  });
+
   it('replaces the prefix flap table with each report', async () => {
     const flaps = REPORTS.find((r) => r.path === '/agent/prefix-flaps')!;
     await h.agent.n1.post('/agent/prefix-flaps', flaps.body('n1'));
