@@ -127,8 +127,8 @@ export async function issueChallenge(
   const passFields = pass === undefined ? {} : { captcha_pass: pass, captcha_pass_expires_in: CAPTCHA_PASS_LIFETIME_MS / 1000 };
   if (decision.outcome === 'reused') return { ...challengeView(decision.challenge, now, true), ...passFields };
 
-  const issued = challengeState(await load(deps.store, challengeStreamId(challengeId)));
-  if (issued.status === 'Empty') throw new Error(`challenge ${challengeId} vanished after its append`);
+  const issued = fold({ initialState: initialChallenge, evolve: evolveChallenge }, decision.challengeEvents);
+  if (issued.status === 'Empty') throw new Error(`challenge ${challengeId}: the decision issued nothing`);
   if (code !== undefined) await mailCode(deps, { challengeId, asn, mntner: option.mntner, to: option.value, code, now }, metadata);
   return { ...challengeView(issued, now, false), ...passFields };
 }
