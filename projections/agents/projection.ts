@@ -3,8 +3,8 @@ import { AGENT_TOKEN_EVENT_TYPES, type AgentTokenEvent } from '../../domain/agen
 import { ENROLLMENT_EVENT_TYPES, type EnrollmentEvent } from '../../domain/agent/enrollment.js';
 import { REGISTRATION_EVENT_TYPES, type RegistrationEvent } from '../../domain/agent/registration.js';
 import { unreachable } from '../../domain/decider.js';
-import type { TransactionContext } from '../../infra/eventstore/types.js';
-import type { Projection } from '../runtime/projection.js';
+import type { RecordedEvent, TransactionContext } from '../../infra/eventstore/types.js';
+import { eventTime, type Projection } from '../runtime/projection.js';
 
 type AgentEvent = AgentTokenEvent | EnrollmentEvent | RegistrationEvent | { type: 'NodeDeleted'; data: { node_id: string } };
 
@@ -20,17 +20,20 @@ export const agentsProjection: Projection = {
   tables: ['registrations', 'enrollment_tokens', 'agent_tokens'],
   migrations: { name: 'agents', dir: fileURLToPath(new URL('./migrations', import.meta.url)) },
   async apply(tx, recorded) {
-    await applyAgentEvent(tx, { type: recorded.type, data: recorded.data } as AgentEvent, recorded.metadata.recordedAt ?? recorded.recordedAt.toISOString());
+    await applyAgentEvent(tx, { type: recorded.type, data: recorded.data } as AgentEvent, recorded);
   },
 };
 
-async function applyAgentEvent(tx: TransactionContext, event: AgentEvent, at: string): Promise<void> {
+async function applyAgentEvent(tx: TransactionContext, event: AgentEvent, recorded: RecordedEvent): Promise<void> {
+  const at = eventTime(recorded);
+  // The event's global position orders rows created at the same instant, identically after a rebuild.
+  const position = [recorded.position.tx.toString(), recorded.position.pos.toString()];
   switch (event.type) {
     case 'AgentTokenIssued': {
       const d = event.data;
       await tx.query(
-        `INSERT INTO agent_tokens (token_id, node_id, agent_id, secret_sha256, issued_at, expires_at, rotated_from) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [d.token_id, d.node_id, d.agent_id, d.secret_sha256, d.issued_at, d.expires_at, d.rotated_from],
+        `INSERT INTO agent_tokens (token_id, node_id, agent_id, secret_sha256, issued_at, expires_at, rotated_from, tx, pos) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        [d.token_id, d.node_id, d.agent_id, d.secret_sha256, d.issued_at, d.expires_at, d.rotated_from, ...position],
       );
       return;
     }
@@ -44,8 +47,8 @@ async function applyAgentEvent(tx: TransactionContext, event: AgentEvent, at: st
     case 'EnrollmentTokenCreated': {
       const d = event.data;
       await tx.query(
-        `INSERT INTO enrollment_tokens (token_id, secret_sha256, node_id, description, expires_at, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [d.token_id, d.secret_sha256, d.node_id, d.description, d.expires_at, d.created_at],
+        `INSERT INTO enrollment_tokens (token_id, secret_sha256, node_id, description, expires_at, created_at, tx, pos) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [d.token_id, d.secret_sha256, d.node_id, d.description, d.expires_at, d.created_at, ...position],
       );
       return;
     }
@@ -58,11 +61,11 @@ async function applyAgentEvent(tx: TransactionContext, event: AgentEvent, at: st
     case 'RegistrationRequested': {
       const d = event.data;
       await tx.query(
-        `INSERT INTO registrations (registration_id, node_id, status, hostname, inventory, via, enrollment_token_id, client_address, requests, first_seen_at, last_seen_at)
-         VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, 1, $8, $8)
+        `INSERT INTO registrations (registration_id, node_id, status, hostname, inventory, via, enrollment_token_id, client_address, requests, first_seen_at, last_seen_at, tx, pos)
+         VALUES ($1, $2, 'pending', $3, $4, $5, $6, $7, 1, $8, $8, $9, $10)
          ON CONFLICT (registration_id) DO UPDATE SET hostname = $3, inventory = $4, via = $5, enrollment_token_id = $6, client_address = $7,
            requests = registrations.requests + 1, last_seen_at = $8`,
-        [d.registration_id, d.node_id, d.inventory.hostname, d.inventory, d.via, d.enrollment_token_id, d.client_address, d.at],
+        [d.registration_id, d.node_id, d.inventory.hostname, d.inventory, d.via, d.enrollment_token_id, d.client_address, d.at, ...position],
       );
       return;
     }

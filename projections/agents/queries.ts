@@ -31,7 +31,7 @@ export async function findAgentToken(db: Queryable, tokenId: string): Promise<Ag
 }
 
 export async function listAgentTokens(db: Queryable, nodeId: string): Promise<AgentTokenOut[]> {
-  const { rows } = await db.query(`SELECT * FROM agent_tokens WHERE node_id = $1 ORDER BY issued_at, token_id`, [nodeId]);
+  const { rows } = await db.query(`SELECT * FROM agent_tokens WHERE node_id = $1 ORDER BY issued_at, tx, pos`, [nodeId]);
   return rows.map((r) => ({ token: r.token_id, node_id: r.node_id, agent_id: r.agent_id, issued_at: iso(r.issued_at)!, expires_at: iso(r.expires_at), revoked_at: iso(r.revoked_at) }));
 }
 
@@ -50,7 +50,7 @@ function enrollmentOut(r: Record<string, any>): EnrollmentTokenOut {
 }
 
 export async function listEnrollmentTokens(db: Queryable): Promise<EnrollmentTokenOut[]> {
-  const { rows } = await db.query(`SELECT * FROM enrollment_tokens ORDER BY created_at, token_id`);
+  const { rows } = await db.query(`SELECT * FROM enrollment_tokens ORDER BY created_at, tx, pos`);
   return rows.map(enrollmentOut);
 }
 
@@ -104,7 +104,7 @@ function registrationOut(r: Record<string, any>): RegistrationOut {
 
 /** Oldest first, optionally of one status. */
 export async function listRegistrations(db: Queryable, status?: string): Promise<RegistrationOut[]> {
-  const { rows } = await db.query(`SELECT * FROM registrations WHERE ($1::text IS NULL OR status = $1) ORDER BY first_seen_at, registration_id`, [status ?? null]);
+  const { rows } = await db.query(`SELECT * FROM registrations WHERE ($1::text IS NULL OR status = $1) ORDER BY first_seen_at, tx, pos`, [status ?? null]);
   return rows.map(registrationOut);
 }
 

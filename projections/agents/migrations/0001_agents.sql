@@ -11,9 +11,12 @@ CREATE TABLE agent_tokens (
   expires_at    timestamptz,
   revoked_at    timestamptz,
   rotated_from  text,
-  replaced_by   text
+  replaced_by   text,
+  -- Global position of the issuing event: the list order among tokens issued at the same instant.
+  tx            bigint NOT NULL,
+  pos           bigint NOT NULL
 );
-CREATE INDEX agent_tokens_node ON agent_tokens (node_id, issued_at);
+CREATE INDEX agent_tokens_node ON agent_tokens (node_id, issued_at, tx, pos);
 
 CREATE TABLE enrollment_tokens (
   token_id      text PRIMARY KEY,
@@ -23,9 +26,11 @@ CREATE TABLE enrollment_tokens (
   expires_at    timestamptz,
   used_at       timestamptz,
   used_by_registration text,
-  created_at    timestamptz NOT NULL
+  created_at    timestamptz NOT NULL,
+  tx            bigint NOT NULL,
+  pos           bigint NOT NULL
 );
-CREATE INDEX enrollment_tokens_created ON enrollment_tokens (created_at, token_id);
+CREATE INDEX enrollment_tokens_created ON enrollment_tokens (created_at, tx, pos);
 
 CREATE TABLE registrations (
   registration_id     text PRIMARY KEY,
@@ -44,6 +49,8 @@ CREATE TABLE registrations (
   note                text,
   agent_id            text,
   agent_token_id      text,
-  accepted_at         timestamptz
+  accepted_at         timestamptz,
+  tx                  bigint NOT NULL,
+  pos                 bigint NOT NULL
 );
-CREATE INDEX registrations_status ON registrations (status, first_seen_at);
+CREATE INDEX registrations_status ON registrations (status, first_seen_at, tx, pos);
