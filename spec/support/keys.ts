@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -141,4 +142,36 @@ export async function closedUrl(): Promise<string> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}`;
+}
+
+/** SSH wire string: uint32 length, bytes. */
+export function sshString(value: Buffer | string): Buffer {
+  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(bytes.length);
+  return Buffer.concat([length, bytes]);
+}
+
+/** An SSHSIG blob in its armor, 70 base64 characters a line like ssh-keygen writes it. */
+export function armorSshSig(blob: Buffer): string {
+  return ['-----BEGIN SSH SIGNATURE-----', ...blob.toString('base64').match(/.{1,70}/g)!, '-----END SSH SIGNATURE-----', ''].join('\n');
+}
+
+/**
+ * A FIDO `sk-ssh-ed25519@openssh.com` key as the registry lists it, and SSHSIG
+ * answers in its name. No hardware is at hand, so the signature bytes are random:
+ * the point is that such answers are refused by key type before any cryptography.
+ */
+export function fakeHardwareKey(): { publicKey: string; sign(message: string, namespace?: string): string } {
+  const type = 'sk-ssh-ed25519@openssh.com';
+  const blob = Buffer.concat([sshString(type), sshString(randomBytes(32)), sshString('ssh:')]);
+  return {
+    publicKey: `${type} ${blob.toString('base64')}`,
+    sign: (_message, namespace = SSH_NAMESPACE) => {
+      const flagsAndCounter = Buffer.from([0x01, 0, 0, 0, 7]);
+      const signature = Buffer.concat([sshString(type), sshString(randomBytes(64)), flagsAndCounter]);
+      const version = Buffer.from([0, 0, 0, 1]);
+      return armorSshSig(Buffer.concat([Buffer.from('SSHSIG'), version, sshString(blob), sshString(namespace), sshString(''), sshString('sha512'), sshString(signature)]));
+    },
+  };
 }

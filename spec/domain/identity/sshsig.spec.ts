@@ -3,17 +3,9 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, readFileSync } from 'node:fs';
 import { createHash, createPrivateKey, randomBytes, sign } from 'node:crypto';
 import { verifySshSignature, type SshVerdict } from '../../../domain/identity/sshsig.js';
-import { SSH_NAMESPACE, SshKeyPair, type SshKeyKind } from '../../support/keys.js';
+import { armorSshSig as armor, fakeHardwareKey, SSH_NAMESPACE, sshString as str, SshKeyPair, type SshKeyKind } from '../../support/keys.js';
 
 const NONCE = 'AS4242420001-6f1d0c2e9a7b4e55b3f2a1c0d9e8f7a6';
-
-/** SSH wire string. */
-function str(value: Buffer | string): Buffer {
-  const bytes = typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(bytes.length);
-  return Buffer.concat([length, bytes]);
-}
 
 function uint32(value: number): Buffer {
   const b = Buffer.alloc(4);
@@ -45,10 +37,6 @@ function blob(f: Fields): Buffer {
   ]);
 }
 
-function armor(bytes: Buffer): string {
-  const lines = bytes.toString('base64').match(/.{1,70}/g)!;
-  return ['-----BEGIN SSH SIGNATURE-----', ...lines, '-----END SSH SIGNATURE-----', ''].join('\n');
-}
 
 /** Reads SSH wire strings one after another. */
 class Reader {
@@ -204,14 +192,9 @@ describe('SSH signature (SSHSIG) verification', function () {
   });
 
   describe('hardware (sk-*) keys', () => {
-    const skType = 'sk-ssh-ed25519@openssh.com';
-    const skKey = Buffer.concat([str(skType), str(randomBytes(32)), str('ssh:')]);
-    const skSignature = Buffer.concat([str(skType), str(randomBytes(64)), Buffer.from([0x01]), uint32(7)]);
-    const registered = `${skType} ${skKey.toString('base64')}`;
-
     it('refuses an sk-ssh-ed25519 signature by name, even when the key is registered', () => {
-      const armored = armor(blob({ publicKey: skKey, namespace: SSH_NAMESPACE, hashAlgorithm: 'sha512', signature: skSignature }));
-      expectRefused(check(armored, [registered]), 'hardware-key', /hardware security keys \(sk-ssh-ed25519@openssh.com\)/);
+      const sk = fakeHardwareKey();
+      expectRefused(check(sk.sign(NONCE), [sk.publicKey]), 'hardware-key', /hardware security keys \(sk-ssh-ed25519@openssh.com\)/);
     });
 
     it('refuses an sk-ecdsa key the same way', () => {
