@@ -54,13 +54,18 @@ export class Presence {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Beats once, then every `heartbeat_ms`. A database that is down does not keep
+   * the server from starting: the failure is logged and the next beat retries
+   * (until then this instance's agents do not count as online anywhere).
+   */
   async start(): Promise<void> {
-    await this.beat();
-    this.timer = setInterval(() => {
-      this.beating ??= this.beat()
+    const tick = () =>
+      (this.beating ??= this.beat()
         .catch((err) => this.log.error({ err, instance: this.instanceId }, 'agent presence heartbeat failed'))
-        .finally(() => (this.beating = undefined));
-    }, PRESENCE.heartbeat_ms);
+        .finally(() => (this.beating = undefined)));
+    await tick();
+    this.timer = setInterval(tick, PRESENCE.heartbeat_ms);
     this.timer.unref();
   }
 
@@ -84,7 +89,12 @@ export class Presence {
     clearInterval(this.timer);
     await this.beating;
     this.connections.clear();
-    await this.db.query(`DELETE FROM agent_hub_instances WHERE instance_id = $1`, [this.instanceId]);
+    try {
+      await this.db.query(`DELETE FROM agent_hub_instances WHERE instance_id = $1`, [this.instanceId]);
+    } catch (err) {
+      // The rows expire on their own after `expiry_seconds`; shutdown goes on.
+      this.log.warn({ err, instance: this.instanceId }, 'could not remove agent presence rows at shutdown');
+    }
   }
 
   /**
