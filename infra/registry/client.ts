@@ -1,6 +1,7 @@
 import { Unavailable } from '../../domain/errors.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import type { KeyCertRecord } from './queries.js';
 import { SYNC_TIMEOUT_MS } from './sync.js';
 
 /**
@@ -141,15 +142,8 @@ export interface ReplicaStatus {
   counts: Record<string, number>;
 }
 
-export interface ReplicaKeyCert {
-  key_cert: string;
-  fingerprint: string;
-  method: string | null;
-  owner: string[];
-  mnt_by: string[];
-  /** The ASCII-armored public key. */
-  armor: string;
-}
+/** `GET /registry/v1/key-certs/{fingerprint}`: the replica's own record, as it sends it. */
+export type ReplicaKeyCert = KeyCertRecord;
 
 export interface ReplicaAutNum {
   asn: number;
