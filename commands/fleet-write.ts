@@ -53,6 +53,12 @@ export interface NodePlan<T> {
    * loads `fleet-topology` (`TOPOLOGY_STREAM`) before it looks the nodes up.
    */
   alsoPublish?: readonly string[];
+  /**
+   * Events of other aggregates decided together with the node's (`POST /provision`
+   * issuing the node's agent token). The plan loads each stream through `more`
+   * first, so the append checks its expected version.
+   */
+  alongside?: readonly { streamId: string; events: readonly DomainEvent[] }[];
   result: T;
 }
 
@@ -153,6 +159,7 @@ export async function writeNode<T>(
           ],
         });
       }
+      for (const other of decided.alongside ?? []) writes.push(other);
       for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
       if ((decided.topology || decided.alsoPublish?.length) && decided.events.length > 0) {
         await more(TOPOLOGY_STREAM, 'version');

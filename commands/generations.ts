@@ -1,10 +1,13 @@
 import { desiredStateStream } from '../domain/desired-state/events.js';
 import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-state/schema.js';
-import { NotFound, Validation } from '../domain/errors.js';
 import { decideNode, live } from '../domain/node/decide.js';
 import type { NodeFields, NodePatch } from '../domain/node/specs.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
+import { agentTokenDecider, agentTokenStream, type AgentTokenEvent } from '../domain/agent/agent-token.js';
+import { fold, type DomainEvent } from '../domain/decider.js';
+import { IllegalState, NotFound, Validation } from '../domain/errors.js';
 import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { LoadMore } from './handle.js';
 
 /** Re-publishes the snapshot of generation `target` as a new generation. */
 export function rollbackGeneration(deps: FleetDeps, nodeId: string, target: number, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
@@ -31,7 +34,19 @@ const IDENTITY_FIELDS = ['asn', 'router_id', 'site', 'loopback_ipv4', 'loopback_
  * identity fields follow the document otherwise, so the next materialisation
  * does not silently undo them.
  */
-export function provisionState(deps: FleetDeps, document: Record<string, unknown>, metadata: EventMetadata): Promise<NodeWriteOutcome<string>> {
+/** A full agent token given to `POST /provision`: installed on the node beforehand, bound to it here. */
+export interface ProvisionedToken {
+  tokenId: string;
+  secretSha256: string;
+  now: Date;
+}
+
+export function provisionState(
+  deps: FleetDeps,
+  document: Record<string, unknown>,
+  metadata: EventMetadata,
+  agentToken?: ProvisionedToken,
+): Promise<NodeWriteOutcome<string>> {
   const check = validateDesiredState(document);
   if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
   const identity = document.node as Record<string, unknown>;
@@ -41,14 +56,15 @@ export function provisionState(deps: FleetDeps, document: Record<string, unknown
   return writeNode(
     deps,
     nodeId,
-    (state) => {
+    async (state, more) => {
+      const alongside = agentToken ? await bindAgentToken(more, nodeId, agentToken) : [];
       const events =
         state.status === 'Live'
           ? changedFields(state.fields as Record<string, unknown>, fields).length > 0
             ? decideNode({ type: 'UpdateNode', node_id: nodeId, changes: pick(fields, changedFields(state.fields as Record<string, unknown>, fields)) as NodePatch }, state)
             : []
           : decideNode({ type: 'CreateNode', node_id: nodeId, fields: fields as unknown as NodeFields }, state);
-      return { events, reason: 'desired state provisioned', publish: 'none', document, topology: events.length > 0, result: nodeId };
+      return { events, reason: 'desired state provisioned', publish: 'none', document, topology: events.length > 0, alongside, result: nodeId };
     },
     metadata,
   );
@@ -60,4 +76,27 @@ function changedFields(current: Record<string, unknown>, next: Record<string, un
 
 function pick(source: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.map((k) => [k, source[k]]));
+}
+
+/**
+ * The token's `AgentTokenIssued`, bound to the node without expiry. Provisioning
+ * again with the same token is a repeat, not a conflict; a token id that exists
+ * for another node or with another secret is 409 `agent token <id> already exists`.
+ */
+async function bindAgentToken(more: LoadMore, nodeId: string, token: ProvisionedToken): Promise<{ streamId: string; events: DomainEvent[] }[]> {
+  const streamId = agentTokenStream(token.tokenId);
+  const stream = await more(streamId);
+  const events = stream.events as AgentTokenEvent[];
+  const state = fold(agentTokenDecider, events);
+  if (state.status !== 'Empty') {
+    const issued = events.find((e) => e.type === 'AgentTokenIssued');
+    const same = state.status === 'Active' && state.node_id === nodeId && issued?.type === 'AgentTokenIssued' && issued.data.secret_sha256 === token.secretSha256;
+    if (same) return [];
+    throw new IllegalState(`agent token ${token.tokenId} already exists`);
+  }
+  const issue = agentTokenDecider.decide(
+    { type: 'IssueAgentToken', node_id: nodeId, token_id: token.tokenId, secret_sha256: token.secretSha256, agent_id: null, ttl_seconds: null, now: token.now },
+    state,
+  );
+  return [{ streamId, events: issue }];
 }

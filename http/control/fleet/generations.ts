@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { provisionState, rollbackGeneration } from '../../../commands/generations.js';
+import { provisionState, rollbackGeneration, type ProvisionedToken } from '../../../commands/generations.js';
+import { checkLiteralToken, parseAgentToken, sha256Hex } from '../../../domain/agent/secrets.js';
 import { diffStates } from '../../../domain/desired-state/diff.js';
 import { BadReference, NotFound, Validation } from '../../../domain/errors.js';
 import { parsePosition } from '../../../infra/eventstore/types.js';
@@ -112,13 +113,14 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/provision',
     summary: 'store a complete desired state as a new generation (creates the node record when missing)',
     body: Type.Object({ state: Type.Record(Type.String(), Type.Unknown()), agent_token: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: false }),
-    responses: { 201: '{node_id, generation, subscribers, delivered}', 422: 'invalid state' },
+    responses: {
+      201: '{node_id, generation, subscribers, delivered}',
+      400: '`agent_token` is not a full agent token `agt_<suffix>.<secret>` with a strong secret (`invalid token: ...`)',
+      409: '`agent token <id> already exists` (for another node or with another secret)',
+      422: 'invalid state',
+    },
     handler: async (req, res) => {
-      if (req.body.agent_token !== undefined) {
-        // Agent tokens arrive with the agent channel; refusing is safer than dropping the token.
-        throw new Validation('invalid agent_token: agent tokens are not supported yet', [{ loc: ['body', 'agent_token'], msg: 'not supported yet', type: 'value_error' }]);
-      }
-      const outcome = await provisionState(deps, req.body.state, metadataOf(ctx, req, res));
+      const outcome = await provisionState(deps, req.body.state, metadataOf(ctx, req, res), provisionedToken(req.body.agent_token, ctx.now()));
       const delivery = outcome.deliveries[0];
       res.status(201).json({
         node_id: outcome.result,
@@ -145,4 +147,15 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     },
   });
   return r;
+}
+
+/**
+ * `agent_token` of `POST /provision`: the full token an agent was installed with,
+ * so its id is known to both sides; the secret must pass the literal-token rule.
+ */
+function provisionedToken(text: string | undefined, now: Date): ProvisionedToken | undefined {
+  if (text === undefined) return undefined;
+  const parsed = parseAgentToken(text);
+  if (!parsed || !/^agt_[0-9a-f]{16}$/.test(parsed.tokenId)) throw new BadReference('invalid token: agent_token must be a full agent token agt_<16 hex>.<secret>');
+  return { tokenId: parsed.tokenId, secretSha256: sha256Hex(checkLiteralToken(parsed.secret)), now };
 }
