@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, hkdfSync, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import { fold } from '../../domain/decider.js';
 import { NotFound, Unavailable } from '../../domain/errors.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
@@ -11,6 +11,7 @@ import { verifySshSignature } from '../../domain/identity/sshsig.js';
 import type { Config } from '../../infra/config.js';
 import type { EventMetadata, EventStore } from '../../infra/eventstore/types.js';
 import type { IdentityCaptcha } from '../../infra/identity/captcha.js';
+import { keySecret } from '../../infra/identity/keys.js';
 import { verifyPgpAnswer } from '../../infra/identity/pgp.js';
 import type { Logger } from '../../infra/logger.js';
 import type { MailSender } from '../../infra/mail.js';
@@ -60,8 +61,24 @@ const challengeState = (stream: LoadedStream): ChallengeState =>
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** The stored form of an e-mail code: HMAC-SHA256 keyed with the challenge id, so equal codes never hash alike. */
-export const codeHash = (challengeId: string, code: string): string => createHmac('sha256', challengeId).update(code).digest('hex');
+/**
+ * The stored form of an e-mail code: HMAC-SHA256 under a key derived from
+ * `IDENTITY_KEY_SECRET`, over the challenge id and the code. Equal codes never
+ * hash alike, and someone who reads the event store without the secret cannot
+ * try the million codes offline.
+ */
+export const codeHash = (config: Config, challengeId: string, code: string): string =>
+  createHmac('sha256', codeKey(config)).update(`${challengeId}\0${code}`).digest('hex');
+
+const codeKeys = new WeakMap<Config, Buffer>();
+function codeKey(config: Config): Buffer {
+  let key = codeKeys.get(config);
+  if (!key) {
+    key = Buffer.from(hkdfSync('sha256', keySecret(config), 'dn42-control identity', 'e-mail challenge codes v1', 32));
+    codeKeys.set(config, key);
+  }
+  return key;
+}
 
 /**
  * `POST /challenge`: re-resolves the option from the registry (never from the
@@ -98,7 +115,7 @@ export async function issueChallenge(
     now,
     asn,
     option: { id: option.id, mntner: option.mntner, method: option.kind, anchor: option.kind === 'email' ? maskEmail(option.value) : option.value, sentTo: option.kind === 'email' ? maskEmail(option.value) : undefined },
-    fresh: { challengeId, nonce: code === undefined ? `AS${asn}-${randomBytes(16).toString('hex')}` : undefined, codeHash: code === undefined ? undefined : codeHash(challengeId, code) },
+    fresh: { challengeId, nonce: code === undefined ? `AS${asn}-${randomBytes(16).toString('hex')}` : undefined, codeHash: code === undefined ? undefined : codeHash(deps.config, challengeId, code) },
     solvedPassSha256: pass === undefined ? undefined : sha256Hex(pass),
   };
   const asnStream = asnStreamId(asn);
@@ -204,7 +221,7 @@ export async function judgeAnswer(
 ): Promise<Judgement> {
   switch (c.method) {
     case 'email': {
-      const given = /^\d{6}$/.test(answer.text.trim()) ? codeHash(c.challengeId, answer.text.trim()) : '';
+      const given = /^\d{6}$/.test(answer.text.trim()) ? codeHash(deps.config, c.challengeId, answer.text.trim()) : '';
       const ok = given.length === c.codeHash!.length && timingSafeEqual(Buffer.from(given, 'hex'), Buffer.from(c.codeHash!, 'hex'));
       return ok ? { verdict: { ok: true } } : { verdict: { ok: false, reason: 'wrong code' }, detail: WRONG_ANSWER };
     }
