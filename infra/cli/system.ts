@@ -25,6 +25,7 @@ import { registryMigrations } from '../registry/store.js';
 import { RegistrySyncer, SYNC_JOB } from '../registry/sync.js';
 import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
+import { pruneRateLimits } from '../rate-limit.js';
 
 /**
  * The composition root: the one module that wires infra, projections and http
@@ -126,11 +127,13 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   if (wanted.has('site')) await listen('site', createSiteApp(log), config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;
+  const housekeeping = wanted.has('projections') ? startHousekeeping(context) : undefined;
   return {
     servers,
     async stop() {
       await registrySync?.stop();
       await telemetryJob?.stop();
+      await housekeeping?.stop();
       // Agent sockets first: they close with 1001 and take this instance's presence rows along.
       await Promise.all(sockets.map((s) => s.close()));
       await Promise.all(
@@ -144,6 +147,20 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
       );
     },
   };
+}
+
+/** Prunes state that only ages: rate-limit rows of keys not seen for a day. One instance at a time, every 10 minutes. */
+function startHousekeeping(context: ServiceContext): SingletonJob {
+  return scheduleSingleton(
+    context.pool,
+    'housekeeping',
+    600_000,
+    async () => {
+      const rateLimitRows = await pruneRateLimits(context.pool, context.now());
+      if (rateLimitRows > 0) context.log.info({ rateLimitRows }, 'housekeeping pruned');
+    },
+    context.log,
+  );
 }
 
 /**

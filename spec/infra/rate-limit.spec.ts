@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { rateLimit } from '../../infra/rate-limit.js';
+import { pruneRateLimits, rateLimit } from '../../infra/rate-limit.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
 
 describe('rate limit (PostgreSQL sliding window)', () => {
@@ -36,6 +36,22 @@ describe('rate limit (PostgreSQL sliding window)', () => {
     await one.record('ip', at(0));
     expect(await again.exceeded('ip', at(1)), 'a second instance sees the hit').to.equal(true);
     expect(await other.exceeded('ip', at(1))).to.equal(false);
+  });
+
+  it('prunes only keys whose newest hit is more than a day old; a pruned key starts afresh', async () => {
+    const limit = rateLimit(sys.pool, { pool: 'prune-test', limit: 1, windowSeconds: 600 });
+    const day = 86_400_000;
+    await limit.record('old', at(0));
+    await limit.record('recent', new Date(at(0).getTime() + day));
+    const pruned = await pruneRateLimits(sys.pool, new Date(at(1).getTime() + day));
+    expect(pruned).to.be.greaterThanOrEqual(1);
+    const { rows } = await sys.pool.query(`SELECT key FROM rate_limit_hits WHERE pool = 'prune-test' ORDER BY key`);
+    expect(rows.map((r) => r.key)).to.deep.equal(['recent']);
+    expect(await limit.exceeded('recent', new Date(at(2).getTime() + day)), 'a kept key still counts').to.equal(true);
+  });
+
+  it('refuses a window longer than rows are kept', () => {
+    expect(() => rateLimit(sys.pool, { pool: 'too-long', limit: 1, windowSeconds: 2 * 86_400 })).to.throw(/longer than/);
   });
 
   it('never lets more than `limit` concurrent takes through', async () => {
