@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { expectResponse } from '../../support/http.js';
+import { SoftAuthenticator } from '../../support/passkey-authenticator.js';
 import { GAMMA_ASN, GAMMA_EMAIL, optionId, powTicket, startVerification, type VerificationFixture } from './verification-support.js';
 
 const CHALLENGE = '/api/v1/challenge';
@@ -51,6 +52,27 @@ describe('Identity POST /challenge/submit', function () {
     const session = await f.client.get('/api/v1/session', { token: res.body.token });
     expectResponse(session).status(200).body({ asn: GAMMA_ASN, mntner: 'GAMMA-MNT', method: 'email' });
     expectResponse(await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: c.code })).status(409).body({ detail: 'challenge already used', error: 'conflict' });
+  });
+
+  it('stops offering passkey enrollment once the maintainer has a passkey', async () => {
+    f.sys.clock.advance(3_600_000); // a fresh hour: the per-ASN challenge limit must not interfere
+    const first = await issue('ssh');
+    const grant = await f.client.post(SUBMIT, { challenge_id: first.challenge_id, answer: f.ssh.sign(first.nonce!) });
+    expectResponse(grant).status(200).body({ passkey_enrollment_available: true });
+    const begin = await f.client.post('/api/v1/passkeys/register/begin', undefined, { token: grant.body.token });
+    expectResponse(begin).status(200);
+    const credential = new SoftAuthenticator(f.issuer).create(begin.body.options);
+    const finish = await f.client.post('/api/v1/passkeys/register/finish', { ceremony_id: begin.body.ceremony_id, credential }, { token: grant.body.token });
+    expectResponse(finish).status(201);
+    const second = await issue('ssh');
+    const again = await f.client.post(SUBMIT, { challenge_id: second.challenge_id, answer: f.ssh.sign(second.nonce!) });
+    expectResponse(again).status(200).body({ mntner: 'GAMMA-MNT', passkey_enrollment_available: false });
+    // Removing the only passkey offers enrollment again.
+    expectResponse(await f.client.delete(`/api/v1/passkeys/${finish.body.credential_id}`, { token: again.body.token })).status(204);
+    const third = await issue('ssh');
+    const offered = await f.client.post(SUBMIT, { challenge_id: third.challenge_id, answer: f.ssh.sign(third.nonce!) });
+    expectResponse(offered).status(200).body({ passkey_enrollment_available: true });
+    f.sys.clock.advance(3_600_000);
   });
 
   it('counts wrong codes: 400 four times, 429 on the fifth (challenge failed), then 409 even for the right code', async () => {
