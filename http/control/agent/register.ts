@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { registerAgent } from '../../../commands/registrations.js';
+import { TooManyRequests } from '../../../domain/errors.js';
+import { rateLimit } from '../../../infra/rate-limit.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { requestMetadata } from '../../shared/metadata.js';
 import { ApiRouter } from '../../shared/routes.js';
@@ -36,9 +38,18 @@ export const RegisterResponse = Type.Object({
   message: Type.String(),
 });
 
+/**
+ * Registrations per client address: 600 in 10 minutes (one a second on average).
+ * An agent retrying `pending-approval` with backoff stays far below; a fleet of
+ * dozens behind one NAT still fits; a holder of the bootstrap token cannot flood
+ * the registration list.
+ */
+export const REGISTER_LIMIT = { limit: 600, windowSeconds: 600 } as const;
+
 /** `POST /agent/register`: no Bearer; the enrollment token travels in the body. */
 export function agentRegisterRoutes(ctx: ServiceContext): ApiRouter {
   const deps = agentDeps(ctx);
+  const perAddress = rateLimit(ctx.pool, { pool: 'agent-register', ...REGISTER_LIMIT });
   const r = new ApiRouter('/control/v1');
   r.route({
     method: 'post',
@@ -51,10 +62,12 @@ export function agentRegisterRoutes(ctx: ServiceContext): ApiRouter {
       401: 'invalid enrollment token, or a node-bound token for another node',
       403: 'node rejected by an administrator',
       422: 'invalid field',
+      429: '`too many attempts`: more than 600 registrations from one address in 10 minutes',
     },
     handler: async (req, res) => {
       res.locals.actor = `agent-register:${req.body.requested_node_id}`;
       const metadata = requestMetadata(req, res, ctx.now());
+      if (!(await perAddress.take(metadata.clientAddress ?? 'unknown', ctx.now()))) throw new TooManyRequests('too many attempts');
       const answer = await registerAgent(
         deps,
         { ...req.body, client_address: metadata.clientAddress ?? null, bootstrap_token: ctx.config.bootstrapEnrollmentToken, now: ctx.now() },

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { INVALID_LITERAL } from '../../../../domain/agent/secrets.js';
+import { REGISTER_LIMIT } from '../../../../http/control/agent/register.js';
+import { rateLimit } from '../../../../infra/rate-limit.js';
 import { expectResponse } from '../../../support/http.js';
 import { wg } from '../fleet/support.js';
 import { nodeBody, startAgentHarness, type AgentHarness } from './support.js';
@@ -30,6 +32,17 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
   }
   const registrations = async (status?: string) => (await h.admin.get(`/admin/registrations${status ? `?status=${status}` : ''}`)).body.registrations;
   const enrollmentRow = async (tokenId: string) => (await h.admin.get('/admin/enrollment-tokens')).body.find((t: { token_id: string }) => t.token_id === tokenId);
+
+  it('limits registrations per client address (429 `too many attempts`), other addresses unaffected, nothing recorded', async () => {
+    const perAddress = rateLimit(h.sys.pool, { pool: 'agent-register', ...REGISTER_LIMIT });
+    for (let i = 0; i < REGISTER_LIMIT.limit; i++) await perAddress.record('203.0.113.9', h.sys.clock.now());
+    const from = (ip: string) => h.anon.post('/agent/register', { enrollment_token: BOOTSTRAP, requested_node_id: 'fra9', inventory }, { headers: { 'x-forwarded-for': ip } });
+    expectResponse(await from('203.0.113.9')).status(429).detail('too many attempts');
+    expect(await registrations()).to.deep.equal([]);
+    expectResponse(await from('203.0.113.10')).status(200).body({ status: 'pending-approval' });
+    h.sys.clock.advance(REGISTER_LIMIT.windowSeconds * 1000);
+    expectResponse(await from('203.0.113.9')).status(200);
+  });
 
   describe('enrollment tokens (admin)', () => {
     it('creates (201 with the secret once), lists metadata without secrets, deletes (204, then 404)', async () => {
