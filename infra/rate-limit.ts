@@ -17,6 +17,11 @@ export interface RateLimit {
   record(key: string, now: Date): Promise<void>;
   /** Records one hit and answers whether the key is still within the limit (hits ≤ limit). */
   take(key: string, now: Date): Promise<boolean>;
+  /**
+   * Removes one hit recorded at exactly `at`: a `take` used as a reservation
+   * that turned out not to count (the attempt succeeded, or was refused anyway).
+   */
+  release(key: string, at: Date): Promise<void>;
 }
 
 const COUNT = `SELECT coalesce((SELECT count(*) FROM unnest(hits) AS h WHERE h > $3 AND h <= $4), 0)::int AS hits
@@ -43,6 +48,12 @@ export async function pruneRateLimits(db: Queryable, now: Date): Promise<number>
   return result.rowCount ?? 0;
 }
 
+const RELEASE = `UPDATE rate_limit_hits SET hits = (
+    SELECT coalesce(array_agg(h ORDER BY h), '{}') FROM (
+      SELECT h, row_number() OVER (PARTITION BY h = $3::timestamptz) AS n FROM unnest(hits) AS h
+    ) t WHERE NOT (h = $3::timestamptz AND n = 1))
+  WHERE pool = $1 AND key = $2`;
+
 export function rateLimit(db: Queryable, options: { pool: string; limit: number; windowSeconds: number }): RateLimit {
   const { pool, limit, windowSeconds } = options;
   if (windowSeconds > RATE_LIMIT_RETENTION_SECONDS) throw new Error(`rate limit ${pool}: a window of ${windowSeconds} s is longer than the ${RATE_LIMIT_RETENTION_SECONDS} s rows are kept`);
@@ -68,6 +79,9 @@ export function rateLimit(db: Queryable, options: { pool: string; limit: number;
     },
     async take(key, now) {
       return (await hit(key, now)) <= limit;
+    },
+    async release(key, at) {
+      await db.query(RELEASE, [pool, key, at]);
     },
   };
 }

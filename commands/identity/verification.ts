@@ -83,9 +83,20 @@ export async function listVerificationOptions(
   const { asn, remoteIp, now } = input;
   if (deps.captcha.enabled && (await deps.captchaFailures.exceeded(remoteIp, now))) throw new TooManyRequests(TOO_MANY_CAPTCHA_FAILURES);
   const replica = await replicaOptions(deps.registry, asn);
-  if (deps.captcha.enabled && !(await deps.captcha.verify(input.ticket ?? '', { remoteIp, now }))) {
-    await deps.captchaFailures.record(remoteIp, now);
-    throw onCaptchaFailure();
+  if (deps.captcha.enabled) {
+    // Race: concurrent requests of one address would all pass the check above
+    // before any failure is recorded. Each takes a place in the window before its
+    // ticket is verified; only a failure keeps it.
+    if (!(await deps.captchaFailures.take(remoteIp, now))) {
+      await deps.captchaFailures.release(remoteIp, now);
+      throw new TooManyRequests(TOO_MANY_CAPTCHA_FAILURES);
+    }
+    const solved = await deps.captcha.verify(input.ticket ?? '', { remoteIp, now }).catch(async (err: unknown) => {
+      await deps.captchaFailures.release(remoteIp, now);
+      throw err;
+    });
+    if (solved) await deps.captchaFailures.release(remoteIp, now);
+    else throw onCaptchaFailure();
   }
   const asName = replica.as_name ?? `AS${asn}`;
   return {

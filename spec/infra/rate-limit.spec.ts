@@ -50,6 +50,18 @@ describe('rate limit (PostgreSQL sliding window)', () => {
     expect(await limit.exceeded('recent', new Date(at(2).getTime() + day)), 'a kept key still counts').to.equal(true);
   });
 
+  it('releases exactly one hit recorded at a time: a reservation that did not count', async () => {
+    const limit = rateLimit(sys.pool, { pool: 'release-test', limit: 2, windowSeconds: 60 });
+    expect(await limit.take('k', at(0))).to.equal(true);
+    expect(await limit.take('k', at(0))).to.equal(true);
+    expect(await limit.exceeded('k', at(1))).to.equal(true);
+    await limit.release('k', at(0));
+    expect(await limit.exceeded('k', at(1)), 'one of the two equal hits is gone').to.equal(false);
+    await limit.release('k', at(30));
+    expect(await limit.take('k', at(2)), 'releasing a time with no hit changes nothing').to.equal(true);
+    expect(await limit.take('k', at(3))).to.equal(false);
+  });
+
   it('refuses a window longer than rows are kept', () => {
     expect(() => rateLimit(sys.pool, { pool: 'too-long', limit: 1, windowSeconds: 2 * 86_400 })).to.throw(/longer than/);
   });

@@ -100,6 +100,14 @@ describe('Identity POST /verification-options', function () {
     expectResponse(await f.client.post(PATH, { asn: GAMMA_ASN, captcha_token: await powTicket(f.client) }, from(ip))).status(200);
   });
 
+  it('lets no more than 5 of 12 concurrent bad tickets of one address through to 400; successes do not count', async () => {
+    const ip = '203.0.113.21';
+    for (let i = 0; i < 3; i++) expectResponse(await f.client.post(PATH, { asn: GAMMA_ASN, captcha_token: await powTicket(f.client) }, from(ip))).status(200);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => f.client.post(PATH, { asn: GAMMA_ASN, captcha_token: `burst-${i}` }, from(ip))));
+    const statuses = answers.map((a) => a.status).sort();
+    expect(statuses).to.deep.equal([...Array(5).fill(400), ...Array(7).fill(429)]);
+  });
+
   it('keeps its captcha-failure count apart from other pools', async () => {
     const { rateLimit } = await import('../../../infra/rate-limit.js');
     const other = rateLimit(f.sys.pool, { pool: 'passkey-login-spec', limit: 1, windowSeconds: 900 });
