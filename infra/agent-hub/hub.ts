@@ -27,6 +27,8 @@ export class AgentConnection {
   private readonly waiting: string[] = [];
   private inFlight = 0;
   private open = false;
+  /** The presence insert of this connection, once started (a removal waits for it). */
+  presenceAdded: Promise<void> | undefined;
   dropped = 0;
 
   constructor(
@@ -97,14 +99,25 @@ export class AgentHub implements DoorbellBroadcaster {
     let set = this.byNode.get(connection.nodeId);
     if (!set) this.byNode.set(connection.nodeId, (set = new Set()));
     set.add(connection);
-    await this.presence.add(connection.id, connection.nodeId);
+    connection.presenceAdded = this.presence.add(connection.id, connection.nodeId);
+    await connection.presenceAdded;
   }
 
+  /**
+   * Removes the connection and its presence row. Race: the agent may close while
+   * its row is being inserted; a DELETE sent meanwhile could run before the
+   * INSERT commits and the row would outlive the connection, so the removal
+   * waits for the insert (whether it succeeded or not).
+   */
   unregister(connection: AgentConnection): void {
     const set = this.byNode.get(connection.nodeId);
     if (!set?.delete(connection)) return;
     if (set.size === 0) this.byNode.delete(connection.nodeId);
-    this.presence.remove(connection.id).catch((err) => this.log.error({ err, node_id: connection.nodeId }, 'could not remove an agent presence row'));
+    const added = connection.presenceAdded ?? Promise.resolve();
+    added
+      .catch(() => undefined) // the register's caller reports a failed insert
+      .then(() => this.presence.remove(connection.id))
+      .catch((err) => this.log.error({ err, node_id: connection.nodeId }, 'could not remove an agent presence row'));
   }
 
   deliver(event: DoorbellEvent): Delivery {

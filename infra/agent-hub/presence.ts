@@ -109,11 +109,15 @@ export class Presence {
       [this.instanceId],
     );
     if (rows[0].inserted && this.connections.size > 0) {
+      const ids = [...this.connections.keys()];
       await this.db.query(
         `INSERT INTO agent_connections (connection_id, instance_id, node_id)
          SELECT c, $1, n FROM unnest($2::uuid[], $3::text[]) AS t(c, n) ON CONFLICT DO NOTHING`,
-        [this.instanceId, [...this.connections.keys()], [...this.connections.values()]],
+        [this.instanceId, ids, [...this.connections.values()]],
       );
+      // Race: a connection removed while this insert ran may have had its DELETE run first.
+      const gone = ids.filter((id) => !this.connections.has(id));
+      if (gone.length > 0) await this.db.query(`DELETE FROM agent_connections WHERE connection_id = ANY($1::uuid[])`, [gone]);
     }
     await this.db.query(`DELETE FROM agent_hub_instances WHERE heartbeat_at < now() - make_interval(secs => ${PRESENCE.expiry_seconds * 2})`);
   }

@@ -30,12 +30,9 @@ export async function acceptAgentChannel(ctx: ServiceContext, hub: AgentHub, nod
   ws.on('close', () => hub.unregister(connection));
 
   await hub.register(connection);
-  // Race: the agent may have gone while its presence row was written; its close
-  // event already ran and found nothing to unregister.
-  if (ws.readyState !== ws.OPEN) {
-    hub.unregister(connection);
-    return;
-  }
+  // The agent may have gone while its presence row was written: its close event
+  // unregistered it (the hub removes the row after the insert); no hello then.
+  if (ws.readyState !== ws.OPEN) return;
   const generation = (await getNode(ctx.pool, nodeId))?.current_generation ?? 0;
   connection.start(JSON.stringify({ type: 'hello', node_id: nodeId, ...(generation > 0 ? { generation } : {}) }));
   log.debug({ connection: connection.id }, 'agent connected');

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { WebSocket } from 'ws';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
 import { QUEUE_LIMIT } from '../../../../infra/agent-hub/hub.js';
 import { agentStatuses } from '../../../../infra/telemetry/liveness.js';
@@ -188,6 +189,25 @@ describe('WS /agent/ws/{node_id}', () => {
       expect(await onlineAgentCount(c.sys.context, 'ams1')).to.equal(1);
       await client.close();
       await eventually(async () => (await onlineAgentCount(c.sys.context, 'ams1')) === 0);
+    });
+
+    it('leaves no presence row behind for agents that close right after the handshake (race with the insert)', async () => {
+      const ams = (await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1')).token;
+      const url = `${c.url.replace(/^http/, 'ws')}/control/v1/agent/ws/ams1`;
+      const dropOnOpen = () =>
+        new Promise<void>((resolve) => {
+          const ws = new WebSocket(url, { headers: { authorization: `Bearer ${ams}` } });
+          ws.on('open', () => ws.close());
+          ws.on('error', () => resolve());
+          ws.on('close', () => resolve());
+        });
+      for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 30 }, dropOnOpen));
+      await eventually(() => c.sockets.hub.connectionCount('ams1') === 0);
+      await eventually(async () => (await c.sys.pool.query(`SELECT 1 FROM agent_connections WHERE node_id = 'ams1'`)).rowCount === 0, 5000);
+      await new Promise((r) => setTimeout(r, 200)); // a late insert would land now
+      const { rows } = await c.sys.pool.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = 'ams1'`);
+      expect(rows[0].n).to.equal(0);
+      expectResponse(await c.admin.post('/admin/nodes/ams1/notify', { event: 'snapshot_request' })).status(409).detail('node ams1 has no connected agent');
     });
 
     it("stops counting a crashed instance's agents once its heartbeat expires", async () => {
