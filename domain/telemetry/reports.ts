@@ -131,7 +131,7 @@ export const PrefixFlapsSchema = Type.Object(
       Type.Object(
         {
           prefix: Prefix,
-          peer_asn: Asn,
+          peer_asn: Nullable(Asn), // first AS-path hop after the local AS; null for own origin or no attribution
           origin_asn: Nullable(Asn),
           score: Type.Number({ minimum: 0, description: 'decayed flap count (half-life 10 min) at captured_at' }),
           flaps: Opt(Count),

@@ -202,7 +202,7 @@ export async function insertRoutingTable(db: Queryable, table: RoutingTable, now
 /** Replaces the node's prefix flap table (call inside one transaction). */
 export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now: Date): Promise<void> {
   await db.query(`DELETE FROM prefix_flaps WHERE node_id = $1`, [flaps.node_id]);
-  // (prefix, peer_asn) is the key; a report naming one twice keeps its higher score.
+  // (prefix, peer_asn) is the key, null peer_asn included; a report naming one twice keeps its higher score.
   const byKey = new Map<string, PrefixFlaps['entries'][number]>();
   for (const entry of flaps.entries) {
     const key = `${entry.prefix} ${entry.peer_asn}`;
@@ -235,7 +235,8 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
 
 export interface PrefixFlapRow {
   prefix: string;
-  peer_asn: number;
+  /** Null for own origin or no attribution. */
+  peer_asn: number | null;
   origin_asn: number | null;
   score: number;
   flaps: number | null;
@@ -245,10 +246,10 @@ export interface PrefixFlapRow {
 
 /** The node's current prefix flap rows, highest score first. */
 export async function prefixFlapsOf(db: Queryable, nodeId: string): Promise<PrefixFlapRow[]> {
-  const { rows } = await db.query(`SELECT * FROM prefix_flaps WHERE node_id = $1 ORDER BY score DESC, prefix, peer_asn`, [nodeId]);
+  const { rows } = await db.query(`SELECT * FROM prefix_flaps WHERE node_id = $1 ORDER BY score DESC, prefix, peer_asn NULLS FIRST`, [nodeId]);
   return rows.map((r: Record<string, any>) => ({
     prefix: r.prefix,
-    peer_asn: Number(r.peer_asn),
+    peer_asn: r.peer_asn === null ? null : Number(r.peer_asn),
     origin_asn: r.origin_asn === null ? null : Number(r.origin_asn),
     score: r.score,
     flaps: r.flaps,

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { nodeStatusStream } from '../../../../domain/telemetry/health.js';
+import { prefixFlapsOf } from '../../../../infra/telemetry/store.js';
 import { expectResponse } from '../../../support/http.js';
 import { anonymous, applyResult, reconciliation, snapshot, startAgents, type AgentHarness } from './telemetry-support.js';
 
@@ -115,6 +116,31 @@ describe('Agent reports over HTTP', function () {
     expect(rows).to.deep.equal([{ prefix: '10.0.0.0/8', peer_asn: '4242420005' }]);
     const feed = await h.sys.pool.query(`SELECT feed_state, entries FROM prefix_flap_feeds WHERE node_id = 'n1'`);
     expect(feed.rows).to.deep.equal([{ feed_state: 'down', entries: 1 }]);
+  });
+
+  it('accepts peer_asn null (own origin or no attribution), one row per prefix with it', async () => {
+    const body = {
+      node_id: 'n1',
+      captured_at: '2026-11-01T12:02:00Z',
+      feed_state: 'established',
+      entries: [
+        { prefix: '172.20.1.0/24', peer_asn: null, origin_asn: 4242420001, score: 2 },
+        { prefix: '172.20.1.0/24', peer_asn: null, origin_asn: 4242420001, score: 7 },
+        { prefix: '172.20.1.0/24', peer_asn: 4242420002, origin_asn: 4242420001, score: 1 },
+      ],
+    };
+    expect((await h.agent.n1.post('/agent/prefix-flaps', body)).body).to.deep.equal({ accepted: true, node_id: 'n1', entries: 2, feed_state: 'established' });
+    const { rows } = await h.sys.pool.query(`SELECT peer_asn::text, score FROM prefix_flaps WHERE node_id = 'n1' ORDER BY score DESC`);
+    expect(rows).to.deep.equal([
+      { peer_asn: null, score: 7 },
+      { peer_asn: '4242420002', score: 1 },
+    ]);
+    expect((await prefixFlapsOf(h.sys.pool, 'n1')).map((r) => r.peer_asn)).to.deep.equal([null, 4242420002]);
+    const unique = h.sys.pool.query(`INSERT INTO prefix_flaps (node_id, prefix, peer_asn, score, captured_at) VALUES ('n1', '172.20.1.0/24', NULL, 1, now())`);
+    await unique.then(
+      () => expect.fail('a second null-attributed row of the same prefix was stored'),
+      (err) => expect(err.code).to.equal('23505'),
+    );
   });
 
   it('answers the runtime snapshot once the health write commits, before the archives run', async () => {
