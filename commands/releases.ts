@@ -27,6 +27,9 @@ export const invalidVersion = (version: string, where: (string | number)[] = ['b
 export const invalidFileName = (filename: string, where: (string | number)[] = ['body', 'files']) =>
   new Validation(`invalid file name: ${JSON.stringify(filename)}`, [{ loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' }]);
 
+/** File names are ASCII (allow-list): code unit order is byte order, the same as the store's `COLLATE "C"`. */
+const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 /** `POST /admin/agent-releases`: stores the files of a version (replacing an earlier upload) and answers its manifest. Does not roll out. */
 export async function uploadRelease(ctx: ServiceContext, version: string, files: readonly UploadedFile[]): Promise<ReleaseManifest> {
   if (!isVersion(version)) throw invalidVersion(version);
@@ -39,7 +42,7 @@ export async function uploadRelease(ctx: ServiceContext, version: string, files:
   }
   const stored = files
     .map((f) => ({ filename: f.filename, sha256: createHash('sha256').update(f.content).digest('hex'), size: f.content.length, content: f.content }))
-    .sort((a, b) => a.filename.localeCompare(b.filename));
+    .sort((a, b) => byteOrder(a.filename, b.filename));
   await saveRelease(ctx.pool, version, stored, ctx.now());
   return { version, wheels: stored.map(({ filename, sha256, size }) => ({ filename, sha256, size })) };
 }

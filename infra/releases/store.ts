@@ -27,11 +27,11 @@ export async function saveRelease(pool: pg.Pool, version: string, files: readonl
   });
 }
 
-/** The manifest of a version (files by name), or undefined when it was never uploaded. */
+/** The manifest of a version (files by name, byte order whatever the database collation), or undefined when it was never uploaded. */
 export async function manifestOf(db: Queryable, version: string): Promise<ReleaseManifest | undefined> {
   const { rows } = await db.query(
     `SELECT r.version, f.filename, f.sha256, f.size FROM agent_releases r
-       LEFT JOIN agent_release_files f USING (version) WHERE r.version = $1 ORDER BY f.filename`,
+       LEFT JOIN agent_release_files f USING (version) WHERE r.version = $1 ORDER BY f.filename COLLATE "C"`,
     [version],
   );
   if (rows.length === 0) return undefined;

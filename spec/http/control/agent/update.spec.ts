@@ -108,5 +108,22 @@ describe('agent self-update', () => {
       expect(await agent.next('agent_update_available')).to.include({ version: '1.0.201' });
       await disconnect(c, agent, 'fra1');
     });
+
+    it('lists files in one byte-wise order in the upload response, the manifest and the offer', async () => {
+      const agent = agentSocket(c.url, 'ws/fra1', token);
+      await agent.next('hello');
+      agent.send({ type: 'heartbeat', agent_version: '1.0.190', applied_generation: null, apply_status: null });
+      await new Promise((r) => setTimeout(r, 200));
+      const names = ['a_b.whl', 'a-b.whl', 'a.b.whl', 'a.whl', 'B.whl'];
+      const byteOrder = ['B.whl', 'a-b.whl', 'a.b.whl', 'a.whl', 'a_b.whl'];
+      const uploaded = await uploadRelease(c.url, '1.0.202', names.map((name) => ({ name, content: Buffer.from(name) })));
+      expectResponse(uploaded).status(201);
+      expect(uploaded.body.wheels.map((w: { filename: string }) => w.filename)).to.deep.equal(byteOrder);
+      expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.202' })).status(200);
+      const manifest = await (await agentGet('/manifest')).json();
+      expect(manifest.wheels.map((w: { filename: string }) => w.filename)).to.deep.equal(byteOrder);
+      expect((await agent.next('agent_update_available')).wheels).to.deep.equal(uploaded.body.wheels);
+      await disconnect(c, agent, 'fra1');
+    });
   });
 });
