@@ -2,7 +2,7 @@ import { createHash, createHmac, hkdfSync, randomBytes, randomInt, randomUUID, t
 import { fold } from '../../domain/decider.js';
 import { NotFound, Unavailable } from '../../domain/errors.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
-import { decideAnswer, decideIssue, decideMailFailure, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
+import { decideAnswer, decideIssue, decideMailFailure, decideSupersede, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
 import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent, type VerificationMethod } from '../../domain/identity/events.js';
 import { CAPTCHA_PASS_LIFETIME_MS, RESEND_COOLDOWN_MS, SSH_NAMESPACE } from '../../domain/identity/limits.js';
 import { maskEmail } from '../../domain/identity/mask.js';
@@ -16,7 +16,7 @@ import { verifyPgpAnswer } from '../../infra/identity/pgp.js';
 import type { Logger } from '../../infra/logger.js';
 import type { MailSender } from '../../infra/mail.js';
 import type { RegistryClient } from '../../infra/registry/client.js';
-import { execute, load, type LoadedStream } from '../handle.js';
+import { execute, load, type LoadedStream, type LoadMore } from '../handle.js';
 import { replicaOptions } from './verification.js';
 
 /** The contract's Challenge resource. */
@@ -46,6 +46,21 @@ export interface ChallengeDeps {
 export const OPTION_NOT_FOUND = 'verification option not found';
 export const NO_MAIL_SENDER = 'e-mail verification is unavailable: no mail sender configured';
 export const MAIL_FAILED = 'the verification e-mail could not be sent; try again later';
+
+/** The contract's Challenge fields of a captcha pass, present right after a solve. */
+export type PassFields = Pick<ChallengeView, 'captcha_pass' | 'captcha_pass_expires_in'>;
+
+/**
+ * The code could not be mailed (503). A pass made from a ticket solved with the
+ * same request is stored anyway and travels with the error, so a retry needs no
+ * new captcha.
+ */
+export class MailNotSent extends Unavailable {
+  constructor(readonly pass: PassFields) {
+    super(MAIL_FAILED);
+    this.name = 'MailNotSent';
+  }
+}
 
 /** The captcha was not solved or the pass is not valid for this ASN (the HTTP layer answers the fixed 400). */
 export class CaptchaRefused extends Error {
@@ -85,9 +100,13 @@ function codeKey(config: Config): Buffer {
  * client), refuses e-mail without a mail sender before any ticket is spent,
  * checks the captcha when the option requires one (a valid pass of this ASN, else
  * a one-time ticket), then decides on the `asn-<asn>` stream: reuse within the
- * cooldown, or a new challenge that supersedes the option's previous one. The
- * mail goes out after the append; when it cannot be sent the new challenge fails
- * and the answer is 503.
+ * cooldown, or a new challenge that replaces the option's older ones still in
+ * flight. An ssh or pgp challenge supersedes them in the same append. An e-mail
+ * challenge is appended first and supersedes them only once the mail server
+ * accepted the code: when it refuses, the new challenge fails (503) and the older
+ * code stays valid. Race: if the process stops between the append and the
+ * supersession, two codes of the option are valid until they expire (15 min) or
+ * the next successful re-send supersedes both.
  */
 export async function issueChallenge(
   deps: ChallengeDeps,
@@ -133,7 +152,7 @@ export async function issueChallenge(
         writes: [
           { streamId: asnStream, events: decision.asnEvents },
           { streamId: challengeStreamId(challengeId), events: decision.challengeEvents },
-          ...(decision.superseded ? [{ streamId: challengeStreamId(decision.superseded.challengeId), events: decision.superseded.events }] : []),
+          ...(code === undefined ? await supersessions(more, decision.replaces, challengeId, now) : []),
         ],
         result: decision,
       };
@@ -141,16 +160,39 @@ export async function issueChallenge(
     metadata,
   );
 
-  const passFields = pass === undefined ? {} : { captcha_pass: pass, captcha_pass_expires_in: CAPTCHA_PASS_LIFETIME_MS / 1000 };
+  const passFields: PassFields = pass === undefined ? {} : { captcha_pass: pass, captcha_pass_expires_in: CAPTCHA_PASS_LIFETIME_MS / 1000 };
   if (decision.outcome === 'reused') return { ...challengeView(decision.challenge, now, true), ...passFields };
 
   const issued = fold({ initialState: initialChallenge, evolve: evolveChallenge }, decision.challengeEvents);
   if (issued.status === 'Empty') throw new Error(`challenge ${challengeId}: the decision issued nothing`);
-  if (code !== undefined) await mailCode(deps, { challengeId, asn, mntner: option.mntner, to: option.value, code, now }, metadata);
+  if (code !== undefined) {
+    await mailCode(deps, { challengeId, asn, mntner: option.mntner, to: option.value, code, now, pass: passFields }, metadata);
+    await supersede(deps.store, decision.replaces, challengeId, now, metadata);
+  }
   return { ...challengeView(issued, now, false), ...passFields };
 }
 
-async function mailCode(deps: ChallengeDeps, m: { challengeId: string; asn: number; mntner: string; to: string; code: string; now: Date }, metadata: EventMetadata): Promise<void> {
+/** `ChallengeSuperseded` for each of the older challenges still in flight. */
+async function supersessions(more: LoadMore, older: readonly string[], by: string, now: Date) {
+  const writes = [];
+  for (const id of older) {
+    const streamId = challengeStreamId(id);
+    writes.push({ streamId, events: decideSupersede(challengeState(await more(streamId)), by, now) });
+  }
+  return writes;
+}
+
+/** After the mail went out: the new code is the only valid one of the option. */
+async function supersede(store: EventStore, older: readonly string[], by: string, now: Date, metadata: EventMetadata): Promise<void> {
+  if (older.length === 0) return;
+  await execute(store, older.map(challengeStreamId), async (_streams, more) => ({ writes: await supersessions(more, older, by, now), result: undefined }), metadata);
+}
+
+async function mailCode(
+  deps: ChallengeDeps,
+  m: { challengeId: string; asn: number; mntner: string; to: string; code: string; now: Date; pass: PassFields },
+  metadata: EventMetadata,
+): Promise<void> {
   try {
     await deps.mail!.send({
       to: m.to.trim(),
@@ -168,7 +210,7 @@ async function mailCode(deps: ChallengeDeps, m: { challengeId: string; asn: numb
     deps.log.warn({ err, challengeId: m.challengeId, requestId: metadata.requestId }, 'verification mail not sent');
     const streamId = challengeStreamId(m.challengeId);
     await execute(deps.store, [streamId], (s) => ({ writes: [{ streamId, events: decideMailFailure(challengeState(s[streamId]), m.now) }], result: undefined }), metadata);
-    throw new Unavailable(MAIL_FAILED);
+    throw new MailNotSent(m.pass);
   }
 }
 

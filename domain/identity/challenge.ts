@@ -68,25 +68,33 @@ export function inFlight(state: ChallengeState, now: Date): state is Extract<Cha
   return state.status === 'Pending' && now < state.expiresAt;
 }
 
+/** One issue as the `asn-<asn>` stream records it. */
+export interface AsnIssue {
+  challengeId: string;
+  optionId: string;
+  issuedAt: Date;
+  expiresAt: Date;
+}
+
 /** What the per-ASN rules read from `asn-<asn>`. */
 export interface AsnState {
   /** The newest challenge of each option. */
-  latest: Map<string, { challengeId: string; issuedAt: Date; expiresAt: Date }>;
-  /** Issue times, oldest first (the hourly limit counts those inside its window). */
-  issuedAt: Date[];
+  latest: Map<string, AsnIssue>;
+  /** Every issue, oldest first (the hourly limit counts those inside its window; a re-send supersedes the option's older ones). */
+  issued: AsnIssue[];
   /** sha256 of each pass → its expiry. */
   passes: Map<string, Date>;
 }
 
-export const initialAsn = (): AsnState => ({ latest: new Map(), issuedAt: [], passes: new Map() });
+export const initialAsn = (): AsnState => ({ latest: new Map(), issued: [], passes: new Map() });
 
 export function evolveAsn(state: AsnState, event: AsnEvent): AsnState {
   switch (event.type) {
     case 'AsnChallengeIssued': {
       const latest = new Map(state.latest);
-      const at = new Date(event.data.issued_at);
-      latest.set(event.data.option_id, { challengeId: event.data.challenge_id, issuedAt: at, expiresAt: new Date(event.data.expires_at) });
-      return { ...state, latest, issuedAt: [...state.issuedAt, at] };
+      const issue: AsnIssue = { challengeId: event.data.challenge_id, optionId: event.data.option_id, issuedAt: new Date(event.data.issued_at), expiresAt: new Date(event.data.expires_at) };
+      latest.set(issue.optionId, issue);
+      return { ...state, latest, issued: [...state.issued, issue] };
     }
     case 'CaptchaPassIssued': {
       const passes = new Map(state.passes);

@@ -33,15 +33,20 @@ export type IssueDecision =
       outcome: 'issued';
       asnEvents: AsnEvent[];
       challengeEvents: ChallengeEvent[];
-      /** The previous in-flight challenge of the option, now superseded. */
-      superseded?: { challengeId: string; events: ChallengeEvent[] };
+      /**
+       * The option's older challenges that may still be in flight: the new one
+       * replaces them (`decideSupersede`) once it is out, i.e. for e-mail only
+       * after the mail was accepted.
+       */
+      replaces: string[];
     };
 
 /**
  * The per-ASN rules, in order: the option's newest challenge still in flight and
  * younger than the cooldown is returned again (no new challenge, no mail); past
- * the cooldown a new one supersedes it; every new one counts against the hourly
- * limit. `latest` is the state of the option's newest challenge, when it has one.
+ * the cooldown a new one is issued that replaces the option's older ones still in
+ * flight; every new one counts against the hourly limit. `latest` is the state of
+ * the option's newest challenge, when it has one.
  */
 export function decideIssue(command: IssueChallenge, asn: AsnState, latest: ChallengeState | undefined): IssueDecision {
   const { now } = command;
@@ -49,11 +54,9 @@ export function decideIssue(command: IssueChallenge, asn: AsnState, latest: Chal
   const passEvents: AsnEvent[] = command.solvedPassSha256
     ? [{ type: 'CaptchaPassIssued', data: { pass_sha256: command.solvedPassSha256, expires_at: new Date(now.getTime() + CAPTCHA_PASS_LIFETIME_MS).toISOString(), at } }]
     : [];
-  const live = latest && inFlight(latest, now) ? latest : undefined;
-  if (live && now.getTime() - live.issuedAt.getTime() < RESEND_COOLDOWN_MS) return { outcome: 'reused', challenge: live, asnEvents: passEvents };
-
-  const windowStart = now.getTime() - CHALLENGE_RATE_WINDOW_MS;
-  if (asn.issuedAt.filter((t) => t.getTime() > windowStart).length >= CHALLENGES_PER_ASN_PER_HOUR) throw new TooManyRequests(tooManyChallenges(command.asn));
+  const live = reusable(latest, now);
+  if (live) return { outcome: 'reused', challenge: live, asnEvents: passEvents };
+  checkHourlyLimit(asn, command.asn, now);
 
   const { challengeId, nonce, codeHash } = command.fresh;
   const expiresAt = new Date(now.getTime() + CHALLENGE_LIFETIME_MS).toISOString();
@@ -79,8 +82,24 @@ export function decideIssue(command: IssueChallenge, asn: AsnState, latest: Chal
         },
       },
     ],
-    ...(live ? { superseded: { challengeId: live.challengeId, events: [{ type: 'ChallengeSuperseded', data: { by: challengeId, at } }] } } : {}),
+    replaces: asn.issued.filter((i) => i.optionId === option.id && now < i.expiresAt).map((i) => i.challengeId),
   };
+}
+
+/** The option's newest challenge when it is in flight and younger than the cooldown: a request gets it again. */
+export function reusable(latest: ChallengeState | undefined, now: Date): Extract<ChallengeState, { status: 'Pending' }> | undefined {
+  return latest && inFlight(latest, now) && now.getTime() - latest.issuedAt.getTime() < RESEND_COOLDOWN_MS ? latest : undefined;
+}
+
+/** 429 when the ASN had 10 challenges issued in the sliding hour before `now`. */
+export function checkHourlyLimit(asn: AsnState, asnNumber: number, now: Date): void {
+  const windowStart = now.getTime() - CHALLENGE_RATE_WINDOW_MS;
+  if (asn.issued.filter((i) => i.issuedAt.getTime() > windowStart).length >= CHALLENGES_PER_ASN_PER_HOUR) throw new TooManyRequests(tooManyChallenges(asnNumber));
+}
+
+/** A newer challenge of the option is out: an older one still in flight is superseded (one that ended or expired is left alone). */
+export function decideSupersede(older: ChallengeState, by: string, now: Date): ChallengeEvent[] {
+  return inFlight(older, now) ? [{ type: 'ChallengeSuperseded', data: { by, at: now.toISOString() } }] : [];
 }
 
 /** 404 for no challenge, 409 for a terminal one, 410 past its lifetime; else the challenge in flight. */

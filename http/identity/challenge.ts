@@ -1,4 +1,4 @@
-import { CaptchaRefused, issueChallenge, judgeAnswer, recordAnswer, submittableChallenge, type ChallengeDeps } from '../../commands/identity/challenges.js';
+import { CaptchaRefused, MailNotSent, issueChallenge, judgeAnswer, recordAnswer, submittableChallenge, type ChallengeDeps } from '../../commands/identity/challenges.js';
 import { issueSession, maintainerHasPasskeys } from '../../commands/identity/sessions.js';
 import { TOO_MANY_ATTEMPTS } from '../../domain/identity/decide.js';
 import { clientAddress } from '../shared/client-address.js';
@@ -37,6 +37,11 @@ export function challengeRoute(router: ApiRouter, ctx: ServiceContext, deps: Cha
         res.status(201).json(view);
       } catch (err) {
         if (err instanceof CaptchaRefused) throw captchaFailed();
+        if (err instanceof MailNotSent && err.pass.captcha_pass !== undefined) {
+          // The pass solved with this request survives the failed mail (already logged): the retry needs no new captcha.
+          res.status(503).json({ detail: err.message, error: IDENTITY_ERROR.unavailable, fatal: false, ...err.pass });
+          return;
+        }
         throw err;
       }
     },

@@ -3,7 +3,7 @@ import type { Decider } from '../../../domain/decider.js';
 import { fold } from '../../../domain/decider.js';
 import { Gone, IllegalState, NotFound, TooManyRequests } from '../../../domain/errors.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type ChallengeState } from '../../../domain/identity/challenge.js';
-import { decideAnswer, decideIssue, type IssueChallenge, type RecordAnswer } from '../../../domain/identity/decide.js';
+import { decideAnswer, decideIssue, decideSupersede, type IssueChallenge, type RecordAnswer } from '../../../domain/identity/decide.js';
 import type { AsnEvent, ChallengeEvent } from '../../../domain/identity/events.js';
 import { maskEmail } from '../../../domain/identity/mask.js';
 import { captchaRequired } from '../../../domain/identity/policy.js';
@@ -72,7 +72,7 @@ describe('challenge decider: issue', () => {
     if (decision.outcome !== 'issued') return;
     expect(decision.challengeEvents).to.deep.equal([{ ...issued('new'), data: { ...issued('new').data, challenge_id: 'new' } }]);
     expect(decision.asnEvents).to.deep.equal([asnIssued('new', 0)]);
-    expect(decision.superseded).to.equal(undefined);
+    expect(decision.replaces).to.deep.equal([]);
   });
 
   it('within 60 s returns the challenge in flight and records only a new pass', () => {
@@ -83,17 +83,26 @@ describe('challenge decider: issue', () => {
     expect(decision.asnEvents).to.deep.equal([{ type: 'CaptchaPassIssued', data: { pass_sha256: 'sha', expires_at: at(59 * SEC + 30 * MIN).toISOString(), at: at(59 * SEC).toISOString() } }]);
   });
 
-  it('after 60 s supersedes the challenge in flight', () => {
-    const decision = decideIssue(command(60 * SEC), asn([asnIssued('c1', 0)]), challenge([issued('c1')]));
+  it("after 60 s issues a new challenge that replaces the option's challenges not yet expired", () => {
+    const otherOption: AsnEvent = { type: 'AsnChallengeIssued', data: { challenge_id: 'other', option_id: 'email-1', issued_at: T0.toISOString(), expires_at: at(15 * MIN).toISOString() } };
+    const history = [asnIssued('c0', -20 * MIN), asnIssued('c1', 0), otherOption];
+    const decision = decideIssue(command(60 * SEC), asn(history), challenge([issued('c1')]));
     expect(decision.outcome).to.equal('issued');
     if (decision.outcome !== 'issued') return;
-    expect(decision.superseded).to.deep.equal({ challengeId: 'c1', events: [{ type: 'ChallengeSuperseded', data: { by: 'new', at: at(60 * SEC).toISOString() } }] });
+    expect(decision.replaces).to.deep.equal(['c1']);
   });
 
-  it('within 60 s of a challenge that already ended issues a new one and supersedes nothing', () => {
-    const decision = decideIssue(command(10 * SEC), asn([asnIssued('c1', 0)]), challenge([issued('c1'), { type: 'ChallengeSucceeded', data: { at: T0.toISOString() } }]));
+  it('within 60 s of a challenge that already ended issues a new one (the ended one is left alone when superseding)', () => {
+    const ended = challenge([issued('c1'), { type: 'ChallengeSucceeded', data: { at: T0.toISOString() } }]);
+    const decision = decideIssue(command(10 * SEC), asn([asnIssued('c1', 0)]), ended);
     expect(decision.outcome).to.equal('issued');
-    expect(decision.outcome === 'issued' && decision.superseded).to.equal(undefined);
+    expect(decideSupersede(ended, 'new', at(10 * SEC))).to.deep.equal([]);
+  });
+
+  it('supersedes an older challenge only while it is in flight', () => {
+    expect(decideSupersede(challenge([issued('c1')]), 'new', at(60 * SEC))).to.deep.equal([{ type: 'ChallengeSuperseded', data: { by: 'new', at: at(60 * SEC).toISOString() } }]);
+    expect(decideSupersede(challenge([issued('c1')]), 'new', at(15 * MIN))).to.deep.equal([]);
+    expect(decideSupersede(challenge([issued('c1'), { type: 'ChallengeFailed', data: { reason: 'mail', at: T0.toISOString() } }]), 'new', at(MIN))).to.deep.equal([]);
   });
 
   it('refuses the 11th challenge of an ASN inside an hour, and allows it once the first left the hour', () => {

@@ -176,6 +176,58 @@ describe('Identity POST /challenge', function () {
   });
 });
 
+describe('Identity POST /challenge when the mail server refuses', function () {
+  this.timeout(90_000);
+  let f: VerificationFixture;
+  let email: string;
+  before(async () => {
+    f = await startVerification();
+    email = await optionId(f.client, GAMMA_ASN, 'email');
+  });
+  after(() => f?.done());
+
+  const MAIL_FAILED = { error: 'temporarily_unavailable', detail: 'the verification e-mail could not be sent; try again later', fatal: false };
+
+  it('a refused re-send leaves the previous code valid', async () => {
+    const first = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: await powTicket(f.client) });
+    expectResponse(first).status(201);
+    const code = f.smtp.codeFor(GAMMA_EMAIL);
+    f.sys.clock.advance(61_000);
+    f.smtp.refuse = true;
+    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: first.body.captcha_pass })).status(503).body(MAIL_FAILED);
+    f.smtp.refuse = false;
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: first.body.challenge_id, answer: code })).status(200).body({ asn: GAMMA_ASN, method: 'email' });
+  });
+
+  it('after a refused re-send, the next successful one still leaves only the newest code valid', async () => {
+    f.sys.clock.advance(3_600_000);
+    const first = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: await powTicket(f.client) });
+    expectResponse(first).status(201);
+    const oldCode = f.smtp.codeFor(GAMMA_EMAIL);
+    f.sys.clock.advance(61_000);
+    f.smtp.refuse = true;
+    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: first.body.captcha_pass })).status(503);
+    f.smtp.refuse = false;
+    const again = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: first.body.captcha_pass });
+    expectResponse(again).status(201).body({ reused: false });
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: first.body.challenge_id, answer: oldCode })).status(409).detail('challenge superseded by a newer one');
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: again.body.challenge_id, answer: f.smtp.codeFor(GAMMA_EMAIL) })).status(200);
+  });
+
+  it('a refused first mail keeps the captcha solve: the 503 carries the pass, and the retry needs no new ticket', async () => {
+    f.sys.clock.advance(3_600_000);
+    f.smtp.refuse = true;
+    const refused = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: await powTicket(f.client) });
+    expectResponse(refused).status(503).body({ ...MAIL_FAILED, captcha_pass_expires_in: 1800 });
+    expect(refused.body.captcha_pass).to.be.a('string');
+    f.smtp.refuse = false;
+    const retry = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: refused.body.captcha_pass });
+    expectResponse(retry).status(201).body({ reused: false });
+    expect(retry.body).not.to.have.property('captcha_pass');
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: retry.body.challenge_id, answer: f.smtp.codeFor(GAMMA_EMAIL) })).status(200);
+  });
+});
+
 describe('Identity POST /challenge without a mail sender', function () {
   this.timeout(60_000);
   let f: VerificationFixture;
