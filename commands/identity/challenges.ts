@@ -2,7 +2,7 @@ import { createHash, createHmac, hkdfSync, randomBytes, randomInt, randomUUID, t
 import { fold } from '../../domain/decider.js';
 import { NotFound, Unavailable } from '../../domain/errors.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
-import { decideAnswer, decideIssue, decideMailFailure, decideSupersede, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
+import { checkHourlyLimit, decideAnswer, decideIssue, decideMailFailure, decideSupersede, reusable, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
 import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent, type VerificationMethod } from '../../domain/identity/events.js';
 import { CAPTCHA_PASS_LIFETIME_MS, RESEND_COOLDOWN_MS, SSH_NAMESPACE } from '../../domain/identity/limits.js';
 import { maskEmail } from '../../domain/identity/mask.js';
@@ -99,7 +99,8 @@ function codeKey(config: Config): Buffer {
  * `POST /challenge`: re-resolves the option from the registry (never from the
  * client), refuses e-mail without a mail sender before any ticket is spent,
  * checks the captcha when the option requires one (a valid pass of this ASN, else
- * a one-time ticket), then decides on the `asn-<asn>` stream: reuse within the
+ * a one-time ticket; a request past the hourly limit that would not be a reuse
+ * is refused first, so it spends no ticket), then decides on the `asn-<asn>` stream: reuse within the
  * cooldown, or a new challenge that replaces the option's older ones still in
  * flight. An ssh or pgp challenge supersedes them in the same append. An e-mail
  * challenge is appended first and supersedes them only once the mail server
@@ -120,7 +121,13 @@ export async function issueChallenge(
 
   let pass: string | undefined;
   if (captchaRequired(option.kind, deps.captcha.enabled)) {
-    const viaPass = input.captchaPass !== undefined && passValid(asnState(await load(deps.store, asnStreamId(asn))), sha256Hex(input.captchaPass), now);
+    const state = asnState(await load(deps.store, asnStreamId(asn)));
+    const latestId = state.latest.get(option.id)?.challengeId;
+    const latest = latestId === undefined ? undefined : challengeState(await load(deps.store, challengeStreamId(latestId)));
+    // A request that would issue (not reuse) past the hourly limit is refused before a ticket is spent.
+    // The decision checks again: a concurrent issue may still take the last place after this, spending the ticket.
+    if (!reusable(latest, now)) checkHourlyLimit(state, asn, now);
+    const viaPass = input.captchaPass !== undefined && passValid(state, sha256Hex(input.captchaPass), now);
     if (!viaPass) {
       if (!(await deps.captcha.verify(input.captchaToken ?? '', { remoteIp: input.remoteIp, now }))) throw new CaptchaRefused();
       pass = randomBytes(32).toString('base64url');

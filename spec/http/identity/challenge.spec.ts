@@ -228,6 +228,32 @@ describe('Identity POST /challenge when the mail server refuses', function () {
   });
 });
 
+describe('Identity POST /challenge at the hourly limit', function () {
+  this.timeout(90_000);
+  let f: VerificationFixture;
+  before(async () => {
+    f = await startVerification();
+  });
+  after(() => f?.done());
+
+  it('answers 429 before the captcha ticket is spent, and still reuses a challenge within the cooldown', async () => {
+    const ssh = await optionId(f.client, GAMMA_ASN, 'ssh');
+    const email = await optionId(f.client, GAMMA_ASN, 'email');
+    for (let i = 0; i < 9; i++) {
+      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh })).status(201).body({ reused: false });
+      f.sys.clock.advance(61_000);
+    }
+    const tenth = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: await powTicket(f.client) });
+    expectResponse(tenth).status(201).body({ reused: false });
+    f.sys.clock.advance(30_000);
+    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: tenth.body.captcha_pass })).status(201).body({ reused: true, challenge_id: tenth.body.challenge_id });
+    f.sys.clock.advance(31_000);
+    const ticket = await powTicket(f.client);
+    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: ticket })).status(429).detail(`too many challenges for AS${GAMMA_ASN}; try again later`);
+    expectResponse(await f.client.post('/api/v1/verification-options', { asn: GAMMA_ASN, captcha_token: ticket })).status(200);
+  });
+});
+
 describe('Identity POST /challenge without a mail sender', function () {
   this.timeout(60_000);
   let f: VerificationFixture;
