@@ -45,7 +45,8 @@ export class PgDoorbell implements Doorbell {
 
   constructor(
     private readonly db: Queryable,
-    private readonly listener: PgListener,
+    /** Shared with the agent sockets, which also listen for token revocations. */
+    readonly listener: PgListener,
     private readonly log: Logger,
     broadcaster: DoorbellBroadcaster,
   ) {

@@ -7,7 +7,8 @@ import { AgentHub, fanOut } from '../../infra/agent-hub/hub.js';
 import { Presence } from '../../infra/agent-hub/presence.js';
 import { PgDoorbell } from '../../infra/doorbell.js';
 import type { ServiceContext } from '../shared/context.js';
-import { resolveAgentToken, type AgentPrincipal } from './agent/auth.js';
+import { invalidTokens, TOKEN_REVOKED_CHANNEL } from '../../infra/agent-hub/revocations.js';
+import { resolveAgentGrant, type AgentPrincipal } from './agent/auth.js';
 import { acceptJobStream } from './agent/job-streams.js';
 import { acceptAgentChannel } from './agent/ws.js';
 
@@ -26,8 +27,17 @@ const PING_INTERVAL_MS = 30_000;
 /** How long closing waits for agents to answer the close frame before cutting them off. */
 const CLOSE_GRACE_MS = 1_000;
 
+/** Re-checks the tokens of open sockets: revocations whose announcement was lost take effect within this. */
+const TOKEN_CHECK_INTERVAL_MS = 30_000;
+
+/** An expiry timer wakes at least this far apart (the service clock may stand still in tests). */
+const EXPIRY_RECHECK_MIN_MS = 250;
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface ControlSockets {
   hub: AgentHub;
+  /** Closes (4401) this instance's sockets whose token no longer resolves; answers how many. Runs every 30 s. */
+  checkTokens(): Promise<number>;
   /** Closes every socket (1001), removes this instance's presence, unplugs the hub from the doorbell. */
   close(): Promise<void>;
 }
@@ -54,6 +64,55 @@ export async function attachControlSockets(server: Server, ctx: ServiceContext):
     ws.on('pong', () => alive.set(ws, true));
     ws.on('error', (err) => ctx.log.debug({ err }, 'agent socket error'));
   });
+
+  // The token of each open socket (every kind): a revoked, rotated or expired token closes its sockets with 4401.
+  const grants = new Map<WebSocket, { token_id: string; expiry?: NodeJS.Timeout }>();
+  const refuse = (ws: WebSocket, reason: string) => {
+    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(CLOSE_UNAUTHORIZED, reason);
+  };
+  const closeToken = (tokenIds: ReadonlySet<string>, reason: string): number => {
+    let n = 0;
+    for (const [ws, grant] of grants) {
+      if (!tokenIds.has(grant.token_id)) continue;
+      refuse(ws, reason);
+      n++;
+    }
+    return n;
+  };
+  const checkTokens = async (): Promise<number> => {
+    const ids = new Set([...grants.values()].map((g) => g.token_id));
+    return closeToken(new Set(await invalidTokens(ctx.pool, [...ids], ctx.now())), 'token revoked or expired');
+  };
+  /** Wakes at the token's expiry by the service clock (re-armed while that clock has not reached it). */
+  const watchExpiry = (ws: WebSocket, grant: { expiry?: NodeJS.Timeout }, expiresAt: Date) => {
+    const remaining = expiresAt.getTime() - ctx.now().getTime();
+    if (remaining <= 0) return refuse(ws, 'token expired');
+    grant.expiry = setTimeout(() => watchExpiry(ws, grant, expiresAt), Math.min(Math.max(remaining, EXPIRY_RECHECK_MIN_MS), MAX_TIMER_MS));
+    grant.expiry.unref();
+  };
+  const track = (ws: WebSocket, tokenId: string, expiresAt: Date | null) => {
+    const grant: { token_id: string; expiry?: NodeJS.Timeout } = { token_id: tokenId };
+    grants.set(ws, grant);
+    ws.once('close', () => {
+      clearTimeout(grant.expiry);
+      grants.delete(ws);
+    });
+    if (expiresAt) watchExpiry(ws, grant, expiresAt);
+  };
+  const onRevoked = (channel: string, tokenId: string) => {
+    if (channel === TOKEN_REVOKED_CHANNEL) closeToken(new Set([tokenId]), 'token revoked');
+  };
+  // After a gap in LISTEN, announcements may have been missed.
+  const onReconnected = () => void checkTokens().catch((err) => ctx.log.error({ err }, 'agent token check failed'));
+  const listener = doorbell?.listener;
+  if (listener) {
+    listener.on('notification', onRevoked);
+    listener.on('reconnected', onReconnected);
+    await listener.listen(TOKEN_REVOKED_CHANNEL);
+  }
+  const tokenChecker = setInterval(onReconnected, TOKEN_CHECK_INTERVAL_MS);
+  tokenChecker.unref();
+
   const pinger = setInterval(() => {
     for (const ws of wss.clients) {
       if (!alive.get(ws)) ws.terminate();
@@ -80,13 +139,17 @@ export async function attachControlSockets(server: Server, ctx: ServiceContext):
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    resolveAgentToken(ctx, req.headers.authorization)
-      .then((agent) =>
+    resolveAgentGrant(ctx, req.headers.authorization)
+      .then((grant) =>
         wss.handleUpgrade(req, socket, head, (ws) => {
           wss.emit('connection', ws, req);
           // The upgrade completes first so that the refusal can carry its close code.
-          if (!agent) ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
-          else accept(kind, id, agent, ws);
+          if (!grant) ws.close(CLOSE_UNAUTHORIZED, 'unauthorized');
+          else {
+            // Race: a revocation announced between the resolution and here is caught by the periodic check.
+            track(ws, grant.agent.token_id, grant.expires_at);
+            accept(kind, id, grant.agent, ws);
+          }
         }),
       )
       .catch((err) => {
@@ -107,9 +170,13 @@ export async function attachControlSockets(server: Server, ctx: ServiceContext):
   server.on('upgrade', onUpgrade);
   return {
     hub,
+    checkTokens,
     async close() {
       server.off('upgrade', onUpgrade);
       clearInterval(pinger);
+      clearInterval(tokenChecker);
+      listener?.off('notification', onRevoked);
+      listener?.off('reconnected', onReconnected);
       if (doorbell && previous) doorbell.setBroadcaster(previous);
       const clients = [...wss.clients];
       await Promise.all(

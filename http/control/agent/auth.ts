@@ -23,6 +23,11 @@ export const INVALID_AGENT_TOKEN = 'invalid or expired agent token';
  * and expiry against the service clock.
  */
 export async function resolveAgentToken(ctx: ServiceContext, authorization: string | undefined): Promise<AgentPrincipal | null> {
+  return (await resolveAgentGrant(ctx, authorization))?.agent ?? null;
+}
+
+/** `resolveAgentToken` with the token's expiry, which a long-lived socket has to watch. */
+export async function resolveAgentGrant(ctx: ServiceContext, authorization: string | undefined): Promise<{ agent: AgentPrincipal; expires_at: Date | null } | null> {
   const bearer = bearerOf(authorization);
   const parsed = bearer === undefined ? undefined : parseAgentToken(bearer);
   if (!parsed) return null;
@@ -30,7 +35,7 @@ export async function resolveAgentToken(ctx: ServiceContext, authorization: stri
   if (!row || row.revoked_at !== null) return null;
   if (row.expires_at !== null && row.expires_at.getTime() <= ctx.now().getTime()) return null;
   if (!timingSafeEqual(Buffer.from(sha256Hex(parsed.secret), 'hex'), Buffer.from(row.secret_sha256, 'hex'))) return null;
-  return { node_id: row.node_id, token_id: row.token_id, agent_id: row.agent_id };
+  return { agent: { node_id: row.node_id, token_id: row.token_id, agent_id: row.agent_id }, expires_at: row.expires_at };
 }
 
 /** Express middleware for `/agent/*` HTTP routes: 401 when unresolvable; sets `res.locals.agent: AgentPrincipal`. */

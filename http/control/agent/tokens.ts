@@ -3,6 +3,7 @@ import type { AgentDeps } from '../../../commands/agent-tokens.js';
 import { issueAgentToken, revokeAgentToken, rotateAgentToken, type IssuedAgentToken } from '../../../commands/agent-tokens.js';
 import { createEnrollmentToken, deleteEnrollmentToken } from '../../../commands/enrollment.js';
 import { decideRegistration } from '../../../commands/registrations.js';
+import { announceRevoked } from '../../../infra/agent-hub/revocations.js';
 import { listAgentTokens, listEnrollmentTokens, listRegistrations } from '../../../projections/agents/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
@@ -130,6 +131,7 @@ export function agentTokenRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 201: AgentTokenOut, 404: 'unknown agent token or node', 409: 'token already revoked' },
     handler: async (req, res) => {
       const issued = await rotateAgentToken(deps, req.params.token_id, { ...req.body, now: ctx.now() }, metadataOf(ctx, req, res));
+      await closeSocketsOf(ctx, req.params.token_id);
       res.status(201).json(shownOnce(issued));
     },
   });
@@ -142,12 +144,22 @@ export function agentTokenRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 204: 'revoked', 404: 'unknown agent token' },
     handler: async (req, res) => {
       await revokeAgentToken(deps, req.params.token_id, ctx.now(), metadataOf(ctx, req, res));
+      await closeSocketsOf(ctx, req.params.token_id);
       res.status(204).end();
     },
   });
   enrollmentRoutes(ctx, r);
   registrationRoutes(ctx, r);
   return r;
+}
+
+/**
+ * After a revocation committed: every instance closes the token's open sockets
+ * (4401). A lost announcement is only logged; each instance's periodic token
+ * check closes them too.
+ */
+async function closeSocketsOf(ctx: ServiceContext, tokenId: string): Promise<void> {
+  await announceRevoked(ctx.pool, tokenId).catch((err) => ctx.log.error({ err, token_id: tokenId }, 'could not announce a revoked agent token; its sockets close at the next token check'));
 }
 
 function enrollmentRoutes(ctx: ServiceContext, r: ApiRouter): void {

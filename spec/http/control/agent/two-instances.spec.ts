@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { NOTIFY_BUDGET } from '../../../../infra/doorbell.js';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
-import { agentSocket, ADMIN_TOKEN, disconnect, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { node, wg } from '../fleet/support.js';
@@ -31,6 +31,16 @@ describe('two control instances on one database', () => {
     expectResponse(rollback).status(200).body({ subscribers: 1, delivered: 1 });
     expect(await agent.next()).to.deep.equal({ type: 'desired_state_updated', generation: rollback.body.new_generation, reason: 'rollback to generation 1' });
     await disconnect(b, agent, 'fra1');
+  });
+
+  it('revoking a token on A closes its socket on B with 4401', async () => {
+    const issued = await issueAgentToken(a.url, ADMIN_TOKEN, 'fra1');
+    const agent = agentSocket(b.url, 'ws/fra1', issued.token);
+    await agent.next('hello');
+    expectResponse(await a.admin.delete(`/admin/agent-tokens/${issued.token_id}`)).status(204);
+    const closed = await Promise.race([agent.closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('socket on B still open')), 3000))]);
+    expect(closed.code).to.equal(4401);
+    await eventually(async () => (await onlineAgentCount(a.sys.context, 'fra1')) === 0);
   });
 
   it('notify on A finds the agent on B; without it, 409', async () => {

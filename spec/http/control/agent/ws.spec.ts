@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { WebSocket } from 'ws';
+import { revokeAgentToken } from '../../../../commands/agent-tokens.js';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
 import { QUEUE_LIMIT } from '../../../../infra/agent-hub/hub.js';
 import { agentStatuses } from '../../../../infra/telemetry/liveness.js';
@@ -182,6 +183,58 @@ describe('WS /agent/ws/{node_id}', () => {
     });
   });
 
+  describe('the token of an open socket', () => {
+    it('closes the socket with 4401 when its token is revoked; other tokens of the node stay', async () => {
+      const issued = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1');
+      const doomed = agentSocket(c.url, 'ws/fra1', issued.token);
+      const other = agentSocket(c.url, 'ws/fra1', token);
+      await doomed.next('hello');
+      await other.next('hello');
+      expectResponse(await c.admin.delete(`/admin/agent-tokens/${issued.token_id}`)).status(204);
+      expect((await withTimeout(doomed.closed, 3000)).code).to.equal(4401);
+      await eventually(() => c.sockets.hub.connectionCount('fra1') === 1);
+      expectResponse(await c.admin.post('/admin/nodes/fra1/notify', { event: 'snapshot_request' })).status(200).body({ subscribers: 1, delivered: 1 });
+      expect((await other.next('snapshot_request')).type).to.equal('snapshot_request');
+      expect(doomed.messages.map((m) => m.type)).to.deep.equal(['hello']);
+      await disconnect(c, other, 'fra1');
+    });
+
+    it('closes the socket of a rotated token with 4401; its successor connects', async () => {
+      const issued = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1');
+      const old = agentSocket(c.url, 'ws/fra1', issued.token);
+      await old.next('hello');
+      const rotated = await c.admin.post(`/admin/agent-tokens/${issued.token_id}/rotate`, {});
+      expectResponse(rotated).status(201);
+      expect((await withTimeout(old.closed, 3000)).code).to.equal(4401);
+      const successor = agentSocket(c.url, 'ws/fra1', rotated.body.token);
+      await successor.next('hello');
+      await disconnect(c, successor, 'fra1');
+    });
+
+    it('closes the socket with 4401 once its token expires by the service clock', async () => {
+      const issued = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1', { ttl_seconds: 1 });
+      const client = agentSocket(c.url, 'ws/fra1', issued.token);
+      await client.next('hello');
+      await new Promise((r) => setTimeout(r, 1300));
+      expect(client.ws.readyState).to.equal(client.ws.OPEN); // the service clock has not moved
+      c.sys.clock.advance(1000);
+      expect((await withTimeout(client.closed, 3000)).code).to.equal(4401);
+      c.sys.clock.advance(-1000);
+    });
+
+    it('a revocation whose notification was lost closes the socket at the next token check', async () => {
+      const issued = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1');
+      const client = agentSocket(c.url, 'ws/fra1', issued.token);
+      await client.next('hello');
+      // Revoked through the command alone: no notification goes out.
+      await revokeAgentToken({ store: c.sys.context.store, db: c.sys.pool }, issued.token_id, c.sys.clock.now(), { actor: 'spec' });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(client.ws.readyState).to.equal(client.ws.OPEN);
+      expect(await c.sockets.checkTokens()).to.equal(1);
+      expect((await withTimeout(client.closed, 3000)).code).to.equal(4401);
+    });
+  });
+
   describe('presence', () => {
     it('counts a connected agent until it disconnects', async () => {
       const client = agentSocket(c.url, 'ws/ams1', (await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1')).token);
@@ -239,3 +292,8 @@ describe('agent sockets on shutdown', () => {
     }
   });
 });
+
+/** Rejects when `promise` does not settle within `ms`. */
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms))]);
+}
