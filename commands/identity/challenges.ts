@@ -1,5 +1,5 @@
 import { createHash, createHmac, hkdfSync, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
-import { fold } from '../../domain/decider.js';
+import { fold, type DomainEvent } from '../../domain/decider.js';
 import { NotFound, Unavailable } from '../../domain/errors.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
 import { checkHourlyLimit, decideAnswer, decideIssue, decideMailFailure, decideSupersede, reusable, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
@@ -294,17 +294,27 @@ export async function judgeAnswer(
 /**
  * Records a judged answer on the challenge's stream. Two correct answers racing
  * append at the same version: one succeeds, the other is decided again and finds
- * the challenge used (409).
+ * the challenge used (409). `onSuccess` (the session record) is appended in the
+ * same append as `ChallengeSucceeded`, so a challenge is never used up without
+ * its session, nor a session recorded for a challenge another answer took.
  */
-export async function recordAnswer(store: EventStore, challengeId: string, verdict: AnswerVerdict, now: Date, metadata: EventMetadata) {
+export async function recordAnswer(
+  store: EventStore,
+  challengeId: string,
+  verdict: AnswerVerdict,
+  now: Date,
+  metadata: EventMetadata,
+  onSuccess?: { streamId: string; events: readonly DomainEvent[] },
+) {
   const streamId = challengeStreamId(challengeId);
   const { result } = await execute(
     store,
-    [streamId],
+    onSuccess ? [streamId, onSuccess.streamId] : [streamId],
     (streams) => {
       const state = challengeState(streams[streamId]);
       const decision = decideAnswer({ type: 'RecordAnswer', now, verdict }, state);
-      return { writes: [{ streamId, events: decision.events }], result: { ...decision, challenge: submittable(state, now) } };
+      const session = decision.outcome === 'succeeded' && onSuccess ? [onSuccess] : [];
+      return { writes: [{ streamId, events: decision.events }, ...session], result: { ...decision, challenge: submittable(state, now) } };
     },
     metadata,
   );

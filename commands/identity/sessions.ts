@@ -51,11 +51,23 @@ export function subjectOf(mntner: string, asn: number): string {
   return createHash('sha256').update(`${mntner}/${asn}`).digest('hex');
 }
 
+/** A signed session and the event that records it, not yet appended. */
+export interface PreparedSession {
+  grant: SessionGrant;
+  /** `SessionIssued` on `session-<jti>`: append it (`no_stream`) in the same append as whatever the session depends on. */
+  write: { streamId: string; events: [SessionIssued] };
+  /** The actor of the append: the verified maintainer. */
+  actor: string;
+}
+
 /**
- * Signs a 2-hour EdDSA session JWT for the verified (mntner, asn) pair and records
- * only its jti and sha256 as an event. `passkey_enrollment_available` is not set here.
+ * Signs a 2-hour EdDSA session JWT for the verified (mntner, asn) pair and makes
+ * the event that records only its jti and sha256. Nothing is written, so a
+ * caller can append the record together with the step that earned the session
+ * (a challenge's success), and a signing failure leaves no trace.
+ * `passkey_enrollment_available` is not set here.
  */
-export async function issueSession(ctx: ServiceContext, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<SessionGrant> {
+export async function prepareSession(ctx: ServiceContext, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<PreparedSession> {
   const now = ctx.now();
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + SESSION_TTL_SECONDS;
@@ -76,9 +88,18 @@ export async function issueSession(ctx: ServiceContext, identity: { asn: number;
     type: 'SessionIssued',
     data: { jti, token_sha256: createHash('sha256').update(token).digest('hex'), sub, asn: identity.asn, mntner: identity.mntner, method: identity.method, issued_at: now.toISOString(), expires_at: expiresAt },
   };
-  const stream = `session-${jti}`;
-  await execute(ctx.store, [stream], () => ({ writes: [{ streamId: stream, events: [issued] }], result: undefined }), { actor: `mntner:${identity.mntner}`, recordedAt: now.toISOString() });
-  return { token, asn: identity.asn, mntner: identity.mntner, method: identity.method, expires_at: expiresAt };
+  return {
+    grant: { token, asn: identity.asn, mntner: identity.mntner, method: identity.method, expires_at: expiresAt },
+    write: { streamId: `session-${jti}`, events: [issued] },
+    actor: `mntner:${identity.mntner}`,
+  };
+}
+
+/** Signs a session and records it on its own (passkey login, whose success leaves nothing else to write). */
+export async function issueSession(ctx: ServiceContext, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<SessionGrant> {
+  const { grant, write, actor } = await prepareSession(ctx, identity);
+  await execute(ctx.store, [write.streamId], () => ({ writes: [write], result: undefined }), { actor, recordedAt: write.events[0].data.issued_at });
+  return grant;
 }
 
 /** Why a session token was refused; the reason goes to the log only. */

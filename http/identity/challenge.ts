@@ -1,5 +1,5 @@
 import { CaptchaRefused, MailNotSent, issueChallenge, judgeAnswer, recordAnswer, submittableChallenge, type ChallengeDeps } from '../../commands/identity/challenges.js';
-import { issueSession, maintainerHasPasskeys } from '../../commands/identity/sessions.js';
+import { maintainerHasPasskeys, prepareSession } from '../../commands/identity/sessions.js';
 import { TOO_MANY_ATTEMPTS } from '../../domain/identity/decide.js';
 import { clientAddress } from '../shared/client-address.js';
 import type { ServiceContext } from '../shared/context.js';
@@ -77,12 +77,18 @@ export function submitRoute(router: ApiRouter, ctx: ServiceContext, deps: Pick<C
       const challenge = await submittableChallenge(deps.store, req.body.challenge_id, now);
       const judged = await judgeAnswer(deps, challenge, { text: req.body.answer, publicKey: req.body.public_key });
       if ('refused' in judged) throw identityError(judged.refused.status, judged.refused.detail);
-      const recorded = await recordAnswer(deps.store, challenge.challengeId, judged.verdict, now, requestMetadata(req, res, now));
-      if (recorded.outcome === 'wrong') throw identityError(400, judged.detail!, IDENTITY_ERROR.wrongAnswer);
-      if (recorded.outcome === 'failed') throw identityError(429, TOO_MANY_ATTEMPTS);
-      const { asn, mntner, method } = recorded.challenge;
-      const grant = await issueSession(ctx, { asn, mntner, method });
-      res.json({ ...grant, passkey_enrollment_available: !(await maintainerHasPasskeys(ctx, mntner)) });
+      const metadata = requestMetadata(req, res, now);
+      if (!judged.verdict.ok) {
+        const recorded = await recordAnswer(deps.store, challenge.challengeId, judged.verdict, now, metadata);
+        if (recorded.outcome === 'failed') throw identityError(429, TOO_MANY_ATTEMPTS);
+        throw identityError(400, judged.detail!, IDENTITY_ERROR.wrongAnswer);
+      }
+      // Everything that can fail comes before the one append of success and session record: a failure leaves the challenge open.
+      const { asn, mntner, method } = challenge;
+      const session = await prepareSession(ctx, { asn, mntner, method });
+      const passkeyEnrollmentAvailable = !(await maintainerHasPasskeys(ctx, mntner));
+      await recordAnswer(deps.store, challenge.challengeId, judged.verdict, now, { ...metadata, actor: session.actor }, session.write);
+      res.json({ ...session.grant, passkey_enrollment_available: passkeyEnrollmentAvailable });
     },
   });
 }

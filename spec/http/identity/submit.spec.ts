@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { decodeJwt } from 'jose';
-import { expectResponse } from '../../support/http.js';
+import { createIdentityApp } from '../../../http/identity/app.js';
+import { api, expectResponse } from '../../support/http.js';
+import { freePort, listenOn } from '../../support/identity.js';
 import { SoftAuthenticator } from '../../support/passkey-authenticator.js';
 import { GAMMA_ASN, GAMMA_EMAIL, optionId, powTicket, startVerification, type VerificationFixture } from './verification-support.js';
 
@@ -122,6 +124,23 @@ describe('Identity POST /challenge/submit', function () {
       expectResponse(tampered).status(400).body({ error: 'wrong_answer' });
       const rejected = (await f.sys.store.readStream(`challenge-${c.challenge_id}`)).filter((e) => e.type === 'ChallengeAnswerRejected');
       expect(rejected.map((e) => (e.data as { reason: string }).reason)).to.deep.equal(['namespace', 'bad-signature']);
+    });
+    it('issues nothing when the session cannot be signed: 500, and the challenge can still be answered', async () => {
+      f.sys.clock.advance(3_600_000);
+      expectResponse(await f.client.get('/.well-known/jwks.json')).status(200); // the signing key exists, sealed with the fixture's secret
+      const c = await issue('ssh');
+      const answer = f.ssh.sign(c.nonce!);
+      const wrongSecret = await listenOn(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret that cannot open the keys' } }), await freePort());
+      try {
+        expectResponse(await api(wrongSecret.url).post(SUBMIT, { challenge_id: c.challenge_id, answer })).status(500).body({ error: 'server_error' });
+      } finally {
+        await wrongSecret.close();
+      }
+      expect((await f.sys.store.readStream(`challenge-${c.challenge_id}`)).map((e) => e.type)).to.deep.equal(['ChallengeIssued']);
+      const res = await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer });
+      expectResponse(res).status(200).body({ mntner: 'GAMMA-MNT', method: 'ssh' });
+      const jti = decodeJwt(res.body.token).jti!;
+      expect((await f.sys.store.readStream(`session-${jti}`)).map((e) => e.type)).to.deep.equal(['SessionIssued']);
     });
   });
 
