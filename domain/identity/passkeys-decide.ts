@@ -25,9 +25,12 @@ export function decidePasskeys(command: PasskeyCommand, state: MaintainerPasskey
     case 'RemovePasskey':
       if (!state.credentials.has(command.credentialId)) throw new NotFound(PASSKEY_NOT_FOUND);
       return [{ type: 'PasskeyRemoved', data: { credential_id: command.credentialId, at } }];
-    case 'RecordPasskeyUse':
-      if (!state.credentials.has(command.credentialId)) throw new NotFound(PASSKEY_NOT_FOUND);
-      return [{ type: 'PasskeyUsed', data: { credential_id: command.credentialId, counter: command.counter, at } }];
+    case 'RecordPasskeyUse': {
+      const stored = state.credentials.get(command.credentialId);
+      if (!stored) throw new NotFound(PASSKEY_NOT_FOUND);
+      // Two logins verified against the same stored counter may be recorded in either order: the counter never goes back.
+      return [{ type: 'PasskeyUsed', data: { credential_id: command.credentialId, counter: Math.max(stored.counter, command.counter), at } }];
+    }
     case 'ReclaimPasskeys':
       if (state.credentials.size === 0) return [];
       return [{ type: 'PasskeysReclaimed', data: { credential_ids: [...state.credentials.keys()], at } }];

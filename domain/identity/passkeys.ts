@@ -25,7 +25,7 @@ export type PasskeyRegistered = DomainEvent<
   }
 >;
 
-/** A login with the credential succeeded; `counter` is the authenticator's new signature counter. */
+/** A login with the credential succeeded; `counter` is the higher of the stored and the authenticator's new signature counter. */
 export type PasskeyUsed = DomainEvent<'PasskeyUsed', { credential_id: string; counter: number; at: string }>;
 
 /** The owner deleted the credential. */
@@ -85,7 +85,8 @@ export function evolvePasskeys(state: MaintainerPasskeys, event: MaintainerEvent
     }
     case 'PasskeyUsed': {
       const known = credentials.get(event.data.credential_id);
-      if (known) credentials.set(known.credentialId, { ...known, counter: event.data.counter, lastUsedAt: event.data.at });
+      // The highest counter seen stays (events recorded before the decider kept the maximum may hold a lower one).
+      if (known) credentials.set(known.credentialId, { ...known, counter: Math.max(known.counter, event.data.counter), lastUsedAt: event.data.at });
       break;
     }
     case 'PasskeyRemoved':
