@@ -6,6 +6,7 @@ import {
   claimOffer,
   clearOffers,
   manifestOf,
+  releaseOffer,
   releaseVersions,
   saveRelease,
   saveTarget,
@@ -72,7 +73,8 @@ export async function setTarget(ctx: ServiceContext, version: string): Promise<{
  * global target, once per (node, target): the claim is a row shared by every
  * instance, so reconnects and other instances do not repeat it, and an agent
  * whose update failed (its health gate restored the old version) is not sent
- * into a loop. Returns whether it rang.
+ * into a loop. Only an offer handed to an open connection (here or, by
+ * presence, on another instance) stays claimed. Returns whether it was delivered.
  */
 export async function offerUpdate(ctx: ServiceContext, nodeId: string, agentVersion: string | null): Promise<boolean> {
   const target = await targetVersion(ctx.pool);
@@ -80,7 +82,13 @@ export async function offerUpdate(ctx: ServiceContext, nodeId: string, agentVers
   const manifest = await manifestOf(ctx.pool, target);
   if (!manifest) return false;
   if (!(await claimOffer(ctx.pool, nodeId, target, ctx.now()))) return false;
-  await ctx.doorbell.ring([{ type: 'agent_update_available', node_id: nodeId, version: target, wheels: manifest.wheels, reason: `target version ${target}` }]);
+  const deliveries = await ctx.doorbell.ring([{ type: 'agent_update_available', node_id: nodeId, version: target, wheels: manifest.wheels, reason: `target version ${target}` }]);
+  // Race: the agent may have gone (or its queue been full) since it was seen; an
+  // offer nobody took is given back, so its next heartbeat is offered again.
+  if (deliveries.every((d) => d.delivered === 0)) {
+    await releaseOffer(ctx.pool, nodeId, target);
+    return false;
+  }
   return true;
 }
 

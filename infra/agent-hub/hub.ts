@@ -36,6 +36,11 @@ export class AgentConnection {
     private readonly ws: WebSocket,
   ) {}
 
+  /** Whether frames can still be written (the close event may not have run yet). */
+  get isOpen(): boolean {
+    return this.ws.readyState === this.ws.OPEN;
+  }
+
   get queued(): number {
     return this.waiting.length + this.inFlight;
   }
@@ -126,6 +131,7 @@ export class AgentHub implements DoorbellBroadcaster {
     const frame = wireEvent(event);
     let delivered = 0;
     for (const connection of set) {
+      if (!connection.isOpen) continue; // closing: not delivered, not a full queue
       if (connection.enqueue(frame)) delivered++;
       else {
         this.droppedTotal++;

@@ -73,6 +73,11 @@ export async function claimOffer(db: Queryable, nodeId: string, version: string,
   return (rowCount ?? 0) > 0;
 }
 
+/** Gives a claimed offer back (it reached no connection). */
+export async function releaseOffer(db: Queryable, nodeId: string, version: string): Promise<void> {
+  await db.query(`DELETE FROM agent_update_offers WHERE node_id = $1 AND version = $2`, [nodeId, version]);
+}
+
 /** Re-arms the offers of a version (setting it as the target again lets an operator retry). */
 export async function clearOffers(db: Queryable, version: string): Promise<void> {
   await db.query(`DELETE FROM agent_update_offers WHERE version = $1`, [version]);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { agentSocket, ADMIN_TOKEN, disconnect, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
 import { agentAuth, issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { node } from '../fleet/support.js';
@@ -107,6 +107,35 @@ describe('agent self-update', () => {
       expect((await c.admin.post('/admin/agent-releases/target', { version: '1.0.201' })).body.offered).to.deep.equal(['fra1']);
       expect(await agent.next('agent_update_available')).to.include({ version: '1.0.201' });
       await disconnect(c, agent, 'fra1');
+    });
+
+    it('does not use up the offer on an agent that left before it could be delivered', async () => {
+      const ams = await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1');
+      await c.sys.pool.query(`DELETE FROM agent_update_offers WHERE node_id = 'ams1'`);
+      const target = (await c.admin.get('/admin/agent-releases')).body.target;
+      const leaving = agentSocket(c.url, 'ws/ams1', ams.token);
+      await leaving.next('hello');
+      // Hold the heartbeat's write until the agent is gone.
+      const blocker = await c.sys.pool.connect();
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('LOCK TABLE agent_liveness IN ACCESS EXCLUSIVE MODE');
+        leaving.send({ type: 'heartbeat', agent_version: '1.0.1', applied_generation: null, apply_status: null });
+        await new Promise((r) => setTimeout(r, 100));
+        await disconnect(c, leaving, 'ams1');
+        await blocker.query('COMMIT');
+      } finally {
+        blocker.release();
+      }
+      await eventually(async () => (await c.sys.pool.query(`SELECT 1 FROM agent_liveness WHERE node_id = 'ams1' AND agent_version = '1.0.1'`)).rowCount === 1);
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await c.sys.pool.query(`SELECT 1 FROM agent_update_offers WHERE node_id = 'ams1'`)).rowCount).to.equal(0);
+
+      const back = agentSocket(c.url, 'ws/ams1', ams.token);
+      await back.next('hello');
+      back.send({ type: 'heartbeat', agent_version: '1.0.1', applied_generation: null, apply_status: null });
+      expect(await back.next('agent_update_available')).to.include({ version: target });
+      await disconnect(c, back, 'ams1');
     });
 
     it('lists files in one byte-wise order in the upload response, the manifest and the offer', async () => {
