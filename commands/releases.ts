@@ -49,14 +49,20 @@ export async function uploadRelease(ctx: ServiceContext, version: string, files:
 }
 
 /**
- * `POST /admin/agent-releases/target`: sets the global target, re-arms its
+ * `POST /admin/agent-releases/target`: sets the global target (never lower
+ * than the current one), re-arms its
  * offers, and offers it to the agents online now whose last heartbeat reported
  * an older version (the others get it with their next heartbeat).
  */
 export async function setTarget(ctx: ServiceContext, version: string): Promise<{ target: string; offered: string[] }> {
   if (!isVersion(version)) throw invalidVersion(version);
-  if (!(await saveTarget(ctx.pool, version, ctx.now()))) {
+  const saved = await saveTarget(ctx.pool, version, ctx.now());
+  if (saved.outcome === 'not_uploaded') {
     throw new Validation(`invalid version: ${version} has not been uploaded`, [{ loc: ['body', 'version'], msg: 'no manifest for this version', type: 'value_error' }]);
+  }
+  if (saved.outcome === 'below') {
+    // Document 2, Versioning: versions must not go backwards. The same target again is allowed (it re-arms the offers).
+    throw new Validation(`invalid version: ${version} is below the current target ${saved.current}`, [{ loc: ['body', 'version'], msg: 'below the current target', type: 'value_error' }]);
   }
   await clearOffers(ctx.pool, version);
   const offered: string[] = [];

@@ -54,14 +54,25 @@ export async function targetVersion(db: Queryable): Promise<string | null> {
   return rows[0]?.version ?? null;
 }
 
-/** Sets the global target; false when the version was never uploaded. */
-export async function saveTarget(db: Queryable, version: string, now: Date): Promise<boolean> {
+/** Numeric order of two `x.y.z` version columns (each part at most 9 digits). */
+const numeric = (column: string) => `string_to_array(${column}, '.')::bigint[]`;
+
+/**
+ * Sets the global target unless it would go backwards, in one statement (two
+ * administrators racing cannot lower it): `set`, `not_uploaded`, or `below`
+ * with the current target.
+ */
+export async function saveTarget(db: Queryable, version: string, now: Date): Promise<{ outcome: 'set' | 'not_uploaded' } | { outcome: 'below'; current: string }> {
   const { rowCount } = await db.query(
     `INSERT INTO agent_release_target (version, set_at) SELECT version, $2 FROM agent_releases WHERE version = $1
-     ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version, set_at = EXCLUDED.set_at`,
+     ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version, set_at = EXCLUDED.set_at
+     WHERE ${numeric('EXCLUDED.version')} >= ${numeric('agent_release_target.version')}`,
     [version, now],
   );
-  return (rowCount ?? 0) > 0;
+  if ((rowCount ?? 0) > 0) return { outcome: 'set' };
+  const current = await targetVersion(db);
+  if (current === null || !(await manifestOf(db, version))) return { outcome: 'not_uploaded' };
+  return { outcome: 'below', current };
 }
 
 /**

@@ -96,6 +96,14 @@ describe('agent releases (admin)', () => {
     expect((await c.admin.get('/admin/agent-releases')).body.target).to.equal('1.0.200');
   });
 
+  it('refuses a target below the current one (versions must not go backwards); the same one again re-arms', async () => {
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.9' }))
+      .status(422)
+      .detail('invalid version: 1.0.9 is below the current target 1.0.200');
+    expect((await c.admin.get('/admin/agent-releases')).body.target).to.equal('1.0.200');
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.200' })).status(200).body({ target: '1.0.200' });
+  });
+
   it('reports every node with its agent version, up_to_date and liveness', async () => {
     await c.admin.post('/admin/nodes', node('ams1', { router_id: '172.20.0.2' }));
     await c.admin.post('/admin/nodes', node('fra1'));
