@@ -234,8 +234,8 @@ export async function finishLogin(ctx: ServiceContext, input: { ceremony_id: str
   const client = registryClient(ctx.config, ctx.log);
   const autNum = await client.asn(ceremony.asn);
   if (!autNum?.mnt_by.includes(offered.mntner)) {
-    if ((await client.mntner(offered.mntner)) === null) await onMaintainer(ctx, offered.mntner, { type: 'ReclaimPasskeys', now: ctx.now() }, metadata);
     ctx.log.info({ asn: ceremony.asn, mntner: offered.mntner, requestId: metadata.requestId }, 'passkey login refused: maintainer no longer holds the ASN');
+    await reclaimIfVanished(ctx, client, offered.mntner, metadata);
     throw new Forbidden(AUTHORIZATION_LAPSED);
   }
   await onMaintainer(ctx, offered.mntner, { type: 'RecordPasskeyUse', credentialId: passkey.credentialId, counter: verified.authenticationInfo.newCounter, now: ctx.now() }, metadata).catch((err) => {
@@ -244,4 +244,18 @@ export async function finishLogin(ctx: ServiceContext, input: { ceremony_id: str
     throw err;
   });
   return issueSession(ctx, { asn: ceremony.asn, mntner: offered.mntner, method: 'passkey' });
+}
+
+/**
+ * Lazy reclaim after a lapsed login: a maintainer gone from the registry loses
+ * all its credentials. Best effort: the lapse is already established, so the
+ * answer is 403 whether or not this lookup or append works; a failure is logged
+ * and the next refused login tries again.
+ */
+async function reclaimIfVanished(ctx: ServiceContext, client: ReturnType<typeof registryClient>, mntner: string, metadata: EventMetadata): Promise<void> {
+  try {
+    if ((await client.mntner(mntner)) === null) await onMaintainer(ctx, mntner, { type: 'ReclaimPasskeys', now: ctx.now() }, metadata);
+  } catch (err) {
+    ctx.log.warn({ err, mntner, requestId: metadata.requestId }, 'passkey reclaim skipped: maintainer lookup or append failed');
+  }
 }

@@ -1,7 +1,9 @@
+import { createServer } from 'node:http';
 import { expect } from 'chai';
 import { maintainerHasPasskeys, subjectOf } from '../../../commands/identity/sessions.js';
-import { expectResponse } from '../../support/http.js';
-import { grantFor, mintSession, startIdentity, type IdentityFixture } from '../../support/identity.js';
+import { createIdentityApp } from '../../../http/identity/app.js';
+import { api, expectResponse } from '../../support/http.js';
+import { freePort, grantFor, listenOn, mintSession, startIdentity, type IdentityFixture } from '../../support/identity.js';
 import { SoftAuthenticator } from '../../support/passkey-authenticator.js';
 import { rpsl } from '../../support/registry.js';
 
@@ -262,6 +264,36 @@ describe('Identity passkeys and registry changes', function () {
     expect(await maintainerHasPasskeys(f.sys.context, 'ALPHA-MNT')).to.equal(false);
     const events = await f.sys.store.readStream('maintainer-ALPHA-MNT');
     expect(events.map((e) => e.type)).to.deep.equal(['PasskeyRegistered', 'PasskeysReclaimed']);
+  });
+
+  it('answers 403 for a lapsed maintainer even when the lookup for the reclaim fails (the reclaim is best effort)', async () => {
+    // The replica behind a proxy that refuses maintainer lookups: the ASN lookup establishes the lapse, the follow-up fails.
+    const proxy = createServer((req, res) => {
+      if (req.url?.startsWith('/registry/v1/mntners/')) {
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ detail: 'replica unavailable' }));
+        return;
+      }
+      fetch(`${f.sys.config.registryUrl}${req.url}`, { method: req.method, headers: { authorization: req.headers.authorization ?? '' } }).then(
+        async (upstream) => res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await upstream.arrayBuffer())),
+        () => res.writeHead(502).end(),
+      );
+    });
+    const proxyPort = await freePort();
+    await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
+    const viaProxy = await listenOn(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, registryUrl: `http://127.0.0.1:${proxyPort}` } }), await freePort());
+    try {
+      const begin = await loginBegin(f, 4242420001);
+      f.repo.remove('mntner', 'ALPHA-MNT');
+      f.repo.put('aut-num', 'AS4242420001', rpsl([['aut-num', 'AS4242420001'], ['as-name', 'ALPHA-AS'], ['mnt-by', 'BETA-MNT'], ['source', 'DN42']]));
+      await f.sync();
+      const res = await api(viaProxy.url).post('/api/v1/passkeys/login/finish', { ceremony_id: begin.body.ceremony_id, credential: auth.get(begin.body.options) });
+      expectResponse(res).status(403).body({ detail: 'maintainer no longer authorised for this ASN', error: 'access_denied', fatal: false });
+      // Not reclaimed this time; the next refused login with a working registry does it.
+      expect(await maintainerHasPasskeys(f.sys.context, 'ALPHA-MNT')).to.equal(true);
+    } finally {
+      await viaProxy.close();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 
   it('answers 503 on login begin while the registry replica is unavailable', async () => {
