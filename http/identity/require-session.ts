@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { InvalidSession, verifySession, type SessionClaims } from '../../commands/identity/sessions.js';
 import type { ServiceContext } from '../shared/context.js';
-import { identityError } from './errors.js';
+import { IDENTITY_ERROR, identityError } from './errors.js';
 
 export const SESSION_REQUIRED = 'session token required';
 export const SESSION_INVALID = 'invalid or expired session token';
@@ -16,7 +16,7 @@ export const SESSION_INVALID = 'invalid or expired session token';
 export function requireSession(ctx: ServiceContext): RequestHandler {
   return async (req, res, next) => {
     const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-    if (!token) return refuse(res, next, SESSION_REQUIRED, 'invalid_request');
+    if (!token) return refuse(res, next, SESSION_REQUIRED);
     try {
       const claims = await verifySession(ctx, token);
       res.locals.session = claims;
@@ -30,9 +30,14 @@ export function requireSession(ctx: ServiceContext): RequestHandler {
   };
 }
 
-function refuse(res: Response, next: (err: unknown) => void, detail: string, error: 'invalid_request' | 'invalid_token'): void {
-  res.setHeader('WWW-Authenticate', `Bearer realm="dn42-identity", error="${error}"`);
-  next(identityError(401, detail));
+/**
+ * RFC 6750 §3.1: a request without a bearer token gets the challenge without an
+ * error code; a token that does not verify gets `error="invalid_token"`. The body
+ * is `invalid_token` in both cases (the identity code of a 401).
+ */
+function refuse(res: Response, next: (err: unknown) => void, detail: string, error?: 'invalid_token'): void {
+  res.setHeader('WWW-Authenticate', error ? `Bearer realm="dn42-identity", error="${error}"` : 'Bearer realm="dn42-identity"');
+  next(identityError(401, detail, IDENTITY_ERROR.invalidToken));
 }
 
 /** The verified claims of the request; only after `requireSession`. */

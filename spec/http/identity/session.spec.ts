@@ -56,8 +56,13 @@ describe('Identity session tokens', function () {
 
   it('refuses a missing, malformed or expired token with 401 and a Bearer challenge', async () => {
     const missing = await f.client.get('/api/v1/session');
-    expectResponse(missing).status(401).body({ detail: 'session token required', error: 'invalid_token', fatal: false }).header('www-authenticate', /^Bearer /);
-    expectResponse(await f.client.get('/api/v1/session', { token: 'abc' })).status(401).detail('invalid or expired session token');
+    // RFC 6750 §3.1: no credentials, no error code in the challenge; the body's code is the 401's.
+    expectResponse(missing).status(401).body({ detail: 'session token required', error: 'invalid_token', fatal: false }).header('www-authenticate', 'Bearer realm="dn42-identity"');
+    expectResponse(await f.client.get('/api/v1/session', { headers: { authorization: 'Basic dXNlcjpwYXNz' } })).status(401).header('www-authenticate', 'Bearer realm="dn42-identity"');
+    expectResponse(await f.client.get('/api/v1/session', { token: 'abc' }))
+      .status(401)
+      .body({ detail: 'invalid or expired session token', error: 'invalid_token', fatal: false })
+      .header('www-authenticate', 'Bearer realm="dn42-identity", error="invalid_token"');
     const early = await grantFor(f.sys, 'BETA-MNT', 4242420002);
     f.sys.clock.advance(2 * 3600_000 - 1000);
     expectResponse(await f.client.get('/api/v1/session', { token: early.token })).status(200);
