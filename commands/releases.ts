@@ -22,11 +22,14 @@ export interface UploadedFile {
   content: Buffer;
 }
 
+/** The refused value as quoted in a detail, cut so that a long one cannot swell the answer. */
+const quoted = (value: string): string => JSON.stringify(value.length > 240 ? `${value.slice(0, 240)}…` : value);
+
 export const invalidVersion = (version: string, where: (string | number)[] = ['body', 'version']) =>
-  new Validation(`invalid version: ${JSON.stringify(version)} must match x.y.z`, [{ loc: where, msg: 'must match x.y.z', type: 'pattern' }]);
+  new Validation(`invalid version: ${quoted(version)} must match x.y.z`, [{ loc: where, msg: 'must match x.y.z', type: 'pattern' }]);
 
 export const invalidFileName = (filename: string, where: (string | number)[] = ['body', 'files']) =>
-  new Validation(`invalid file name: ${JSON.stringify(filename)}`, [{ loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' }]);
+  new Validation(`invalid file name: ${quoted(filename)}`, [{ loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' }]);
 
 /** File names are ASCII (allow-list): code unit order is byte order, the same as the store's `COLLATE "C"`. */
 const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -36,7 +36,8 @@ export function releaseRoutes(ctx: ServiceContext): ApiRouter {
     method: 'post',
     path: '/admin/agent-releases/target',
     summary: 'set the global target version; connected agents below it are offered the update',
-    body: Type.Object({ version: Type.String({ maxLength: 32 }) }, { additionalProperties: false }),
+    // No length limit: `setTarget` answers any bad version with `invalid version: …` (the body limit bounds it).
+    body: Type.Object({ version: Type.String() }, { additionalProperties: false }),
     responses: { 200: '{target, offered[]}', 422: 'invalid version, not uploaded, or below the current target' },
     handler: async (req, res) => {
       res.json(await setTarget(ctx, req.body.version));

@@ -30,7 +30,8 @@ export function agentUpdateRoutes(ctx: ServiceContext): ApiRouter {
     method: 'get',
     path: '/agent/update/wheels/{version}/{filename}',
     summary: 'one release file as application/octet-stream (version and name checked by allow-list)',
-    params: Type.Object({ version: Type.String({ maxLength: 32 }), filename: Type.String({ maxLength: 200 }) }),
+    // No length limits here: the allow-lists below answer every bad value with the same `invalid …` detail.
+    params: Type.Object({ version: Type.String(), filename: Type.String() }),
     responses: { 200: 'the file', 404: 'no such file', 422: 'invalid version or file name' },
     handler: async (req, res) => {
       const { version, filename } = req.params;

@@ -91,6 +91,7 @@ describe('agent releases (admin)', () => {
   it('sets the target only to an uploaded version (422 otherwise)', async () => {
     expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '9.9.9' })).status(422).detail('invalid version: 9.9.9 has not been uploaded');
     expectResponse(await c.admin.post('/admin/agent-releases/target', { version: 'latest' })).status(422).detail(/^invalid version/);
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: `1.0.${'9'.repeat(40)}` })).status(422).detail(/^invalid version: "1\.0\.9+/);
     expectResponse(await c.admin.post('/admin/agent-releases/target', {})).status(422);
     expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.200' })).status(200).body({ target: '1.0.200' });
     expect((await c.admin.get('/admin/agent-releases')).body.target).to.equal('1.0.200');

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
 import { agentAuth, issueAgentToken } from '../../../support/agents.js';
-import { expectResponse } from '../../../support/http.js';
+import { expectResponse, type ApiResponse } from '../../../support/http.js';
 import { node } from '../fleet/support.js';
 import { uploadRelease } from '../../../support/releases.js';
 
@@ -56,6 +56,13 @@ describe('agent self-update', () => {
       expect((await agentGet('/wheels/1.0.200/..%2F..%2Fetc%2Fpasswd.whl')).status).to.equal(422);
       expect((await agentGet('/wheels/1.0.200/secret.txt')).status).to.equal(422);
       expect((await agentGet('/wheels/latest/dn42_agent-1.0.200.tgz')).status).to.equal(422);
+    });
+
+    it('answers every invalid version or file name with the same invalid detail, however long', async () => {
+      const long = '1'.repeat(40);
+      expectResponse(await toResponse(agentGet(`/wheels/${long}.0.0/dn42_agent-1.0.200.tgz`))).status(422).detail(/^invalid version: "1{40}/);
+      expectResponse(await toResponse(agentGet(`/wheels/1.0.200/${'a'.repeat(250)}.tgz`))).status(422).detail(/^invalid file name: "a+/);
+      expectResponse(await toResponse(agentGet('/wheels/latest/dn42_agent-1.0.200.tgz'))).status(422).detail('invalid version: "latest" must match x.y.z');
     });
   });
 
@@ -156,3 +163,10 @@ describe('agent self-update', () => {
     });
   });
 });
+
+/** A fetch response in the shape `expectResponse` reads. */
+async function toResponse(pending: Promise<Response>): Promise<ApiResponse> {
+  const res = await pending;
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : undefined };
+}
