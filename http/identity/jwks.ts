@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { currentSigningKey, publishedKeys } from '../../infra/identity/keys.js';
+import { publishedKeySet } from '../../infra/identity/keys.js';
 import type { ServiceContext } from '../shared/context.js';
 import { ApiRouter } from '../shared/routes.js';
 
@@ -22,10 +22,10 @@ export function jwksRoutes(ctx: ServiceContext): ApiRouter {
     tags: ['session'],
     responses: { 200: Jwks },
     handler: async (_req, res) => {
-      // The first request of a fresh installation creates the first key, so the set is never empty.
-      await currentSigningKey(ctx.pool, ctx.config, ctx.now());
+      // Public parts only, nothing decrypted; the first request of a fresh installation creates the first key, so the set is never empty.
+      const keys = await publishedKeySet(ctx.pool, ctx.config, ctx.now());
       res.setHeader('Cache-Control', 'public, max-age=300');
-      res.json({ keys: await publishedKeys(ctx.pool) });
+      res.json({ keys });
     },
   });
 }

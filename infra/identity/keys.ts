@@ -86,21 +86,35 @@ const ROTATION_LOCK = advisoryKey('dn42-control:identity-signing-keys');
 const decrypted = new Map<string, { secret: string; key: KeyObject }>();
 
 /**
- * The key that signs now. The first call on an empty table creates one; the
- * transaction-scoped advisory lock makes instances that start together agree on it.
+ * The newest unretired key's row. On an empty table the first key is created;
+ * the transaction-scoped advisory lock makes instances that start together agree on it.
  */
+async function ensureSigningKey(pool: Pool, config: Config, now: Date): Promise<{ kid: string; private_key: Buffer }> {
+  const row = await newestKey(pool);
+  if (row) return row;
+  const secret = keySecret(config);
+  return withTransaction(pool, async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [ROTATION_LOCK]);
+    const existing = await newestKey(tx);
+    if (existing) return existing;
+    await insertKey(tx, secret, now);
+    return (await newestKey(tx))!;
+  });
+}
+
+/**
+ * The public key set for publishing, creating the first key on an empty table.
+ * Nothing is decrypted, so it works whatever IDENTITY_KEY_SECRET says.
+ */
+export async function publishedKeySet(pool: Pool, config: Config, now: Date): Promise<JWK[]> {
+  await ensureSigningKey(pool, config, now);
+  return publishedKeys(pool);
+}
+
+/** The key that signs now (the first call on an empty table creates one). */
 export async function currentSigningKey(pool: Pool, config: Config, now: Date): Promise<SigningKey> {
   const secret = keySecret(config);
-  let row = await newestKey(pool);
-  if (!row) {
-    row = await withTransaction(pool, async (tx) => {
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [ROTATION_LOCK]);
-      const existing = await newestKey(tx);
-      if (existing) return existing;
-      await insertKey(tx, secret, now);
-      return (await newestKey(tx))!;
-    });
-  }
+  const row = await ensureSigningKey(pool, config, now);
   let cached = decrypted.get(row.kid);
   if (cached?.secret !== secret) {
     cached = { secret, key: createPrivateKey({ key: open(secret, row.kid, row.private_key), format: 'der', type: 'pkcs8' }) };

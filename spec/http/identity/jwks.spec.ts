@@ -6,8 +6,8 @@ import { SESSION_AUDIENCE } from '../../../commands/identity/sessions.js';
 import { createIdentityApp } from '../../../http/identity/app.js';
 import { ConfigError, loadConfig } from '../../../infra/config.js';
 import { currentSigningKey, rotateSigningKeys } from '../../../infra/identity/keys.js';
-import { expectResponse } from '../../support/http.js';
-import { KEY_SECRET, grantFor, startIdentity, type IdentityFixture } from '../../support/identity.js';
+import { api, expectResponse } from '../../support/http.js';
+import { KEY_SECRET, freePort, grantFor, listenOn, startIdentity, type IdentityFixture } from '../../support/identity.js';
 
 const run = promisify(execFile);
 
@@ -91,6 +91,19 @@ describe('Identity signing keys and JWKS', function () {
     const other = { ...f.sys.config, identityKeySecret: 'another secret of enough length' };
     const failure = await currentSigningKey(f.sys.pool, other, f.sys.clock.now()).catch((err: unknown) => err);
     expect(failure).to.be.instanceOf(ConfigError).and.have.property('variable', 'IDENTITY_KEY_SECRET');
+  });
+
+  it('publishes the keys without opening them: an instance with another IDENTITY_KEY_SECRET serves the same set', async () => {
+    const own = await f.client.get('/.well-known/jwks.json');
+    expectResponse(own).status(200);
+    const other = await listenOn(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret of enough length' } }), await freePort());
+    try {
+      const res = await api(other.url).get('/.well-known/jwks.json');
+      expectResponse(res).status(200).header('cache-control', 'public, max-age=300');
+      expect(res.body).to.deep.equal(own.body);
+    } finally {
+      await other.close();
+    }
   });
 
   it('refuses to start the identity app for a public issuer without IDENTITY_KEY_SECRET', () => {
