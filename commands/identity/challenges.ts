@@ -100,9 +100,9 @@ function codeKey(config: Config): Buffer {
  * client), refuses e-mail without a mail sender before any ticket is spent,
  * checks the captcha when the option requires one (a valid pass of this ASN, else
  * a one-time ticket; a request past the hourly limit that would not be a reuse
- * is refused first, so it spends no ticket), then decides on the `asn-<asn>` stream: reuse within the
- * cooldown, or a new challenge that replaces the option's older ones still in
- * flight. An ssh or pgp challenge supersedes them in the same append. An e-mail
+ * is refused first, so it spends no ticket), then decides on the `asn-<asn>`
+ * stream: reuse within the cooldown, or a new challenge that replaces the
+ * option's older ones still in flight. An ssh or pgp challenge supersedes them in the same append. An e-mail
  * challenge is appended first and supersedes them only once the mail server
  * accepted the code: when it refuses, the new challenge fails (503) and the older
  * code stays valid. Race: if the process stops between the append and the
@@ -122,8 +122,7 @@ export async function issueChallenge(
   let pass: string | undefined;
   if (captchaRequired(option.kind, deps.captcha.enabled)) {
     const state = asnState(await load(deps.store, asnStreamId(asn)));
-    const latestId = state.latest.get(option.id)?.challengeId;
-    const latest = latestId === undefined ? undefined : challengeState(await load(deps.store, challengeStreamId(latestId)));
+    const latest = await latestOf(state, option.id, (streamId) => load(deps.store, streamId));
     // A request that would issue (not reuse) past the hourly limit is refused before a ticket is spent.
     // The decision checks again: a concurrent issue may still take the last place after this, spending the ticket.
     if (!reusable(latest, now)) checkHourlyLimit(state, asn, now);
@@ -150,9 +149,7 @@ export async function issueChallenge(
     [asnStream],
     async (streams, more) => {
       const state = asnState(streams[asnStream]);
-      const latestId = state.latest.get(option.id)?.challengeId;
-      const latest = latestId === undefined ? undefined : challengeState(await more(challengeStreamId(latestId)));
-      const decision = decideIssue(command, state, latest);
+      const decision = decideIssue(command, state, await latestOf(state, option.id, more));
       if (decision.outcome === 'reused') return { writes: [{ streamId: asnStream, events: decision.asnEvents }], result: decision };
       await more(challengeStreamId(challengeId), 'version');
       return {
@@ -174,9 +171,18 @@ export async function issueChallenge(
   if (issued.status === 'Empty') throw new Error(`challenge ${challengeId}: the decision issued nothing`);
   if (code !== undefined) {
     await mailCode(deps, { challengeId, asn, mntner: option.mntner, to: option.value, code, now, pass: passFields }, metadata);
-    await supersede(deps.store, decision.replaces, challengeId, now, metadata);
+    await supersede(deps.store, decision.replaces, challengeId, now, metadata).catch((err: unknown) => {
+      // The code is out, so the answer is still 201; the older codes stay valid until they expire or the next re-send supersedes them.
+      deps.log.warn({ err, challengeId, requestId: metadata.requestId }, 'older challenges not superseded after the mail was sent');
+    });
   }
   return { ...challengeView(issued, now, false), ...passFields };
+}
+
+/** The state of the option's newest challenge, when it has one. */
+async function latestOf(state: AsnState, optionId: string, read: (streamId: string) => Promise<LoadedStream>): Promise<ChallengeState | undefined> {
+  const id = state.latest.get(optionId)?.challengeId;
+  return id === undefined ? undefined : challengeState(await read(challengeStreamId(id)));
 }
 
 /** `ChallengeSuperseded` for each of the older challenges still in flight. */
