@@ -18,7 +18,7 @@ import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
 import { agentDesiredStateRoutes } from './agent/desired-state.js';
 import { agentRecoveryKeyRoutes } from './agent/recovery-key.js';
-import { agentReportRoutes } from './agent/reports.js';
+import { agentReportRoutes, routingTableBody } from './agent/reports.js';
 import { agentWireguardKeyRoutes } from './agent/wireguard-keys.js';
 import { healthRoutes } from './health/routes.js';
 import { withSockets } from './sockets.js';
@@ -31,7 +31,7 @@ export const CONTROL_PREFIX = '/control/v1';
 
 /** The control server: admin API, agent channel, console layer, portal API, public data. */
 export function createControlApp(ctx: ServiceContext): Express {
-  const app = createServiceApp('control', ctx.log);
+  const app = createServiceApp('control', ctx.log, { largeJsonRoutes: [routingTableBody(ctx)] });
   app.get('/healthz', healthz(ctx.pool));
 
   // Audit runs before authentication so that refused writes carry their status code.

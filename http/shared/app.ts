@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../../infra/logger.js';
 import { errorHandler, notFoundHandler, type ErrorStyle } from './errors.js';
@@ -11,7 +11,17 @@ const REQUEST_ID = /^[\w.:-]{1,128}$/;
  * sane, else made), one pino child per request, JSON bodies. Routes go between
  * `createServiceApp` and `finishServiceApp`.
  */
-export function createServiceApp(service: string, log: Logger): Express {
+/** A POST route whose JSON body may exceed the default limit; `before` (authentication) runs ahead of parsing it. */
+export interface LargeJsonRoute {
+  path: string;
+  limitBytes: number;
+  before?: RequestHandler[];
+}
+
+/** The JSON body limit of every route not listed in `largeJsonRoutes`. */
+export const DEFAULT_JSON_LIMIT_BYTES = 2 * 1024 * 1024;
+
+export function createServiceApp(service: string, log: Logger, options: { largeJsonRoutes?: readonly LargeJsonRoute[] } = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
@@ -29,7 +39,9 @@ export function createServiceApp(service: string, log: Logger): Express {
       serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
     }),
   );
-  app.use(express.json({ limit: '2mb' }));
+  // A listed route parses its own body first; the generic parser then leaves a parsed body alone.
+  for (const route of options.largeJsonRoutes ?? []) app.post(route.path, ...(route.before ?? []), express.json({ limit: route.limitBytes }));
+  app.use(express.json({ limit: DEFAULT_JSON_LIMIT_BYTES }));
   return app;
 }
 

@@ -19,6 +19,7 @@ import {
   WireguardReresolveSchema,
   WireguardTrafficSchema,
 } from '../../../domain/telemetry/reports.js';
+import type { LargeJsonRoute } from '../../shared/app.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import { requestMetadata } from '../../shared/metadata.js';
@@ -63,6 +64,18 @@ const PATHS = {
   report: '/agent/reconciliation-report',
   apply: '/agent/apply-result',
 };
+
+/**
+ * Body limit of `POST /agent/routing-table`: the schema allows 20,000 routes, a
+ * realistic route is about 150 to 200 bytes of JSON, so a full table is 3 to 4 MB;
+ * 8 MiB leaves room. Other routes keep the 2 MiB default.
+ */
+export const ROUTING_TABLE_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** The routing table's own body parser, behind the agent token so that no anonymous body of that size is parsed. */
+export function routingTableBody(ctx: ServiceContext): LargeJsonRoute {
+  return { path: `/control/v1${PATHS.routing}`, limitBytes: ROUTING_TABLE_BODY_LIMIT_BYTES, before: [requireAgent(ctx)] };
+}
 
 /** `POST /agent/*` reports: runtime snapshot, routing table, prefix flaps, traffic, re-resolution, reconciliation, apply result. */
 export function agentReportRoutes(ctx: ServiceContext): ApiRouter {

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { nodeStatusStream } from '../../../../domain/telemetry/health.js';
+import { ROUTING_TABLE_BODY_LIMIT_BYTES } from '../../../../http/control/agent/reports.js';
 import { prefixFlapsOf } from '../../../../infra/telemetry/store.js';
 import { expectResponse } from '../../../support/http.js';
 import { anonymous, applyResult, reconciliation, snapshot, startAgents, type AgentHarness } from './telemetry-support.js';
@@ -116,6 +117,34 @@ describe('Agent reports over HTTP', function () {
     expect(rows).to.deep.equal([{ prefix: '10.0.0.0/8', peer_asn: '4242420005' }]);
     const feed = await h.sys.pool.query(`SELECT feed_state, entries FROM prefix_flap_feeds WHERE node_id = 'n1'`);
     expect(feed.rows).to.deep.equal([{ feed_state: 'down', entries: 1 }]);
+  });
+
+  it('accepts a full routing table of 20,000 realistic routes (above the 2 MB default body limit)', async () => {
+    const routes = Array.from({ length: 20000 }, (_, i) => {
+      const origin = 4242420000 + (i % 3000);
+      return {
+        prefix: i % 2 ? `172.${20 + (i >> 13)}.${(i >> 5) & 255}.${(i & 31) * 8}/29` : `fd42:${(i >> 4).toString(16)}:${(i & 15).toString(16)}00::/48`,
+        protocol: `ebgp_as424242${String(i % 100).padStart(4, '0')}`,
+        origin_asn: origin,
+        as_path: [4242420002, 4242421080, 4242423914, origin],
+        rpki: i % 3 === 0 ? 'valid' : 'not_found',
+        local: false,
+      };
+    });
+    const body = { node_id: 'n1', captured_at: '2026-11-01T12:05:00Z', rpki_observed: true, routes };
+    const bytes = Buffer.byteLength(JSON.stringify(body));
+    expect(bytes).to.be.above(2 * 1024 * 1024);
+    const res = await h.agent.n1.post('/agent/routing-table', body);
+    expectResponse(res).status(200);
+    expect(res.body).to.include({ accepted: true, node_id: 'n1', routes: 20000 });
+    // Other routes keep the default limit.
+    expectResponse(await h.agent.n1.post('/agent/prefix-flaps', { node_id: 'n1', pad: 'x'.repeat(bytes) })).status(413);
+  });
+
+  it('refuses a routing-table body above its own limit (413) and parses none without a valid agent token', async () => {
+    const huge = { node_id: 'n1', captured_at: '2026-11-01T12:05:00Z', rpki_observed: true, routes: [], pad: 'x'.repeat(ROUTING_TABLE_BODY_LIMIT_BYTES) };
+    expectResponse(await h.agent.n1.post('/agent/routing-table', huge)).status(413);
+    expect((await anonymous(h).post('/agent/routing-table', { ...huge, pad: 'x'.repeat(3 * 1024 * 1024) })).status).to.equal(401);
   });
 
   it('accepts peer_asn null (own origin or no attribution), one row per prefix with it', async () => {
