@@ -18,9 +18,12 @@ export interface RateLimit {
   /** Records one hit and answers whether the key is still within the limit (hits ≤ limit). */
   take(key: string, now: Date): Promise<boolean>;
   /**
-   * Removes one hit recorded at exactly `at`: a `take` used as a reservation
-   * that turned out not to count (the attempt succeeded, or was refused anyway).
+   * Records one hit only while the key is below the limit, atomically; false
+   * (nothing recorded) when it is not. A place for an attempt whose outcome is
+   * not known yet: `release` it if the attempt turns out not to count.
    */
+  reserve(key: string, now: Date): Promise<boolean>;
+  /** Removes one hit recorded at exactly `at` (a reservation that did not count). */
   release(key: string, at: Date): Promise<void>;
 }
 
@@ -47,6 +50,16 @@ export async function pruneRateLimits(db: Queryable, now: Date): Promise<number>
   const result = await db.query(`DELETE FROM rate_limit_hits WHERE (SELECT max(h) FROM unnest(hits) AS h) IS NULL OR (SELECT max(h) FROM unnest(hits) AS h) < $1`, [cutoff]);
   return result.rowCount ?? 0;
 }
+
+// The row exists first (ENSURE); the UPDATE's condition is re-checked against
+// the newest row version after waiting for its lock, so concurrent reservations
+// never exceed the limit.
+const ENSURE = `INSERT INTO rate_limit_hits (pool, key, hits) VALUES ($1, $2, '{}') ON CONFLICT DO NOTHING`;
+const RESERVE = `UPDATE rate_limit_hits AS r SET hits = (
+    SELECT coalesce(array_agg(h ORDER BY h), '{}') FROM (
+      SELECT h FROM unnest(r.hits || $4::timestamptz) AS h WHERE h > $3 ORDER BY h DESC LIMIT $5
+    ) newest)
+  WHERE pool = $1 AND key = $2 AND (SELECT count(*) FROM unnest(r.hits) AS h WHERE h > $3 AND h <= $4) < $6`;
 
 const RELEASE = `UPDATE rate_limit_hits SET hits = (
     SELECT coalesce(array_agg(h ORDER BY h), '{}') FROM (
@@ -79,6 +92,11 @@ export function rateLimit(db: Queryable, options: { pool: string; limit: number;
     },
     async take(key, now) {
       return (await hit(key, now)) <= limit;
+    },
+    async reserve(key, now) {
+      await db.query(ENSURE, [pool, key]);
+      const result = await db.query(RESERVE, [pool, key, windowStart(now), now, limit + 1, limit]);
+      return result.rowCount === 1;
     },
     async release(key, at) {
       await db.query(RELEASE, [pool, key, at]);

@@ -87,10 +87,7 @@ export async function listVerificationOptions(
     // Race: concurrent requests of one address would all pass the check above
     // before any failure is recorded. Each takes a place in the window before its
     // ticket is verified; only a failure keeps it.
-    if (!(await deps.captchaFailures.take(remoteIp, now))) {
-      await deps.captchaFailures.release(remoteIp, now);
-      throw new TooManyRequests(TOO_MANY_CAPTCHA_FAILURES);
-    }
+    if (!(await deps.captchaFailures.reserve(remoteIp, now))) throw new TooManyRequests(TOO_MANY_CAPTCHA_FAILURES);
     const solved = await deps.captcha.verify(input.ticket ?? '', { remoteIp, now }).catch(async (err: unknown) => {
       await deps.captchaFailures.release(remoteIp, now);
       throw err;

@@ -62,6 +62,17 @@ describe('rate limit (PostgreSQL sliding window)', () => {
     expect(await limit.take('k', at(3))).to.equal(false);
   });
 
+  it('reserves at most `limit` places among concurrent callers, records nothing for a refusal, and frees a released place', async () => {
+    const limit = rateLimit(sys.pool, { pool: 'reserve-test', limit: 5, windowSeconds: 60 });
+    const answers = await Promise.all(Array.from({ length: 20 }, () => limit.reserve('ip', at(0))));
+    expect(answers.filter(Boolean)).to.have.length(5);
+    const { rows } = await sys.pool.query(`SELECT cardinality(hits) AS n FROM rate_limit_hits WHERE pool = 'reserve-test'`);
+    expect(rows[0].n).to.equal(5);
+    await limit.release('ip', at(0));
+    expect(await limit.reserve('ip', at(1))).to.equal(true);
+    expect(await limit.reserve('ip', at(1))).to.equal(false);
+  });
+
   it('refuses a window longer than rows are kept', () => {
     expect(() => rateLimit(sys.pool, { pool: 'too-long', limit: 1, windowSeconds: 2 * 86_400 })).to.throw(/longer than/);
   });
