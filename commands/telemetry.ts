@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { DomainEvent } from '../domain/decider.js';
+import { Conflict } from '../domain/errors.js';
 import {
   decideHealth,
   decideSessions,
@@ -8,12 +8,13 @@ import {
   nodeStatusStream,
   type HealthVerdict,
   type NodeStatusEvent,
+  type NodeStatusState,
 } from '../domain/telemetry/health.js';
 import type { ApplyResult, PrefixFlaps, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardReresolve, WireguardTraffic } from '../domain/telemetry/reports.js';
 import type { BackgroundTasks } from '../infra/background.js';
 import { withTransaction } from '../infra/db/pool.js';
 import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
-import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
+import { WrongExpectedVersion, type EventMetadata, type EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
 import {
@@ -32,7 +33,7 @@ import {
   upsertSnapshot,
   type TrafficTotals,
 } from '../infra/telemetry/store.js';
-import { execute } from './handle.js';
+import { currentNodeStatus } from '../projections/node-status/queries.js';
 
 /**
  * Agent reports: samples into the telemetry tables, transitions (node health,
@@ -80,16 +81,7 @@ export async function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnaps
 
 /** Appends the health transition when the verdict differs from the recorded health. */
 async function recordHealth(deps: TelemetryDeps, nodeId: string, verdict: HealthVerdict, metadata: EventMetadata, now: Date): Promise<void> {
-  const stream = nodeStatusStream(nodeId);
-  await execute(
-    deps.store,
-    [stream],
-    (streams) => {
-      const events = decideHealth(nodeId, foldNodeStatus(streams[stream].events as NodeStatusEvent[]), verdict);
-      return { writes: [{ streamId: stream, events: events as DomainEvent[] }], result: undefined };
-    },
-    metadata,
-  );
+  await appendTransitions(deps, nodeId, (state) => decideHealth(nodeId, state, verdict), metadata);
   // Race: two reports of one node may decide concurrently; the stream's version
   // orders the transitions, but these column writes may land in either order. A
   // column left behind differs from the derived health, so the job's sweep comes
@@ -105,17 +97,59 @@ async function refreshHealth(deps: TelemetryDeps, nodeId: string, metadata: Even
 
 /** Session flap comparison: each BGP session whose state changed since the last snapshot is one event. */
 export async function compareSessions(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata): Promise<number> {
-  const stream = nodeStatusStream(snapshot.node_id);
-  const { result } = await execute(
-    deps.store,
-    [stream],
-    (streams) => {
-      const events = decideSessions(snapshot.node_id, foldNodeStatus(streams[stream].events as NodeStatusEvent[]), snapshot.bgp_protocols);
-      return { writes: [{ streamId: stream, events: events as DomainEvent[] }], result: events.length };
-    },
-    metadata,
-  );
-  return result;
+  const events = await appendTransitions(deps, snapshot.node_id, (state) => decideSessions(snapshot.node_id, state, snapshot.bgp_protocols), metadata);
+  return events.length;
+}
+
+/** Past this many events read behind the read model, a report logs that `node_status_current` wants a rebuild. */
+const LONG_TAIL = 100;
+const APPEND_ATTEMPTS = 30;
+
+/**
+ * What the node's transitions recorded so far, and the stream version that is:
+ * its `node_status_current` row plus the events of the stream after the row's
+ * version. With the inline projection that tail is empty, so a report costs the
+ * same however long the stream has grown; the tail keeps the answer right when
+ * the projection runs behind (KurrentDB) or has no row yet (added to a running
+ * system, before `projections rebuild node-status`).
+ */
+async function loadNodeStatus(deps: TelemetryDeps, nodeId: string): Promise<{ state: NodeStatusState; version: number }> {
+  const row = await currentNodeStatus(deps.pool, nodeId);
+  const tail = await deps.store.readStream(nodeStatusStream(nodeId), { fromVersion: row ? row.version + 1 : 0 });
+  if (tail.length > LONG_TAIL) deps.log.warn({ node_id: nodeId, events: tail.length }, 'node status read model is behind its stream; run `projections rebuild node-status`');
+  return {
+    state: foldNodeStatus(tail.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent), row?.state),
+    version: tail.at(-1)?.version ?? row?.version ?? -1,
+  };
+}
+
+/**
+ * Decides a node's next transitions from its recorded state and appends them
+ * expecting the stream at the version that state was read at.
+ * Race: two reports of one node decide on the same state; the second append finds
+ * the stream moved and fails, and is decided again on the new state, so a
+ * transition is never recorded twice (the retry of `execute` in commands/handle.ts).
+ */
+async function appendTransitions(
+  deps: TelemetryDeps,
+  nodeId: string,
+  decide: (state: NodeStatusState) => NodeStatusEvent[],
+  metadata: EventMetadata,
+): Promise<NodeStatusEvent[]> {
+  const streamId = nodeStatusStream(nodeId);
+  for (let attempt = 1; ; attempt++) {
+    const { state, version } = await loadNodeStatus(deps, nodeId);
+    const events = decide(state);
+    if (events.length === 0) return events;
+    try {
+      await deps.store.append([{ streamId, expected: version < 0 ? 'no_stream' : version, events }], metadata);
+      return events;
+    } catch (err) {
+      if (!(err instanceof WrongExpectedVersion)) throw err;
+      if (attempt >= APPEND_ATTEMPTS) throw new Conflict(`${streamId} was modified concurrently; retry`);
+      await new Promise((res) => setTimeout(res, Math.random() * Math.min(50, 2 * attempt)));
+    }
+  }
 }
 
 export async function recordReconciliation(deps: TelemetryDeps, report: ReconciliationReport, metadata: EventMetadata, now: Date): Promise<void> {

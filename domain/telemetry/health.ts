@@ -64,9 +64,12 @@ export interface NodeStatusState {
   sessions: ReadonlyMap<string, BgpState>;
 }
 
-export function foldNodeStatus(events: readonly NodeStatusEvent[]): NodeStatusState {
-  let health: NodeHealth = 'unknown';
-  const sessions = new Map<string, BgpState>();
+export const INITIAL_NODE_STATUS: NodeStatusState = { health: 'unknown', sessions: new Map() };
+
+/** Folds transitions onto `from` (by default: nothing recorded yet); `from` is not changed. */
+export function foldNodeStatus(events: readonly NodeStatusEvent[], from: NodeStatusState = INITIAL_NODE_STATUS): NodeStatusState {
+  let health = from.health;
+  const sessions = new Map(from.sessions);
   for (const e of events) {
     if (e.type === 'NodeHealthChanged') health = e.data.to;
     else if (e.data.to === 'absent') sessions.delete(e.data.session);

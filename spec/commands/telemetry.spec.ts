@@ -1,0 +1,148 @@
+import { expect } from 'chai';
+import { recordApply, recordSnapshot, type TelemetryDeps } from '../../commands/telemetry.js';
+import { foldNodeStatus, nodeStatusStream, type NodeStatusEvent } from '../../domain/telemetry/health.js';
+import type { ApplyResult, BgpState, RuntimeSnapshot } from '../../domain/telemetry/reports.js';
+import { WrongExpectedVersion, type EventStore, type StreamWrite } from '../../infra/eventstore/types.js';
+import { currentNodeStatus } from '../../projections/node-status/queries.js';
+import { applyResult, snapshot } from '../http/control/agent/telemetry-support.js';
+import { createTestSystem, type TestSystem } from '../support/system.js';
+
+const meta = { actor: 'spec' };
+
+interface Spied {
+  store: EventStore;
+  /** Every `readStream` call: where it started and how many events it returned. */
+  reads: { streamId: string; fromVersion: number; events: number }[];
+  /** Appends the store refused because the stream had moved. */
+  conflicts: number;
+}
+
+/** The store with its reads counted; `beforeAppend` runs (once) before the first append goes through. */
+function spied(store: EventStore, beforeAppend?: (writes: readonly StreamWrite[]) => Promise<void>): Spied {
+  const spy: Spied = { store, reads: [], conflicts: 0 };
+  let hook = beforeAppend;
+  spy.store = new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'readStream') {
+        return async (streamId: string, options: { fromVersion?: number } = {}) => {
+          const events = await target.readStream(streamId, options);
+          spy.reads.push({ streamId, fromVersion: options.fromVersion ?? 0, events: events.length });
+          return events;
+        };
+      }
+      if (prop === 'append') {
+        return async (writes: readonly StreamWrite[], metadata: Parameters<EventStore['append']>[1]) => {
+          const run = hook;
+          hook = undefined;
+          await run?.(writes);
+          try {
+            return await target.append(writes, metadata);
+          } catch (err) {
+            if (err instanceof WrongExpectedVersion) spy.conflicts += 1;
+            throw err;
+          }
+        };
+      }
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return spy;
+}
+
+describe('telemetry transitions (node-status streams)', function () {
+  this.timeout(60_000);
+  let sys: TestSystem;
+  const deps = (store: EventStore = sys.store): TelemetryDeps => ({ pool: sys.pool, store, log: sys.log, background: sys.context.background });
+  const snap = (nodeId: string, sessions?: Record<string, string>) => snapshot(nodeId, sessions) as RuntimeSnapshot;
+  const transitions = async (nodeId: string) => (await sys.store.readStream(nodeStatusStream(nodeId))).map((e) => [e.type, e.data]);
+
+  before(async () => {
+    sys = await createTestSystem();
+  });
+  after(async () => sys?.close());
+
+  it('decides a snapshot of a node with 2,000 recorded transitions without reading its history', async () => {
+    const stream = nodeStatusStream('long');
+    // History: degraded, then a session flapping 1,999 times; appended directly, 500 events per append.
+    const history: NodeStatusEvent[] = [{ type: 'NodeHealthChanged', data: { node_id: 'long', from: 'unknown', to: 'degraded', reasons: ['1 of 2 bgp sessions not established'] } }];
+    let p1: BgpState | 'unknown' = 'unknown';
+    while (history.length < 2000) {
+      const to: BgpState = p1 === 'active' ? 'established' : 'active';
+      history.push({ type: 'BgpSessionStateChanged', data: { node_id: 'long', session: 'p1', from: p1, to } });
+      p1 = to;
+    }
+    history.push({ type: 'BgpSessionStateChanged', data: { node_id: 'long', session: 'p2', from: 'unknown', to: 'established' } });
+    for (let i = 0; i < history.length; i += 500) {
+      await sys.store.append([{ streamId: stream, expected: i === 0 ? 'no_stream' : i - 1, events: history.slice(i, i + 500) }], meta);
+    }
+    expect(p1).to.equal('active');
+    const row = await currentNodeStatus(sys.pool, 'long');
+    expect(row?.version).to.equal(2000);
+    expect(row?.state).to.deep.equal(foldNodeStatus(history));
+
+    const spy = spied(sys.store);
+    await recordSnapshot(deps(spy.store), snap('long'), meta, sys.clock.now());
+    await sys.context.background.drain();
+
+    // Health and session comparison each read the stream only after the row's version: nothing.
+    expect(spy.reads).to.deep.equal([
+      { streamId: stream, fromVersion: 2001, events: 0 },
+      { streamId: stream, fromVersion: 2002, events: 0 },
+    ]);
+    // The decisions still start from the end of the history.
+    expect((await transitions('long')).slice(2001)).to.deep.equal([
+      ['NodeHealthChanged', { node_id: 'long', from: 'degraded', to: 'ok', reasons: [] }],
+      ['BgpSessionStateChanged', { node_id: 'long', session: 'p1', from: 'active', to: 'established' }],
+    ]);
+    expect((await currentNodeStatus(sys.pool, 'long'))?.version).to.equal(2002);
+  });
+
+  it('re-decides on the moved stream when another report appended first, so a transition is recorded once', async () => {
+    // Race made deterministic: the first report has read the row and decided; before its
+    // append, a second report of the same node runs to the end.
+    const spy = spied(sys.store, async () => {
+      await recordSnapshot(deps(), snap('race'), meta, sys.clock.now());
+      await sys.context.background.drain();
+    });
+    await recordSnapshot(deps(spy.store), snap('race'), meta, sys.clock.now());
+    await sys.context.background.drain();
+
+    expect(spy.conflicts).to.equal(1);
+    expect(await transitions('race')).to.deep.equal([
+      ['NodeHealthChanged', { node_id: 'race', from: 'unknown', to: 'ok', reasons: [] }],
+      ['BgpSessionStateChanged', { node_id: 'race', session: 'p1', from: 'unknown', to: 'established' }],
+      ['BgpSessionStateChanged', { node_id: 'race', session: 'p2', from: 'unknown', to: 'established' }],
+    ]);
+  });
+
+  it('records each transition exactly once when one node sends reports concurrently', async () => {
+    const at = () => sys.clock.now();
+    await Promise.all(Array.from({ length: 8 }, () => recordSnapshot(deps(), snap('busy'), meta, at())));
+    await sys.context.background.drain();
+    sys.clock.advance(30_000);
+    await Promise.all([
+      ...Array.from({ length: 6 }, () => recordSnapshot(deps(), snap('busy', { p1: 'established', p2: 'active' }), meta, at())),
+      recordApply(deps(), applyResult('busy', 'failed', 2) as ApplyResult, meta, at()),
+      recordApply(deps(), applyResult('busy', 'failed', 2) as ApplyResult, meta, at()),
+    ]);
+    await sys.context.background.drain();
+
+    const all = (await transitions('busy')) as [string, Record<string, unknown>][];
+    expect(all.slice(0, 3)).to.deep.equal([
+      ['NodeHealthChanged', { node_id: 'busy', from: 'unknown', to: 'ok', reasons: [] }],
+      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p1', from: 'unknown', to: 'established' }],
+      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p2', from: 'unknown', to: 'established' }],
+    ]);
+    // Every report of the second round derives degraded (which reasons depends on which
+    // upsert came first), and the session comparison runs in the background: order free.
+    const later = all.slice(3);
+    expect(later).to.have.length(2);
+    expect(later.filter(([type]) => type === 'NodeHealthChanged').map(([, d]) => [d.from, d.to])).to.deep.equal([['ok', 'degraded']]);
+    expect(later.filter(([type]) => type === 'BgpSessionStateChanged')).to.deep.equal([
+      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p2', from: 'established', to: 'active' }],
+    ]);
+    const row = await currentNodeStatus(sys.pool, 'busy');
+    expect(row?.state).to.deep.equal(foldNodeStatus((await sys.store.readStream(nodeStatusStream('busy'))) as unknown as NodeStatusEvent[]));
+  });
+});
