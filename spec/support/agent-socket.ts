@@ -72,11 +72,15 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
   }
 }
 
-/** Closes the client and waits until the server's hub has let go of it. */
+/** Closes the client and waits until the server's hub has let go of it and its presence row is gone. */
 export async function disconnect(instance: ControlInstance, client: AgentClient, nodeId: string): Promise<void> {
   const before = instance.sockets.hub.connectionCount(nodeId);
+  const rows = async () =>
+    (await instance.sys.pool.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = $1`, [nodeId])).rows[0].n as number;
+  const rowsBefore = await rows();
   await client.close();
   await eventually(() => instance.sockets.hub.connectionCount(nodeId) < before);
+  await eventually(async () => (await rows()) < rowsBefore);
 }
 
 export const ADMIN_TOKEN = 'agent-socket-spec-admin-token-0123456789';
