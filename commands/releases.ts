@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Validation } from '../domain/errors.js';
-import { compareVersions, isReleaseFileName, isVersion, needsUpdate } from '../domain/release/rules.js';
+import { checkFileName, checkVersion, compareVersions, needsUpdate } from '../domain/release/rules.js';
 import { agentStatuses, livenessOf, type Liveness } from '../infra/telemetry/liveness.js';
 import {
   claimOffer,
@@ -22,25 +22,16 @@ export interface UploadedFile {
   content: Buffer;
 }
 
-/** The refused value as quoted in a detail, cut so that a long one cannot swell the answer. */
-const quoted = (value: string): string => JSON.stringify(value.length > 240 ? `${value.slice(0, 240)}…` : value);
-
-export const invalidVersion = (version: string, where: (string | number)[] = ['body', 'version']) =>
-  new Validation(`invalid version: ${quoted(version)} must match x.y.z`, [{ loc: where, msg: 'must match x.y.z', type: 'pattern' }]);
-
-export const invalidFileName = (filename: string, where: (string | number)[] = ['body', 'files']) =>
-  new Validation(`invalid file name: ${quoted(filename)}`, [{ loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' }]);
-
 /** File names are ASCII (allow-list): code unit order is byte order, the same as the store's `COLLATE "C"`. */
 const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** `POST /admin/agent-releases`: stores the files of a version (replacing an earlier upload) and answers its manifest. Does not roll out. */
 export async function uploadRelease(ctx: ServiceContext, version: string, files: readonly UploadedFile[]): Promise<ReleaseManifest> {
-  if (!isVersion(version)) throw invalidVersion(version);
+  checkVersion(version);
   if (files.length === 0) throw new Validation('invalid files: at least one file is required', [{ loc: ['body', 'files'], msg: 'at least one file', type: 'minItems' }]);
   const seen = new Set<string>();
   for (const f of files) {
-    if (!isReleaseFileName(f.filename)) throw invalidFileName(f.filename);
+    checkFileName(f.filename);
     if (seen.has(f.filename)) throw new Validation(`invalid files: ${f.filename} given twice`, [{ loc: ['body', 'files'], msg: 'duplicate file name', type: 'uniqueItems' }]);
     seen.add(f.filename);
   }
@@ -58,7 +49,7 @@ export async function uploadRelease(ctx: ServiceContext, version: string, files:
  * an older version (the others get it with their next heartbeat).
  */
 export async function setTarget(ctx: ServiceContext, version: string): Promise<{ target: string; offered: string[] }> {
-  if (!isVersion(version)) throw invalidVersion(version);
+  checkVersion(version);
   const saved = await saveTarget(ctx.pool, version, ctx.now());
   if (saved.outcome === 'not_uploaded') {
     throw new Validation(`invalid version: ${version} has not been uploaded`, [{ loc: ['body', 'version'], msg: 'no manifest for this version', type: 'value_error' }]);

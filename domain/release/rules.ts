@@ -5,6 +5,8 @@
  * (`../`, `/`, `\`, NUL, URL escapes) can reach storage or a download URL.
  */
 
+import { Validation } from '../errors.js';
+
 /** `x.y.z`, each part decimal; at most 9 digits so every part is an exact JavaScript number. */
 export const VERSION = /^(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})\.(0|[1-9]\d{0,8})$/;
 
@@ -27,6 +29,21 @@ export const UPLOAD_LIMITS = {
 
 export const isVersion = (value: string): boolean => VERSION.test(value);
 export const isReleaseFileName = (value: string): boolean => FILE_NAME.test(value);
+
+/** The refused value as quoted in a detail, cut so that a long one cannot swell the answer. */
+const quoted = (value: string): string => JSON.stringify(value.length > 240 ? `${value.slice(0, 240)}…` : value);
+
+/** Throws `invalid version: "<v>" must match x.y.z` (422) unless `version` is `x.y.z`; `where` is the error's loc. */
+export function checkVersion(version: string, where: (string | number)[] = ['body', 'version']): void {
+  if (!isVersion(version)) throw new Validation(`invalid version: ${quoted(version)} must match x.y.z`, [{ loc: where, msg: 'must match x.y.z', type: 'pattern' }]);
+}
+
+/** Throws `invalid file name: "<name>"` (422) unless `filename` passes the allow-list; `where` is the error's loc. */
+export function checkFileName(filename: string, where: (string | number)[] = ['body', 'files']): void {
+  if (!isReleaseFileName(filename)) {
+    throw new Validation(`invalid file name: ${quoted(filename)}`, [{ loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' }]);
+  }
+}
 
 /** Strict numeric comparison of two valid versions: negative when `a` is older. */
 export function compareVersions(a: string, b: string): number {

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { invalidFileName, invalidVersion } from '../../../commands/releases.js';
 import { NotFound } from '../../../domain/errors.js';
-import { isReleaseFileName, isVersion } from '../../../domain/release/rules.js';
+import { checkFileName, checkVersion } from '../../../domain/release/rules.js';
 import { manifestOf, releaseFile, targetVersion } from '../../../infra/releases/store.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
@@ -35,8 +34,8 @@ export function agentUpdateRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 200: 'the file', 404: 'no such file', 422: 'invalid version or file name' },
     handler: async (req, res) => {
       const { version, filename } = req.params;
-      if (!isVersion(version)) throw invalidVersion(version, ['path', 'version']);
-      if (!isReleaseFileName(filename)) throw invalidFileName(filename, ['path', 'filename']);
+      checkVersion(version, ['path', 'version']);
+      checkFileName(filename, ['path', 'filename']);
       const content = await releaseFile(ctx.pool, version, filename);
       if (!content) throw new NotFound(`unknown release file ${version}/${filename}`);
       res.setHeader('Content-Type', 'application/octet-stream');
