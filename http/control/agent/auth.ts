@@ -38,9 +38,14 @@ export async function resolveAgentGrant(ctx: ServiceContext, authorization: stri
   return { agent: { node_id: row.node_id, token_id: row.token_id, agent_id: row.agent_id }, expires_at: row.expires_at };
 }
 
-/** Express middleware for `/agent/*` HTTP routes: 401 when unresolvable; sets `res.locals.agent: AgentPrincipal`. */
+/**
+ * Express middleware for `/agent/*` HTTP routes: 401 when unresolvable; sets `res.locals.agent: AgentPrincipal`.
+ * Resolves once per request: a route guarded twice (the routing table's body parser
+ * and its router) finds the principal already set.
+ */
 export function requireAgent(ctx: ServiceContext): RequestHandler {
   return async (req, res, next) => {
+    if (res.locals.agent) return next();
     try {
       if (bearerOf(req.headers.authorization) === undefined) return next(new HttpError(401, MISSING_AGENT_TOKEN));
       const agent = await resolveAgentToken(ctx, req.headers.authorization);
