@@ -1,4 +1,4 @@
-import { createCaptcha, eventStoreSpentTickets, type CaptchaKind, type CaptchaVerifier, type ChallengeIssuer, type VerifyContext } from '../captcha/index.js';
+import { createCaptcha, eventStoreSpentTickets, type CaptchaKind, type ChallengeIssuer, type VerifyContext } from '../captcha/index.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/types.js';
 
@@ -50,21 +50,15 @@ export function captchaDescriptor(config: Config): CaptchaDescriptor {
   }
 }
 
-const built = new WeakMap<Config, WeakMap<EventStore, IdentityCaptcha>>();
-
-/** The identity captcha of a configuration and store (one per pair, so every route shares it). */
+/**
+ * The identity captcha of a configuration, its tickets spent in `store`. Built once
+ * per app (the verification routes share it). `none` and a kind missing its settings
+ * both get the provider that refuses every ticket; only the descriptor tells them apart.
+ */
 export function identityCaptcha(deps: { config: Config; store: EventStore }): IdentityCaptcha {
-  let perStore = built.get(deps.config);
-  if (!perStore) built.set(deps.config, (perStore = new WeakMap()));
-  let captcha = perStore.get(deps.store);
-  if (!captcha) perStore.set(deps.store, (captcha = build(deps.config, deps.store)));
-  return captcha;
-}
-
-function build(config: Config, store: EventStore): IdentityCaptcha {
+  const { config } = deps;
   const descriptor = captchaDescriptor(config);
-  if (descriptor.kind === 'none') return { ...descriptor, enabled: false, verify: async () => false };
-  const provider: CaptchaVerifier & Partial<ChallengeIssuer> = createCaptcha(
+  const provider = createCaptcha(
     {
       kind: descriptor.kind,
       powSecret: config.captchaSecret,
@@ -72,12 +66,7 @@ function build(config: Config, store: EventStore): IdentityCaptcha {
       verifySecret: config.captchaVerifySecret,
       expectedAction: PEERING_VERIFY_ACTION,
     },
-    eventStoreSpentTickets(store),
+    eventStoreSpentTickets(deps.store),
   );
-  return {
-    ...descriptor,
-    enabled: true,
-    verify: (ticket, context) => provider.verify(ticket, context),
-    ...(provider.issueChallenge ? { issueChallenge: (now: Date) => provider.issueChallenge!(now) } : {}),
-  };
+  return { ...provider, ...descriptor, enabled: descriptor.kind !== 'none' };
 }
