@@ -3,9 +3,17 @@ import { Conflict, NotFound } from '../domain/errors.js';
 import { live } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { onlineAgentCount } from '../infra/agent-hub/presence.js';
-import { getNode } from '../projections/fleet/queries.js';
+import { getNode, type NodeOut } from '../projections/fleet/queries.js';
 import type { ServiceContext } from '../http/shared/context.js';
 import { writeNode, type FleetDeps } from './fleet-write.js';
+
+/** The node, when an agent of it is connected to any instance: 404 `unknown node <id>`, else 409 `node <id> has no connected agent`. */
+export async function connectedNode(ctx: ServiceContext, nodeId: string): Promise<NodeOut> {
+  const node = await getNode(ctx.pool, nodeId);
+  if (!node) throw new NotFound(`unknown node ${nodeId}`);
+  if ((await onlineAgentCount(ctx, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
+  return node;
+}
 
 export type NotifyEvent = 'desired_state_updated' | 'snapshot_request';
 
@@ -24,9 +32,7 @@ export interface NotifyOutcome {
  * after commit, as for every publication); `snapshot_request` only rings.
  */
 export async function notifyNode(ctx: ServiceContext, deps: FleetDeps, nodeId: string, event: NotifyEvent, reason: string | undefined, metadata: EventMetadata): Promise<NotifyOutcome> {
-  const node = await getNode(ctx.pool, nodeId);
-  if (!node) throw new NotFound(`unknown node ${nodeId}`);
-  if ((await onlineAgentCount(ctx, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
+  const node = await connectedNode(ctx, nodeId);
 
   if (event === 'snapshot_request') {
     const [delivery] = await ctx.doorbell.ring([{ type: 'snapshot_request', node_id: nodeId, ...(reason ? { reason } : {}) }]);

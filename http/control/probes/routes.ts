@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
 import type { DoorbellEvent } from '../../../commands/doorbell.js';
-import { Conflict, NotFound } from '../../../domain/errors.js';
+import { connectedNode } from '../../../commands/notify.js';
 import { runTimeoutMs, type JobKind, type JobSpec } from '../../../domain/probes/jobs.js';
 import { LogSpecInput, ProbeSpecInput, logSpec, probeSpec } from '../../../domain/probes/spec.js';
-import { onlineAgentCount } from '../../../infra/agent-hub/presence.js';
 import { jobStore } from '../../../infra/jobs/store.js';
-import { getNode } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { streamJob } from './stream.js';
-
-/** Agent connections of a node on every instance; replaceable in specs that run without agents. */
-export type Presence = (ctx: ServiceContext, nodeId: string) => Promise<number>;
 
 const NodeId = Type.String({ minLength: 1, maxLength: 64 });
 const StreamParams = (name: string) => Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -22,8 +17,8 @@ const SSE = 'text/event-stream; buffered messages first, then live ones; ends af
  * `/control/v1/ui/probes` and `/ui/logs` (admin Bearer via the `/ui` guard): start
  * a job on a node's agent and stream what it sends back.
  */
-export function probeRoutes(ctx: ServiceContext, presence: Presence = onlineAgentCount): ApiRouter {
-  const start = (kind: JobKind, nodeId: string, spec: JobSpec) => startJob(ctx, presence, kind, nodeId, spec);
+export function probeRoutes(ctx: ServiceContext): ApiRouter {
+  const start = (kind: JobKind, nodeId: string, spec: JobSpec) => startJob(ctx, kind, nodeId, spec);
   return new ApiRouter('/control/v1')
     .route({
       method: 'post',
@@ -84,9 +79,8 @@ export function probeRoutes(ctx: ServiceContext, presence: Presence = onlineAgen
 }
 
 /** Checks node and agent, takes a quota seat, then rings the agent (after the job row committed, so its stream finds it). */
-async function startJob(ctx: ServiceContext, presence: Presence, kind: JobKind, nodeId: string, spec: JobSpec): Promise<string> {
-  if (!(await getNode(ctx.pool, nodeId))) throw new NotFound(`unknown node ${nodeId}`);
-  if ((await presence(ctx, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
+async function startJob(ctx: ServiceContext, kind: JobKind, nodeId: string, spec: JobSpec): Promise<string> {
+  await connectedNode(ctx, nodeId);
   const id = randomUUID();
   await jobStore.create(ctx.pool, { id, kind, node_id: nodeId, spec, run_ms: runTimeoutMs(kind, spec) }, ctx.now());
   const request: DoorbellEvent =
