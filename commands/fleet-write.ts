@@ -118,20 +118,17 @@ export async function writeNode<T>(
           targets.push({ node: after, empty: false });
         }
       }
-      if (decided.topology) {
-        const others = new Set([...(await nodesReferring(deps.db, nodeId)), ...referencesOf(before), ...referencesOf(after)]);
-        others.delete(nodeId);
-        for (const other of [...others].sort()) {
-          const node = await loader.node(other);
-          if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node, empty: false });
-        }
-      }
-
-      for (const other of decided.alsoPublish ?? []) {
-        if (other === nodeId || targets.some((t) => t.node.node_id === other)) continue;
+      // Another node is re-materialised once, and only while active and already published.
+      const republish = async (other: string) => {
+        if (other === nodeId || targets.some((t) => t.node.node_id === other)) return;
         const node = await loader.node(other);
         if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node, empty: false });
+      };
+      if (decided.topology) {
+        const others = new Set([...(await nodesReferring(deps.db, nodeId)), ...referencesOf(before), ...referencesOf(after)]);
+        for (const other of [...others].sort()) await republish(other);
       }
+      for (const other of decided.alsoPublish ?? []) await republish(other);
 
       const published: Published[] = [];
       const writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[] = [{ streamId: primary, events: decided.events }];
