@@ -54,8 +54,7 @@ export interface TelemetryDeps {
  */
 export async function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata, now: Date): Promise<HealthVerdict> {
   const verdict = await withTransaction(deps.pool, async (tx) => {
-    await upsertSnapshot(tx, snapshot, now);
-    const inputs = (await nodeStatus(tx, snapshot.node_id))!;
+    const inputs = await upsertSnapshot(tx, snapshot, now);
     const current = deriveHealth(inputs, now);
     await insertStatusEvent(tx, snapshot.node_id, { kind: 'snapshot', generation: snapshot.generation ?? null, status: current.health, drift_count: null, payload: snapshot }, now);
     return current;

@@ -48,17 +48,19 @@ export async function listStatusEvents(db: Queryable, nodeId: string, kind: Stat
 
 const NOT_RUNNING = (s: RuntimeSnapshot) => s.containers.filter((c) => c.state !== 'running').length;
 
-/** Upserts the node's latest snapshot and the health inputs it carries. */
-export async function upsertSnapshot(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
+/** Upserts the node's latest snapshot and the health inputs it carries; answers the node's row as written. */
+export async function upsertSnapshot(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<NodeStatusRow> {
   const established = snapshot.bgp_protocols.filter((p) => p.state === 'established').length;
-  await db.query(
+  const { rows } = await db.query(
     `INSERT INTO node_status (node_id, snapshot, snapshot_received_at, snapshot_generation, bgp_total, bgp_established, containers_not_running, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $3)
      ON CONFLICT (node_id) DO UPDATE SET snapshot = EXCLUDED.snapshot, snapshot_received_at = EXCLUDED.snapshot_received_at,
        snapshot_generation = EXCLUDED.snapshot_generation, bgp_total = EXCLUDED.bgp_total, bgp_established = EXCLUDED.bgp_established,
-       containers_not_running = EXCLUDED.containers_not_running, updated_at = EXCLUDED.updated_at`,
+       containers_not_running = EXCLUDED.containers_not_running, updated_at = EXCLUDED.updated_at
+     RETURNING *`,
     [snapshot.node_id, JSON.stringify(snapshot), now, snapshot.generation ?? null, snapshot.bgp_protocols.length, established, NOT_RUNNING(snapshot)],
   );
+  return statusRow(rows[0]);
 }
 
 export async function upsertReport(db: Queryable, report: ReconciliationReport, now: Date): Promise<void> {
