@@ -17,7 +17,7 @@ import type { Logger } from '../../infra/logger.js';
 import type { MailSender } from '../../infra/mail.js';
 import type { RegistryClient } from '../../infra/registry/client.js';
 import { execute, load, type LoadedStream, type LoadMore } from '../handle.js';
-import { replicaOptions } from './verification.js';
+import { CaptchaRefused, replicaOptions } from './verification.js';
 
 /** The contract's Challenge resource. */
 export interface ChallengeView {
@@ -59,14 +59,6 @@ export class MailNotSent extends Unavailable {
   constructor(readonly pass: PassFields) {
     super(MAIL_FAILED);
     this.name = 'MailNotSent';
-  }
-}
-
-/** The captcha was not solved or the pass is not valid for this ASN (the HTTP layer answers the fixed 400). */
-export class CaptchaRefused extends Error {
-  constructor() {
-    super('captcha verification failed');
-    this.name = 'CaptchaRefused';
   }
 }
 

@@ -35,6 +35,14 @@ export interface ReplicaOptions {
   options: VerificationOption[];
 }
 
+/** The captcha was not solved or the pass is not valid for this ASN (options or challenge; the HTTP layer answers the fixed 400). */
+export class CaptchaRefused extends Error {
+  constructor() {
+    super('captcha verification failed');
+    this.name = 'CaptchaRefused';
+  }
+}
+
 export const unknownAsn = (asn: number) => `AS${asn} not found in the registry`;
 export const TOO_MANY_CAPTCHA_FAILURES = 'too many failed captchas; try again later';
 
@@ -72,13 +80,11 @@ export interface OptionsDeps {
  * `verification-options`, in the contract's order: an address with 5 failed
  * captchas in 15 minutes is refused first (429); then the lookup (404 for an
  * unknown ASN, before any ticket is spent); then the captcha, mandatory unless
- * the kind is `none`; a refusal is counted against the address and answered by
- * `onCaptchaFailure` (the fixed 400).
+ * the kind is `none`; a refusal is counted against the address (CaptchaRefused).
  */
 export async function listVerificationOptions(
   deps: OptionsDeps,
   input: { asn: number; ticket: string | undefined; remoteIp: string; now: Date },
-  onCaptchaFailure: () => Error,
 ): Promise<OptionsView> {
   const { asn, remoteIp, now } = input;
   if (deps.captcha.enabled && (await deps.captchaFailures.exceeded(remoteIp, now))) throw new TooManyRequests(TOO_MANY_CAPTCHA_FAILURES);
@@ -93,7 +99,7 @@ export async function listVerificationOptions(
       throw err;
     });
     if (solved) await deps.captchaFailures.release(remoteIp, now);
-    else throw onCaptchaFailure();
+    else throw new CaptchaRefused();
   }
   const asName = replica.as_name ?? `AS${asn}`;
   return {

@@ -1,11 +1,11 @@
-import { CaptchaRefused, MailNotSent, issueChallenge, judgeAnswer, recordAnswer, submittableChallenge, type ChallengeDeps } from '../../commands/identity/challenges.js';
+import { MailNotSent, issueChallenge, judgeAnswer, recordAnswer, submittableChallenge, type ChallengeDeps } from '../../commands/identity/challenges.js';
 import { maintainerHasPasskeys, prepareSession } from '../../commands/identity/sessions.js';
 import { TOO_MANY_ATTEMPTS } from '../../domain/identity/decide.js';
 import { clientAddress } from '../shared/client-address.js';
 import type { ServiceContext } from '../shared/context.js';
 import { requestMetadata } from '../shared/metadata.js';
 import type { ApiRouter } from '../shared/routes.js';
-import { captchaFailed, identityError, IDENTITY_ERROR } from './errors.js';
+import { identityError, IDENTITY_ERROR } from './errors.js';
 import { captchaTicket, ChallengeBody, ChallengeOut, SessionGrantOut, SubmitBody } from './verification-schemas.js';
 
 /** `POST /challenge`: issues (or, within the cooldown, returns again) a challenge for one option. */
@@ -36,7 +36,6 @@ export function challengeRoute(router: ApiRouter, ctx: ServiceContext, deps: Cha
         );
         res.status(201).json(view);
       } catch (err) {
-        if (err instanceof CaptchaRefused) throw captchaFailed();
         if (err instanceof MailNotSent && err.pass.captcha_pass !== undefined) {
           // The pass solved with this request survives the failed mail (already logged): the retry needs no new captcha.
           res.status(503).json({ detail: err.message, error: IDENTITY_ERROR.unavailable, fatal: false, ...err.pass });

@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, Express } from 'express';
+import { CaptchaRefused } from '../../commands/identity/verification.js';
 import type { Logger } from '../../infra/logger.js';
 import { HttpError, mapError, notFoundHandler } from '../shared/errors.js';
 
@@ -57,7 +58,7 @@ export function identityError(status: number, detail: string, error: IdentityErr
 export const CAPTCHA_FAILED = 'captcha verification failed';
 
 /** The fixed 400 of every captcha refusal (ticket missing, forged, replayed, expired; pass invalid). */
-export function captchaFailed(): HttpError {
+function captchaFailed(): HttpError {
   return identityError(400, CAPTCHA_FAILED, IDENTITY_ERROR.captchaFailed);
 }
 
@@ -69,12 +70,14 @@ interface Mapped {
 /**
  * Any error as the identity body. Domain errors and statuses without an explicit
  * code get the code of their status. A body that is not JSON is a request-validation
- * error too, so it is a 422 with a `detail` array like every other one.
+ * error too, so it is a 422 with a `detail` array like every other one. A refused
+ * captcha, wherever the flow checked it, is the fixed 400 `captcha_failed`.
  */
 export function mapIdentityError(err: unknown): Mapped | undefined {
   if ((err as { type?: string })?.type === 'entity.parse.failed') {
     return { status: 422, body: { detail: [{ loc: ['body'], msg: 'invalid JSON body', type: 'json_invalid' }], error: IDENTITY_ERROR.invalidRequest, fatal: false } };
   }
+  if (err instanceof CaptchaRefused) err = captchaFailed();
   const mapped = mapError(err, 'identity');
   if (!mapped) return undefined;
   const explicit = err instanceof HttpError && err.oauth !== undefined;

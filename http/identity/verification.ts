@@ -2,7 +2,6 @@ import { listVerificationOptions, type OptionsDeps } from '../../commands/identi
 import { clientAddress } from '../shared/client-address.js';
 import type { ServiceContext } from '../shared/context.js';
 import type { ApiRouter } from '../shared/routes.js';
-import { captchaFailed } from './errors.js';
 import { captchaTicket, OptionsBody, OptionsOut } from './verification-schemas.js';
 
 /** `POST /verification-options`: the ASN's verification options, e-mail masked, never cached. */
@@ -23,7 +22,7 @@ export function verificationOptionsRoute(router: ApiRouter, ctx: ServiceContext,
     },
     handler: async (req, res) => {
       res.set('cache-control', 'no-store');
-      const view = await listVerificationOptions(deps, { asn: req.body.asn, ticket: captchaTicket(req.body), remoteIp: clientAddress(req), now: ctx.now() }, captchaFailed);
+      const view = await listVerificationOptions(deps, { asn: req.body.asn, ticket: captchaTicket(req.body), remoteIp: clientAddress(req), now: ctx.now() });
       res.json(view);
     },
   });
