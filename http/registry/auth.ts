@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
+import { bearerOf } from '../shared/bearer.js';
 import type { ServiceContext } from '../shared/context.js';
 import { HttpError } from '../shared/errors.js';
 
@@ -13,7 +14,7 @@ export function requireServiceToken(ctx: ServiceContext): RequestHandler {
   const digest = configured ? sha256(configured) : undefined;
   return (req, res, next) => {
     if (!digest) return next(new HttpError(403, 'registry replica access is disabled: no service token configured'));
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const bearer = bearerOf(req.headers.authorization);
     if (bearer === undefined) return next(new HttpError(401, 'missing bearer token'));
     if (!timingSafeEqual(sha256(bearer), digest)) return next(new HttpError(401, 'invalid service token'));
     res.locals.actor = 'service';

@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import { findLiveSession } from '../../../projections/accounts/queries.js';
+import { bearerOf } from '../../shared/bearer.js';
 import { HttpError } from '../../shared/errors.js';
 import type { ServiceContext } from '../../shared/context.js';
 
@@ -10,6 +11,9 @@ export type Principal = { kind: 'static' } | { kind: 'account'; username: string
 export const ADMIN_LOCKED = 'admin access is disabled: no admin token configured';
 export const MISSING_BEARER = 'missing bearer token';
 export const INVALID_TOKEN = 'invalid or expired token';
+
+// The agent channel's guard imports it from here.
+export { bearerOf };
 
 /**
  * Guards `/admin/*`, `/ui/*` and `/auth/password`: the static admin token or a
@@ -58,11 +62,6 @@ function authenticated(res: Response, actor: string, principal: Principal): void
 function refuse(res: Response, next: (err: unknown) => void, status: number, detail: string): void {
   res.locals.auditDetail = detail;
   next(new HttpError(status, detail));
-}
-
-export function bearerOf(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return match?.[1];
 }
 
 function sha256(text: string): Buffer {
