@@ -105,7 +105,11 @@ export async function autNum(db: Queryable, asn: number): Promise<AutNumRecord |
 
 export async function mntner(db: Queryable, name: string): Promise<MntnerRecord | null> {
   const [m] = await loadMntners(db, [name.toUpperCase()]);
-  if (!m) return null;
+  return m ? mntnerRecord(db, m) : null;
+}
+
+/** A loaded mntner object with the aut-nums that name it. */
+async function mntnerRecord(db: Queryable, m: Mntner): Promise<MntnerRecord> {
   const { rows } = await db.query('SELECT asn FROM registry_aut_nums WHERE mnt_by @> ARRAY[$1]::text[] ORDER BY asn', [m.name]);
   return {
     mntner: m.name,
@@ -124,7 +128,7 @@ export async function asnMntners(db: Queryable, asn: number): Promise<MntnerReco
   const a = await loadAutNum(db, asn);
   if (!a) return null;
   const out: MntnerRecord[] = [];
-  for (const m of await loadMntners(db, a.mntBy)) out.push((await mntner(db, m.name))!);
+  for (const m of await loadMntners(db, a.mntBy)) out.push(await mntnerRecord(db, m));
   return out;
 }
 
