@@ -23,8 +23,6 @@ export type PasswordChanged = DomainEvent<'PasswordChanged', { password_hash: st
 
 export type AccountEvent = AccountCreated | LoginSucceeded | LoginFailed | LoginBlocked | PasswordChanged;
 
-export const ACCOUNT_EVENT_TYPES: readonly AccountEvent['type'][] = ['AccountCreated', 'LoginSucceeded', 'LoginFailed', 'LoginBlocked', 'PasswordChanged'];
-
 /** Names an account can have: they become stream ids and audit actors. */
 export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
