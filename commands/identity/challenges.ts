@@ -1,6 +1,7 @@
-import { createHash, createHmac, hkdfSync, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import { fold, type DomainEvent } from '../../domain/decider.js';
 import { NotFound, Unavailable } from '../../domain/errors.js';
+import { sha256Hex } from '../../domain/sha256.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
 import { checkHourlyLimit, decideAnswer, decideIssue, decideMailFailure, decideSupersede, reusable, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
 import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent, type VerificationMethod } from '../../domain/identity/events.js';
@@ -65,8 +66,6 @@ export class MailNotSent extends Unavailable {
 const asnState = (stream: LoadedStream): AsnState => fold({ initialState: initialAsn, evolve: evolveAsn }, stream.events as AsnEvent[]);
 const challengeState = (stream: LoadedStream): ChallengeState =>
   fold({ initialState: initialChallenge, evolve: evolveChallenge }, stream.events as ChallengeEvent[]);
-
-export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
 
 /**
  * The stored form of an e-mail code: HMAC-SHA256 under a key derived from

@@ -13,6 +13,7 @@ import { Conflict, Forbidden, NotFound } from '../../domain/errors.js';
 import { CEREMONY_NOT_FOUND, ceremonyStreamId, decideCeremony, foldCeremony, type CeremonyCommand, type CeremonyKind, type PasskeyCeremonyStarted } from '../../domain/identity/passkeys-ceremony.js';
 import { PASSKEY_ALREADY_REGISTERED, PASSKEY_NOT_FOUND, decidePasskeys, foldPasskeys, type PasskeyCommand } from '../../domain/identity/passkeys-decide.js';
 import { maintainerStreamId, passkeySummary, type MaintainerPasskeys, type Passkey, type PasskeyCredentialClaimed } from '../../domain/identity/passkeys.js';
+import { sha256Hex } from '../../domain/sha256.js';
 import { HttpError } from '../../http/shared/errors.js';
 import type { ServiceContext } from '../../http/shared/context.js';
 import type { Config } from '../../infra/config.js';
@@ -62,7 +63,7 @@ async function onMaintainer(ctx: ServiceContext, mntner: string, command: Passke
 }
 
 function credentialClaimStream(credentialId: string): string {
-  return `passkey-credential-${createHash('sha256').update(credentialId).digest('hex')}`;
+  return `passkey-credential-${sha256Hex(credentialId)}`;
 }
 
 function newCeremonyId(): string {

@@ -1,6 +1,7 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload, type JWTHeaderParameters } from 'jose';
 import type { DomainEvent } from '../../domain/decider.js';
+import { sha256Hex } from '../../domain/sha256.js';
 import type { ServiceContext } from '../../http/shared/context.js';
 import { currentSigningKey, publishedKey } from '../../infra/identity/keys.js';
 import { execute } from '../handle.js';
@@ -48,7 +49,7 @@ export type SessionIssued = DomainEvent<'SessionIssued', { jti: string; token_sh
 
 /** `sub`: lowercase hex sha256 of `<mntner>/<asn>`; the OIDC UserInfo `sub` uses the same derivation. */
 export function subjectOf(mntner: string, asn: number): string {
-  return createHash('sha256').update(`${mntner}/${asn}`).digest('hex');
+  return sha256Hex(`${mntner}/${asn}`);
 }
 
 /** A signed session and the event that records it, not yet appended. */
@@ -86,7 +87,7 @@ export async function prepareSession(ctx: ServiceContext, identity: { asn: numbe
   const expiresAt = new Date(exp * 1000).toISOString();
   const issued: SessionIssued = {
     type: 'SessionIssued',
-    data: { jti, token_sha256: createHash('sha256').update(token).digest('hex'), sub, asn: identity.asn, mntner: identity.mntner, method: identity.method, issued_at: now.toISOString(), expires_at: expiresAt },
+    data: { jti, token_sha256: sha256Hex(token), sub, asn: identity.asn, mntner: identity.mntner, method: identity.method, issued_at: now.toISOString(), expires_at: expiresAt },
   };
   return {
     grant: { token, asn: identity.asn, mntner: identity.mntner, method: identity.method, expires_at: expiresAt },
