@@ -28,12 +28,6 @@ export function rollbackGeneration(deps: FleetDeps, nodeId: string, target: numb
 /** The identity fields a provisioned document carries for its node record. */
 const IDENTITY_FIELDS = ['asn', 'router_id', 'site', 'loopback_ipv4', 'loopback_ipv6', 'link_local', 'ipv4_prefixes', 'ipv6_prefixes'] as const;
 
-/**
- * `POST /provision`: stores a complete desired state as the node's next
- * generation. The node record is created from `state.node` when missing and its
- * identity fields follow the document otherwise, so the next materialisation
- * does not silently undo them.
- */
 /** A full agent token given to `POST /provision`: installed on the node beforehand, bound to it here. */
 export interface ProvisionedToken {
   tokenId: string;
@@ -41,6 +35,12 @@ export interface ProvisionedToken {
   now: Date;
 }
 
+/**
+ * `POST /provision`: stores a complete desired state as the node's next
+ * generation. The node record is created from `state.node` when missing and its
+ * identity fields follow the document otherwise, so the next materialisation
+ * does not silently undo them.
+ */
 export function provisionState(
   deps: FleetDeps,
   document: Record<string, unknown>,
@@ -58,10 +58,11 @@ export function provisionState(
     nodeId,
     async (state, more) => {
       const alongside = agentToken ? await bindAgentToken(more, nodeId, agentToken) : [];
+      const changed = state.status === 'Live' ? changedFields(state.fields as Record<string, unknown>, fields) : [];
       const events =
         state.status === 'Live'
-          ? changedFields(state.fields as Record<string, unknown>, fields).length > 0
-            ? decideNode({ type: 'UpdateNode', node_id: nodeId, changes: pick(fields, changedFields(state.fields as Record<string, unknown>, fields)) as NodePatch }, state)
+          ? changed.length > 0
+            ? decideNode({ type: 'UpdateNode', node_id: nodeId, changes: pick(fields, changed) as NodePatch }, state)
             : []
           : decideNode({ type: 'CreateNode', node_id: nodeId, fields: fields as unknown as NodeFields }, state);
       return { events, reason: 'desired state provisioned', publish: 'none', document, topology: events.length > 0, alongside, result: nodeId };
