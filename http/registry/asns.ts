@@ -1,6 +1,7 @@
 import { NotFound } from '../../domain/errors.js';
 import * as q from '../../infra/registry/queries.js';
 import type { ServiceContext } from '../shared/context.js';
+import { throwIt } from '../shared/errors.js';
 import { ApiRouter } from '../shared/routes.js';
 import { AsnMntners, AsnParams, AutNum, Identity, Names, NamesBody, Options, Routes } from './schemas.js';
 
@@ -81,8 +82,4 @@ export function asnRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
         res.json(await q.inSnapshot(pool, (db) => q.identity(db, asn)));
       },
     });
-}
-
-export function throwIt(err: Error): never {
-  throw err;
 }

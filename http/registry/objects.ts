@@ -3,8 +3,8 @@ import { NotFound, Validation } from '../../domain/errors.js';
 import { normaliseFingerprint } from '../../domain/registry/auth.js';
 import * as q from '../../infra/registry/queries.js';
 import type { ServiceContext } from '../shared/context.js';
+import { throwIt } from '../shared/errors.js';
 import { ApiRouter } from '../shared/routes.js';
-import { throwIt } from './asns.js';
 import { KeyCert, Mntner } from './schemas.js';
 
 /** `/mntners/{name}` and `/key-certs/{fingerprint}`. */

@@ -15,6 +15,11 @@ export class RequestValidationError extends Error {
   }
 }
 
+/** Throws `err` where an expression is expected: `(await find()) ?? throwIt(new NotFound(...))`. */
+export function throwIt(err: Error): never {
+  throw err;
+}
+
 /** An error that carries its HTTP status and `detail` text as the contract words them. */
 export class HttpError extends Error {
   constructor(

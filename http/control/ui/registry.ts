@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { NotFound, Validation } from '../../../domain/errors.js';
 import { registryClient, RegistryRefused, RegistryUnavailable, type RegistryClient } from '../../../infra/registry/client.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { HttpError } from '../../shared/errors.js';
+import { HttpError, throwIt } from '../../shared/errors.js';
 import { ApiRouter } from '../../shared/routes.js';
 
 const MAX_NAMES = 200;
@@ -100,7 +100,7 @@ export function registryProxyRoutes(ctx: ServiceContext, client: RegistryClient 
       responses: { 200: 'the replica verification-options answer', 404: 'unknown ASN', 503: 'replica unavailable' },
       handler: async (req, res) => {
         const asn = Number(req.params.asn);
-        res.json((await client.verificationOptions(asn)) ?? throwError(unknownAsn(asn)));
+        res.json((await client.verificationOptions(asn)) ?? throwIt(unknownAsn(asn)));
       },
     })
     .route({
@@ -113,7 +113,7 @@ export function registryProxyRoutes(ctx: ServiceContext, client: RegistryClient 
       responses: { 200: 'the replica maintainer record', 404: 'unknown maintainer', 503: 'replica unavailable' },
       handler: async (req, res) => {
         const name = req.params.name.toUpperCase();
-        res.json((await client.mntner(name)) ?? throwError(new NotFound(`maintainer ${name} not found in the registry`)));
+        res.json((await client.mntner(name)) ?? throwIt(new NotFound(`maintainer ${name} not found in the registry`)));
       },
     });
 }
@@ -131,8 +131,4 @@ export function parseAsnList(text: string): number[] {
     out.add(asn);
   });
   return [...out];
-}
-
-function throwError(err: Error): never {
-  throw err;
 }
