@@ -47,19 +47,20 @@ export async function listPasskeys(ctx: ServiceContext, mntner: string): Promise
   return [...(await maintainerPasskeys(ctx, mntner)).credentials.values()].map(passkeySummary);
 }
 
-/** Applies one command to a maintainer's passkeys (load, fold, decide, append with the expected version). */
-async function onMaintainer(ctx: ServiceContext, mntner: string, command: PasskeyCommand, metadata: EventMetadata, extra: (streams: Record<string, { version: number }>) => { streamId: string; events: PasskeyCredentialClaimed[] }[] = () => []): Promise<void> {
+/** Applies one command to a maintainer's passkeys (load, fold, decide, append with the expected version); answers the passkeys after it. */
+async function onMaintainer(ctx: ServiceContext, mntner: string, command: PasskeyCommand, metadata: EventMetadata, extra: (streams: Record<string, { version: number }>) => { streamId: string; events: PasskeyCredentialClaimed[] }[] = () => []): Promise<MaintainerPasskeys> {
   const stream = maintainerStreamId(mntner);
   const claims = command.type === 'RegisterPasskey' ? [credentialClaimStream(command.passkey.credential_id)] : [];
-  await execute(
+  const { result } = await execute(
     ctx.store,
     [stream, ...claims],
     (streams) => {
       const events = decidePasskeys(command, foldPasskeys(streams[stream].events));
-      return { writes: [{ streamId: stream, events }, ...extra(streams)], result: undefined };
+      return { writes: [{ streamId: stream, events }, ...extra(streams)], result: [...streams[stream].events, ...events] };
     },
     metadata,
   );
+  return foldPasskeys(result);
 }
 
 function credentialClaimStream(credentialId: string): string {
@@ -161,13 +162,12 @@ export async function finishRegistration(
   };
   const now = ctx.now();
   const claimStream = credentialClaimStream(passkey.credential_id);
-  await onMaintainer(ctx, mntner, { type: 'RegisterPasskey', passkey, now }, metadata, (streams) => {
+  const after = await onMaintainer(ctx, mntner, { type: 'RegisterPasskey', passkey, now }, metadata, (streams) => {
     // The same credential id under another maintainer (or registered before and deleted): 409 as well.
     if (streams[claimStream].version >= 0) throw new Conflict(PASSKEY_ALREADY_REGISTERED);
     return [{ streamId: claimStream, events: [{ type: 'PasskeyCredentialClaimed', data: { credential_id: passkey.credential_id, mntner, at: now.toISOString() } }] }];
   });
-  const stored = (await maintainerPasskeys(ctx, mntner)).credentials.get(passkey.credential_id)!;
-  return passkeySummary(stored);
+  return passkeySummary(after.credentials.get(passkey.credential_id)!);
 }
 
 export async function deletePasskey(ctx: ServiceContext, mntner: string | undefined, credentialId: string, metadata: EventMetadata): Promise<void> {
