@@ -107,6 +107,8 @@ async function ensureSigningKey(pool: Pool, config: Config, now: Date): Promise<
  * Nothing is decrypted, so it works whatever IDENTITY_KEY_SECRET says.
  */
 export async function publishedKeySet(pool: Pool, config: Config, now: Date): Promise<JWK[]> {
+  const keys = await publishedKeys(pool);
+  if (keys.length > 0) return keys;
   await ensureSigningKey(pool, config, now);
   return publishedKeys(pool);
 }
