@@ -109,14 +109,24 @@ export class ProjectionRuntime {
   }
 
   /** Waits for new events (`wakeAll`), a stop, or `ms`. */
-  private async idle(ms: number): Promise<void> {
-    // Race: a stop() that came during a batch has already woken the idle loops;
-    // this loop would otherwise sleep a whole poll interval before it sees it.
+  private idle(ms: number): Promise<void> {
+    return this.waitIn(this.wakers, ms);
+  }
+
+  /** A backoff that `stop()` cuts short (new events do not). */
+  private pause(ms: number): Promise<void> {
+    return this.waitIn(this.pauses, ms);
+  }
+
+  /** Waits `ms`, or until a callback in `wakers` (or `stop()`, which calls them all) ends it. */
+  private async waitIn(wakers: Set<() => void>, ms: number): Promise<void> {
+    // Race: a stop() that came during a batch has already woken the waiting loops;
+    // this loop would otherwise sleep a whole interval before it sees it.
     if (this.stopping) return;
     const wait = wakeableSleep(ms);
-    this.wakers.add(wait.wake);
+    wakers.add(wait.wake);
     await wait.done;
-    this.wakers.delete(wait.wake);
+    wakers.delete(wait.wake);
   }
 
   private async run(projection: Projection): Promise<void> {
@@ -147,15 +157,6 @@ export class ProjectionRuntime {
         message === null ? [projection.name] : [projection.name, message.slice(0, 2000)],
       )
       .catch((e) => this.log.warn({ err: e, projection: projection.name }, 'could not record the projection failure'));
-  }
-
-  /** A backoff that `stop()` cuts short (new events do not). */
-  private async pause(ms: number): Promise<void> {
-    if (this.stopping) return;
-    const wait = wakeableSleep(ms);
-    this.pauses.add(wait.wake);
-    await wait.done;
-    this.pauses.delete(wait.wake);
   }
 
   /**
