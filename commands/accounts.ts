@@ -1,8 +1,9 @@
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { accountDecider, INVALID_CREDENTIALS, TOO_MANY_ATTEMPTS, type AccountCommand } from '../domain/account/decide.js';
 import { accountStreamId, isUsername, type AccountEvent } from '../domain/account/events.js';
 import { isBlocked, type AccountState } from '../domain/account/state.js';
 import { fold } from '../domain/decider.js';
+import { sha256Hex } from '../domain/sha256.js';
 import { TooManyRequests, Unauthorized, Validation } from '../domain/errors.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { PasswordHasher } from '../infra/passwords.js';
@@ -13,10 +14,6 @@ export const MIN_PASSWORD_LENGTH = 8;
 export interface AccountDeps {
   store: EventStore;
   passwords: PasswordHasher;
-}
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /** Creates an account; 409 when the name is taken, 422 for a bad name or a short password. */
