@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { SignJWT } from 'jose';
 import { SESSION_AUDIENCE, SESSION_TTL_SECONDS, subjectOf, issueSession, type AuthMethod, type SessionGrant } from '../../commands/identity/sessions.js';
@@ -10,22 +9,14 @@ import { currentSigningKey } from '../../infra/identity/keys.js';
 import { registryMigrations } from '../../infra/registry/store.js';
 import { RegistrySyncer } from '../../infra/registry/sync.js';
 import { api } from './http.js';
+import { freePort } from './ports.js';
 import { RegistryRepo, registryEnv, writeBaseRegistry } from './registry.js';
 import { createTestSystem, type TestSystem } from './system.js';
 
 export const REGISTRY_TOKEN = 'registry-service-token-for-identity-specs';
 export const KEY_SECRET = 'identity-key-secret-for-the-specs';
 
-/** A TCP port that was free a moment ago (the issuer URL must name the port before the app listens). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((res) => server.close(() => res()));
-  return port;
-}
-
-/** Starts an app on a given loopback port. */
+/** Starts an app on a given loopback port (the issuer URL must name the port before the app listens). */
 export async function listenOn(app: Express, port: number): Promise<{ url: string; close(): Promise<void> }> {
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(port, '127.0.0.1', (err?: Error) => (err ? reject(err) : resolve(s)));

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 
 /**
  * Real SSH and OpenPGP keys for specs, made and used by the system's `ssh-keygen`
@@ -137,11 +138,7 @@ export class TestKeyserver {
 
 /** A loopback URL nothing listens on (a port that was just bound and released). */
 export async function closedUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
+  return `http://127.0.0.1:${await freePort()}`;
 }
 
 /** SSH wire string: uint32 length, bytes. */

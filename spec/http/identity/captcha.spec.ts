@@ -6,7 +6,7 @@ import { loadConfig } from '../../../infra/config.js';
 import { PgEventStore } from '../../../infra/eventstore/postgres/store.js';
 import { captchaDescriptor, PEERING_VERIFY_ACTION } from '../../../infra/identity/captcha.js';
 import { api, expectResponse } from '../../support/http.js';
-import { listenOn, freePort } from '../../support/identity.js';
+import { startApp } from '../../support/system.js';
 import { GAMMA_ASN, GAMMA_EMAIL, powTicket, startVerification, type VerificationFixture } from './verification-support.js';
 
 const OPTIONS = '/api/v1/verification-options';
@@ -25,7 +25,7 @@ describe('Identity captcha', function () {
       // A second instance: its own configuration object and event store over the same database.
       const config = loadConfig({ ...Object.fromEntries(Object.entries(process.env)), ...envOf(f) });
       const store = new PgEventStore({ pool: f.sys.pool, log: f.sys.log });
-      second = await listenOn(createIdentityApp({ ...f.sys.context, config, store }), await freePort());
+      second = await startApp(createIdentityApp({ ...f.sys.context, config, store }));
     });
     after(async () => {
       await second?.close();

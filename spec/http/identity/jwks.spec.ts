@@ -7,7 +7,8 @@ import { createIdentityApp } from '../../../http/identity/app.js';
 import { ConfigError, loadConfig } from '../../../infra/config.js';
 import { currentSigningKey, rotateSigningKeys } from '../../../infra/identity/keys.js';
 import { api, expectResponse } from '../../support/http.js';
-import { KEY_SECRET, freePort, grantFor, listenOn, startIdentity, type IdentityFixture } from '../../support/identity.js';
+import { KEY_SECRET, grantFor, startIdentity, type IdentityFixture } from '../../support/identity.js';
+import { startApp } from '../../support/system.js';
 
 const run = promisify(execFile);
 
@@ -96,7 +97,7 @@ describe('Identity signing keys and JWKS', function () {
   it('publishes the keys without opening them: an instance with another IDENTITY_KEY_SECRET serves the same set', async () => {
     const own = await f.client.get('/.well-known/jwks.json');
     expectResponse(own).status(200);
-    const other = await listenOn(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret of enough length' } }), await freePort());
+    const other = await startApp(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret of enough length' } }));
     try {
       const res = await api(other.url).get('/.well-known/jwks.json');
       expectResponse(res).status(200).header('cache-control', 'public, max-age=300');

@@ -3,7 +3,9 @@ import { expect } from 'chai';
 import { maintainerHasPasskeys, subjectOf } from '../../../commands/identity/sessions.js';
 import { createIdentityApp } from '../../../http/identity/app.js';
 import { api, expectResponse } from '../../support/http.js';
-import { freePort, grantFor, listenOn, mintSession, startIdentity, type IdentityFixture } from '../../support/identity.js';
+import { grantFor, mintSession, startIdentity, type IdentityFixture } from '../../support/identity.js';
+import { freePort } from '../../support/ports.js';
+import { startApp } from '../../support/system.js';
 import { SoftAuthenticator } from '../../support/passkey-authenticator.js';
 import { rpsl } from '../../support/registry.js';
 
@@ -280,7 +282,7 @@ describe('Identity passkeys and registry changes', function () {
     });
     const proxyPort = await freePort();
     await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
-    const viaProxy = await listenOn(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, registryUrl: `http://127.0.0.1:${proxyPort}` } }), await freePort());
+    const viaProxy = await startApp(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, registryUrl: `http://127.0.0.1:${proxyPort}` } }));
     try {
       const begin = await loginBegin(f, 4242420001);
       f.repo.remove('mntner', 'ALPHA-MNT');

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import { decodeJwt } from 'jose';
 import { createIdentityApp } from '../../../http/identity/app.js';
 import { api, expectResponse } from '../../support/http.js';
-import { freePort, listenOn } from '../../support/identity.js';
+import { startApp } from '../../support/system.js';
 import { SoftAuthenticator } from '../../support/passkey-authenticator.js';
 import { GAMMA_ASN, GAMMA_EMAIL, optionId, powTicket, startVerification, type VerificationFixture } from './verification-support.js';
 
@@ -130,7 +130,7 @@ describe('Identity POST /challenge/submit', function () {
       expectResponse(await f.client.get('/.well-known/jwks.json')).status(200); // the signing key exists, sealed with the fixture's secret
       const c = await issue('ssh');
       const answer = f.ssh.sign(c.nonce!);
-      const wrongSecret = await listenOn(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret that cannot open the keys' } }), await freePort());
+      const wrongSecret = await startApp(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret that cannot open the keys' } }));
       try {
         expectResponse(await api(wrongSecret.url).post(SUBMIT, { challenge_id: c.challenge_id, answer })).status(500).body({ error: 'server_error' });
       } finally {
