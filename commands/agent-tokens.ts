@@ -7,7 +7,8 @@ import {
   type AgentTokenState,
   type NewToken,
 } from '../domain/agent/agent-token.js';
-import { AGENT_TOKEN_PREFIX, checkLiteralToken, newSecret, newTokenId, sha256Hex } from '../domain/agent/secrets.js';
+import { AGENT_TOKEN_PREFIX, checkLiteralToken, newSecret, newTokenId } from '../domain/agent/secrets.js';
+import { sha256Hex } from '../domain/sha256.js';
 import { fold } from '../domain/decider.js';
 import { NotFound } from '../domain/errors.js';
 import type { Queryable } from '../infra/db/pool.js';

@@ -1,5 +1,6 @@
 import { enrollmentDecider, enrollmentTokenStream } from '../domain/agent/enrollment.js';
-import { checkLiteralToken, ENROLLMENT_TOKEN_PREFIX, newSecret, newTokenId, sha256Hex } from '../domain/agent/secrets.js';
+import { checkLiteralToken, ENROLLMENT_TOKEN_PREFIX, newSecret, newTokenId } from '../domain/agent/secrets.js';
+import { sha256Hex } from '../domain/sha256.js';
 import { BadReference, NotFound, Validation } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { getEnrollmentToken, type EnrollmentTokenOut } from '../projections/agents/queries.js';

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { agentTokenStream, issuedEvent } from '../domain/agent/agent-token.js';
 import { enrollmentDecider, enrollmentTokenStream, usability, type EnrollmentEvent } from '../domain/agent/enrollment.js';
 import { registrationDecider, registrationStream, type Inventory, type RegistrationCommand, type RegistrationEvent, type RegistrationState } from '../domain/agent/registration.js';
-import { sha256Hex } from '../domain/agent/secrets.js';
+import { sha256Hex } from '../domain/sha256.js';
 import { fold } from '../domain/decider.js';
 import { Forbidden, NotFound, Unauthorized } from '../domain/errors.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../domain/sha256.js';
 import { Validation } from '../domain/errors.js';
 import { checkFileName, checkVersion, compareVersions, needsUpdate } from '../domain/release/rules.js';
 import { agentStatuses, livenessOf, type Liveness } from '../infra/telemetry/liveness.js';
@@ -36,7 +36,7 @@ export async function uploadRelease(ctx: ServiceContext, version: string, files:
     seen.add(f.filename);
   }
   const stored = files
-    .map((f) => ({ filename: f.filename, sha256: createHash('sha256').update(f.content).digest('hex'), size: f.content.length, content: f.content }))
+    .map((f) => ({ filename: f.filename, sha256: sha256Hex(f.content), size: f.content.length, content: f.content }))
     .sort((a, b) => byteOrder(a.filename, b.filename));
   await saveRelease(ctx.pool, version, stored, ctx.now());
   return { version, wheels: stored.map(({ filename, sha256, size }) => ({ filename, sha256, size })) };

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { BadReference } from '../errors.js';
 
 /**
@@ -17,10 +17,6 @@ export const MIN_LITERAL_BITS = 128;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 export const INVALID_LITERAL = `invalid token: a literal token must be ${MIN_LITERAL_LENGTH} to ${MAX_LITERAL_LENGTH} base64url characters (A-Z a-z 0-9 - _, no padding) with at least ${MIN_LITERAL_BITS} bits of estimated entropy`;
-
-export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
 
 export function newSecret(): string {
   return randomBytes(32).toString('base64url');

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../sha256.js';
 import { classifyAuth } from './auth.js';
 import type { AutNum, Contact, KeyCert, Mntner } from './objects.js';
 
@@ -29,7 +29,7 @@ export interface VerificationOption {
  */
 export function optionId(mntner: string, kind: VerificationOption['kind'], value: string): string {
   const normalised = kind === 'email' ? value.trim().toLowerCase() : value;
-  const digest = createHash('sha256').update(`${mntner.toUpperCase()}\0${kind}\0${normalised}`).digest('hex');
+  const digest = sha256Hex(`${mntner.toUpperCase()}\0${kind}\0${normalised}`);
   return `${kind}-${digest.slice(0, 24)}`;
 }
 

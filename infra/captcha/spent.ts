@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../../domain/sha256.js';
 import { WrongExpectedVersion, type EventStore } from '../eventstore/types.js';
 
 /**
@@ -20,7 +20,7 @@ export interface SpentTickets {
 export function eventStoreSpentTickets(store: EventStore): SpentTickets {
   return {
     async spend(ticketId, expiresAt) {
-      const streamId = `captcha-ticket-${createHash('sha256').update(ticketId).digest('hex')}`;
+      const streamId = `captcha-ticket-${sha256Hex(ticketId)}`;
       try {
         await store.append([{ streamId, expected: 'no_stream', events: [{ type: 'CaptchaTicketSpent', data: { expires_at: expiresAt.toISOString() } }] }], {
           actor: 'captcha',

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
-import { parseAgentToken, sha256Hex } from '../../../domain/agent/secrets.js';
+import { parseAgentToken } from '../../../domain/agent/secrets.js';
+import { sha256Hex } from '../../../domain/sha256.js';
 import { findAgentToken } from '../../../projections/agents/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';

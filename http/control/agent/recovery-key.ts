@@ -1,4 +1,5 @@
-import { createHash, createPublicKey } from 'node:crypto';
+import { createPublicKey } from 'node:crypto';
+import { sha256Hex } from '../../../domain/sha256.js';
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
 import { AGENT, AGENT_TAGS, agentRouter, checkAgentNode } from './reports.js';
@@ -6,7 +7,7 @@ import { AGENT, AGENT_TAGS, agentRouter, checkAgentNode } from './reports.js';
 /** Fingerprint of a public key: lowercase hex sha256 of its DER (SubjectPublicKeyInfo) encoding. */
 export function recoveryKeyFingerprint(pem: string): string {
   const der = createPublicKey(pem).export({ type: 'spki', format: 'der' });
-  return createHash('sha256').update(der).digest('hex');
+  return sha256Hex(der);
 }
 
 /**

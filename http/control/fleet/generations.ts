@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { provisionState, rollbackGeneration, type ProvisionedToken } from '../../../commands/generations.js';
-import { checkLiteralToken, parseAgentToken, sha256Hex } from '../../../domain/agent/secrets.js';
+import { checkLiteralToken, parseAgentToken } from '../../../domain/agent/secrets.js';
+import { sha256Hex } from '../../../domain/sha256.js';
 import { diffStates } from '../../../domain/desired-state/diff.js';
 import { BadReference, NotFound, Validation } from '../../../domain/errors.js';
 import { parsePosition } from '../../../infra/eventstore/types.js';
