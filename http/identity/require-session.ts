@@ -2,6 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { InvalidSession, verifySession, type SessionClaims } from '../../commands/identity/sessions.js';
 import type { ServiceContext } from '../shared/context.js';
 import { IDENTITY_ERROR, identityError } from './errors.js';
+import { bearerOf } from '../shared/bearer.js';
 
 export const SESSION_REQUIRED = 'session token required';
 export const SESSION_INVALID = 'invalid or expired session token';
@@ -15,7 +16,7 @@ export const SESSION_INVALID = 'invalid or expired session token';
  */
 export function requireSession(ctx: ServiceContext): RequestHandler {
   return async (req, res, next) => {
-    const token = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const token = bearerOf(req.headers.authorization);
     if (!token) return refuse(res, next, SESSION_REQUIRED);
     try {
       const claims = await verifySession(ctx, token);
