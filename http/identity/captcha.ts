@@ -1,11 +1,10 @@
-import { Type } from '@sinclair/typebox';
 import type { IdentityCaptcha } from '../../infra/identity/captcha.js';
 import { POW_CHALLENGE_PATH } from '../../infra/identity/captcha.js';
+import { AltchaChallenge } from '../shared/captcha.js';
 import type { ServiceContext } from '../shared/context.js';
 import type { ApiRouter } from '../shared/routes.js';
 import { identityError } from './errors.js';
 
-const PowChallenge = Type.Object({ parameters: Type.Object({}, { additionalProperties: true }), signature: Type.String() }, { description: 'an ALTCHA challenge' });
 
 /** The router-relative path of the puzzle endpoint (`/api/v1/captcha/challenge`). */
 const PATH = POW_CHALLENGE_PATH.replace(/^\/api\/v1/, '');
@@ -20,7 +19,7 @@ export function captchaChallengeRoute(router: ApiRouter, ctx: ServiceContext, ca
     path: PATH,
     summary: 'Proof-of-work captcha puzzle (captcha kind pow)',
     tags: ['verification'],
-    responses: { 200: PowChallenge, 404: 'the captcha is not proof of work', 503: 'proof of work not configured' },
+    responses: { 200: AltchaChallenge, 404: 'the captcha is not proof of work', 503: 'proof of work not configured' },
     handler: async (_req, res) => {
       res.set('cache-control', 'no-store');
       if (captcha.kind !== 'pow') throw identityError(404, 'no captcha puzzle: the captcha is not proof of work');

@@ -1,7 +1,9 @@
 import { externalCaptcha } from './external.js';
 import { noCaptcha } from './none.js';
 import { powCaptcha } from './pow.js';
-import type { SpentTickets } from './spent.js';
+import type { Config } from '../config.js';
+import type { EventStore } from '../eventstore/types.js';
+import { eventStoreSpentTickets, type SpentTickets } from './spent.js';
 import type { CaptchaKind, CaptchaVerifier, ChallengeIssuer } from './types.js';
 
 export type { CaptchaKind, CaptchaVerifier, ChallengeIssuer, VerifyContext } from './types.js';
@@ -42,4 +44,16 @@ export function createCaptcha(settings: CaptchaSettings, spent: SpentTickets): C
       return _never;
     }
   }
+}
+
+/**
+ * The provider of `kind` with the shared captcha settings of the configuration
+ * (`CAPTCHA_SECRET`, `CAPTCHA_VERIFY_URL`, `CAPTCHA_VERIFY_SECRET`), its tickets
+ * spent in the event store. Each flow names its own kind and widget action.
+ */
+export function configuredCaptcha(config: Config, kind: CaptchaKind | undefined, expectedAction: string, store: EventStore): CaptchaVerifier & Partial<ChallengeIssuer> {
+  return createCaptcha(
+    { kind, powSecret: config.captchaSecret, verifyUrl: config.captchaVerifyUrl, verifySecret: config.captchaVerifySecret, expectedAction },
+    eventStoreSpentTickets(store),
+  );
 }

@@ -1,4 +1,4 @@
-import { createCaptcha, eventStoreSpentTickets, type CaptchaKind, type ChallengeIssuer, type VerifyContext } from '../captcha/index.js';
+import { configuredCaptcha, type CaptchaKind, type ChallengeIssuer, type VerifyContext } from '../captcha/index.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../eventstore/types.js';
 
@@ -58,15 +58,6 @@ export function captchaDescriptor(config: Config): CaptchaDescriptor {
 export function identityCaptcha(deps: { config: Config; store: EventStore }): IdentityCaptcha {
   const { config } = deps;
   const descriptor = captchaDescriptor(config);
-  const provider = createCaptcha(
-    {
-      kind: descriptor.kind,
-      powSecret: config.captchaSecret,
-      verifyUrl: config.captchaVerifyUrl,
-      verifySecret: config.captchaVerifySecret,
-      expectedAction: PEERING_VERIFY_ACTION,
-    },
-    eventStoreSpentTickets(deps.store),
-  );
+  const provider = configuredCaptcha(config, descriptor.kind, PEERING_VERIFY_ACTION, deps.store);
   return { ...provider, ...descriptor, enabled: descriptor.kind !== 'none' };
 }

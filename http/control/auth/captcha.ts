@@ -1,5 +1,5 @@
-import { Type } from '@sinclair/typebox';
-import { createCaptcha, eventStoreSpentTickets, type CaptchaVerifier, type ChallengeIssuer } from '../../../infra/captcha/index.js';
+import { configuredCaptcha, type CaptchaVerifier, type ChallengeIssuer } from '../../../infra/captcha/index.js';
+import { AltchaChallenge } from '../../shared/captcha.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import type { ApiRouter } from '../../shared/routes.js';
@@ -13,20 +13,9 @@ export const CONTROL_LOGIN_ACTION = 'control_login';
  * without its secret, gives a provider that refuses every ticket (fails closed).
  */
 export function controlLoginCaptcha(ctx: ServiceContext): CaptchaVerifier & Partial<ChallengeIssuer> {
-  const { config } = ctx;
-  return createCaptcha(
-    {
-      kind: config.controlLoginCaptcha,
-      powSecret: config.captchaSecret,
-      verifyUrl: config.captchaVerifyUrl,
-      verifySecret: config.captchaVerifySecret,
-      expectedAction: CONTROL_LOGIN_ACTION,
-    },
-    eventStoreSpentTickets(ctx.store),
-  );
+  return configuredCaptcha(ctx.config, ctx.config.controlLoginCaptcha, CONTROL_LOGIN_ACTION, ctx.store);
 }
 
-const Challenge = Type.Object({ parameters: Type.Object({}, { additionalProperties: true }), signature: Type.String() }, { description: 'an ALTCHA challenge' });
 
 /** `GET /auth/captcha`: a proof-of-work challenge for the login form, when the login captcha is `pow`. */
 export function captchaChallengeRoute(router: ApiRouter, ctx: ServiceContext, captcha: Partial<ChallengeIssuer>): void {
@@ -35,7 +24,7 @@ export function captchaChallengeRoute(router: ApiRouter, ctx: ServiceContext, ca
     path: '/auth/captcha',
     summary: 'Proof-of-work challenge for the login captcha',
     tags: ['auth'],
-    responses: { 200: Challenge, 403: 'admin surface locked', 404: 'the login captcha is not proof of work' },
+    responses: { 200: AltchaChallenge, 403: 'admin surface locked', 404: 'the login captcha is not proof of work' },
     handler: async (_req, res) => {
       if (!captcha.issueChallenge) throw new HttpError(404, 'no captcha challenge: the login captcha is not proof of work');
       res.set('cache-control', 'no-store').json(await captcha.issueChallenge(ctx.now()));
