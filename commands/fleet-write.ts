@@ -10,7 +10,7 @@ import { addressingOf } from '../domain/node/specs.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { Queryable } from '../infra/db/pool.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
-import { nodesReferring } from '../projections/fleet/queries.js';
+import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
 import type { Delivery, Doorbell, DoorbellEvent } from './doorbell.js';
 import { execute, type LoadMore } from './handle.js';
 
@@ -226,8 +226,7 @@ class FleetLoader {
    * append then guards), and the node being written counts as decided.
    */
   private async inbound(nodeId: string): Promise<InboundPeering[]> {
-    const { rows } = await this.db.query(`SELECT DISTINCT node_id FROM peerings WHERE remote_node_id = $1 AND is_internal AND node_id <> $1`, [nodeId]);
-    const candidates = new Set<string>(rows.map((r: { node_id: string }) => r.node_id));
+    const candidates = new Set(await nodesPeeringInternallyWith(this.db, nodeId));
     if (nodeId !== this.primaryId) candidates.add(this.primaryId);
     const out: InboundPeering[] = [];
     for (const id of [...candidates].sort()) {

@@ -1,5 +1,6 @@
 import { decideNode, live } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
+import { nodesPeeringInternallyWith } from '../projections/fleet/queries.js';
 import { TOPOLOGY_STREAM, writeNode, type FleetDeps, type Published } from './fleet-write.js';
 
 export interface WireguardKeyOutcome {
@@ -35,15 +36,12 @@ export async function registerWireguardKey(
       // writes `fleet-topology`. Its version is read before the peerings are, so
       // either this lookup sees that peering or the append fails and decides again.
       await more(TOPOLOGY_STREAM, 'version');
-      const { rows } = await deps.db.query(
-        `SELECT DISTINCT node_id FROM peerings WHERE remote_node_id = $1 AND is_internal AND enabled AND node_id <> $1 ORDER BY node_id`,
-        [node.node_id],
-      );
+      const peers = await nodesPeeringInternallyWith(deps.db, node.node_id, { enabledOnly: true });
       return {
         events,
         reason: `wireguard key of ${nodeId} registered`,
         publish: 'none',
-        alsoPublish: rows.map((r: { node_id: string }) => r.node_id),
+        alsoPublish: peers,
         result: 'stored',
       };
     },

@@ -156,6 +156,15 @@ export async function ownerOf(db: Queryable, kind: 'peering' | 'interface' | 'bg
 }
 
 /** Nodes whose desired state depends on this node: internal peerings pointing at it, topology routers naming it. */
+/** Other nodes with an internal peering (any, or only enabled ones) whose remote is `nodeId`, sorted. */
+export async function nodesPeeringInternallyWith(db: Queryable, nodeId: string, options: { enabledOnly?: boolean } = {}): Promise<string[]> {
+  const { rows } = await db.query(
+    `SELECT DISTINCT node_id FROM peerings WHERE remote_node_id = $1 AND is_internal AND node_id <> $1${options.enabledOnly ? ' AND enabled' : ''} ORDER BY node_id`,
+    [nodeId],
+  );
+  return rows.map((r: { node_id: string }) => r.node_id);
+}
+
 export async function nodesReferring(db: Queryable, nodeId: string): Promise<string[]> {
   const { rows } = await db.query(
     `SELECT node_id FROM peerings WHERE remote_node_id = $1 AND is_internal AND node_id <> $1
