@@ -1,4 +1,5 @@
 import type { DomainEvent } from '../decider.js';
+import type { AutopeeringPolicy } from '../autopeering/policy.js';
 import type { InterfaceSpec, NodeFields, NodePatch, PeeringPatch, SessionSpec } from './specs.js';
 
 /**
@@ -54,7 +55,9 @@ export type NodeEvent =
   | DomainEvent<'WireguardKeyRegistered', { node_id: string; public_key: string; private_key_escrow: string | null }>
   | DomainEvent<'WireguardKeyEscrowRefreshed', { node_id: string; private_key_escrow: string }>
   /** The inventory an agent reported when its registration was accepted; replaces `fields.inventory`. */
-  | DomainEvent<'NodeInventoryReported', { node_id: string; inventory: Record<string, unknown> }>;
+  | DomainEvent<'NodeInventoryReported', { node_id: string; inventory: Record<string, unknown> }>
+  /** The node's whole autopeering policy after a PUT or PATCH (domain/autopeering/policy.ts). */
+  | DomainEvent<'AutopeeringPolicySet', { node_id: string; policy: AutopeeringPolicy }>;
 
 export type NodeEventType = NodeEvent['type'];
 
@@ -76,6 +79,7 @@ export const NODE_EVENT_TYPES: readonly NodeEventType[] = [
   'WireguardKeyRegistered',
   'WireguardKeyEscrowRefreshed',
   'NodeInventoryReported',
+  'AutopeeringPolicySet',
 ];
 
 export const nodeStream = (nodeId: string): string => `node-${nodeId}`;

@@ -1,4 +1,5 @@
 import { unreachable } from '../decider.js';
+import type { AutopeeringPolicy } from '../autopeering/policy.js';
 import type { InterfaceRecord, NodeEvent, PeeringRecord, SessionRecord } from './events.js';
 import type { NodeFields } from './specs.js';
 
@@ -15,6 +16,8 @@ export interface LiveNode {
   sessions: SessionRecord[];
   /** The node's WireGuard key as its agent registered it (absent until then), with the escrowed private key if any. */
   wireguard?: NodeWireguardKey;
+  /** Set by `AutopeeringPolicySet`; absent means the defaults (closed). */
+  autopeering?: AutopeeringPolicy;
 }
 
 export interface NodeWireguardKey {
@@ -66,6 +69,8 @@ export function evolveNode(state: NodeState, event: NodeEvent): NodeState {
       return state.wireguard ? { ...state, wireguard: { ...state.wireguard, private_key_escrow: event.data.private_key_escrow } } : state;
     case 'NodeInventoryReported':
       return { ...state, fields: { ...state.fields, inventory: event.data.inventory } };
+    case 'AutopeeringPolicySet':
+      return { ...state, autopeering: event.data.policy };
     default:
       return unreachable(event);
   }
