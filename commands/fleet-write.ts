@@ -9,6 +9,7 @@ import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import { addressingOf } from '../domain/node/specs.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { Queryable } from '../infra/db/pool.js';
+import { agentStatuses } from '../infra/telemetry/liveness.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
 import type { Delivery, Doorbell, DoorbellEvent } from './doorbell.js';
@@ -108,7 +109,7 @@ export async function writeNode<T>(
       const before = fold(nodeDecider, streams[primary].events as NodeEvent[]);
       const decided = await plan(before, more);
       const after = decided.events.reduce(nodeDecider.evolve, before);
-      const loader = new FleetLoader(deps.db, more, nodeId, after);
+      const loader = new FleetLoader(deps.db, more, new Map([[nodeId, after]]));
 
       const targets: { node: LiveNode; empty: boolean }[] = [];
       if (after.status === 'Live') {
@@ -134,27 +135,10 @@ export async function writeNode<T>(
       const writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[] = [{ streamId: primary, events: decided.events }];
       for (const target of targets) {
         const own = target.node.node_id === nodeId;
-        const state =
-          own && decided.document ? decided.document : target.empty ? emptyDesiredState(target.node) : materialise(target.node, await loader.context(target.node));
-        const check = validateDesiredState(state);
-        if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
-        const next = (await loader.generation(target.node.node_id)) + 1;
-        published.push({ node_id: target.node.node_id, generation: next, reason: decided.reason });
-        writes.push({
-          streamId: desiredStateStream(target.node.node_id),
-          events: [
-            {
-              type: 'DesiredStatePublished',
-              data: {
-                node_id: target.node.node_id,
-                generation: next,
-                reason: decided.reason,
-                state: state as unknown as Record<string, unknown>,
-                ...(own && decided.rollbackOf !== undefined ? { rollback_of: decided.rollbackOf } : {}),
-              },
-            },
-          ],
-        });
+        const given = own && decided.document ? decided.document : target.empty ? emptyDesiredState(target.node) : undefined;
+        const next = await publication(loader, target.node, decided.reason, given, own ? decided.rollbackOf : undefined);
+        published.push(next.published);
+        writes.push(next.write);
       }
       for (const other of decided.alongside ?? []) writes.push(other);
       for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
@@ -176,18 +160,49 @@ function referencesOf(state: NodeState): string[] {
   return state.status === 'Live' ? referencedNodeIds(state) : [];
 }
 
-/** Loads what materialisation needs from other nodes' streams, once each, within one decision. */
-class FleetLoader {
+/**
+ * The `DesiredStatePublished` write that gives `node` its next generation: the
+ * `given` document (provision, rollback, decommission), else the node
+ * materialised; validated either way (422 `MATERIALIZATION_FAILED`).
+ */
+export async function publication(
+  loader: FleetLoader,
+  node: LiveNode,
+  reason: string,
+  given?: object,
+  rollbackOf?: number,
+): Promise<{ published: Published; write: { streamId: string; events: DomainEvent[] } }> {
+  const state = given ?? materialise(node, await loader.context(node));
+  const check = validateDesiredState(state);
+  if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
+  const generation = (await loader.generation(node.node_id)) + 1;
+  const data = {
+    node_id: node.node_id,
+    generation,
+    reason,
+    state: state as Record<string, unknown>,
+    ...(rollbackOf !== undefined ? { rollback_of: rollbackOf } : {}),
+  };
+  return { published: { node_id: node.node_id, generation, reason }, write: { streamId: desiredStateStream(node.node_id), events: [{ type: 'DesiredStatePublished', data }] } };
+}
+
+/**
+ * Loads what materialisation needs from other nodes' streams, once each, within
+ * one decision. `decided` holds the states the decision itself produced (the
+ * nodes being written): those count over their streams and the read model.
+ */
+export class FleetLoader {
   private readonly nodes = new Map<string, LiveNode | undefined>();
   private readonly generations = new Map<string, number>();
+  private readonly decidedIds: readonly string[];
 
   constructor(
     private readonly db: Queryable,
     private readonly more: LoadMore,
-    private readonly primaryId: string,
-    primary: NodeState,
+    decided: ReadonlyMap<string, NodeState>,
   ) {
-    this.nodes.set(primaryId, primary.status === 'Live' ? primary : undefined);
+    for (const [id, state] of decided) this.nodes.set(id, state.status === 'Live' ? state : undefined);
+    this.decidedIds = [...decided.keys()];
   }
 
   async node(nodeId: string): Promise<LiveNode | undefined> {
@@ -217,17 +232,18 @@ class FleetLoader {
       const other = await this.node(id);
       if (other) nodes.set(id, factsOf(other));
     }
-    return { nodes, inbound, wireguard_public_key: node.wireguard?.public_key ?? null };
+    const agent_version = (await agentStatuses(this.db, [node.node_id]))[0]?.agent_version ?? null;
+    return { nodes, inbound, wireguard_public_key: node.wireguard?.public_key ?? null, agent_version };
   }
 
   /**
    * Internal peerings of other nodes that point at `nodeId`. The read model finds
    * the candidates; each one is confirmed from its node's stream (which the
-   * append then guards), and the node being written counts as decided.
+   * append then guards), and the nodes being written count as decided.
    */
   private async inbound(nodeId: string): Promise<InboundPeering[]> {
     const candidates = new Set(await nodesPeeringInternallyWith(this.db, nodeId));
-    if (nodeId !== this.primaryId) candidates.add(this.primaryId);
+    for (const id of this.decidedIds) if (id !== nodeId) candidates.add(id);
     const out: InboundPeering[] = [];
     for (const id of [...candidates].sort()) {
       const other = await this.node(id);

@@ -28,4 +28,10 @@ export interface FleetContext {
   inbound: readonly InboundPeering[];
   /** This node's own WireGuard public key as reported by its agent (null until reported). */
   wireguard_public_key: string | null;
+  /**
+   * The version this node's agent last reported over its heartbeat (null or
+   * absent: never reported). Older agents cannot take `bird.blocked_prefixes`
+   * (`takesBlockedPrefixes`), so the document withholds them.
+   */
+  agent_version?: string | null;
 }

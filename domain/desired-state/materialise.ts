@@ -22,6 +22,7 @@ import {
   type Router,
 } from './schema.js';
 import { readBaseTemplate, type BaseTemplate } from './template.js';
+import { takesBlockedPrefixes } from '../fleet-ops/agent-gate.js';
 
 /**
  * `materialise(node, ctx)`: the desired state of one node, as a pure function of
@@ -121,11 +122,16 @@ export function materialise(node: LiveNode, ctx: FleetContext): DesiredState {
       },
       cold_potato_med: template.bird?.cold_potato_med ?? null,
       route_local_pref: (template.bird?.route_local_pref ?? []).map((r) => ({ prefix: canonicalPrefix(r.prefix) ?? r.prefix, local_pref: r.local_pref })),
-      blocked_prefixes: [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings),
+      blocked_prefixes: takesBlockedPrefixes(ctx.agent_version) ? blockedPrefixes(template) : [],
       import_prefixes: emptyBird().import_prefixes,
     },
     dns: null,
   };
+}
+
+/** The template's blocked prefixes in canonical form, deduplicated and sorted (flap mitigations). */
+export function blockedPrefixes(template: BaseTemplate): string[] {
+  return [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings);
 }
 
 const isInternal = (p: PeeringRecord | undefined): p is PeeringRecord & { is_internal: true } => p?.is_internal === true;

@@ -1,0 +1,19 @@
+import { compareVersions, isVersion } from '../release/rules.js';
+
+/**
+ * Agents before 1.0.187 validate the desired state strictly and refuse a
+ * document whose `bird.blocked_prefixes` holds anything (document 2,
+ * Versioning), so a whole node would stop applying because of one mitigation.
+ */
+export const BLOCKED_PREFIXES_MIN_AGENT = '1.0.187';
+
+/**
+ * Whether a node's document may carry its blocked prefixes, given the version
+ * its agent last reported. Only a reported, readable version below 1.0.187
+ * withholds them: a node whose agent never reported one (not yet installed)
+ * gets them, so a fresh install of a current agent is not left unprotected.
+ */
+export function takesBlockedPrefixes(agentVersion: string | null | undefined): boolean {
+  if (agentVersion == null || !isVersion(agentVersion)) return true;
+  return compareVersions(agentVersion, BLOCKED_PREFIXES_MIN_AGENT) >= 0;
+}
