@@ -88,6 +88,21 @@ function publicKeyPem(raw: string): string {
   }
 }
 
+/** A comma-separated list of absolute URIs without fragment (RFC 8707 resource indicators), compared exactly. */
+function resourceUris(raw: string): string[] {
+  return raw.split(',').map((item) => {
+    const value = item.trim();
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw new Error(`${value || '(empty)'} is not an absolute URI`);
+    }
+    if (parsed.hash || value.includes('#')) throw new Error(`${value} must not have a fragment`);
+    return value;
+  });
+}
+
 /** A comma-separated list of web origins (`scheme://host[:port]`), each normalised by URL. */
 function origins(raw: string): string[] {
   return raw.split(',').map((item) => {
@@ -113,11 +128,12 @@ export const settings = {
   registryPort: setting('REGISTRY_PORT', 'registry replica port', port, 8082),
   sitePort: setting('SITE_PORT', 'home site port', port, 8083),
   adminToken: setting('ADMIN_TOKEN', 'static admin token for /admin and /ui; absent: those routes answer 403', optional(secret), undefined, true),
-  identityAdminToken: setting('IDENTITY_ADMIN_TOKEN', 'identity service administration token', optional(secret), undefined, true),
+  identityAdminToken: setting('IDENTITY_ADMIN_TOKEN', 'Bearer token of the identity service administration (OAuth applications, registry sync); absent: those endpoints answer 403', optional(secret), undefined, true),
   registryServiceToken: setting('REGISTRY_SERVICE_TOKEN', 'token sister services present to the registry replica', optional(secret), undefined, true),
   bootstrapEnrollmentToken: setting('BOOTSTRAP_ENROLLMENT_TOKEN', 'reusable global enrollment token; absent: disabled', optional(secret), undefined, true),
   identityIssuer: setting('IDENTITY_ISSUER', 'OIDC issuer URL of the identity service', url('https:', 'http:'), 'http://127.0.0.1:8081'),
   identityKeySecret: setting('IDENTITY_KEY_SECRET', 'encrypts the identity signing keys stored in PostgreSQL (AES-256-GCM), shared by all instances; absent: a fixed development secret while IDENTITY_ISSUER is a loopback address, else the identity role does not start', optional(secret), undefined, true),
+  oidcResources: setting('OIDC_RESOURCES', 'comma-separated resource indicators (RFC 8707) a client may request as access-token audience, compared exactly; absent: none, every access token is for the issuer', optional(resourceUris), undefined),
   webauthnOrigins: setting('WEBAUTHN_ORIGINS', 'comma-separated origins allowed to run passkey ceremonies; absent: the origin of IDENTITY_ISSUER', optional(origins), undefined),
   registryUrl: setting('REGISTRY_URL', 'base URL of the registry replica for its clients', optional(url('https:', 'http:')), undefined),
   registrySource: setting('REGISTRY_SOURCE', 'git URL or local path of a dn42 registry checkout', optional(text), undefined),
