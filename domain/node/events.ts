@@ -57,7 +57,9 @@ export type NodeEvent =
   /** The inventory an agent reported when its registration was accepted; replaces `fields.inventory`. */
   | DomainEvent<'NodeInventoryReported', { node_id: string; inventory: Record<string, unknown> }>
   /** The node's whole autopeering policy after a PUT or PATCH (domain/autopeering/policy.ts). */
-  | DomainEvent<'AutopeeringPolicySet', { node_id: string; policy: AutopeeringPolicy }>;
+  | DomainEvent<'AutopeeringPolicySet', { node_id: string; policy: AutopeeringPolicy }>
+  /** The node joined a DNS group (id) or left its group (null); appended with the group's `DnsGroupMemberJoined`/`Left` (domain/dns). */
+  | DomainEvent<'NodeDnsGroupAssigned', { node_id: string; dns_group_id: number | null }>;
 
 export type NodeEventType = NodeEvent['type'];
 
@@ -80,6 +82,7 @@ export const NODE_EVENT_TYPES: readonly NodeEventType[] = [
   'WireguardKeyEscrowRefreshed',
   'NodeInventoryReported',
   'AutopeeringPolicySet',
+  'NodeDnsGroupAssigned',
 ];
 
 export const nodeStream = (nodeId: string): string => `node-${nodeId}`;

@@ -18,6 +18,8 @@ export interface LiveNode {
   wireguard?: NodeWireguardKey;
   /** Set by `AutopeeringPolicySet`; absent means the defaults (closed). */
   autopeering?: AutopeeringPolicy;
+  /** The DNS group the node serves (`NodeDnsGroupAssigned`); absent or null: none. */
+  dns_group_id?: number | null;
 }
 
 export interface NodeWireguardKey {
@@ -71,6 +73,8 @@ export function evolveNode(state: NodeState, event: NodeEvent): NodeState {
       return { ...state, fields: { ...state.fields, inventory: event.data.inventory } };
     case 'AutopeeringPolicySet':
       return { ...state, autopeering: event.data.policy };
+    case 'NodeDnsGroupAssigned':
+      return { ...state, dns_group_id: event.data.dns_group_id };
     default:
       return unreachable(event);
   }

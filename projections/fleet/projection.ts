@@ -141,6 +141,9 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
     case 'WireguardKeyEscrowRefreshed':
       // The escrow stays in the node stream; the read model never serves it.
       return;
+    case 'NodeDnsGroupAssigned':
+      await tx.query(`UPDATE nodes SET dns_group_id = $2, updated_at = $3 WHERE node_id = $1`, [event.data.node_id, event.data.dns_group_id, at]);
+      return;
     case 'AutopeeringPolicySet':
       // The `autopeering` projection keeps policies; the fleet only records the event in the node's history.
       return;

@@ -1,0 +1,46 @@
+import type { DnsRecordState, DnsState, DnsZoneState } from '../desired-state/schema.js';
+import type { ActiveDnsGroup, DnsZone } from './state.js';
+
+/**
+ * The `dns` section of a member node's desired state: null without a group or
+ * while the group is disabled; otherwise the group's resolver settings and its
+ * enabled zones (by name) with their enabled records (by sort_order, then id).
+ * A pure function of the group's stream: the SOA serial is the zone's counter,
+ * never a time.
+ */
+export function dnsStateOf(group: ActiveDnsGroup | null | undefined): DnsState | null {
+  if (!group || !group.enabled) return null;
+  return {
+    group_id: group.group_id,
+    group_name: group.name,
+    bind_addresses: [...group.bind_addresses],
+    cache_ttl_seconds: group.cache_ttl_seconds,
+    forwards: group.forwards.map((f) => ({ zone: f.zone, upstreams: [...f.upstreams] })),
+    zones: group.zones
+      .filter((z) => z.enabled)
+      .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0))
+      .map(zoneState),
+  };
+}
+
+/** Defaults of a zone's SOA names, following the zone's (current) name. */
+export const defaultPrimaryNs = (zone: string): string => `ns1.${zone}`;
+export const defaultAdminEmail = (zone: string): string => `hostmaster@${zone}`;
+
+function zoneState(zone: DnsZone): DnsZoneState {
+  return {
+    zone: zone.zone,
+    primary_ns: zone.primary_ns ?? defaultPrimaryNs(zone.zone),
+    admin_email: zone.admin_email ?? defaultAdminEmail(zone.zone),
+    soa_serial: zone.serial,
+    soa_refresh: zone.soa_refresh,
+    soa_retry: zone.soa_retry,
+    soa_expire: zone.soa_expire,
+    soa_minimum: zone.soa_minimum,
+    default_ttl: zone.default_ttl,
+    records: zone.records
+      .filter((r) => r.enabled)
+      .sort((a, b) => a.sort_order - b.sort_order || a.id - b.id)
+      .map((r): DnsRecordState => ({ name: r.name, type: r.type as DnsRecordState['type'], content: r.content, ttl: r.ttl })),
+  };
+}
