@@ -8,11 +8,13 @@ import { nodeDecider } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import { addressingOf } from '../domain/node/specs.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
+import type { ActiveDnsGroup } from '../domain/dns/state.js';
 import type { Queryable } from '../infra/db/pool.js';
 import { agentStatuses } from '../infra/telemetry/liveness.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
 import type { Delivery, Doorbell, DoorbellEvent } from './doorbell.js';
+import { loadDnsGroup } from './dns-load.js';
 import { execute, type LoadMore } from './handle.js';
 
 export interface FleetDeps {
@@ -195,6 +197,11 @@ export class FleetLoader {
   private readonly nodes = new Map<string, LiveNode | undefined>();
   private readonly generations = new Map<string, number>();
   private readonly decidedIds: readonly string[];
+  /**
+   * DNS groups by id, each loaded once. A write to a group sets its decided state
+   * here first, so its members materialise from the group as it will be.
+   */
+  readonly dnsGroups = new Map<number, ActiveDnsGroup | null>();
 
   constructor(
     private readonly db: Queryable,
@@ -233,7 +240,13 @@ export class FleetLoader {
       if (other) nodes.set(id, factsOf(other));
     }
     const agent_version = (await agentStatuses(this.db, [node.node_id]))[0]?.agent_version ?? null;
-    return { nodes, inbound, wireguard_public_key: node.wireguard?.public_key ?? null, agent_version };
+    return { nodes, inbound, wireguard_public_key: node.wireguard?.public_key ?? null, agent_version, dns_group: await this.dnsGroup(node.dns_group_id) };
+  }
+
+  private async dnsGroup(groupId: number | null | undefined): Promise<ActiveDnsGroup | null> {
+    if (groupId == null) return null;
+    if (!this.dnsGroups.has(groupId)) this.dnsGroups.set(groupId, await loadDnsGroup(this.more, groupId));
+    return this.dnsGroups.get(groupId)!;
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { ActiveDnsGroup } from '../dns/state.js';
 import type { NodeAddressing } from '../node/specs.js';
 import type { Lifecycle } from '../node/state.js';
 
@@ -34,4 +35,6 @@ export interface FleetContext {
    * (`takesBlockedPrefixes`), so the document withholds them.
    */
   agent_version?: string | null;
+  /** The DNS group this node belongs to (`dns_group_id`), as its stream tells it; null or absent: none. */
+  dns_group?: ActiveDnsGroup | null;
 }

@@ -23,6 +23,7 @@ import {
 } from './schema.js';
 import { readBaseTemplate, type BaseTemplate } from './template.js';
 import { takesBlockedPrefixes } from '../fleet-ops/agent-gate.js';
+import { dnsStateOf } from '../dns/desired-state.js';
 
 /**
  * `materialise(node, ctx)`: the desired state of one node, as a pure function of
@@ -125,7 +126,7 @@ export function materialise(node: LiveNode, ctx: FleetContext): DesiredState {
       blocked_prefixes: takesBlockedPrefixes(ctx.agent_version) ? blockedPrefixes(template) : [],
       import_prefixes: emptyBird().import_prefixes,
     },
-    dns: null,
+    dns: dnsStateOf(ctx.dns_group),
   };
 }
 
