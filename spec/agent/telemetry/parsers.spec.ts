@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import { expect } from 'chai';
+import { birdTime, parseBirdProtocols } from '../../../agent/telemetry/bird.js';
+import { parseIpLinks } from '../../../agent/telemetry/links.js';
+import { protocolInfo } from '../../../agent/telemetry/snapshot.js';
+import { parseWgDump } from '../../../agent/telemetry/wireguard.js';
+
+/** Outputs captured from real programs on a Debian 12 node (bird 2.0.12, iproute2 6.1) and wg(8)'s dump format. */
+const fixture = (name: string) => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
+const local = (y: number, mo: number, d: number, h: number, mi: number, s: number, ms = 0) => new Date(y, mo - 1, d, h, mi, s, ms).toISOString();
+
+describe('agent telemetry parsers', () => {
+  describe('birdc show protocols all', () => {
+    const now = new Date(2026, 10, 22, 16, 0, 0);
+
+    it('keeps only the BGP protocols, in BIRD order, with state, neighbour, AS and route counts', () => {
+      const protocols = parseBirdProtocols(fixture('bird-a-protocols-all.txt'), now);
+      expect(protocols.map((p) => p.name)).to.deep.equal(['peer_b', 'peer_b6', 'dn42_down', 'dn42_off']);
+      expect(protocols[0]).to.deep.equal({
+        name: 'peer_b',
+        state: 'established',
+        proto_state: 'up',
+        since: local(2026, 11, 22, 15, 37, 48, 636),
+        info: 'Established',
+        neighbor: '127.0.0.2',
+        remote_asn: 4242420002,
+        last_error: null,
+        imported: 1,
+        exported: 2,
+        filtered: null,
+      });
+      expect(protocols[1]).to.include({ neighbor: '::1', imported: 2, exported: 1 });
+    });
+
+    it('reads a connecting session as active (with its socket error) and a disabled one as down, without route counts', () => {
+      const [, , connecting, disabled] = parseBirdProtocols(fixture('bird-a-protocols-all.txt'), now);
+      expect(connecting).to.include({ state: 'active', proto_state: 'start', info: 'Active; Socket: Connection refused', last_error: 'Socket: Connection refused', remote_asn: 4242420099, imported: null, exported: null });
+      expect(disabled).to.include({ state: 'down', proto_state: 'down', info: null, neighbor: '127.0.0.10', imported: null });
+    });
+
+    it('reads iso long times and the filtered count of `import keep filtered`', () => {
+      const protocols = parseBirdProtocols(fixture('bird-b-protocols-all-iso.txt'), now);
+      expect(protocols.map((p) => p.name)).to.deep.equal(['peer_a', 'peer_a6']);
+      expect(protocols[0]).to.include({ since: local(2026, 11, 22, 15, 37, 48), imported: 1, exported: 1, filtered: 1, remote_asn: 4242420001 });
+    });
+
+    it('puts the last error and the filtered routes into the snapshot info (the schema has no field for them)', () => {
+      const [b] = parseBirdProtocols(fixture('bird-b-protocols-all-iso.txt'), now);
+      expect(protocolInfo(b)).to.equal('Established; 1 filtered');
+      expect(protocolInfo({ ...b, info: 'Active', last_error: 'Socket: Connection refused', filtered: 0 })).to.equal('Active; last error: Socket: Connection refused');
+      expect(protocolInfo({ ...b, info: 'Error: Hold timer expired', last_error: 'Error: Hold timer expired', filtered: null })).to.equal('Error: Hold timer expired');
+    });
+
+    it('places a time of day later than now on the day before, and reads a bare date as local midnight', () => {
+      expect(birdTime('23:59:00.500', now)).to.equal(local(2026, 11, 21, 23, 59, 0, 500));
+      expect(birdTime('15:00:00', now)).to.equal(local(2026, 11, 22, 15, 0, 0));
+      expect(birdTime('2026-10-01', now)).to.equal(local(2026, 10, 1, 0, 0, 0));
+      expect(birdTime('yesterday', now)).to.equal(null);
+    });
+
+    it('finds nothing in output without protocols (BIRD down: birdc prints an error)', () => {
+      expect(parseBirdProtocols('Unable to connect to server control socket (/run/bird/bird.ctl): No such file or directory\n')).to.deep.equal([]);
+    });
+  });
+
+  describe('wg show all dump', () => {
+    it('groups peers by interface, drops private and preshared keys, reads (none), 0 and off', () => {
+      const interfaces = parseWgDump(fixture('wg-show-all-dump.txt'));
+      expect(JSON.stringify(interfaces)).not.to.match(/EEu4Iyna|iAfPKrjm|U6XDO9u2/);
+      expect(interfaces).to.deep.equal([
+        {
+          name: 'dn42_ams',
+          public_key: 'AsONkIgj89uHmeBKdST/Uo49LJXafqbbH8Fjf0kiWyo=',
+          listen_port: 51820,
+          peers: [
+            {
+              public_key: 'ZKlpbW8MJzYf+IP4mAIVHFr8JXmKqAOH1o+KbPlBd0o=',
+              endpoint: '198.51.100.7:51820',
+              allowed_ips: ['0.0.0.0/0', '::/0'],
+              latest_handshake_at: '2025-11-22T15:06:40.000Z',
+              rx_bytes: 123456,
+              tx_bytes: 654321,
+              persistent_keepalive: 25,
+            },
+          ],
+        },
+        {
+          name: 'int_fra2',
+          public_key: 'URauAVLF75+TZ0M0bqMonwAKLyksfdPqtlwTq2cUGBQ=',
+          listen_port: 52801,
+          peers: [
+            {
+              public_key: 'ItrbwShDBDqIxKbM8ZCnBLvJhptEp9wxzwJwNojvGFw=',
+              endpoint: '[2001:db8::7]:52801',
+              allowed_ips: ['fd42:4242::/48'],
+              latest_handshake_at: null,
+              rx_bytes: 0,
+              tx_bytes: 0,
+              persistent_keepalive: null,
+            },
+            { public_key: '7vQSCfYYX/Cz+uCgIlFpds6lgFAy05cDko8I0kkONWs=', endpoint: null, allowed_ips: [], latest_handshake_at: null, rx_bytes: 0, tx_bytes: 0, persistent_keepalive: null },
+          ],
+        },
+      ]);
+    });
+
+    it('reads an empty dump (no WireGuard interfaces) as none', () => {
+      expect(parseWgDump('')).to.deep.equal([]);
+    });
+  });
+
+  describe('ip -j -s link', () => {
+    it('reads name, state, MTU and byte counters; loopback (operstate UNKNOWN, UP, LOWER_UP) is up, a link without UP is down', () => {
+      const links = parseIpLinks(fixture('ip-link.json'));
+      expect(links.map((l) => l.name)).to.deep.equal(['lo', 'ifb0', 'ifb1', 'eth0']);
+      expect(links[0]).to.deep.equal({ name: 'lo', up: true, mtu: 65536, rx_bytes: 174807, tx_bytes: 174807 });
+      expect(links[1]).to.include({ name: 'ifb0', up: false, mtu: 1500 });
+      expect(links[3]).to.include({ name: 'eth0', up: true, mtu: 1400 });
+    });
+  });
+});
