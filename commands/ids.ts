@@ -5,9 +5,9 @@ import type { Queryable } from '../infra/db/pool.js';
 /** Sequences and other state the command layer owns (applied with the other migrations). */
 export const commandMigrations: MigrationSet = { name: 'commands', dir: fileURLToPath(new URL('./migrations', import.meta.url)) };
 
-export type IdKind = 'peering' | 'interface' | 'bgp_session';
+export type IdKind = 'peering' | 'interface' | 'bgp_session' | 'autopeering_request';
 
-const SEQUENCE: Record<IdKind, string> = { peering: 'peering_ids', interface: 'interface_ids', bgp_session: 'bgp_session_ids' };
+const SEQUENCE: Record<IdKind, string> = { peering: 'peering_ids', interface: 'interface_ids', bgp_session: 'bgp_session_ids', autopeering_request: 'autopeering_request_ids' };
 
 /** Reserves `count` new ids. An id is never reused, even when its command fails. */
 export async function nextIds(db: Queryable, kind: IdKind, count = 1): Promise<number[]> {
