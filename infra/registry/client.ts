@@ -1,7 +1,7 @@
 import { Unavailable } from '../../domain/errors.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { KeyCertRecord } from './queries.js';
+import type { IdentityRecord, KeyCertRecord } from './queries.js';
 import { SYNC_TIMEOUT_MS } from './sync.js';
 
 /**
@@ -101,6 +101,12 @@ export class RegistryClient {
     return this.call('GET', `/mntners/${encodeURIComponent(name)}`);
   }
 
+  /** Claim enrichment of an ASN (as-name, maintainers, person, routes); an unknown ASN gives nulls and empty lists. */
+  async identity(asn: number): Promise<ReplicaIdentity> {
+    const found = await this.call<ReplicaIdentity>('GET', `/asns/${asn}/identity`);
+    return found ?? { asn, as_name: null, mnt_by: [], person: null, name: null, email: null, route: [], route6: [] };
+  }
+
   /** The key-cert object of a 40-hex PGP fingerprint (`armor` is its `certif:` lines), or null. */
   keyCert(fingerprint: string): Promise<ReplicaKeyCert | null> {
     return this.call('GET', `/key-certs/${encodeURIComponent(fingerprint)}`);
@@ -144,6 +150,9 @@ export interface ReplicaStatus {
 
 /** `GET /registry/v1/key-certs/{fingerprint}`: the replica's own record, as it sends it. */
 export type ReplicaKeyCert = KeyCertRecord;
+
+/** `GET /registry/v1/asns/{asn}/identity`: the replica's own record, as it sends it. */
+export type ReplicaIdentity = IdentityRecord;
 
 export interface ReplicaAutNum {
   asn: number;
