@@ -2,9 +2,10 @@ import { accountsProjection } from './accounts/projection.js';
 import { agentsProjection } from './agents/projection.js';
 import { autopeeringProjection } from './autopeering/projection.js';
 import { auditLogProjection } from './audit-log/projection.js';
+import { dnsProjection } from './dns/projection.js';
 import { fleetProjection } from './fleet/projection.js';
 import { nodeStatusProjection } from './node-status/projection.js';
 import type { Projection } from './runtime/projection.js';
 
 /** Every read model of the system. A new projection is added here. */
-export const allProjections: readonly Projection[] = [auditLogProjection, fleetProjection, accountsProjection, agentsProjection, nodeStatusProjection, autopeeringProjection];
+export const allProjections: readonly Projection[] = [auditLogProjection, fleetProjection, accountsProjection, agentsProjection, nodeStatusProjection, autopeeringProjection, dnsProjection];

@@ -1,0 +1,100 @@
+import { fold, type DomainEvent } from '../domain/decider.js';
+import { dnsGroupDecider } from '../domain/dns/decide.js';
+import { dnsGroupStream, type DnsGroupEvent } from '../domain/dns/events.js';
+import type { DnsGroupState } from '../domain/dns/state.js';
+import { nodeDecider } from '../domain/node/decide.js';
+import { nodeStream, type NodeEvent } from '../domain/node/events.js';
+import type { LiveNode, NodeState } from '../domain/node/state.js';
+import type { EventMetadata } from '../infra/eventstore/types.js';
+import type { DoorbellEvent } from './doorbell.js';
+import { FleetLoader, publication, type FleetDeps, type NodeWriteOutcome, type Published } from './fleet-write.js';
+import { execute, type LoadMore } from './handle.js';
+
+/**
+ * What a write to one DNS group decides.
+ *
+ * - `dissolve`: the group is deleted; every member gets `NodeDnsGroupAssigned`
+ *   null in its own stream and publishes without DNS.
+ * - `alongside`: other streams written in the same append (group name claims);
+ *   the plan loads each through `more` first, so the append checks its version.
+ */
+export interface GroupPlan<T> {
+  events: DnsGroupEvent[];
+  reason: string;
+  dissolve?: boolean;
+  alongside?: readonly { streamId: string; events: readonly DomainEvent[] }[];
+  result: T;
+}
+
+type Write = { streamId: string; events: readonly DomainEvent[]; guard?: boolean };
+
+/**
+ * One write to a DNS group and the desired states it changes, in one append:
+ * the group's events, a new generation for every active, already published
+ * member (materialised from the group as decided), the members' own events on a
+ * delete, and guards on every node stream read; then the doorbell after commit.
+ *
+ * Members come from the group's stream and are confirmed by each node's stream
+ * (`dns_group_id`), so a stale entry (a node deleted while a member) is skipped.
+ * A concurrent join appends to this group's stream too, so it cannot slip
+ * between this decision's read and its append.
+ */
+export async function writeDnsGroup<T>(
+  deps: FleetDeps,
+  groupId: number,
+  plan: (group: DnsGroupState, more: LoadMore) => Promise<GroupPlan<T>> | GroupPlan<T>,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<T>> {
+  const primary = dnsGroupStream(groupId);
+  const { result } = await execute(
+    deps.store,
+    [primary],
+    async (streams, load) => {
+      const read = new Set<string>();
+      const more: LoadMore = (streamId, how) => {
+        if (streamId.startsWith('node-')) read.add(streamId);
+        return load(streamId, how);
+      };
+      const before = fold(dnsGroupDecider, streams[primary].events as DnsGroupEvent[]);
+      const decided = await plan(before, more);
+      const after = decided.events.reduce(dnsGroupDecider.evolve, before);
+      const writes: Write[] = [{ streamId: primary, events: decided.events }, ...(decided.alongside ?? [])];
+      const published: Published[] = [];
+      if (decided.events.length === 0) return { writes, result: { result: decided.result, published } };
+
+      const members = await confirmedMembers(more, groupId, before);
+      const nodeEvents = new Map<string, NodeEvent[]>();
+      const decidedNodes = new Map<string, NodeState>();
+      for (const member of members) {
+        const events: NodeEvent[] = decided.dissolve ? [{ type: 'NodeDnsGroupAssigned', data: { node_id: member.node_id, dns_group_id: null } }] : [];
+        nodeEvents.set(member.node_id, events);
+        decidedNodes.set(member.node_id, events.reduce(nodeDecider.evolve, member as NodeState));
+      }
+      const loader = new FleetLoader(deps.db, more, decidedNodes);
+      loader.dnsGroups.set(groupId, after.status === 'Active' ? after : null);
+      for (const [nodeId, state] of decidedNodes) {
+        if (state.status !== 'Live' || state.lifecycle !== 'active' || (await loader.generation(nodeId)) === 0) continue;
+        const next = await publication(loader, state, decided.reason);
+        published.push(next.published);
+        writes.push(next.write);
+      }
+      for (const [nodeId, events] of nodeEvents) if (events.length) writes.push({ streamId: nodeStream(nodeId), events });
+      for (const streamId of [...read].sort()) if (!writes.some((w) => w.streamId === streamId)) writes.push({ streamId, events: [], guard: true });
+      return { writes, result: { result: decided.result, published } };
+    },
+    metadata,
+  );
+  await deps.settle?.();
+  const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
+  return { result: result.result, published: result.published, deliveries };
+}
+
+/** The group's members whose own stream still names the group, in node id order. */
+async function confirmedMembers(more: LoadMore, groupId: number, group: DnsGroupState): Promise<LiveNode[]> {
+  const out: LiveNode[] = [];
+  for (const nodeId of group.status === 'Active' ? group.members : []) {
+    const state = fold(nodeDecider, (await more(nodeStream(nodeId))).events as NodeEvent[]);
+    if (state.status === 'Live' && state.dns_group_id === groupId) out.push(state);
+  }
+  return out;
+}
