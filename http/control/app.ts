@@ -26,6 +26,8 @@ import { notifyRoutes } from './fleet/notify.js';
 import { releaseRoutes } from './releases.js';
 import { agentUpdateRoutes } from './agent/update.js';
 import { probeRoutes } from './probes/routes.js';
+import { autopeeringAdminRoutes } from './autopeering/routes.js';
+import { publicRoutes } from './public/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -59,6 +61,8 @@ export function createControlApp(ctx: ServiceContext): Express {
     notifyRoutes(ctx),
     releaseRoutes(ctx),
     agentUpdateRoutes(ctx),
+    autopeeringAdminRoutes(ctx),
+    publicRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 

@@ -268,3 +268,15 @@ export const RETAINED_TABLES: readonly { table: string; column: string }[] = [
   { table: 'wireguard_traffic_samples', column: 'at' },
   { table: 'routing_observations', column: 'received_at' },
 ];
+
+/** Routes of every node's latest routing-table observation, by node id (nodes that never reported one are absent). */
+export async function latestTableSizes(db: Queryable): Promise<Map<string, number>> {
+  const { rows } = await db.query(`SELECT t.node_id, o.size FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id`);
+  return new Map(rows.map((r: { node_id: string; size: number }) => [r.node_id, r.size]));
+}
+
+/** Drift items of every node's latest reconciliation report, by node id (unreported nodes are absent). */
+export async function latestDriftCounts(db: Queryable): Promise<Map<string, number>> {
+  const { rows } = await db.query(`SELECT node_id, jsonb_array_length(report -> 'drift_items') AS n FROM node_status WHERE report IS NOT NULL`);
+  return new Map(rows.map((r: { node_id: string; n: number | null }) => [r.node_id, r.n ?? 0]));
+}

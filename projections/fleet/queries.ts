@@ -241,3 +241,12 @@ export async function nodeHistory(db: Queryable, nodeId: string, limit: number, 
     data: r.data,
   }));
 }
+
+/** Internal WireGuard adjacencies of every node's current generation (`bird.internal_topology.adjacencies`), by node id. */
+export async function publishedAdjacencies(db: Queryable): Promise<Map<string, { interface: string; node_id: string; cost: number }[]>> {
+  const { rows } = await db.query(
+    `SELECT g.node_id, g.state -> 'bird' -> 'internal_topology' -> 'adjacencies' AS adjacencies
+     FROM nodes n JOIN generations g ON g.node_id = n.node_id AND g.generation = n.current_generation`,
+  );
+  return new Map(rows.map((r: { node_id: string; adjacencies: unknown }) => [r.node_id, Array.isArray(r.adjacencies) ? r.adjacencies : []]));
+}
