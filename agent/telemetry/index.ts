@@ -2,7 +2,7 @@ import type { LogRing } from '../logs/ring.js';
 import type { AgentRuntime } from '../runtime.js';
 import { writeReportedVersion } from '../update/marker.js';
 import { reresolveEndpoints, systemResolve } from './reresolve.js';
-import { outputOf } from './run.js';
+import { outputOf } from './output.js';
 import { CpuMeter } from './self-metrics.js';
 import { observe, snapshotBody } from './snapshot.js';
 import { trafficBody } from './traffic.js';

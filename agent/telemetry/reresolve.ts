@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import type { WireguardReresolve } from '../../domain/telemetry/reports.js';
 import type { DesiredState } from '../../domain/desired-state/schema.js';
 import { isHostname, joinEndpoint, splitEndpoint } from './endpoints.js';
-import { runCommand } from './run.js';
+import { describeOutcome, runCommand } from '../exec.js';
 import type { WgInterface } from './wireguard.js';
 
 type Item = WireguardReresolve['interfaces'][number];
@@ -44,7 +44,8 @@ async function reresolveOne(name: string, endpoint: string, wanted: { host: stri
   }
   if (!peer) return { ...item, error: `peer ${key} is not configured on ${name}` };
   if (peer.endpoint === item.address) return item;
-  const set = await runCommand([...deps.wg, 'set', name, 'peer', key, 'endpoint', item.address]).catch((err: Error) => ({ code: -1, stderr: err.message }));
-  if (set.code !== 0) return { ...item, error: `wg set failed: ${set.stderr.trim()}`.slice(0, 2000) };
+  const argv = [...deps.wg, 'set', name, 'peer', key, 'endpoint', item.address];
+  const set = await runCommand(argv, 10_000);
+  if (set.code !== 0) return { ...item, error: describeOutcome(argv, set).slice(0, 2000) };
   return { ...item, reresolved: true };
 }

@@ -3,7 +3,7 @@ import type { LogRing } from '../logs/ring.js';
 import type { AgentRuntime } from '../runtime.js';
 import { parseBirdProtocols, type BirdBgpProtocol } from './bird.js';
 import { parseIpLinks } from './links.js';
-import { outputOf } from './run.js';
+import { outputOf } from './output.js';
 import { selfMetrics, type CpuMeter } from './self-metrics.js';
 import { parseWgDump, type WgInterface } from './wireguard.js';
 
