@@ -1,0 +1,129 @@
+import type { DesiredState } from '../../../domain/desired-state/schema.js';
+import { communityFunctions } from './communities.js';
+import { PROTOCOL } from './names.js';
+import { FAMILIES, channelOf, indent, prefixSet, prefixesOf, type Family } from './syntax.js';
+
+/**
+ * `bird/dn42.conf`: the sets and functions every filter of the node uses.
+ * Filters call boolean functions (`if !dn42_import_ok_v4() then reject;`)
+ * rather than functions that accept or reject themselves, so each protocol's
+ * filter reads top to bottom.
+ *
+ * eBGP import keeps what a dn42 peer may announce (the registry's prefix
+ * filters), drops our own prefixes, the exact `blocked_prefixes` (flap
+ * mitigations: exact match, more-specifics pass) and AS paths longer than
+ * `DN42_AS_PATH_MAX`. No ROA check: the desired state has no RPKI section, so
+ * there is no ROA table to check against (see docs/decisions.md).
+ */
+
+export const AS_PATH_MAX = 64;
+
+const upper = (f: Family) => f.toUpperCase();
+/** Names of the sets, per family. */
+export const SET = {
+  dn42: (f: Family) => `DN42_IMPORT_${upper(f)}`,
+  own: (f: Family) => `OWN_NETS_${upper(f)}`,
+  blocked: (f: Family) => `BLOCKED_${upper(f)}`,
+};
+/** Names of the functions, per family. */
+export const FN = {
+  importOk: (f: Family) => `dn42_import_ok_${f}`,
+  exportOk: (f: Family) => `dn42_export_ok_${f}`,
+  localPref: (f: Family) => `dn42_route_local_pref_${f}`,
+  ibgpExportOk: (f: Family) => `dn42_ibgp_export_ok_${f}`,
+  ospfExportOk: (f: Family) => `dn42_ospf_export_ok_${f}`,
+  kernelExportOk: (f: Family) => `dn42_kernel_export_ok_${f}`,
+  coldPotato: 'dn42_cold_potato',
+};
+
+/** What the filters of one node need to know about it. */
+export interface FilterFacts {
+  /** `import_prefixes` of the document: BIRD patterns, written as given. */
+  dn42: Record<Family, string[]>;
+  own: Record<Family, string[]>;
+  blocked: Record<Family, string[]>;
+  localPref: Record<Family, { prefix: string; local_pref: number }[]>;
+  coldPotato: boolean;
+}
+
+export function filterFacts(state: DesiredState): FilterFacts {
+  const per = <T>(make: (f: Family) => T) => ({ v4: make('v4'), v6: make('v6') });
+  const node = state.node;
+  return {
+    dn42: per((f) => [...state.bird.import_prefixes[channelOf(f)]]),
+    own: per((f) => prefixesOf(f, f === 'v4' ? node.ipv4_prefixes : node.ipv6_prefixes)),
+    blocked: per((f) => prefixesOf(f, state.bird.blocked_prefixes)),
+    localPref: per((f) => state.bird.route_local_pref.map((r) => ({ prefix: prefixesOf(f, [r.prefix])[0], local_pref: r.local_pref })).filter((r) => r.prefix !== undefined)),
+    coldPotato: node.region !== null && state.bird.cold_potato_med !== null,
+  };
+}
+
+const fn = (name: string, body: string[]) => [`function ${name}() {`, ...indent(body), '}', ''];
+
+function sets(state: DesiredState, facts: FilterFacts): string[] {
+  const lines = ['# Prefixes dn42 peers may announce (dn42 registry filter.txt / filter6.txt).'];
+  for (const f of FAMILIES) if (facts.dn42[f].length > 0) lines.push(`define ${SET.dn42(f)} = ${prefixSet(facts.dn42[f])};`);
+  lines.push('# Our own prefixes: originated here, never accepted from a peer.');
+  for (const f of FAMILIES) if (facts.own[f].length > 0) lines.push(`define ${SET.own(f)} = ${prefixSet(facts.own[f].map((p) => `${p}+`))};`);
+  lines.push('# blocked_prefixes: rejected on eBGP import, exact match only.');
+  for (const f of FAMILIES) if (facts.blocked[f].length > 0) lines.push(`define ${SET.blocked(f)} = ${prefixSet(facts.blocked[f])};`);
+  lines.push(`define DN42_AS_PATH_MAX = ${AS_PATH_MAX};`);
+  if (facts.coldPotato) lines.push(`define COLD_POTATO_MED = ${state.bird.cold_potato_med};`);
+  return [...lines, ''];
+}
+
+/** `if !(net ~ DN42_IMPORT_V4) then return false;`, or a plain `return false;` when the document allows no prefix. */
+const inDn42 = (f: Family, facts: FilterFacts) => (facts.dn42[f].length > 0 ? `if !(net ~ ${SET.dn42(f)}) then return false;` : 'return false;');
+
+function familyFunctions(f: Family, facts: FilterFacts): string[] {
+  const own = facts.own[f].length > 0;
+  const importChecks = [
+    inDn42(f, facts),
+    ...(own ? [`if net ~ ${SET.own(f)} then return false;`] : []),
+    ...(facts.blocked[f].length > 0 ? [`if net ~ ${SET.blocked(f)} then return false;`] : []),
+    'if bgp_path.len > DN42_AS_PATH_MAX then return false;',
+    'return true;',
+  ];
+  const lines = [
+    `# eBGP import (${channelOf(f)}): dn42 space, not ours, not blocked, a sane AS path.`,
+    ...fn(FN.importOk(f), importChecks),
+    `# eBGP export (${channelOf(f)}): dn42 space, our own prefixes and what BGP taught us.`,
+    ...fn(FN.exportOk(f), [inDn42(f, facts), 'if source = RTS_BGP then return true;', `return proto = "${PROTOCOL.own(f)}";`]),
+    `# iBGP export (${channelOf(f)}): our own prefixes and BGP routes; hosts and links travel in OSPF.`,
+    ...fn(FN.ibgpExportOk(f), [`return source = RTS_BGP || proto = "${PROTOCOL.own(f)}";`]),
+    `# OSPF export (${channelOf(f)}): loopback and host routes inside our own prefixes.`,
+    ...fn(FN.ospfExportOk(f), own ? [`if !(net ~ ${SET.own(f)}) then return false;`, `return source = RTS_DEVICE || proto = "${PROTOCOL.hosts(f)}";`] : ['return false;']),
+    `# Kernel export (${channelOf(f)}): everything but interface routes and the unreachable origination routes.`,
+    ...fn(FN.kernelExportOk(f), ['if source = RTS_DEVICE then return false;', `return proto != "${PROTOCOL.own(f)}";`]),
+  ];
+  if (facts.localPref[f].length > 0) {
+    const rules = facts.localPref[f].map((r) => `if net ~ [ ${r.prefix}+ ] then { bgp_local_pref = ${r.local_pref}; return true; }`);
+    lines.push(`# route_local_pref (${channelOf(f)}): the first prefix that holds the route sets its local preference.`, ...fn(FN.localPref(f), [...rules, 'return false;']));
+  }
+  return lines;
+}
+
+function coldPotatoFunction(): string[] {
+  return [
+    '# Cold potato: a route whose origin region (64511, 41..57) is not ours gets COLD_POTATO_MED added,',
+    '# so the fleet prefers to hand traffic over in the region it is heading for.',
+    ...fn(FN.coldPotato, [
+      'if !(bgp_community ~ [(64511, 41..57)]) then return false;',
+      'if (64511, OWN_REGION) ~ bgp_community then return false;',
+      'if defined(bgp_med) then bgp_med = bgp_med + COLD_POTATO_MED; else bgp_med = COLD_POTATO_MED;',
+      'return true;',
+    ]),
+  ];
+}
+
+/** The text of `bird/dn42.conf`. */
+export function dn42Conf(state: DesiredState, facts: FilterFacts): string {
+  const lines = [
+    ...sets(state, facts),
+    ...communityFunctions(),
+    '',
+    ...FAMILIES.flatMap((f) => familyFunctions(f, facts)),
+    ...(facts.coldPotato ? coldPotatoFunction() : []),
+  ];
+  return `${lines.join('\n').trimEnd()}\n`;
+}

@@ -1,0 +1,54 @@
+import { posix } from 'node:path';
+import { quoted } from '../text.js';
+import { PUBLIC_MODE, RenderError, type RenderedFile, type RenderInputs } from '../types.js';
+import { deviceAndDirect, header, kernels, originations } from './base.js';
+import { ebgpConf, needsBfd } from './ebgp.js';
+import { dn42Conf, filterFacts } from './filters.js';
+import { hostStatics } from './hosts.js';
+import { ibgpProtocols } from './ibgp.js';
+import { PROTOCOL } from './names.js';
+import { ospfProtocols } from './ospf.js';
+
+/**
+ * BIRD 2 (2.0.x as in Debian 12) files of a node:
+ * - `bird/bird.conf`: identity, device/direct/kernel, own prefixes; includes the others;
+ * - `bird/dn42.conf`: prefix sets, community and filter functions;
+ * - `bird/internal.conf`: hosts, OSPF, iBGP (the fleet side);
+ * - `bird/ebgp.conf`: one protocol per eBGP session.
+ * `bird -p -c <rendered>/bird/bird.conf` checks them all; includes are absolute,
+ * so BIRD reads the rendered dir whatever its working directory.
+ */
+
+export const BIRD_FILES = { main: 'bird/bird.conf', dn42: 'bird/dn42.conf', internal: 'bird/internal.conf', ebgp: 'bird/ebgp.conf' } as const;
+
+function includePath(renderedDir: string, file: string): string {
+  if (!posix.isAbsolute(renderedDir)) throw new RenderError(`invalid rendered dir '${renderedDir}': must be absolute`);
+  return quoted(posix.join(renderedDir, file), 'rendered dir');
+}
+
+const text = (lines: string[]) => `${lines.join('\n').trimEnd()}\n`;
+const file = (path: string, content: string): RenderedFile => ({ path, content, mode: PUBLIC_MODE });
+
+export function renderBird(inputs: RenderInputs): RenderedFile[] {
+  const { state, renderedDir } = inputs;
+  const facts = filterFacts(state);
+  const include = (f: string) => `include ${includePath(renderedDir, f)};`;
+  const main = [
+    ...header(state),
+    include(BIRD_FILES.dn42),
+    '',
+    ...deviceAndDirect(),
+    ...kernels(state, inputs.kernel ?? true),
+    ...originations(state, facts),
+    ...(needsBfd(state) ? [`protocol bfd ${PROTOCOL.bfd} {`, '}', ''] : []),
+    include(BIRD_FILES.internal),
+    include(BIRD_FILES.ebgp),
+  ];
+  const internal = [...hostStatics(state), ...ospfProtocols(state), ...ibgpProtocols(state, facts)];
+  return [
+    file(BIRD_FILES.main, text(main)),
+    file(BIRD_FILES.dn42, dn42Conf(state, facts)),
+    file(BIRD_FILES.internal, text(internal.length === 0 ? ['# No internal topology: no hosts, OSPF or iBGP.'] : internal)),
+    file(BIRD_FILES.ebgp, ebgpConf(state, facts)),
+  ];
+}

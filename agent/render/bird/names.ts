@@ -1,0 +1,50 @@
+import { createHash } from 'node:crypto';
+import type { BgpSessionState, Router } from '../../../domain/desired-state/schema.js';
+import type { Family } from './syntax.js';
+
+/**
+ * BIRD protocol names. Every keyword of BIRD is a reserved word even inside
+ * apostrophes (`protocol bgp 'import'` is a syntax error), and a name of hex
+ * pairs reads as a byte string, so no name of the document becomes a protocol
+ * name as is: eBGP sessions get `ebgp_`, iBGP neighbours `ibgp_`, the fixed
+ * protocols names no prefix of those. BIRD symbols are at most 64 characters;
+ * a longer name keeps its start and gets a hash of the whole (stays unique).
+ */
+
+const MAX_SYMBOL = 64;
+const hash8 = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 8);
+
+/** Fixed protocol names: none starts with `ebgp_` or `ibgp_`. */
+export const PROTOCOL = {
+  device: 'device1',
+  direct: 'direct1',
+  bfd: 'bfd1',
+  kernel: (f: Family) => `kernel_${f}`,
+  own: (f: Family) => `own_${f}`,
+  hosts: (f: Family) => `hosts_${f}`,
+  ospf: (f: Family) => `ospf_${f}`,
+} as const;
+
+/** `prefix + name + suffix`, shortened to 64 characters with a hash of `name` when longer. */
+function symbol(prefix: string, name: string, suffix = ''): string {
+  const whole = `${prefix}${name}${suffix}`;
+  if (whole.length <= MAX_SYMBOL) return whole;
+  const room = MAX_SYMBOL - prefix.length - suffix.length - 9;
+  return `${prefix}${name.slice(0, room)}_${hash8(name)}${suffix}`;
+}
+
+/** The BIRD protocol of an eBGP session (`birdc show protocols` lists it under this name). */
+export const bgpProtocolName = (session: Pick<BgpSessionState, 'name'>): string => symbol('ebgp_', session.name);
+
+/**
+ * The iBGP protocol towards `router` for one family. Node ids are free text:
+ * one made of word characters is used as is; one that also has `.`, `:` or `-`
+ * goes into an apostrophed symbol; anything else is replaced by `_` plus a hash
+ * of the original, so two ids never share a name.
+ */
+export function ibgpProtocolName(router: Pick<Router, 'node_id'>, family: Family): string {
+  const id = router.node_id;
+  if (/^\w+$/.test(id)) return symbol('ibgp_', id, `_${family}`);
+  if (/^[\w.:-]+$/.test(id)) return `'${symbol('ibgp_', id, `_${family}`)}'`;
+  return symbol('ibgp_', `${id.replace(/\W/g, '_')}_${hash8(id)}`, `_${family}`);
+}
