@@ -95,11 +95,11 @@ describe('agent telemetry against a real control server', function () {
       const rt = withWg();
       const posted: unknown[] = [];
       const request = rt.request;
-      rt.request = async (method, path, body) => {
+      rt.request = (async (method: 'GET' | 'POST', path: string, body?: unknown) => {
         const answer = await request(method, path, body);
         if (path === '/agent/wireguard-traffic') posted.push(answer.body);
         return answer;
-      };
+      }) as typeof rt.request;
       telemetry = startTelemetry(rt, agent.ring, SLOW);
       const [answer] = await eventually(() => (posted.length ? posted : null), 10_000, 'a traffic sample');
       expect(answer).to.deep.equal({ accepted: true, node_id: 'fra1', rx_bytes: 123456, tx_bytes: 654321, peer_count: 3 });
