@@ -6,6 +6,7 @@ import { openApiDocument, type ApiRouter } from '../shared/routes.js';
 import { keySecret } from '../../infra/identity/keys.js';
 import { finishIdentityApp } from './errors.js';
 import { jwksRoutes } from './jwks.js';
+import { pageRoutes } from './page.js';
 import { passkeyRoutes } from './passkeys.js';
 import { sessionRoutes } from './session.js';
 import { verificationRouter } from './verification-routes.js';
@@ -18,6 +19,8 @@ export function createIdentityApp(ctx: ServiceContext): Express {
   keySecret(ctx.config);
   const app = createServiceApp('identity', ctx.log);
   app.get('/healthz', healthz(ctx.pool));
+  // The authorization page (static files) comes before the provider, which owns the rest of the root.
+  app.use(pageRoutes(ctx.config));
   const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx), verificationRouter(ctx, IDENTITY_PREFIX)];
   for (const r of routers) app.use(IDENTITY_PREFIX, r.router);
   // Protocol endpoints live at the root (the issuer is the service's root address).

@@ -1,0 +1,34 @@
+import { h, type Child } from './dom.js';
+import type { Model, Msg } from './flow.js';
+
+/** Pieces every screen uses: heading, error box, buttons. */
+
+export type Dispatch = (msg: Msg) => void;
+
+/** Ids the runner looks for after a render (focus management). */
+export const ERROR_ID = 'error';
+export const HEADING_ID = 'heading';
+
+/** A screen: its heading (focusable, so focus can land on it), the error if any, then the content. */
+export function section(model: Model, title: string, ...content: Child[]): HTMLElement {
+  return h('section', { 'aria-labelledby': HEADING_ID, 'aria-busy': model.busy ? 'true' : undefined }, h('h1', { id: HEADING_ID, tabindex: -1 }, title), errorBox(model), ...content);
+}
+
+/** The error, announced (`role=alert`) and focusable; its id lets the field point at it with `aria-describedby`. */
+export function errorBox(model: Model): Child {
+  if (!model.error) return null;
+  return h('div', { id: ERROR_ID, class: 'error', role: 'alert', tabindex: -1 }, h('p', {}, model.error.detail));
+}
+
+/** The controls are off while a step runs (`model.busy`); the status line says what runs. */
+export function button(model: Model, label: string, onclick: () => void, kind: 'primary' | 'secondary' = 'secondary'): HTMLButtonElement {
+  return h('button', { type: 'button', class: kind, disabled: !!model.busy, onclick }, label);
+}
+
+export function submitButton(model: Model, label: string): HTMLButtonElement {
+  return h('button', { type: 'submit', class: 'primary', disabled: !!model.busy }, label);
+}
+
+export function retryButton(model: Model, dispatch: Dispatch): Child {
+  return model.retry ? h('p', {}, button(model, 'Try again', () => dispatch({ type: 'retry' }), 'primary')) : null;
+}

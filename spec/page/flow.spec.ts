@@ -1,0 +1,242 @@
+import { expect } from 'chai';
+import type { ApiResult } from '../../http/identity/page/api.js';
+import { approveBody, INVALID_ASN, PASSKEY_SAVED, initialModel, parseAsn, update, type Effect, type Model, type Msg } from '../../http/identity/page/flow.js';
+import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
+import type { Challenge, VerificationOptions } from '../../http/identity/page/types.js';
+
+const PARAMS = { client_id: 'app-1', redirect_uri: 'http://127.0.0.1:9/cb', response_type: 'code', scope: 'openid dn42', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', state: 'st-1' };
+const CONTEXT = { client: { name: 'Peering Portal' }, scopes: [{ id: 'openid', description: 'your identity' }], params: PARAMS, captcha: { kind: 'pow', endpoint: '/api/v1/captcha/challenge' } };
+const OPTIONS: VerificationOptions = {
+  asn: 4242420010,
+  as_name: 'GAMMA-AS',
+  display_name: 'AS4242420010 (GAMMA-AS)',
+  mntners: ['GAMMA-MNT'],
+  options: [
+    { id: 'ssh-1', kind: 'ssh', method: 'ssh-ed25519', value: 'ssh-ed25519 AAAAC3Nz', comment: 'gamma@laptop', mntner: 'GAMMA-MNT', captcha_required: false },
+    { id: 'email-1', kind: 'email', method: 'e-mail', value: 'g***@gamma.example', comment: 'Gina Gamma', mntner: 'GAMMA-MNT', captcha_required: true },
+    { id: 'pgp-1', kind: 'pgp', method: 'pgp-fingerprint', value: 'ABCD'.repeat(10), comment: '', mntner: 'GAMMA-MNT', captcha_required: false },
+  ],
+};
+const challengeOf = (method: Challenge['method'], extra: Partial<Challenge> = {}): Challenge => ({
+  challenge_id: `${method}-challenge`,
+  method,
+  ...(method === 'email' ? { sent_to: 'g***@gamma.example' } : { nonce: 'AS4242420010-abc' }),
+  instructions: 'do it',
+  expires_at: '2030-01-01T00:15:00Z',
+  reused: false,
+  resend_available_in: 60,
+  ...extra,
+});
+const GRANT = { token: 'session-jwt', asn: 4242420010, mntner: 'GAMMA-MNT', method: 'ssh', expires_at: '2030-01-01T02:00:00Z' };
+
+/** Runs messages from a model; returns the last model and effect. */
+function after(model: Model, ...msgs: Msg[]): [Model, Effect | undefined] {
+  let effect: Effect | undefined;
+  for (const msg of msgs) [model, effect] = update(model, msg);
+  return [model, effect];
+}
+const answer = (effect: Effect, status: number, body: unknown = null, at = 1_000): Msg => ({ type: 'done', effect, result: { status, body } as ApiResult, at });
+
+/** A model on the methods screen of AS4242420010 (browser with passkeys unless told otherwise). */
+function onMethods(passkeys = true): Model {
+  const [m1, e1] = update(initialModel(), { type: 'start', passkeys });
+  const [m2] = update(m1, answer(e1!, 200, CONTEXT));
+  const [m3] = update(m2, { type: 'asnEntered', text: 'AS4242420010' });
+  return update(m3, answer({ kind: 'options', asn: 4242420010 }, 200, OPTIONS))[0];
+}
+
+function onAnswer(method: Challenge['method'], passkeys = true): Model {
+  const id = OPTIONS.options.find((o) => o.kind === method)!.id;
+  const [m, e] = update(onMethods(passkeys), { type: 'optionChosen', optionId: id, at: 0 });
+  return update(m, answer(e!, 201, challengeOf(method)))[0];
+}
+
+describe('Authorization page flow', () => {
+  describe('loading the request', () => {
+    it('asks for the context first and shows the AS number entry for a valid request, params untouched', () => {
+      const [loading, effect] = update(initialModel(), { type: 'start', passkeys: true });
+      expect(loading.screen.name).to.equal('loading');
+      expect(effect).to.deep.equal({ kind: 'context' });
+      const [model, none] = update(loading, answer(effect!, 200, CONTEXT));
+      expect(model.screen.name).to.equal('asn');
+      expect(model.context!.params).to.equal(PARAMS);
+      expect(none).to.equal(undefined);
+    });
+
+    it('sends a faulty but verified request back to the redirect_to of the backend, with its detail shown meanwhile', () => {
+      const to = 'http://127.0.0.1:9/cb?error=invalid_scope&state=st-1';
+      const [model, effect] = after(initialModel(), { type: 'start', passkeys: false }, answer({ kind: 'context' }, 200, { redirect_to: to, error: 'invalid_scope', detail: 'scope must contain openid' }));
+      expect(model.screen).to.deep.equal({ name: 'leaving', to, detail: 'scope must contain openid' });
+      expect(effect).to.deep.equal({ kind: 'navigate', to });
+    });
+
+    it('shows the fatal screen for an invalid client or redirect_uri and never navigates', () => {
+      const [model, effect] = after(initialModel(), { type: 'start', passkeys: false }, answer({ kind: 'context' }, 400, { error: 'invalid_redirect_uri', detail: 'redirect_uri is not registered for this client', fatal: true }));
+      expect(model.screen).to.deep.equal({ name: 'fatal', detail: 'redirect_uri is not registered for this client' });
+      expect(effect).to.equal(undefined);
+      expect(update(model, { type: 'retry' })[1], 'nothing to retry').to.equal(undefined);
+    });
+
+    it('treats a network failure as status 0 with a retry that asks again', () => {
+      const [model, effect] = after(initialModel(), { type: 'start', passkeys: false }, answer({ kind: 'context' }, 0));
+      expect(effect).to.equal(undefined);
+      expect(model.error).to.include({ status: 0, detail: NETWORK_FAILURE, retryable: true });
+      const [retrying, again] = update(model, { type: 'retry' });
+      expect(again).to.deep.equal({ kind: 'context' });
+      expect(retrying.error).to.equal(undefined);
+      expect(retrying.busy).to.be.a('string');
+    });
+  });
+
+  describe('AS number and passkey login', () => {
+    it('accepts AS4242420010, as4242420010 and a bare number; refuses syntax errors and numbers outside 1..4294967295', () => {
+      expect([parseAsn('AS4242420010'), parseAsn(' as4242420010 '), parseAsn('4294967295')]).to.deep.equal([4242420010, 4242420010, 4294967295]);
+      expect([parseAsn('0'), parseAsn('4294967296'), parseAsn('AS-1'), parseAsn('42 42'), parseAsn('')]).to.deep.equal([undefined, undefined, undefined, undefined, undefined]);
+      const [model, effect] = update({ ...initialModel(), screen: { name: 'asn' } }, { type: 'asnEntered', text: 'AS0' });
+      expect(effect).to.equal(undefined);
+      expect(model.error?.detail).to.equal(INVALID_ASN);
+      expect(model.asnText, 'what was typed stays in the field').to.equal('AS0');
+    });
+
+    it('tries passkey login first when the browser has passkeys, else goes straight to the options', () => {
+      const base = { ...initialModel(), screen: { name: 'asn' } as const };
+      expect(update({ ...base, passkeys: true }, { type: 'asnEntered', text: '4242420010' })[1]).to.deep.equal({ kind: 'passkeyBegin', asn: 4242420010 });
+      expect(update({ ...base, passkeys: false }, { type: 'asnEntered', text: '4242420010' })[1]).to.deep.equal({ kind: 'options', asn: 4242420010 });
+    });
+
+    it('falls back silently to the options when login/begin answers 404', () => {
+      const [model, effect] = update({ ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'asn' } }, answer({ kind: 'passkeyBegin', asn: 4242420010 }, 404, { detail: 'no passkey', error: 'not_found', fatal: false }));
+      expect(effect).to.deep.equal({ kind: 'options', asn: 4242420010 });
+      expect(model.error).to.equal(undefined);
+    });
+
+    it('offers the passkey after a 200 of login/begin and logs in with that ceremony; a session goes to consent without enrolment', () => {
+      const ceremony = { ceremony_id: 'c-1', options: { challenge: 'abc' } };
+      const [offer] = update({ ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'asn' } }, answer({ kind: 'passkeyBegin', asn: 4242420010 }, 200, ceremony));
+      expect(offer.screen).to.deep.equal({ name: 'passkey', ceremony });
+      const [, login] = update(offer, { type: 'usePasskey' });
+      expect(login).to.deep.equal({ kind: 'passkeyLogin', asn: 4242420010, ceremony });
+      const [model] = update(offer, answer(login!, 200, { ...GRANT, method: 'passkey' }));
+      expect(model.screen.name).to.equal('consent');
+      expect(model.grant?.token).to.equal('session-jwt');
+    });
+
+    it('after a cancelled passkey prompt stays on the offer with the reason, and the next try begins a new ceremony', () => {
+      const offer: Model = { ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'passkey', ceremony: { ceremony_id: 'c-1', options: {} } } };
+      const [model] = update(offer, { type: 'ceremonyFailed', effect: { kind: 'passkeyLogin', asn: 4242420010 }, detail: 'The passkey prompt was closed' });
+      expect(model.screen).to.deep.equal({ name: 'passkey' });
+      expect(model.error?.detail).to.equal('The passkey prompt was closed');
+      expect(update(model, { type: 'usePasskey' })[1]).to.deep.equal({ kind: 'passkeyLogin', asn: 4242420010, ceremony: undefined });
+    });
+  });
+
+  describe('verification', () => {
+    it('shows the options, and a refused captcha on them goes back to the AS number with the contract text', () => {
+      expect(onMethods().screen.name).to.equal('methods');
+      const [model, effect] = update({ ...onMethods(), screen: { name: 'asn' } }, answer({ kind: 'options', asn: 4242420010 }, 400, { detail: 'captcha verification failed', error: 'captcha_failed', fatal: false }));
+      expect(effect).to.equal(undefined);
+      expect(model.screen.name).to.equal('asn');
+      expect(model.error).to.include({ detail: 'captcha verification failed', retryable: false });
+    });
+
+    it('asks a captcha only for an option that requires one, and re-sends with the pass while it lives', () => {
+      expect(update(onMethods(), { type: 'optionChosen', optionId: 'ssh-1', at: 0 })[1]).to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'ssh-1', captcha: false });
+      const [asking, effect] = update(onMethods(), { type: 'optionChosen', optionId: 'email-1', at: 0 });
+      expect(effect).to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: true });
+      const [model] = update(asking, answer(effect!, 201, challengeOf('email', { captcha_pass: 'pass-1', captcha_pass_expires_in: 1800 }), 10_000));
+      expect(model.screen.name).to.equal('answer');
+      expect(model.pass).to.deep.equal({ value: 'pass-1', expiresAt: 10_000 + 1_800_000 });
+      expect(update(model, { type: 'resend', at: 20_000 })[1]).to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: false, pass: 'pass-1' });
+      expect(update(model, { type: 'resend', at: 10_000 + 1_800_000 })[1], 'an expired pass is not sent').to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: true });
+    });
+
+    it('drops a pass the service refused, so the retry solves a fresh captcha', () => {
+      const withPass: Model = { ...onAnswer('email'), pass: { value: 'pass-1', expiresAt: Number.MAX_SAFE_INTEGER } };
+      const [, resend] = update(withPass, { type: 'resend', at: 0 });
+      const [model] = update(withPass, answer(resend!, 400, { detail: 'captcha verification failed', error: 'captcha_failed', fatal: false }));
+      expect(model.pass).to.equal(undefined);
+      expect(model.error?.detail).to.equal('captcha verification failed');
+    });
+
+    it('submits a code without the spaces it was pasted with, and a signature as pasted', () => {
+      const [, email] = update(onAnswer('email'), { type: 'answerSubmitted', answer: ' 123 456 ' });
+      expect(email).to.deep.equal({ kind: 'submit', challengeId: 'email-challenge', answer: '123456' });
+      const signature = '-----BEGIN SSH SIGNATURE-----\nAAA\n-----END SSH SIGNATURE-----\n';
+      expect(update(onAnswer('ssh'), { type: 'answerSubmitted', answer: signature })[1]).to.deep.equal({ kind: 'submit', challengeId: 'ssh-challenge', answer: signature });
+      const [empty, none] = update(onAnswer('ssh'), { type: 'answerSubmitted', answer: '  ' });
+      expect(none).to.equal(undefined);
+      expect(empty.error?.detail).to.match(/BEGIN SSH SIGNATURE/);
+    });
+
+    it('keeps a wrong answer in the field with the detail; a failed, terminal or expired challenge goes back to the methods', () => {
+      const [submitted, effect] = update(onAnswer('ssh'), { type: 'answerSubmitted', answer: 'bad' });
+      const [wrong] = update(submitted, answer(effect!, 400, { detail: 'the signature does not verify over the challenge nonce', error: 'wrong_answer', fatal: false }));
+      expect(wrong.screen.name).to.equal('answer');
+      expect(wrong.draft?.answer).to.equal('bad');
+      expect(wrong.error?.detail).to.equal('the signature does not verify over the challenge nonce');
+      for (const status of [409, 410, 429]) {
+        const [model] = update(submitted, answer(effect!, status, { detail: `gone ${status}`, error: 'x', fatal: false }));
+        expect(model.screen.name, String(status)).to.equal('methods');
+        expect(model.error?.detail).to.equal(`gone ${status}`);
+      }
+    });
+
+    it('asks for the public key when the PGP key was found nowhere (422)', () => {
+      const [submitted, effect] = update(onAnswer('pgp'), { type: 'answerSubmitted', answer: 'signed' });
+      const [model] = update(submitted, answer(effect!, 422, { detail: 'the key was found nowhere; paste it', error: 'invalid_request', fatal: false }));
+      expect(model.screen).to.include({ name: 'answer', needsPublicKey: true });
+      const [, again] = update(model, { type: 'answerSubmitted', answer: 'signed', publicKey: 'KEY' });
+      expect(again).to.deep.equal({ kind: 'submit', challengeId: 'pgp-challenge', answer: 'signed', publicKey: 'KEY' });
+    });
+
+    it('offers passkey enrolment after a submit only when the service says so and the browser can', () => {
+      const granted = (passkeys: boolean, available: boolean | undefined) => {
+        const [submitted, effect] = update(onAnswer('ssh', passkeys), { type: 'answerSubmitted', answer: 'sig' });
+        return update(submitted, answer(effect!, 200, { ...GRANT, ...(available === undefined ? {} : { passkey_enrollment_available: available }) }))[0].screen.name;
+      };
+      expect([granted(true, true), granted(true, false), granted(true, undefined), granted(false, true)]).to.deep.equal(['enrol', 'consent', 'consent', 'consent']);
+    });
+  });
+
+  describe('enrolment and consent', () => {
+    const enrolling = (): Model => ({ ...onMethods(), grant: { ...GRANT, method: 'ssh', passkey_enrollment_available: true }, screen: { name: 'enrol' } });
+
+    it('enrols with the session token and a trimmed label, then consents with a notice; skipping goes to consent', () => {
+      const [, effect] = update(enrolling(), { type: 'enrol', label: '  laptop  ' });
+      expect(effect).to.deep.equal({ kind: 'enrol', token: 'session-jwt', label: 'laptop' });
+      const [model] = update(enrolling(), answer(effect!, 201, { credential_id: 'c' }));
+      expect(model.screen.name).to.equal('consent');
+      expect(model.notice).to.equal(PASSKEY_SAVED);
+      expect(update(enrolling(), { type: 'skipEnrol' })[0].screen.name).to.equal('consent');
+    });
+
+    it('approves or denies with the params object as it came plus deny, and leaves only for the redirect_to of the answer', () => {
+      const consent: Model = { ...onMethods(), grant: { ...GRANT, method: 'ssh' }, screen: { name: 'consent' } };
+      const [, approve] = update(consent, { type: 'decide', deny: false });
+      expect(approve).to.deep.equal({ kind: 'approve', token: 'session-jwt', params: PARAMS, deny: false });
+      expect((approve as Extract<Effect, { kind: 'approve' }>).params).to.equal(PARAMS);
+      expect(update(consent, { type: 'decide', deny: true })[1]).to.include({ deny: true });
+      const to = 'http://127.0.0.1:9/cb?code=c0de&state=st-1';
+      const [leaving, navigate] = update(consent, answer(approve!, 200, { redirect_to: to }));
+      expect(leaving.screen).to.deep.equal({ name: 'leaving', to });
+      expect(navigate).to.deep.equal({ kind: 'navigate', to });
+    });
+
+    it('shows a fatal approve as the terminal screen, sends an expired session back to the AS number, and retries a 503', () => {
+      const consent: Model = { ...onMethods(), grant: { ...GRANT, method: 'ssh' }, screen: { name: 'consent' } };
+      const [, approve] = update(consent, { type: 'decide', deny: false });
+      const [fatal, none] = update(consent, answer(approve!, 400, { detail: 'unknown client_id', error: 'invalid_client', fatal: true }));
+      expect(fatal.screen).to.deep.equal({ name: 'fatal', detail: 'unknown client_id' });
+      expect(none).to.equal(undefined);
+      const [expired] = update(consent, answer(approve!, 401, { detail: 'invalid or expired session token', error: 'invalid_token', fatal: false }));
+      expect(expired.screen.name).to.equal('asn');
+      expect(expired.grant).to.equal(undefined);
+      const [unavailable] = update(consent, answer(approve!, 503, { detail: 'registry unavailable', error: 'temporarily_unavailable', fatal: false }));
+      expect(unavailable.retry).to.deep.equal(approve);
+    });
+
+    it('builds the approve body from the params and deny only', () => {
+      expect(approveBody(PARAMS, true)).to.deep.equal({ ...PARAMS, deny: true });
+    });
+  });
+});
