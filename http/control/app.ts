@@ -28,6 +28,7 @@ import { agentUpdateRoutes } from './agent/update.js';
 import { probeRoutes } from './probes/routes.js';
 import { autopeeringAdminRoutes } from './autopeering/routes.js';
 import { publicRoutes } from './public/routes.js';
+import { dnsRoutes } from './dns/index.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -63,6 +64,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     agentUpdateRoutes(ctx),
     autopeeringAdminRoutes(ctx),
     publicRoutes(ctx),
+    ...dnsRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
 
