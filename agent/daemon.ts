@@ -1,0 +1,166 @@
+import type { LogRing } from './logs/ring.js';
+import { Backoff, sleep, WEBSOCKET_BACKOFF } from './backoff.js';
+import { AgentChannel, type DoorbellEvent } from './channel.js';
+import type { Mode } from './config.js';
+import type { ReconcileSummary } from './reconcile.js';
+import type { AgentRuntime } from './runtime.js';
+import { ensureKeyRegistered, type AgentSession } from './session.js';
+
+/** What agent-ops provides (agent/telemetry, agent/probes, agent/logs, agent/update); injected so the daemon can be tested alone. */
+export interface DaemonServices {
+  startTelemetry(rt: AgentRuntime, ring: LogRing): { snapshotNow(reason?: string): Promise<void>; stop(): Promise<void> };
+  runProbe(rt: AgentRuntime, probeId: string, spec: unknown, signal?: AbortSignal): Promise<void>;
+  streamLogs(rt: AgentRuntime, ring: LogRing, logId: string, spec: unknown, signal?: AbortSignal): Promise<void>;
+  checkForUpdate(rt: AgentRuntime, offer?: { version: string; wheels: unknown[]; reason?: string }): Promise<void>;
+}
+
+export interface DaemonOptions {
+  mode: Mode;
+  reconcileIntervalMs: number;
+  heartbeatIntervalMs: number;
+  backoff?: Backoff;
+}
+
+/** Heartbeat `apply_status` in the apply-result's words. */
+const APPLY_STATUS = { ok: 'succeeded', failed: 'failed' } as const;
+
+/**
+ * The long-lived agent: reconcile at start, then keep the WebSocket open and
+ * reconcile on every `desired_state_updated`, on a `hello` that names another
+ * generation than the one in force, and on a timer as the safety net for
+ * dropped doorbells. Reconciles never overlap: a request during one runs once
+ * more after it.
+ */
+export class Daemon {
+  private readonly rt: AgentRuntime;
+  private telemetry: ReturnType<DaemonServices['startTelemetry']> | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private keyRegistered = false;
+  private readonly jobs = new AbortController();
+  private channel: AgentChannel | null = null;
+
+  constructor(
+    private readonly session: AgentSession,
+    private readonly ring: LogRing,
+    private readonly services: DaemonServices,
+    private readonly options: DaemonOptions,
+  ) {
+    if (!session.rt) throw new Error('the daemon needs a control server');
+    this.rt = session.rt;
+  }
+
+  /** Runs until `signal` aborts, then stops timers, the socket, telemetry and jobs. */
+  async run(signal: AbortSignal): Promise<void> {
+    await this.requestReconcile('start');
+    this.telemetry = this.services.startTelemetry(this.rt, this.ring);
+    void this.services.checkForUpdate(this.rt);
+    const safety = setInterval(() => {
+      void this.requestReconcile('periodic');
+      void this.services.checkForUpdate(this.rt);
+    }, this.options.reconcileIntervalMs);
+    const heartbeat = setInterval(() => this.sendHeartbeat(), this.options.heartbeatIntervalMs);
+    try {
+      await this.keepConnected(signal);
+    } finally {
+      clearInterval(safety);
+      clearInterval(heartbeat);
+      this.jobs.abort();
+      await this.running;
+      await this.telemetry.stop();
+      this.rt.logger.info('daemon stopped');
+    }
+  }
+
+  /** Connects, and after every close waits 1 s doubling to 30 s (plus jitter) before the next try; an open socket resets the delay. */
+  private async keepConnected(signal: AbortSignal): Promise<void> {
+    const backoff = this.options.backoff ?? new Backoff(WEBSOCKET_BACKOFF);
+    while (!signal.aborted) {
+      this.channel = new AgentChannel(this.rt, {
+        onOpen: () => {
+          backoff.reset();
+          this.sendHeartbeat();
+        },
+        onEvent: (event) => this.onEvent(event),
+      });
+      const closed = await this.channel.run(signal);
+      this.channel = null;
+      if (signal.aborted) return;
+      const delay = backoff.next();
+      this.rt.logger.warn({ code: closed.code, reason: closed.reason, retry_in_ms: delay }, 'agent channel closed; reconnecting');
+      await sleep(delay, signal);
+    }
+  }
+
+  private onEvent(event: DoorbellEvent): void {
+    const rt = this.rt;
+    switch (event.type) {
+      case 'hello': {
+        const applied = rt.applied();
+        if (event.generation !== undefined && (event.generation !== applied.generation || applied.status !== 'ok')) void this.requestReconcile('hello');
+        return;
+      }
+      case 'desired_state_updated':
+        void this.requestReconcile(`desired_state_updated ${event.generation}`);
+        return;
+      case 'snapshot_request':
+        void this.telemetry?.snapshotNow('snapshot_request');
+        return;
+      case 'agent_update_available':
+        void this.services.checkForUpdate(rt, { version: event.version, wheels: event.wheels ?? [], ...(event.reason ? { reason: event.reason } : {}) });
+        return;
+      case 'probe_request':
+        void this.services.runProbe(rt, event.probe_id, event.spec, this.jobs.signal);
+        return;
+      case 'log_request':
+        void this.services.streamLogs(rt, this.ring, event.log_id, event.spec, this.jobs.signal);
+        return;
+    }
+  }
+
+  /** Reconciles now, or once more after the running reconcile; resolves when the reconciles it caused are done. */
+  requestReconcile(reason: string): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.reconcileOnce(reason);
+        } while (this.again);
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+
+  private async reconcileOnce(reason: string): Promise<void> {
+    const log = this.rt.logger;
+    let summary: ReconcileSummary;
+    try {
+      if (!this.keyRegistered) this.keyRegistered = await ensureKeyRegistered(this.session);
+      summary = await this.session.reconciler.reconcile(this.options.mode, false);
+    } catch (err) {
+      log.error({ err, reason }, 'reconcile failed');
+      return;
+    }
+    log.debug({ reason, generation: summary.generation, status: summary.status }, 'reconciled');
+    if (summary.status === 'in_sync' || summary.status === 'no_desired_state') return;
+    this.sendHeartbeat();
+    void this.telemetry?.snapshotNow('apply');
+  }
+
+  /** `{type: 'heartbeat', agent_version, applied_generation, apply_status}` on the open socket, if any. */
+  private sendHeartbeat(): void {
+    const applied = this.rt.applied();
+    this.channel?.send({
+      type: 'heartbeat',
+      agent_version: this.rt.version,
+      applied_generation: applied.generation,
+      apply_status: applied.status === null ? null : APPLY_STATUS[applied.status],
+    });
+  }
+}

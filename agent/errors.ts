@@ -1,0 +1,16 @@
+/**
+ * A problem retrying cannot fix (enrollment token refused, node rejected, the
+ * state directory enrolled as another node): the run ends with exit code 1 and
+ * this one-line message.
+ */
+export class FatalError extends Error {
+  override name = 'FatalError';
+}
+
+/** The run was asked to stop (SIGTERM, SIGINT) while it waited. */
+export class Stopped extends Error {
+  override name = 'Stopped';
+  constructor() {
+    super('stopped');
+  }
+}

@@ -1,0 +1,49 @@
+import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
+import { dirname, join, normalize } from 'node:path';
+import { fsyncDir, writeFileAtomic } from '../state/atomic.js';
+import type { FilePlan } from './plan.js';
+import type { FileEntry } from './snapshot.js';
+
+/** A relative path that stays inside its directory; anything else is a renderer bug, refused before writing. */
+function safeJoin(dir: string, path: string): string {
+  const clean = normalize(path);
+  if (clean.startsWith('..') || clean.startsWith('/') || clean === '.') throw new Error(`refusing to write outside the rendered dir: ${path}`);
+  return join(dir, clean);
+}
+
+/**
+ * Brings `dir` to exactly `files` as planned: each added or changed file
+ * replaced atomically (temporary file, fsync, rename), then stale files removed
+ * and emptied folders pruned. A reader (BIRD's `include`, `wg setconf`) sees
+ * every file either old or new.
+ */
+export async function writeFileSet(dir: string, files: readonly FileEntry[], plan: FilePlan): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  const toWrite = new Set([...plan.added, ...plan.changed]);
+  for (const file of files) {
+    if (!toWrite.has(file.path)) continue;
+    const target = safeJoin(dir, file.path);
+    await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+    await writeFileAtomic(target, file.content, file.mode);
+  }
+  const touched = new Set<string>();
+  for (const path of plan.removed) {
+    const target = safeJoin(dir, path);
+    await rm(target, { force: true });
+    touched.add(dirname(target));
+  }
+  for (const folder of [...touched].sort((a, b) => b.length - a.length)) await pruneEmpty(folder, dir);
+  if (touched.size > 0) await fsyncDir(dir);
+}
+
+/** Removes `folder` and its parents up to (not including) `root` while they are empty. */
+async function pruneEmpty(folder: string, root: string): Promise<void> {
+  for (let current = folder; current !== root && current.startsWith(root); current = dirname(current)) {
+    try {
+      if ((await readdir(current)).length > 0) return;
+      await rmdir(current);
+    } catch {
+      return;
+    }
+  }
+}

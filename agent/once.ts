@@ -1,0 +1,35 @@
+import type { Logger } from 'pino';
+import type { AgentSettings } from './cli.js';
+import { Stopped } from './errors.js';
+import { isDeployFailure, type ReconcileSummary } from './reconcile.js';
+import { ensureKeyRegistered, openSession } from './session.js';
+
+/**
+ * `--once` and `--plan-only`: one reconcile, the JSON summary on stdout, exit
+ * 1 on a deploy failure (including one before the apply: no enrollment, an
+ * invalid document, a render error) and 0 otherwise.
+ */
+export async function runOnce(settings: AgentSettings, log: Logger, signal: AbortSignal, print: (text: string) => void): Promise<number> {
+  let summary: ReconcileSummary;
+  try {
+    const session = await openSession(settings, log, signal);
+    if (settings.mode !== 'plan-only') await ensureKeyRegistered(session);
+    summary = await session.reconciler.reconcile(settings.mode, true);
+  } catch (err) {
+    if (err instanceof Stopped) return 0;
+    log.error({ err }, 'reconcile failed');
+    summary = {
+      node_id: settings.requestedNodeId ?? '',
+      mode: settings.mode,
+      generation: null,
+      status: 'failed',
+      rendered_dir: settings.renderedDir ?? '',
+      changes: null,
+      drift: [],
+      steps: [],
+      error: (err as Error).message,
+    };
+  }
+  print(`${JSON.stringify(summary, null, 2)}\n`);
+  return isDeployFailure(summary) ? 1 : 0;
+}

@@ -1,0 +1,131 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import { deploy } from './apply/deploy.js';
+import type { StepResult } from './apply/types.js';
+import type { Mode } from './config.js';
+import { InvalidDesiredState, type Desired } from './desired.js';
+import { hasChanges, planFiles, type FilePlan } from './files/plan.js';
+import { readFileSet } from './files/snapshot.js';
+import { writeFileSet } from './files/write.js';
+import { readPresharedKeys, renderAll } from './render/index.js';
+import { driftItems, postApplyResult, postReconciliation, type DriftItem } from './report.js';
+import type { AgentCommands, AgentRuntime } from './runtime.js';
+import type { AppliedStore } from './state/applied.js';
+import type { NodeLayout } from './state/layout.js';
+
+/** The JSON summary of one reconcile (stdout of `--once` and `--plan-only`). */
+export interface ReconcileSummary {
+  node_id: string;
+  mode: Mode;
+  generation: number | null;
+  /**
+   * `planned` (plan-only), `written` (write-rendered), `succeeded`, `rolled_back`
+   * or `failed` (apply), `in_sync` (daemon: nothing to do), `no_desired_state`
+   * (the server has none yet). Only `failed` and `rolled_back` are deploy failures.
+   */
+  status: 'planned' | 'written' | 'succeeded' | 'rolled_back' | 'failed' | 'in_sync' | 'no_desired_state';
+  rendered_dir: string;
+  changes: FilePlan | null;
+  drift: DriftItem[];
+  steps: StepResult[];
+  error: string | null;
+}
+
+export interface ReconcilerOptions {
+  nodeId: string;
+  stateDir: string;
+  renderedDir: string;
+  node: NodeLayout;
+  applied: AppliedStore;
+  commands: AgentCommands;
+  birdConfig: string | null;
+  birdKernel: boolean;
+  privateKey: string;
+  log: Logger;
+  /** Where the desired state comes from: the control server or an offline file; null: none published yet. */
+  source(): Promise<Desired | null>;
+  /** The runtime to report through; null offline. */
+  rt: AgentRuntime | null;
+}
+
+export const isDeployFailure = (summary: ReconcileSummary): boolean => summary.status === 'failed' || summary.status === 'rolled_back';
+
+/**
+ * One reconcile: pull (or read) and validate the desired state, render it,
+ * compare with the rendered dir, then plan, write or apply as the mode says,
+ * and report. `force` applies even when the generation is in force and no file
+ * differs (`--once` always does; the daemon skips such no-op applies).
+ */
+export class Reconciler {
+  constructor(private readonly o: ReconcilerOptions) {}
+
+  async reconcile(mode: Mode, force: boolean): Promise<ReconcileSummary> {
+    const started = new Date();
+    const base = { node_id: this.o.nodeId, mode, rendered_dir: this.o.renderedDir, changes: null, drift: [], steps: [] };
+    let desired: Desired | null;
+    try {
+      desired = await this.o.source();
+    } catch (err) {
+      const generation = err instanceof InvalidDesiredState ? err.generation : null;
+      return this.failed({ ...base, generation, status: 'failed', error: (err as Error).message }, mode, started);
+    }
+    if (!desired) return { ...base, generation: null, status: 'no_desired_state', error: null };
+    let files;
+    try {
+      const presharedKeys = await readPresharedKeys(this.o.stateDir, desired.state);
+      files = renderAll({ state: desired.state, wireguardPrivateKey: this.o.privateKey, renderedDir: this.o.renderedDir, kernel: this.o.birdKernel, presharedKeys });
+    } catch (err) {
+      return this.failed({ ...base, generation: desired.generation, status: 'failed', error: `render: ${(err as Error).message}` }, mode, started);
+    }
+    const plan = planFiles(files, await readFileSet(this.o.renderedDir));
+    const applied = this.o.applied.current();
+    const inForce = applied.desired !== null && (desired.generation !== null ? desired.generation === applied.generation : isDeepStrictEqual(desired.state, applied.desired));
+    const summary: ReconcileSummary = { ...base, generation: desired.generation, status: 'planned', changes: plan, drift: inForce ? driftItems(plan) : [], error: null };
+    if (mode === 'plan-only') return summary;
+    if (mode === 'write-rendered') {
+      await writeFileSet(this.o.renderedDir, files, plan);
+      await this.report(summary);
+      return { ...summary, status: 'written' };
+    }
+    if (!force && inForce && applied.status === 'ok' && !hasChanges(plan)) {
+      await this.report(summary);
+      return { ...summary, status: 'in_sync' };
+    }
+    return this.apply(summary, files, desired, started);
+  }
+
+  private async apply(summary: ReconcileSummary, files: Parameters<typeof planFiles>[0], desired: Desired, started: Date): Promise<ReconcileSummary> {
+    const target = { commands: this.o.commands, renderedDir: this.o.renderedDir, birdConfig: this.o.birdConfig, log: this.o.log };
+    const outcome = await deploy({ target, files, state: desired.state, previous: this.o.applied.current().desired, lastGoodDir: this.o.node.lastGood });
+    if (outcome.status === 'succeeded') await this.o.applied.succeeded(desired.generation, desired.state);
+    else await this.o.applied.failed();
+    const done: ReconcileSummary = { ...summary, status: outcome.status, steps: outcome.steps, error: outcome.error };
+    this.o.log[outcome.status === 'succeeded' ? 'info' : 'error']({ generation: desired.generation, status: outcome.status, error: outcome.error }, `apply ${outcome.status}`);
+    if (this.o.rt && desired.generation !== null) {
+      await postApplyResult(this.o.rt, { generation: desired.generation, status: outcome.status, started_at: started, error: outcome.error, steps: outcome.steps });
+    }
+    await this.report(done);
+    return done;
+  }
+
+  /** A reconcile that ended before an apply: logged, counted, reported (an apply result too when the generation is known). */
+  private async failed(summary: ReconcileSummary, mode: Mode, started: Date): Promise<ReconcileSummary> {
+    this.o.log.error({ generation: summary.generation }, `reconcile failed: ${summary.error}`);
+    if (mode === 'plan-only') return summary;
+    if (mode === 'apply') await this.o.applied.failed();
+    if (this.o.rt && mode === 'apply' && summary.generation !== null && summary.generation >= 1) {
+      await postApplyResult(this.o.rt, { generation: summary.generation, status: 'failed', started_at: started, error: summary.error, steps: [] });
+    }
+    await this.report(summary);
+    return summary;
+  }
+
+  /** `POST /agent/reconciliation-report`: `failed` for a failed reconcile, `drift` when files had been changed on the node, else `in_sync`. */
+  private async report(summary: ReconcileSummary): Promise<void> {
+    if (!this.o.rt) return;
+    const failed = isDeployFailure(summary);
+    const status = failed ? 'failed' : summary.drift.length > 0 ? 'drift' : 'in_sync';
+    const generation = summary.generation ?? this.o.applied.current().generation;
+    await postReconciliation(this.o.rt, { generation, status, drift_items: summary.drift, ...(failed ? { error: summary.error } : {}) });
+  }
+}

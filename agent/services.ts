@@ -1,0 +1,13 @@
+import type { DaemonServices } from './daemon.js';
+import { streamLogs } from './logs/stream.js';
+import { runProbe } from './probes/index.js';
+import { startTelemetry } from './telemetry/index.js';
+import { checkForUpdate } from './update/index.js';
+
+/** The daemon's telemetry, probe, log and update services (agent-ops' modules). */
+export const agentServices: DaemonServices = {
+  startTelemetry: (rt, ring) => startTelemetry(rt, ring),
+  runProbe,
+  streamLogs,
+  checkForUpdate: (rt, offer) => checkForUpdate(rt, offer),
+};

@@ -1,0 +1,115 @@
+import { readFile } from 'node:fs/promises';
+import type { Logger } from 'pino';
+import type { AgentSettings } from './cli.js';
+import { pullDesired, readDesiredFile } from './desired.js';
+import { enroll } from './enroll.js';
+import { callControl } from './http.js';
+import { inventory } from './inventory.js';
+import { Reconciler } from './reconcile.js';
+import { generateWireguardPrivateKey } from './render/index.js';
+import type { AgentRuntime } from './runtime.js';
+import { AppliedStore } from './state/applied.js';
+import { stateLayout } from './state/layout.js';
+import { agentVersion } from './version.js';
+import { nodeWireguardKey, registerWireguardKey } from './wireguard-key.js';
+
+/** Everything a run needs once the node is known: the runtime (null offline) and its reconciler. */
+export interface AgentSession {
+  nodeId: string;
+  renderedDir: string;
+  rt: AgentRuntime | null;
+  reconciler: Reconciler;
+  applied: AppliedStore;
+  /** The node's WireGuard private key (from the state dir, or a throwaway one for a plan without a stored key). */
+  privateKey: string;
+}
+
+/**
+ * Sets up a run: enrolls with the controller (or reads the offline document),
+ * loads the applied state and the node's WireGuard key. A plan (`plan-only`)
+ * writes nothing locally: without a stored key it renders with a throwaway one.
+ */
+export async function openSession(settings: AgentSettings, log: Logger, signal?: AbortSignal): Promise<AgentSession> {
+  const layout = stateLayout(settings.stateDir);
+  let nodeId: string;
+  let token: string | null = null;
+  let offline: Awaited<ReturnType<typeof readDesiredFile>> | null = null;
+  if (settings.controllerUrl) {
+    const enrollment = await enroll({
+      apiBase: settings.controllerUrl,
+      layout,
+      enrollmentToken: settings.enrollmentToken,
+      requestedNodeId: settings.requestedNodeId,
+      inventory: inventory(settings.commands, settings.hostname),
+      log,
+      signal,
+    });
+    nodeId = enrollment.node_id;
+    token = enrollment.token;
+  } else {
+    offline = await readDesiredFile(settings.desiredStatePath!);
+    nodeId = offline.state.node.node_id;
+  }
+  const node = layout.node(nodeId);
+  const renderedDir = settings.renderedDir ?? node.rendered;
+  const applied = new AppliedStore(node.applied);
+  await applied.load();
+  const privateKey = settings.mode === 'plan-only' ? await storedKeyOr(node.wireguardKey) : await nodeWireguardKey(node.wireguardKey);
+  const rt = token === null ? null : runtimeOf(settings, { nodeId, renderedDir, token, applied, log });
+  const source = rt ? () => pullDesired(rt) : async () => offline;
+  const reconciler = new Reconciler({
+    nodeId,
+    stateDir: settings.stateDir,
+    renderedDir,
+    node,
+    applied,
+    commands: settings.commands,
+    birdConfig: settings.birdConfig,
+    birdKernel: settings.birdKernel,
+    privateKey,
+    log,
+    source,
+    rt,
+  });
+  return { nodeId, renderedDir, rt, reconciler, applied, privateKey };
+}
+
+async function storedKeyOr(path: string): Promise<string> {
+  try {
+    return (await readFile(path, 'utf8')).trim();
+  } catch {
+    return generateWireguardPrivateKey();
+  }
+}
+
+function runtimeOf(settings: AgentSettings, s: { nodeId: string; renderedDir: string; token: string; applied: AppliedStore; log: Logger }): AgentRuntime {
+  const apiBase = settings.controllerUrl!;
+  return {
+    controllerUrl: apiBase,
+    nodeId: s.nodeId,
+    stateDir: settings.stateDir,
+    renderedDir: s.renderedDir,
+    version: agentVersion(),
+    logger: s.log,
+    commands: settings.commands,
+    request: (method, path, body) => callControl(apiBase, method, path, body, s.token),
+    agentToken: () => s.token,
+    applied: () => s.applied.current(),
+  };
+}
+
+/**
+ * Registers the node's public key (and escrow); true once the server answered
+ * (stored, matched, or rejected: that one needs an operator and is logged as an
+ * error). An unreachable server is logged and the next reconcile tries again.
+ */
+export async function ensureKeyRegistered(session: AgentSession): Promise<boolean> {
+  if (!session.rt) return true;
+  try {
+    await registerWireguardKey(session.rt, session.privateKey);
+    return true;
+  } catch (err) {
+    session.rt.logger.warn({ err }, 'wireguard key not registered yet');
+    return false;
+  }
+}
