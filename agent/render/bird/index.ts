@@ -1,6 +1,5 @@
-import { posix } from 'node:path';
-import { quoted } from '../text.js';
-import { PUBLIC_MODE, RenderError, type RenderedFile, type RenderInputs } from '../types.js';
+import { renderedPath } from '../text.js';
+import { PUBLIC_MODE, type RenderedFile, type RenderInputs } from '../types.js';
 import { deviceAndDirect, header, kernels, originations } from './base.js';
 import { ebgpConf, needsBfd } from './ebgp.js';
 import { dn42Conf, filterFacts } from './filters.js';
@@ -21,18 +20,13 @@ import { ospfProtocols } from './ospf.js';
 
 export const BIRD_FILES = { main: 'bird/bird.conf', dn42: 'bird/dn42.conf', internal: 'bird/internal.conf', ebgp: 'bird/ebgp.conf' } as const;
 
-function includePath(renderedDir: string, file: string): string {
-  if (!posix.isAbsolute(renderedDir)) throw new RenderError(`invalid rendered dir '${renderedDir}': must be absolute`);
-  return quoted(posix.join(renderedDir, file), 'rendered dir');
-}
-
 const text = (lines: string[]) => `${lines.join('\n').trimEnd()}\n`;
 const file = (path: string, content: string): RenderedFile => ({ path, content, mode: PUBLIC_MODE });
 
 export function renderBird(inputs: RenderInputs): RenderedFile[] {
   const { state, renderedDir } = inputs;
   const facts = filterFacts(state);
-  const include = (f: string) => `include ${includePath(renderedDir, f)};`;
+  const include = (f: string) => `include ${renderedPath(renderedDir, f)};`;
   const main = [
     ...header(state),
     include(BIRD_FILES.dn42),
