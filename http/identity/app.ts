@@ -6,6 +6,7 @@ import { openApiDocument, type ApiRouter } from '../shared/routes.js';
 import { keySecret } from '../../infra/identity/keys.js';
 import { finishIdentityApp } from './errors.js';
 import { jwksRoutes } from './jwks.js';
+import { oidcRoutes } from './oidc-routes.js';
 import { pageRoutes } from './page.js';
 import { passkeyRoutes } from './passkeys.js';
 import { sessionRoutes } from './session.js';
@@ -21,16 +22,22 @@ export function createIdentityApp(ctx: ServiceContext): Express {
   app.get('/healthz', healthz(ctx.pool));
   // The authorization page (static files) comes before the provider, which owns the rest of the root.
   app.use(pageRoutes(ctx.config));
-  const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx), verificationRouter(ctx, IDENTITY_PREFIX)];
+  const oidc = oidcRoutes(ctx, IDENTITY_PREFIX);
+  const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx), verificationRouter(ctx, IDENTITY_PREFIX), oidc.api];
   for (const r of routers) app.use(IDENTITY_PREFIX, r.router);
   // Protocol endpoints live at the root (the issuer is the service's root address).
   const rootRouters: ApiRouter[] = [jwksRoutes(ctx)];
   for (const r of rootRouters) app.use(r.router);
+  // oidc-provider: discovery, token, UserInfo (the JWKS route above publishes the keys it signs with).
+  app.use(oidc.protocol);
   const document = openApiDocument(
     {
       title: 'dn42-control identity service',
       version: '1',
-      securitySchemes: { session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session JWT (EdDSA) from challenge submit or passkey login' } },
+      securitySchemes: {
+        session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session JWT (EdDSA) from challenge submit or passkey login' },
+        admin: { type: 'http', scheme: 'bearer', description: 'IDENTITY_ADMIN_TOKEN' },
+      },
     },
     [...routers, ...rootRouters],
   );

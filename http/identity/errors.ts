@@ -13,6 +13,10 @@ import { HttpError, mapError, notFoundHandler } from '../shared/errors.js';
 export const IDENTITY_ERROR = {
   /** 400/422: the request is malformed or a value breaks a rule. */
   invalidRequest: 'invalid_request',
+  /** 400, fatal: authorize-context or approve names no registered application. */
+  invalidClient: 'invalid_client',
+  /** 400, fatal: the redirect URI is not one the application registered (exact match). */
+  invalidRedirectUri: 'invalid_redirect_uri',
   /** 400: the captcha ticket or pass was refused (`captcha verification failed`). */
   captchaFailed: 'captcha_failed',
   /** 400: a challenge answer that does not verify (counts as an attempt). */
