@@ -43,7 +43,7 @@ describe('control: autopeering request list', function () {
   let h: FleetHarness;
   let ids: number[];
   const run = (id: number, command: RequestCommand) => handleCommand(h.sys.store, requestStream(id), requestDecider, command, { actor: 'spec', recordedAt: h.sys.clock.now().toISOString() });
-  const list = async (query = '') => (await h.client.get(`/admin/autopeering/requests${query}`)).body.requests as { id: number; status: string }[];
+  const list = async (query = '') => (await h.client.get(`/admin/autopeering/requests${query}`)).body.requests as { id: number; status: string; created_at: string; updated_at: string }[];
 
   before(async () => {
     h = await startFleet();

@@ -88,7 +88,7 @@ describe('control: public map and fleet', function () {
       secrets.push(token, token.slice(token.indexOf('.') + 1));
       const agent = api(`${started.url}/control/v1`, { token });
       await ok(agent.post('/agent/wireguard-keys', { node_id: id, public_key: KEYS[id] }), 200);
-      const sessions = id === 'edge-fra-2' ? { ibgp_ams: 'established', dn42_x: 'idle' } : { ibgp: 'established', dn42_0002: 'established' };
+      const sessions: Record<string, string> = id === 'edge-fra-2' ? { ibgp_ams: 'established', dn42_x: 'idle' } : { ibgp: 'established', dn42_0002: 'established' };
       await ok(agent.post('/agent/runtime-snapshot', snapshot(id, sessions)), 200);
       await ok(agent.post('/agent/routing-table', { node_id: id, captured_at: '2026-11-01T12:00:00Z', rpki_observed: true, routes: routes(tables[id]) }), 200);
       await ok(agent.post('/agent/reconciliation-report', reconciliation(id)), 200);
