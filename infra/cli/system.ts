@@ -26,6 +26,7 @@ import { RegistrySyncer, SYNC_JOB } from '../registry/sync.js';
 import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
 import { pruneRateLimits } from '../rate-limit.js';
+import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
 
 /**
  * The composition root: the one module that wires infra, projections and http
@@ -149,7 +150,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   };
 }
 
-/** Prunes state that only ages: rate-limit rows of keys not seen for a day. One instance at a time, every 10 minutes. */
+/** Prunes state that only ages: rate-limit rows of keys not seen for a day, expired OIDC grants, codes and tokens. One instance at a time, every 10 minutes. */
 function startHousekeeping(context: ServiceContext): SingletonJob {
   return scheduleSingleton(
     context.pool,
@@ -157,7 +158,8 @@ function startHousekeeping(context: ServiceContext): SingletonJob {
     600_000,
     async () => {
       const rateLimitRows = await pruneRateLimits(context.pool, context.now());
-      if (rateLimitRows > 0) context.log.info({ rateLimitRows }, 'housekeeping pruned');
+      const oidcRows = await pruneOidcStorage(context.pool, context.now());
+      if (rateLimitRows > 0 || oidcRows > 0) context.log.info({ rateLimitRows, oidcRows }, 'housekeeping pruned');
     },
     context.log,
   );
