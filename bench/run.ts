@@ -5,6 +5,7 @@ import { stopTestServer } from '../spec/support/database.js';
 import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
 import { provisionBench } from './provision.js';
+import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { progress, type Benchmark } from './support.js';
@@ -16,6 +17,7 @@ const benchmarks: readonly Benchmark[] = [
   registryBench,
   provisionBench,
   agentWsBench,
+  publicMapBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {

@@ -1,0 +1,137 @@
+// (f) `GET /control/v1/public/map` on a warm cache, over real HTTP with
+// keep-alive connections: requests per second through the whole control app
+// (request id, pino-http, the router, the cache lookup, ETag) against a bare
+// Express handler that answers `res.json()` with the same document, in the same
+// run and process.
+import express from 'express';
+import { Agent, request } from 'node:http';
+import { createControlApp } from '../http/control/app.js';
+import { upsertSnapshot } from '../infra/telemetry/store.js';
+import type { RuntimeSnapshot } from '../domain/telemetry/reports.js';
+import { CITIES } from '../domain/public/cities.js';
+import { createTestSystem, startApp, type TestSystem } from '../spec/support/system.js';
+import { envInt, MemorySampler, now, percentile, progress, ratio, report, round, type Benchmark } from './support.js';
+
+const TOKEN = 'bench-admin-token-0123456789abcdef';
+
+/** GETs `url` `total` times over `concurrency` keep-alive connections; answers per second and latency percentiles. */
+async function hammer(url: string, total: number, concurrency: number): Promise<{ perSecond: number; p50: number; p99: number; bytes: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const latencies = new Float64Array(total);
+  let next = 0;
+  let bytes = 0;
+  const one = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const t0 = now();
+      request(url, { agent }, (res) => {
+        let size = 0;
+        res.on('data', (chunk: Buffer) => (size += chunk.length));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`${url} answered ${res.statusCode}`));
+          bytes = size;
+          latencies[i] = now() - t0;
+          resolve();
+        });
+      })
+        .on('error', reject)
+        .end();
+    });
+  const worker = async () => {
+    while (next < total) await one(next++);
+  };
+  const start = now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (now() - start) / 1000;
+  agent.destroy();
+  latencies.sort();
+  return { perSecond: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), bytes };
+}
+
+/** A fleet of `count` nodes over the city table, each linked to the next, all reporting a fresh snapshot. */
+async function seedFleet(sys: TestSystem, base: string, count: number): Promise<void> {
+  const codes = Object.keys(CITIES);
+  const send = async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+  };
+  const id = (i: number) => `node${String(i).padStart(3, '0')}`;
+  for (let i = 0; i < count; i++) {
+    await send('POST', '/admin/nodes', { node_id: id(i), asn: 4242420001, router_id: `172.20.${i >> 8}.${i & 255}`, site: `${codes[i % codes.length].toLowerCase()}${1 + Math.floor(i / codes.length)}` });
+  }
+  for (let i = 0; i < count; i++) {
+    await send('POST', `/admin/nodes/${id(i)}/peerings/provision`, {
+      peering: { name: `to_${id((i + 1) % count)}`, remote_asn: 4242420001, remote_node_id: id((i + 1) % count), is_internal: true },
+      interface_spec: { name: `wg_${i}`, listen_port: 52801, addresses: ['fe80::1/64'] },
+    });
+    const snapshot: RuntimeSnapshot = {
+      node_id: id(i),
+      captured_at: sys.clock.now().toISOString(),
+      containers: [],
+      interfaces: [],
+      wireguard_interfaces: [],
+      bgp_protocols: [{ name: 'ibgp', state: 'established', since: null, remote_asn: 4242420001, routes_imported: 100, routes_exported: 10 }],
+      self_metrics: { cpu: 1, rss: 1, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null },
+    } as RuntimeSnapshot;
+    await upsertSnapshot(sys.pool, snapshot, sys.clock.now());
+  }
+}
+
+export const publicMapBench: Benchmark = {
+  name: 'public-map',
+  description: 'GET /public/map on a warm cache through the control app, vs a bare Express res.json() of the same document',
+  async run() {
+    const total = envInt('BENCH_PUBLIC_MAP_REQUESTS', 20_000);
+    const concurrency = envInt('BENCH_PUBLIC_MAP_CONCURRENCY', 16);
+    const nodes = envInt('BENCH_PUBLIC_MAP_NODES', 60);
+    const sys = await createTestSystem({ env: { ADMIN_TOKEN: TOKEN } });
+    const control = await startApp(createControlApp(sys.context));
+    try {
+      progress(`public-map: seeding ${nodes} nodes`);
+      await seedFleet(sys, `${control.url}/control/v1`, nodes);
+      const subjectUrl = `${control.url}/control/v1/public/map`;
+      const warm = await (await fetch(subjectUrl)).text();
+      const document = JSON.parse(warm) as Record<string, unknown>;
+
+      const app = express();
+      app.get('/map', (_req, res) => {
+        res.json(document);
+      });
+      const bare = await startApp(app);
+      try {
+        const bareText = await (await fetch(`${bare.url}/map`)).text();
+        if (bareText !== warm) throw new Error('the bare handler does not answer the same JSON');
+        await hammer(subjectUrl, Math.min(2000, total), concurrency);
+        await hammer(`${bare.url}/map`, Math.min(2000, total), concurrency);
+
+        const sampler = new MemorySampler();
+        const subject = await hammer(subjectUrl, total, concurrency);
+        const memory = sampler.stop();
+        const baseline = await hammer(`${bare.url}/map`, total, concurrency);
+        const stillCached = (await (await fetch(subjectUrl)).text()) === warm;
+        report({
+          bench: 'public-map',
+          nodes,
+          map_points: (document.nodes as unknown[]).length,
+          map_links: (document.links as unknown[]).length,
+          body_bytes: subject.bytes,
+          requests: total,
+          concurrency,
+          per_second: round(subject.perSecond),
+          p50_ms: round(subject.p50),
+          p99_ms: round(subject.p99),
+          baseline_per_second: round(baseline.perSecond),
+          baseline_p50_ms: round(baseline.p50),
+          baseline_p99_ms: round(baseline.p99),
+          ratio: ratio(subject.perSecond, baseline.perSecond),
+          ok: stillCached,
+          memory,
+        });
+      } finally {
+        await bare.close();
+      }
+    } finally {
+      await control.close();
+      await sys.close();
+    }
+  },
+};
