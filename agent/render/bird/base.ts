@@ -6,24 +6,14 @@ import { PROTOCOL } from './names.js';
 import { FAMILIES, block, channelOf, type Family } from './syntax.js';
 
 /**
- * The head of `bird/bird.conf`: identity, the constants other files use, and the
- * protocols every node runs: `device` (interface scan), `direct` (the
+ * The head of `bird/bird.conf`: identity and the protocols every node runs: `device` (interface scan), `direct` (the
  * addresses on `lo`, so loopbacks reach OSPF), `kernel` per family (optional)
  * and the `own_v4`/`own_v6` statics that originate the node's prefixes.
  */
 
 export function header(state: DesiredState): string[] {
   const node = state.node;
-  return [
-    `# dn42-agent: BIRD 2 configuration of node ${safeComment(node.node_id)} (AS${node.asn}), rendered; the next apply overwrites it.`,
-    `router id ${node.router_id};`,
-    '',
-    `define OWN_AS = ${node.asn};`,
-    ...(node.loopback_ipv4 === null ? [] : [`define OWN_IPV4 = ${node.loopback_ipv4};`]),
-    ...(node.loopback_ipv6 === null ? [] : [`define OWN_IPV6 = ${node.loopback_ipv6};`]),
-    ...(node.region === null ? [] : [`define OWN_REGION = ${node.region};`]),
-    '',
-  ];
+  return [`# dn42-agent: BIRD 2 configuration of node ${safeComment(node.node_id)} (AS${node.asn}), rendered; the next apply overwrites it.`, `router id ${node.router_id};`, ''];
 }
 
 export function deviceAndDirect(): string[] {

@@ -2,7 +2,7 @@ import type { BgpSessionState, DesiredState } from '../../../domain/desired-stat
 import { isIpv6LinkLocal, parseIp } from '../../../domain/desired-state/ip.js';
 import { linkCommunityStatements } from './communities.js';
 import { FN, type FilterFacts } from './filters.js';
-import { bgpProtocolName } from './names.js';
+import { bgpFilterName, bgpProtocolName } from './names.js';
 import { block, channelOf, type Family } from './syntax.js';
 
 /**
@@ -17,7 +17,8 @@ import { block, channelOf, type Family } from './syntax.js';
  * Peer sessions import through the dn42 checks, then set the link
  * communities, cold-potato MED, the session's `local_pref` and the first
  * matching `route_local_pref` (in that order, so the prefix rule wins).
- * Route collectors get everything we export and send us nothing.
+ * Route collectors get everything we export and send us nothing. The filters
+ * themselves are named and live in `bird/filters.conf` (`sessionFilters`).
  */
 
 const familiesOf = (s: BgpSessionState): Family[] => (s.address_family === 'mp-bgp' ? ['v4', 'v6'] : [s.address_family === 'ipv4' ? 'v4' : 'v6']);
@@ -46,12 +47,26 @@ function exportFilter(s: BgpSessionState, f: Family): string[] {
   return [`if !${FN.exportOk(f)}() then reject;`, ...(s.policy === 'route_collector' ? [] : linkCommunityStatements(s)), 'accept;'];
 }
 
-function channel(s: BgpSessionState, f: Family, facts: FilterFacts): string[] {
+/**
+ * The named filters of a session's channels, for `bird/filters.conf`. Named
+ * rather than inline so that the exact filter a session runs can be tried on
+ * routes of a static protocol (the spec does that with a real BIRD).
+ */
+export function sessionFilters(s: BgpSessionState, facts: FilterFacts): string[] {
+  return familiesOf(s).flatMap((f) => [
+    `# Session ${s.name} (${channelOf(f)}).`,
+    ...(s.policy === 'route_collector' ? [] : [...block(`filter ${bgpFilterName(s, 'import', f)}`, importFilter(s, f, facts)), '']),
+    ...block(`filter ${bgpFilterName(s, 'export', f)}`, exportFilter(s, f)),
+    '',
+  ]);
+}
+
+function channel(s: BgpSessionState, f: Family): string[] {
   const body: string[] = [];
   if (f === 'v4' && s.extended_next_hop) body.push('extended next hop on;');
   if (s.policy === 'route_collector') body.push('import none;');
-  else body.push(...block('import filter', importFilter(s, f, facts), '};'), `import limit ${s.import_limit} action ${s.import_limit_action};`);
-  body.push(...block('export filter', exportFilter(s, f), '};'));
+  else body.push(`import filter ${bgpFilterName(s, 'import', f)};`, `import limit ${s.import_limit} action ${s.import_limit_action};`);
+  body.push(`export filter ${bgpFilterName(s, 'export', f)};`);
   return block(channelOf(f), body, '};');
 }
 
@@ -62,7 +77,7 @@ export function ebgpProtocol(s: BgpSessionState, facts: FilterFacts): string[] {
     ...neighborLines(s),
     ...(s.bfd ? ['bfd on;'] : []),
     ...(facts.coldPotato ? ['med metric on;'] : []),
-    ...familiesOf(s).flatMap((f) => channel(s, f, facts)),
+    ...familiesOf(s).flatMap((f) => channel(s, f)),
   ];
   return [comment, ...block(`protocol bgp ${bgpProtocolName(s)}`, body), ''];
 }

@@ -1,10 +1,12 @@
 import type { DesiredState } from '../../../domain/desired-state/schema.js';
+import { safeComment } from '../text.js';
 import { communityFunctions } from './communities.js';
 import { PROTOCOL } from './names.js';
 import { FAMILIES, channelOf, indent, prefixSet, prefixesOf, type Family } from './syntax.js';
 
 /**
- * `bird/dn42.conf`: the sets and functions every filter of the node uses.
+ * `bird/filters.conf`: the sets and functions every filter of the node uses,
+ * followed by the named filters of the eBGP sessions (`ebgp.ts`).
  * Filters call boolean functions (`if !dn42_import_ok_v4() then reject;`)
  * rather than functions that accept or reject themselves, so each protocol's
  * filter reads top to bottom.
@@ -56,6 +58,18 @@ export function filterFacts(state: DesiredState): FilterFacts {
     localPref: per((f) => state.bird.route_local_pref.map((r) => ({ prefix: prefixesOf(f, [r.prefix])[0], local_pref: r.local_pref })).filter((r) => r.prefix !== undefined)),
     coldPotato: node.region !== null && state.bird.cold_potato_med !== null,
   };
+}
+
+/** The node's constants, first in `bird/filters.conf`, which `bird.conf` includes before anything else. */
+export function constants(state: DesiredState): string[] {
+  const node = state.node;
+  return [
+    `define OWN_AS = ${node.asn};`,
+    ...(node.loopback_ipv4 === null ? [] : [`define OWN_IPV4 = ${node.loopback_ipv4};`]),
+    ...(node.loopback_ipv6 === null ? [] : [`define OWN_IPV6 = ${node.loopback_ipv6};`]),
+    ...(node.region === null ? [] : [`define OWN_REGION = ${node.region};`]),
+    '',
+  ];
 }
 
 const fn = (name: string, body: string[]) => [`function ${name}() {`, ...indent(body), '}', ''];
@@ -116,14 +130,17 @@ function coldPotatoFunction(): string[] {
   ];
 }
 
-/** The text of `bird/dn42.conf`. */
-export function dn42Conf(state: DesiredState, facts: FilterFacts): string {
+/** The text of `bird/filters.conf`; `sessionFilters` are the named filters of the eBGP sessions. */
+export function filtersConf(state: DesiredState, facts: FilterFacts, sessionFilters: string[]): string {
   const lines = [
+    `# dn42-agent: constants, sets, functions and eBGP filters of node ${safeComment(state.node.node_id)}, rendered; included by bird.conf.`,
+    ...constants(state),
     ...sets(state, facts),
     ...communityFunctions(),
     '',
     ...FAMILIES.flatMap((f) => familyFunctions(f, facts)),
     ...(facts.coldPotato ? coldPotatoFunction() : []),
+    ...sessionFilters,
   ];
   return `${lines.join('\n').trimEnd()}\n`;
 }

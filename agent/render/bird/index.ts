@@ -1,8 +1,8 @@
 import { renderedPath } from '../text.js';
 import { PUBLIC_MODE, type RenderedFile, type RenderInputs } from '../types.js';
 import { deviceAndDirect, header, kernels, originations } from './base.js';
-import { ebgpConf, needsBfd } from './ebgp.js';
-import { dn42Conf, filterFacts } from './filters.js';
+import { ebgpConf, needsBfd, sessionFilters } from './ebgp.js';
+import { filterFacts, filtersConf } from './filters.js';
 import { hostStatics } from './hosts.js';
 import { ibgpProtocols } from './ibgp.js';
 import { PROTOCOL } from './names.js';
@@ -11,14 +11,14 @@ import { ospfProtocols } from './ospf.js';
 /**
  * BIRD 2 (2.0.x as in Debian 12) files of a node:
  * - `bird/bird.conf`: identity, device/direct/kernel, own prefixes; includes the others;
- * - `bird/dn42.conf`: prefix sets, community and filter functions;
+ * - `bird/filters.conf`: prefix sets, community and check functions, the sessions' named filters;
  * - `bird/internal.conf`: hosts, OSPF, iBGP (the fleet side);
  * - `bird/ebgp.conf`: one protocol per eBGP session.
  * `bird -p -c <rendered>/bird/bird.conf` checks them all; includes are absolute,
  * so BIRD reads the rendered dir whatever its working directory.
  */
 
-export const BIRD_FILES = { main: 'bird/bird.conf', dn42: 'bird/dn42.conf', internal: 'bird/internal.conf', ebgp: 'bird/ebgp.conf' } as const;
+export const BIRD_FILES = { main: 'bird/bird.conf', filters: 'bird/filters.conf', internal: 'bird/internal.conf', ebgp: 'bird/ebgp.conf' } as const;
 
 const text = (lines: string[]) => `${lines.join('\n').trimEnd()}\n`;
 const file = (path: string, content: string): RenderedFile => ({ path, content, mode: PUBLIC_MODE });
@@ -29,7 +29,7 @@ export function renderBird(inputs: RenderInputs): RenderedFile[] {
   const include = (f: string) => `include ${renderedPath(renderedDir, f)};`;
   const main = [
     ...header(state),
-    include(BIRD_FILES.dn42),
+    include(BIRD_FILES.filters),
     '',
     ...deviceAndDirect(),
     ...kernels(state, inputs.kernel ?? true),
@@ -41,7 +41,7 @@ export function renderBird(inputs: RenderInputs): RenderedFile[] {
   const internal = [...hostStatics(state), ...ospfProtocols(state), ...ibgpProtocols(state, facts)];
   return [
     file(BIRD_FILES.main, text(main)),
-    file(BIRD_FILES.dn42, dn42Conf(state, facts)),
+    file(BIRD_FILES.filters, filtersConf(state, facts, state.bgp_sessions.flatMap((s) => sessionFilters(s, facts)))),
     file(BIRD_FILES.internal, text(internal.length === 0 ? ['# No internal topology: no hosts, OSPF or iBGP.'] : internal)),
     file(BIRD_FILES.ebgp, ebgpConf(state, facts)),
   ];

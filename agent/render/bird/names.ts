@@ -36,6 +36,10 @@ function symbol(prefix: string, name: string, suffix = ''): string {
 /** The BIRD protocol of an eBGP session (`birdc show protocols` lists it under this name). */
 export const bgpProtocolName = (session: Pick<BgpSessionState, 'name'>): string => symbol('ebgp_', session.name);
 
+/** The named filter of an eBGP session's channel: `ebgp_<name>_import_v4`. */
+export const bgpFilterName = (session: Pick<BgpSessionState, 'name'>, direction: 'import' | 'export', family: Family): string =>
+  symbol('ebgp_', session.name, `_${direction}_${family}`);
+
 /**
  * The iBGP protocol towards `router` for one family. Node ids are free text:
  * one made of word characters is used as is; one that also has `.`, `:` or `-`
