@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import { apiBase, DEFAULTS, LOG_LEVELS, MODES, readConfigFile, UsageError, type FileSettings, type Mode } from './config.js';
 import type { AgentCommands } from './runtime.js';
@@ -83,6 +84,8 @@ function checkRules(flags: Flags, merged: { mode: Mode; controllerUrl?: string }
   return 'daemon';
 }
 
+const absolute = (path: string | undefined): string | null => (path === undefined ? null : resolve(path));
+
 const flagName = (v: 'once' | 'planOnly' | 'doctor') => (v === 'planOnly' ? '--plan-only' : `--${v}`);
 
 function commandsOf(file: FileSettings, birdSocket: string): AgentCommands {
@@ -120,12 +123,13 @@ export function parseCommandLine(argv: readonly string[], version: string, print
     enrollmentToken: flags.enrollmentToken ?? file.enrollment_token ?? null,
     requestedNodeId: flags.requestedNodeId ?? file.requested_node_id ?? null,
     hostname: flags.hostname ?? file.hostname ?? null,
-    stateDir: flags.stateDir ?? file.state_dir ?? DEFAULTS.state_dir,
-    renderedDir: flags.renderedDir ?? file.rendered_dir ?? null,
-    desiredStatePath: flags.desiredState ?? null,
+    // Absolute: rendered BIRD and BIND files include their siblings by absolute path.
+    stateDir: resolve(flags.stateDir ?? file.state_dir ?? DEFAULTS.state_dir),
+    renderedDir: absolute(flags.renderedDir ?? file.rendered_dir),
+    desiredStatePath: absolute(flags.desiredState),
     logLevel: LOG_LEVELS[logLevel.toLowerCase()],
     birdSocket,
-    birdConfig: file.bird_config ?? null,
+    birdConfig: absolute(file.bird_config),
     birdKernel: file.bird_kernel ?? DEFAULTS.bird_kernel,
     reconcileIntervalSeconds: file.reconcile_interval_seconds ?? DEFAULTS.reconcile_interval_seconds,
     heartbeatIntervalSeconds: file.heartbeat_interval_seconds ?? DEFAULTS.heartbeat_interval_seconds,

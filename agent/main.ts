@@ -5,7 +5,6 @@ import { runDoctor } from './doctor.js';
 import { FatalError, Stopped } from './errors.js';
 import { createAgentLogger } from './logger.js';
 import { runOnce } from './once.js';
-import { agentServices } from './services.js';
 import { openSession } from './session.js';
 import { agentVersion } from './version.js';
 
@@ -42,6 +41,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     if (settings.run === 'once') return await runOnce(settings, log, stop.signal, out);
     const session = await openSession(settings, log, stop.signal);
+    // Loaded only for the daemon: one-shot runs need no telemetry, probe, log or update code.
+    const { agentServices } = await import('./services.js');
     const daemon = new Daemon(session, ring, agentServices, {
       mode: settings.mode,
       reconcileIntervalMs: settings.reconcileIntervalSeconds * 1000,

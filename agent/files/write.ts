@@ -18,11 +18,10 @@ function safeJoin(dir: string, path: string): string {
  * every file either old or new.
  */
 export async function writeFileSet(dir: string, files: readonly FileEntry[], plan: FilePlan): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o755 });
   const toWrite = new Set([...plan.added, ...plan.changed]);
-  for (const file of files) {
-    if (!toWrite.has(file.path)) continue;
-    const target = safeJoin(dir, file.path);
+  const targets = files.filter((f) => toWrite.has(f.path)).map((f) => ({ file: f, target: safeJoin(dir, f.path) }));
+  await mkdir(dir, { recursive: true, mode: 0o755 });
+  for (const { file, target } of targets) {
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
     await writeFileAtomic(target, file.content, file.mode);
   }

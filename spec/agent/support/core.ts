@@ -1,0 +1,128 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCommand } from '../../../agent/exec.js';
+
+/** The agent's source-tree entry, run as the real program (`node agent/bin.mjs`). */
+export const AGENT_BIN = new URL('../../../agent/bin.mjs', import.meta.url).pathname;
+
+export interface AgentRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `dn42-agent <args>` to its exit. */
+export function runAgent(args: string[], timeoutMs = 30_000): Promise<AgentRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [AGENT_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`dn42-agent ${args.join(' ')} did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A long-running `dn42-agent` (the daemon) with its output collected. */
+export interface AgentProcess {
+  child: ChildProcess;
+  stderr(): string;
+  /** Log lines (pino JSON) parsed from stderr. */
+  logs(): { msg: string; level: number; [k: string]: unknown }[];
+  /** Sends `signal` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function spawnAgent(args: string[]): AgentProcess {
+  const child = spawn(process.execPath, [AGENT_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  child.stdout!.resume();
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return {
+    child,
+    stderr: () => stderr,
+    logs: () =>
+      stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l)),
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export async function tempDir(prefix = 'dn42-agent-core-'): Promise<{ path: string; remove(): Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** A real BIRD 2 daemon in the foreground with its own control socket, started on a bootstrap configuration (no kernel protocol). */
+export interface Bird {
+  socket: string;
+  /** `birdc -s <socket> <args>` output. */
+  birdc(...args: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startBird(dir: string): Promise<Bird> {
+  const conf = join(dir, 'bootstrap.conf');
+  const socket = join(dir, 'bird.ctl');
+  await writeFile(conf, 'router id 10.255.255.1;\nprotocol device {}\n');
+  const child = spawn('bird', ['-f', '-c', conf, '-s', socket, '-P', join(dir, 'bird.pid')], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!existsSync(socket)) throw new Error('bird did not open its control socket');
+  return {
+    socket,
+    async birdc(...args) {
+      const outcome = await runCommand(['birdc', '-s', socket, ...args]);
+      return outcome.stdout + outcome.stderr;
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** An agent configuration file in `key = value` form. */
+export async function writeAgentConfig(path: string, settings: Record<string, string | number | boolean>): Promise<string> {
+  await writeFile(path, `# dn42-agent test configuration\n${Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join('\n')}\n`);
+  return path;
+}
+
+/** A desired state that passes the shared schema; sessions to plain IPv4 neighbours, no loopbacks (nothing for `ip` to do on the test host). */
+export function desiredState(nodeId = 'fra1', overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    node: { node_id: nodeId, asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'], ipv6_prefixes: ['fd42:4242:1::/48'] },
+    interfaces: [],
+    bgp_sessions: [{ name: 'dn42_peer_a', remote_asn: 4242420002, neighbor: '172.20.53.1', address_family: 'ipv4' }],
+    bird: { internal_topology: { routers: [], hosts: [] } },
+    dns: null,
+    ...overrides,
+  };
+}
+
+/** A WireGuard interface for the desired state (IP endpoint, a valid peer key). */
+export const wireguardInterface = (name: string, port: number) => ({
+  name,
+  listen_port: port,
+  addresses: [{ address: 'fe80::1/64', peer: 'fe80::2/128' }],
+  peer: { public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=', endpoint: '192.0.2.10:51820' },
+});
