@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -17,11 +17,21 @@ const TARGETS = ['chrome111', 'firefox115', 'safari16.4'];
  * Bundles `page/` with esbuild into `dir`: one minified ES module and one style
  * sheet under content-hashed names (cacheable for ever), and `index.html` with
  * the source names replaced by `authorize-page/<hashed name>`, relative, so the
- * page works on any issuer path. The previous output is removed first.
+ * page works on any issuer path. The output is written beside `dir` and then
+ * moved over it, so a running service never serves half a build.
  */
 export async function buildPage(dir = PAGE_BUILD_DIR): Promise<PageBuild> {
+  const target = dir.replace(/\/+$/, '');
+  const staging = `${target}.${process.pid}.tmp`;
+  await rm(staging, { recursive: true, force: true });
+  const written = await writeBuild(staging);
+  await rm(target, { recursive: true, force: true });
+  await rename(staging, target);
+  return { dir: target, files: written };
+}
+
+async function writeBuild(dir: string): Promise<PageBuild['files']> {
   const assets = join(dir, ASSET_DIR_NAME);
-  await rm(dir, { recursive: true, force: true });
   await mkdir(assets, { recursive: true });
   const result = await build({
     absWorkingDir: PAGE_SOURCE_DIR,
@@ -47,8 +57,7 @@ export async function buildPage(dir = PAGE_BUILD_DIR): Promise<PageBuild> {
   }
   await writeFile(join(dir, 'index.html'), html);
   const names = ['index.html', ...Object.keys(result.metafile.outputs).map((o) => join(ASSET_DIR_NAME, basename(o)))];
-  const files = await Promise.all(names.map(async (name) => ({ name, bytes: (await stat(join(dir, name))).size })));
-  return { dir, files };
+  return Promise.all(names.map(async (name) => ({ name, bytes: (await stat(join(dir, name))).size })));
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -1,8 +1,9 @@
 import { solveChallenge } from 'altcha-lib';
-import { deriveKey } from 'altcha-lib/algorithms/web/sha';
-import type { Challenge } from 'altcha-lib/types';
+import { deriveKey as webDeriveKey } from 'altcha-lib/algorithms/web/sha';
+import type { Challenge, ChallengeParameters, DeriveKeyFunctionResult } from 'altcha-lib/types';
 import { call, type ApiResult, type Fetch } from './api.js';
 import type { AuthorizeContext } from './context.js';
+import { sha256 } from './sha256.js';
 
 /** A one-time ticket for `captcha_token`, or the failure to show (status 0: no answer or not solved). */
 export type TicketOutcome = { ticket: string } | { failure: ApiResult };
@@ -22,8 +23,12 @@ export const PUZZLE_UNSOLVED = 'The anti-abuse puzzle could not be solved in tim
 export const WIDGET_UNAVAILABLE = 'The captcha could not be loaded. Check your connection and try again.';
 /** The action the external widget must report on this flow (document 1: not interchangeable with the login's). */
 export const WIDGET_ACTION = 'peering-verify';
-/** A prepared puzzle this close to its expiry is thrown away rather than spent. */
-const FRESH_FOR_MS = 60_000;
+/**
+ * A prepared ticket older than this (by the browser's clock, from when its puzzle
+ * was fetched) is thrown away rather than spent. Puzzles live 10 minutes on the
+ * server; the puzzle's own expiry is not compared, as the browser's clock may be off.
+ */
+export const PREPARED_TICKET_MAX_AGE_MS = 5 * 60_000;
 
 export function captchaSource(captcha: AuthorizeContext['captcha'], deps: { fetch: Fetch; widgetSlot: () => HTMLElement; loadScript: (src: string) => Promise<void> }): CaptchaSource {
   if (captcha.kind === 'pow' && captcha.endpoint) return powSource(captcha.endpoint, deps.fetch);
@@ -34,28 +39,46 @@ export function captchaSource(captcha: AuthorizeContext['captcha'], deps: { fetc
 
 /** ALTCHA proof of work, solved in the browser with WebCrypto SHA-256 (altcha-lib's own solver). */
 export function powSource(endpoint: string, fetchFn: Fetch, now: () => number = Date.now): CaptchaSource {
-  let pending: Promise<TicketOutcome & { expiresAt?: number }> | undefined;
-  const solveOne = async (): Promise<TicketOutcome & { expiresAt?: number }> => {
+  let pending: Promise<TicketOutcome & { fetchedAt: number }> | undefined;
+  const solveOne = async (): Promise<TicketOutcome & { fetchedAt: number }> => {
+    const fetchedAt = now();
     const puzzle = await call(fetchFn, 'GET', endpoint);
-    if (puzzle.status !== 200) return { failure: puzzle };
+    if (puzzle.status !== 200) return { failure: puzzle, fetchedAt };
     const challenge = puzzle.body as Challenge;
     const solution = await solveChallenge({ challenge, deriveKey, timeout: 90_000 });
-    if (!solution) return { failure: { status: 0, body: { detail: PUZZLE_UNSOLVED } } };
-    const expiresAt = Date.parse(String(challenge.parameters.data?.expires_at ?? ''));
-    return { ticket: encodeTicket(challenge, solution), expiresAt: Number.isFinite(expiresAt) ? expiresAt : undefined };
+    if (!solution) return { failure: { status: 0, body: { detail: PUZZLE_UNSOLVED } }, fetchedAt };
+    return { ticket: encodeTicket(challenge, solution), fetchedAt };
   };
+  const plain = ({ fetchedAt: _, ...outcome }: TicketOutcome & { fetchedAt: number }): TicketOutcome => outcome;
   return {
     prepare() {
       pending ??= solveOne();
     },
     async ticket() {
-      const taken = pending ?? solveOne();
+      const prepared = pending;
       pending = undefined;
-      const outcome = await taken;
-      if ('ticket' in outcome && outcome.expiresAt !== undefined && outcome.expiresAt - now() < FRESH_FOR_MS) return solveOne();
-      return outcome;
+      if (prepared) {
+        const outcome = await prepared;
+        // A prepared failure (the network was down then) or an old ticket is not used: try again now.
+        if ('ticket' in outcome && now() - outcome.fetchedAt <= PREPARED_TICKET_MAX_AGE_MS) return plain(outcome);
+      }
+      return plain(await solveOne());
     },
   };
+}
+
+/**
+ * altcha-lib's key derivation for SHA-256 (`cost` rounds over salt + password,
+ * cut to `keyLength`), with the plain-JavaScript hash; other algorithms go to
+ * the library's WebCrypto version.
+ */
+export async function deriveKey(parameters: ChallengeParameters, salt: Uint8Array, password: Uint8Array): Promise<DeriveKeyFunctionResult> {
+  if (parameters.algorithm !== 'SHA-256') return webDeriveKey(parameters, salt, password);
+  let key: Uint8Array = new Uint8Array(salt.length + password.length);
+  key.set(salt);
+  key.set(password, salt.length);
+  for (let i = 0; i < Math.max(1, parameters.cost); i++) key = sha256(key);
+  return { parameters: {}, derivedKey: key.slice(0, parameters.keyLength ?? 32) };
 }
 
 /** What the widget submits: base64 of the JSON `{challenge, solution}` (the server's `encodeTicket`). */
