@@ -4,7 +4,10 @@ import type { LiveNode, NodeState } from '../node/state.js';
 import { DEFAULT_AUTOPEERING_POLICY, patchedPolicy, replacedPolicy, samePolicy, type AutopeeringPolicy, type AutopeeringPolicyIn } from './policy.js';
 
 /** PUT replaces the whole policy (omitted fields back to defaults); PATCH changes only the given fields. */
-export type PolicyChange = { kind: 'replace'; policy: AutopeeringPolicyIn } | { kind: 'patch'; policy: AutopeeringPolicyIn };
+export interface PolicyChange {
+  kind: 'replace' | 'patch';
+  policy: AutopeeringPolicyIn;
+}
 
 /** The node's policy, the defaults when nobody set one. */
 export function policyOf(node: LiveNode): AutopeeringPolicy {

@@ -6,6 +6,7 @@ import type { PolicyChange } from '../../../domain/autopeering/policy-decide.js'
 import { NotFound } from '../../../domain/errors.js';
 import { getPolicy, listPolicies } from '../../../projections/autopeering/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
+import { throwIt } from '../../shared/errors.js';
 import type { ApiRouter } from '../../shared/routes.js';
 import { ADMIN, fleetDeps, metadataOf, NodeIdParams } from '../fleet/common.js';
 import { PolicyRowSchema } from './schemas.js';
@@ -49,12 +50,8 @@ export function policyRoutes(r: ApiRouter, ctx: ServiceContext): void {
         const nodeId = req.params.node_id;
         const change: PolicyChange = { kind, policy: req.body };
         await setAutopeeringPolicy(deps, nodeId, change, metadataOf(ctx, req, res));
-        res.json((await getPolicy(ctx.pool, nodeId)) ?? throwUnknown(nodeId));
+        res.json((await getPolicy(ctx.pool, nodeId)) ?? throwIt(new NotFound(`unknown node ${nodeId}`)));
       },
     });
   }
-}
-
-function throwUnknown(nodeId: string): never {
-  throw new NotFound(`unknown node ${nodeId}`);
 }
