@@ -26,6 +26,7 @@ import { notifyRoutes } from './fleet/notify.js';
 import { releaseRoutes } from './releases.js';
 import { agentUpdateRoutes } from './agent/update.js';
 import { probeRoutes } from './probes/routes.js';
+import { fleetOpsRoutes } from './fleet-ops/routes.js';
 import { autopeeringAdminRoutes } from './autopeering/routes.js';
 import { publicRoutes } from './public/routes.js';
 import { dnsRoutes } from './dns/index.js';
@@ -62,6 +63,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     notifyRoutes(ctx),
     releaseRoutes(ctx),
     agentUpdateRoutes(ctx),
+    fleetOpsRoutes(ctx),
     autopeeringAdminRoutes(ctx),
     publicRoutes(ctx),
     ...dnsRoutes(ctx),

@@ -1,0 +1,38 @@
+import { BLOCKED_PREFIXES_MIN_AGENT, takesBlockedPrefixes } from '../../domain/fleet-ops/agent-gate.js';
+import { blockedBy } from '../../domain/fleet-ops/prefix-block.js';
+import type { EventMetadata } from '../../infra/eventstore/types.js';
+import { writeNode, type FleetDeps, type Published } from '../fleet-write.js';
+
+/**
+ * A heartbeat whose agent version crosses 1.0.187 (either way) re-publishes
+ * the node when its template blocks prefixes: an upgraded agent gets the
+ * blocks it was denied, and an agent rolled back by its health gate stops
+ * getting a document it would refuse. Without this a deferred block would
+ * wait for the node's next unrelated write. `previous` is the version the
+ * liveness registry held before this heartbeat (undefined: first heartbeat).
+ *
+ * Race: two instances may see the same crossing (a reconnect moves the
+ * socket); both publish, the second a generation with the same content.
+ */
+export async function republishOnAgentVersion(
+  deps: FleetDeps,
+  nodeId: string,
+  previous: string | null | undefined,
+  current: string | null,
+  metadata: EventMetadata,
+): Promise<Published[]> {
+  const takes = takesBlockedPrefixes(current);
+  if (takesBlockedPrefixes(previous) === takes) return [];
+  const outcome = await writeNode(
+    deps,
+    nodeId,
+    (state) => ({
+      events: [],
+      reason: `agent ${current ?? 'without a version'} ${takes ? 'takes' : 'predates'} blocked_prefixes (${BLOCKED_PREFIXES_MIN_AGENT})`,
+      publish: state.status === 'Live' && blockedBy(state.fields.base_template).length > 0 ? 'if-published' : 'none',
+      result: undefined,
+    }),
+    metadata,
+  );
+  return outcome.published;
+}

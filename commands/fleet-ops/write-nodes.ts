@@ -1,0 +1,101 @@
+import { fold, type DomainEvent } from '../../domain/decider.js';
+import { nodeDecider } from '../../domain/node/decide.js';
+import { nodeStream, type NodeEvent } from '../../domain/node/events.js';
+import type { NodeState } from '../../domain/node/state.js';
+import type { EventMetadata } from '../../infra/eventstore/types.js';
+import type { Delivery, DoorbellEvent } from '../doorbell.js';
+import { FleetLoader, publication, type FleetDeps, type Published } from '../fleet-write.js';
+import { execute, type LoadMore } from '../handle.js';
+
+/** What a decision over several nodes produces. */
+export interface FleetPlan<T> {
+  /** Events per node (only nodes the write loaded); a node without events is left as it is. */
+  events: ReadonlyMap<string, readonly NodeEvent[]>;
+  /** The generations' reason. */
+  reason: string;
+  /**
+   * Events of other streams decided together, each loaded through `more` first
+   * (its version is checked); `guard` keeps a stream the decision read but does
+   * not change at that version.
+   */
+  alongside?: readonly { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[];
+  result: T;
+}
+
+export interface FleetWriteOutcome<T> {
+  result: T;
+  /** Nodes whose records the write changed (or, in a dry run, would change), sorted. */
+  changed: string[];
+  /**
+   * The generation each changed node is at after the write: its new one when
+   * the write published it, else its current one (a decommissioned node keeps
+   * its empty state, a node never published stays at 0 until its first
+   * publication, which then carries the change). Empty in a dry run.
+   */
+  generations: Record<string, number>;
+  published: Published[];
+  deliveries: Delivery[];
+}
+
+/**
+ * One decision over several nodes in one append: load every node's stream,
+ * decide, re-materialise each changed node that is active and already
+ * published, append everything with the versions it was decided on (unchanged
+ * nodes and other nodes read are guarded), then ring the doorbells after
+ * commit. A dry run decides and materialises the same way (so it fails where
+ * the real run would) and appends nothing.
+ */
+export async function writeNodes<T>(
+  deps: FleetDeps,
+  nodeIds: readonly string[],
+  plan: (nodes: ReadonlyMap<string, NodeState>, more: LoadMore) => Promise<FleetPlan<T>> | FleetPlan<T>,
+  metadata: EventMetadata,
+  options: { dryRun?: boolean } = {},
+): Promise<FleetWriteOutcome<T>> {
+  const ids = [...new Set(nodeIds)].sort();
+  const primaries = new Set(ids.map(nodeStream));
+  const { result } = await execute(
+    deps.store,
+    [...primaries],
+    async (streams, load) => {
+      const read = new Set<string>();
+      const more: LoadMore = (streamId, how) => {
+        if (streamId.startsWith('node-') && !primaries.has(streamId)) read.add(streamId);
+        return load(streamId, how);
+      };
+      const before = new Map(ids.map((id) => [id, fold(nodeDecider, streams[nodeStream(id)].events as NodeEvent[])]));
+      const decided = await plan(before, more);
+      const after = new Map(before);
+      for (const [id, events] of decided.events) {
+        if (!before.has(id)) throw new Error(`fleet plan changes node ${id}, which the write did not load`);
+        if (events.length > 0) after.set(id, events.reduce(nodeDecider.evolve, before.get(id)!));
+      }
+      const changed = ids.filter((id) => (decided.events.get(id)?.length ?? 0) > 0);
+      const loader = new FleetLoader(deps.db, more, after);
+
+      const writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[] = [];
+      const published: Published[] = [];
+      const generations: Record<string, number> = {};
+      for (const id of ids) writes.push({ streamId: nodeStream(id), events: decided.events.get(id) ?? [], guard: true });
+      for (const id of changed) {
+        const node = after.get(id)!;
+        const current = await loader.generation(id);
+        generations[id] = current;
+        if (node.status !== 'Live' || node.lifecycle !== 'active' || current === 0) continue;
+        const next = await publication(loader, node, decided.reason);
+        published.push(next.published);
+        generations[id] = next.published.generation;
+        writes.push(next.write);
+      }
+      for (const other of decided.alongside ?? []) writes.push(other);
+      for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
+      if (options.dryRun) return { writes: [], result: { result: decided.result, changed, generations: {}, published: [] } };
+      return { writes, result: { result: decided.result, changed, generations, published } };
+    },
+    metadata,
+  );
+  if (options.dryRun || result.changed.length === 0) return { ...result, deliveries: [] };
+  await deps.settle?.();
+  const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
+  return { ...result, deliveries };
+}
