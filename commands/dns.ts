@@ -1,5 +1,5 @@
 import { fold } from '../domain/decider.js';
-import { activeGroup, decideDnsGroup, zoneOf } from '../domain/dns/decide.js';
+import { activeGroup, decideDnsGroup, dnsGroupDecider, zoneOf, type DnsGroupCommand } from '../domain/dns/decide.js';
 import { dnsGroupStream, type DnsGroupEvent } from '../domain/dns/events.js';
 import { decideMembership } from '../domain/dns/membership.js';
 import { claimName, dnsGroupNameStream, releaseName, type DnsGroupNameEvent } from '../domain/dns/name-claim.js';
@@ -15,7 +15,6 @@ import {
   type DnsZonePatch,
 } from '../domain/dns/specs.js';
 import type { DnsGroupState } from '../domain/dns/state.js';
-import { dnsGroupDecider } from '../domain/dns/decide.js';
 import { live } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { nextDnsId } from './dns-ids.js';
@@ -32,7 +31,7 @@ import type { LoadMore } from './handle.js';
 const nameEvents = async (more: LoadMore, name: string) => (await more(dnsGroupNameStream(name))).events as DnsGroupNameEvent[];
 
 /** One group command on the group's state, as a plan. */
-function command<T>(state: DnsGroupState, cmd: Parameters<typeof decideDnsGroup>[0], reason: string, result: T): GroupPlan<T> {
+function command<T>(state: DnsGroupState, cmd: DnsGroupCommand, reason: string, result: T): GroupPlan<T> {
   return { events: decideDnsGroup(cmd, state), reason, result };
 }
 

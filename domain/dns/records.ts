@@ -1,4 +1,4 @@
-import { Validation, type FieldError } from '../errors.js';
+import { Validation } from '../errors.js';
 import { formatIp, parseIp } from '../desired-state/ip.js';
 import { DNS_RECORD_TYPES } from '../desired-state/schema.js';
 import { isRecordName, isTargetName } from './names.js';
