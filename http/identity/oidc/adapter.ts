@@ -66,12 +66,13 @@ class EventStoreAdapter implements Adapter {
    */
   async consume(id: string): Promise<void> {
     const key = sha256Hex(id);
+    const payload = (await findModel(this.deps.pool, this.model, key))?.payload;
+    const metadata = oidcMetadata(this.deps.now(), payload?.clientId);
     try {
-      await consumeModel(this.deps, this.model, key, oidcMetadata(this.deps.now()));
+      await consumeModel(this.deps, this.model, key, metadata);
     } catch (err) {
       if (err instanceof AlreadyConsumed) {
-        const grantId = (await findModel(this.deps.pool, this.model, key))?.payload.grantId;
-        if (typeof grantId === 'string') await revokeGrant(this.deps, grantId, oidcMetadata(this.deps.now()));
+        if (typeof payload?.grantId === 'string') await revokeGrant(this.deps, payload.grantId, metadata);
         throw new errors.InvalidGrant(`${this.model} already consumed`);
       }
       if (err instanceof NotFound) throw new errors.InvalidGrant(`${this.model} not found`);
