@@ -3,6 +3,7 @@ import { handleCommand } from '../../../../commands/handle.js';
 import { nextIds } from '../../../../commands/ids.js';
 import { requestDecider, type RequestCommand } from '../../../../domain/autopeering/request-decide.js';
 import { requestStream, type RequestRecord } from '../../../../domain/autopeering/request.js';
+import { activeRequestOfPeering, getRequest, listRequests } from '../../../../projections/autopeering/queries.js';
 import { expectResponse } from '../../../support/http.js';
 import { node, startFleet, type FleetHarness } from '../fleet/support.js';
 
@@ -77,6 +78,16 @@ describe('control: autopeering request list', function () {
 
     const fra1 = (await h.client.get('/admin/autopeering/nodes')).body.nodes.find((n: { node_id: string }) => n.node_id === 'fra1');
     expect(fra1.provisioned).to.equal(1);
+  });
+
+  it('finds a request by id, by AS and node, and the provisioned request of a peering (for the portal and the peering delete)', async () => {
+    expect((await getRequest(h.sys.pool, ids[1]))?.status).to.equal('cancelled');
+    expect(await getRequest(h.sys.pool, 999_999)).to.equal(undefined);
+    expect((await listRequests(h.sys.pool, { asn: 4242420004 })).map((r) => r.id)).to.deep.equal([ids[2]]);
+    expect((await listRequests(h.sys.pool, { nodeId: 'fra1', status: 'cancelled' })).map((r) => r.id)).to.deep.equal([ids[1], ids[0]]);
+    expect(await listRequests(h.sys.pool, { nodeId: 'ams1' })).to.deep.equal([]);
+    expect((await activeRequestOfPeering(h.sys.pool, 102))?.id).to.equal(ids[2]);
+    expect(await activeRequestOfPeering(h.sys.pool, 100)).to.equal(undefined);
   });
 
   it('answers 422 for an unknown status', async () => {
