@@ -77,10 +77,12 @@ const fn = (name: string, body: string[]) => [`function ${name}() {`, ...indent(
 function sets(state: DesiredState, facts: FilterFacts): string[] {
   const lines = ['# Prefixes dn42 peers may announce (dn42 registry filter.txt / filter6.txt).'];
   for (const f of FAMILIES) if (facts.dn42[f].length > 0) lines.push(`define ${SET.dn42(f)} = ${prefixSet(facts.dn42[f])};`);
-  lines.push('# Our own prefixes: originated here, never accepted from a peer.');
-  for (const f of FAMILIES) if (facts.own[f].length > 0) lines.push(`define ${SET.own(f)} = ${prefixSet(facts.own[f].map((p) => `${p}+`))};`);
-  lines.push('# blocked_prefixes: rejected on eBGP import, exact match only.');
-  for (const f of FAMILIES) if (facts.blocked[f].length > 0) lines.push(`define ${SET.blocked(f)} = ${prefixSet(facts.blocked[f])};`);
+  const defineSets = (comment: string, name: (f: Family) => string, members: (f: Family) => string[]) => {
+    const defined = FAMILIES.filter((f) => members(f).length > 0).map((f) => `define ${name(f)} = ${prefixSet(members(f))};`);
+    if (defined.length > 0) lines.push(comment, ...defined);
+  };
+  defineSets('# Our own prefixes: originated here, never accepted from a peer.', SET.own, (f) => facts.own[f].map((p) => `${p}+`));
+  defineSets('# blocked_prefixes: rejected on eBGP import, exact match only.', SET.blocked, (f) => facts.blocked[f]);
   lines.push(`define DN42_AS_PATH_MAX = ${AS_PATH_MAX};`);
   if (facts.coldPotato) lines.push(`define COLD_POTATO_MED = ${state.bird.cold_potato_med};`);
   return [...lines, ''];

@@ -5,7 +5,7 @@ import type { DesiredState } from '../../../domain/desired-state/schema.js';
 import { bgpProtocolName, renderAll, RenderError, type RenderedFile } from '../../../agent/render/index.js';
 import { bare, dns, policy, sessions, standalone } from './cases.js';
 import { MESH, meshState } from './mesh.js';
-import { expectBirdAccepts, PRIVATE_KEYS, PSK, renderedInTempDir, run } from './support.js';
+import { desired, expectBirdAccepts, PRIVATE_KEYS, PSK, renderedInTempDir, run } from './support.js';
 
 const inputs = (state: DesiredState, kernel?: boolean) => ({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, presharedKeys: { as44: PSK }, kernel });
 const birdText = (state: DesiredState, kernel?: boolean): string =>
@@ -23,7 +23,16 @@ const protocolNames = (text: string) => [...text.matchAll(/^protocol \w+(?: v[23
 
 describe('agent render: BIRD 2', () => {
   describe('accepted by the real bird -p', () => {
-    const cases: Record<string, () => DesiredState> = { standalone, bare, sessions, policy, dns, ...Object.fromEntries(MESH.map((n) => [`mesh ${n}`, () => meshState(n)])) };
+    const noIpv6Imports = () => desired({ ...policy(), bird: { ...policy().bird, import_prefixes: { ipv4: ['172.20.0.0/14{21,29}'], ipv6: [] } } });
+    const cases: Record<string, () => DesiredState> = {
+      standalone,
+      bare,
+      sessions,
+      policy,
+      'policy without IPv6 import prefixes': noIpv6Imports,
+      dns,
+      ...Object.fromEntries(MESH.map((n) => [`mesh ${n}`, () => meshState(n)])),
+    };
     for (const [name, make] of Object.entries(cases)) {
       for (const kernel of [true, false]) {
         it(`${name}, kernel protocol ${kernel ? 'on' : 'off'}`, () =>
@@ -136,6 +145,14 @@ describe('agent render: BIRD 2', () => {
       expect(protocol(birdText(policy()), 'ebgp_peer_mp')).to.include('med metric on;');
       const plain = birdText(sessions());
       expect(plain).not.to.match(/COLD_POTATO|route_local_pref|med metric/);
+    });
+
+    it('accepts nothing of a family whose import_prefixes are empty (BIRD has no empty set)', () => {
+      const state = desired({ ...policy(), bird: { ...policy().bird, import_prefixes: { ipv4: ['172.20.0.0/14{21,29}'], ipv6: [] } } });
+      const text = birdFile(state, 'filters.conf');
+      expect(text).not.to.include('DN42_IMPORT_V6');
+      expect(text).to.match(/function dn42_import_ok_v6\(\) \{\n\treturn false;/);
+      expect(text).to.include('define DN42_IMPORT_V4 = [ 172.20.0.0/14{21,29} ];');
     });
 
     it('has no RPKI: the document has no ROA source', () => {
