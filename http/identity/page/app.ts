@@ -38,13 +38,13 @@ function render(previous: Model): void {
   focusAfterRender(previous, focusedId);
 }
 
-/** A new error takes focus (WCAG 3.3.1); a new screen focuses its first field or its heading; otherwise focus stays where it was. */
+/** A new error takes focus (WCAG 3.3.1); a new screen focuses its error, else its first field, else its heading; otherwise focus stays where it was. */
 function focusAfterRender(previous: Model, focusedId: string | undefined): void {
   const byId = (id: string | undefined) => (id ? (document.getElementById(id) as HTMLElement | null) : null);
   if (model.error && model.error !== previous.error) return byId(ERROR_ID)?.focus();
   if (screenKey(model) !== screenKey(previous)) {
     const first = screenRoot.querySelector<HTMLElement>('[autofocus]:not([disabled])');
-    return (first ?? byId(HEADING_ID))?.focus();
+    return (byId(ERROR_ID) ?? first ?? byId(HEADING_ID))?.focus();
   }
   const again = byId(focusedId);
   if (again && !(again as HTMLButtonElement).disabled) again.focus();

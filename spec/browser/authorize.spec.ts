@@ -1,0 +1,232 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import * as oidc from 'openid-client';
+import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
+import { buildPage } from '../../http/identity/page-build.js';
+import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
+import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
+import { subjectOf } from '../support/identity.js';
+import { GAMMA_ASN, GAMMA_MNT, registerClient, startOidc, type OidcFixture, type RegisteredClient } from '../support/oidc.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+/** The relying party's redirect URI: a loopback server that records what arrives. */
+class LoopbackApp {
+  private readonly requests: URL[] = [];
+  private server?: Server;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      this.requests.push(new URL(req.url ?? '/', this.url));
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>app</title><p>back in the app</p>');
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** Requests of the redirect URI path (the browser may also ask for /favicon.ico). */
+  get arrivals(): URL[] {
+    return this.requests.filter((u) => u.pathname === '/cb');
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+/**
+ * The authorization page in a real browser against the real provider: Chromium
+ * opens `/authorize?...` of a registered client the way an application sends the
+ * user there, the user verifies inside the page (an SSH signature made by
+ * `ssh-keygen` from the command the page shows and pasted back; later a passkey
+ * of Chromium's virtual authenticator), consents, and the browser lands on the
+ * client's redirect URI with `code` and `state`, which openid-client redeems.
+ * The tests run in order: the passkey enrolled in the first is used by later ones.
+ */
+describe('Authorization page in a browser (Chromium, real provider)', function () {
+  this.timeout(180_000);
+  let f: OidcFixture;
+  let rp: LoopbackApp;
+  let client: RegisteredClient;
+  let config: oidc.Configuration;
+  let browser: Browser;
+  let page: Page;
+  let cdp: CDPSession;
+  let authenticatorId: string;
+  let home: string;
+  let redirectUri: string;
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      console.warn(`    skipped: ${CHROMIUM} is absent (CI installs Debian's chromium)`);
+      this.skip();
+    }
+    await buildPage();
+    f = await startOidc();
+    rp = await new LoopbackApp().start();
+    redirectUri = `${rp.url}/cb`;
+    client = await registerClient(f, { redirect_uris: [redirectUri], name: 'Gamma Looking Glass' });
+    config = await rpConfig(f, client);
+    home = homeWithKey(f.ssh.path);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+    page = await browser.newPage();
+    cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    }));
+  });
+  after(async () => {
+    await browser?.close();
+    await rp?.close();
+    await f?.done();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  /** Opens the page for a fresh authorization request of the client, as the application would send the user. */
+  async function open(options: { scope?: string } = {}) {
+    const pending = await authorizationUrl(config, redirectUri, options);
+    expect(pending.url.pathname).to.equal('/authorize');
+    await page.goto(pending.url.href);
+    return pending;
+  }
+
+  async function enterAsn(text: string) {
+    await page.getByRole('heading', { name: 'Sign in to Gamma Looking Glass' }).waitFor();
+    await page.getByLabel('AS number').fill(text);
+    await page.keyboard.press('Enter');
+  }
+
+  /** Waits for the browser to land on the redirect URI and returns where it landed. */
+  async function landed(): Promise<URL> {
+    await page.waitForURL((url) => url.href.startsWith(redirectUri), { timeout: 30_000 });
+    return new URL(page.url());
+  }
+
+  it('verifies with an SSH signature pasted into the page, enrols a passkey, consents, and lands on the redirect URI with code and state', async () => {
+    const pending = await open();
+    await enterAsn('AS4242420010');
+    // No passkey yet (login/begin 404): the page fell back silently to the options, its proof of work solved in the browser.
+    await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor({ timeout: 60_000 });
+    expect(await page.locator('#error').count(), 'the 404 of login/begin shows no failure').to.equal(0);
+    await page.getByRole('button', { name: /Sign with the SSH key ssh-ed25519/ }).click();
+
+    await page.getByRole('heading', { name: 'Sign with your SSH key' }).waitFor();
+    const command = await page.locator('#command').textContent();
+    const nonce = (await page.locator('#nonce').textContent())!;
+    expect(nonce).to.match(new RegExp(`^AS${GAMMA_ASN}`));
+    expect(command).to.equal(`printf '%s' '${nonce}' | ssh-keygen -Y sign -n dn42-autopeer -f ~/.ssh/id_ed25519`);
+
+    // A signature over other text is refused; the contract's detail is announced and takes focus.
+    await page.getByLabel('Signature').fill(f.ssh.sign('some other text'));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    const error = page.locator('#error[role="alert"]');
+    await error.waitFor();
+    expect(await error.textContent()).to.match(/does not verify/);
+    expect(await page.evaluate(() => document.activeElement?.id)).to.equal('error');
+    expect(await page.getByLabel('Signature').getAttribute('aria-invalid')).to.equal('true');
+
+    // The command exactly as shown, run by a shell in a home holding the registered key.
+    const signature = execFileSync('sh', ['-c', command!], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+    await page.getByLabel('Signature').fill(signature);
+    await page.getByRole('button', { name: 'Verify' }).click();
+
+    await page.getByRole('heading', { name: 'Save a passkey?' }).waitFor();
+    await page.getByLabel('Name for this passkey (optional)').fill('spec laptop');
+    await page.getByRole('button', { name: 'Save passkey' }).click();
+    await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
+    expect(await page.locator('#status').textContent()).to.match(/Passkey saved/);
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    expect(credentials).to.have.length(1);
+    const scopes = await page.locator('.scopes li .scope-id').allTextContents();
+    expect(scopes).to.deep.equal(['openid', 'profile', 'email', 'dn42']);
+    expect(await page.evaluate(() => document.activeElement?.textContent), 'focus lands on Allow').to.equal('Allow');
+    await page.keyboard.press('Enter');
+
+    const callback = await landed();
+    expect(callback.searchParams.get('state')).to.equal(pending.state);
+    expect(callback.searchParams.get('code')).to.be.a('string').and.not.equal('');
+    expect(rp.arrivals.at(-1)?.searchParams.get('code')).to.equal(callback.searchParams.get('code'));
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'ssh' });
+  });
+
+  it('logs in with the passkey of the virtual authenticator and lands on the redirect URI with code and state', async () => {
+    const pending = await open();
+    await enterAsn('4242420010');
+    await page.getByRole('heading', { name: `Log in to AS${GAMMA_ASN}` }).waitFor();
+    await page.getByRole('button', { name: 'Use passkey' }).click();
+    // A passkey session has no enrolment step: straight to consent.
+    await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
+    expect(await page.locator('main').textContent()).to.include(`AS${GAMMA_ASN}`).and.include(GAMMA_MNT);
+    await page.getByRole('button', { name: 'Allow' }).click();
+
+    const callback = await landed();
+    expect(callback.searchParams.get('state')).to.equal(pending.state);
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    expect(tokens.claims()?.sub).to.equal(subjectOf(GAMMA_MNT, GAMMA_ASN));
+  });
+
+  it('denies: lands on the redirect URI with access_denied and the state, without a code', async () => {
+    const pending = await open();
+    await enterAsn('AS4242420010');
+    await page.getByRole('button', { name: 'Use passkey' }).click();
+    await page.getByRole('button', { name: 'Deny' }).click();
+    const callback = await landed();
+    expect(callback.searchParams.get('error')).to.equal('access_denied');
+    expect(callback.searchParams.get('state')).to.equal(pending.state);
+    expect(callback.searchParams.has('code')).to.equal(false);
+  });
+
+  it('sends a faulty request with a verified redirect URI back to the application with the error', async () => {
+    const pending = await open({ scope: 'profile email' });
+    const callback = await landed();
+    expect(callback.searchParams.get('error')).to.equal('invalid_scope');
+    expect(callback.searchParams.get('state')).to.equal(pending.state);
+  });
+
+  it('shows the fatal screen for an unregistered redirect_uri and does not navigate away', async () => {
+    const pending = await authorizationUrl(config, 'http://127.0.0.1:9/not-registered');
+    const arrivals = rp.arrivals.length;
+    const navigations: string[] = [];
+    page.on('framenavigated', (frame) => frame === page.mainFrame() && navigations.push(frame.url()));
+    await page.goto(pending.url.href);
+    await page.getByRole('heading', { name: 'This sign-in request cannot continue' }).waitFor();
+    expect(await page.locator('#error').textContent()).to.equal('redirect_uri is not registered for this client');
+    expect(await page.evaluate(() => document.activeElement?.id), 'the error takes focus').to.equal('error');
+    await page.waitForTimeout(500);
+    expect(page.url()).to.equal(pending.url.href);
+    expect(navigations, 'only the page load itself').to.deep.equal([pending.url.href]);
+    expect(rp.arrivals.length).to.equal(arrivals);
+    expect(await page.locator('a, button').count(), 'nothing on the fatal screen leads anywhere').to.equal(0);
+  });
+
+  it('shows a network failure with a retry that carries on once the service answers again', async () => {
+    await page.route('**/api/v1/oauth/authorize-context*', (route) => route.abort('internetdisconnected'));
+    await open();
+    const error = page.locator('#error[role="alert"]');
+    await error.waitFor();
+    expect(await error.textContent()).to.equal(NETWORK_FAILURE);
+    await page.unroute('**/api/v1/oauth/authorize-context*');
+    await page.getByRole('button', { name: 'Try again' }).click();
+    await page.getByRole('heading', { name: 'Sign in to Gamma Looking Glass' }).waitFor();
+    expect(await page.locator('#error').count()).to.equal(0);
+    expect(await page.evaluate(() => document.activeElement?.id), 'the new screen focuses its field').to.equal('asn');
+  });
+});
+
+/** A throw-away home whose `~/.ssh/id_ed25519` is the registered key, for the command the page shows. */
+function homeWithKey(privateKeyPath: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'dn42-page-home-'));
+  mkdirSync(join(dir, '.ssh'), { mode: 0o700 });
+  copyFileSync(privateKeyPath, join(dir, '.ssh', 'id_ed25519'));
+  chmodSync(join(dir, '.ssh', 'id_ed25519'), 0o600);
+  return dir;
+}
