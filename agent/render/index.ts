@@ -1,4 +1,3 @@
-import type { DesiredState } from '../../domain/desired-state/schema.js';
 import { renderBird } from './bird/index.js';
 import { renderDns } from './dns/index.js';
 import { renderInterfacePlans } from './interface-plan.js';
@@ -25,6 +24,3 @@ export function renderAll(inputs: RenderInputs): RenderedFile[] {
   const files = [...renderWireguard(inputs), ...renderInterfacePlans(inputs.state), ...renderBird(inputs), ...renderDns(inputs)];
   return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
-
-/** The state a render is for, re-exported so callers need one import. */
-export type { DesiredState };

@@ -8,9 +8,9 @@ import { FAMILIES, block, channelOf, type Family } from './syntax.js';
  * iBGP to every router of `internal_topology`, on loopbacks: one protocol per
  * family where both ends have a loopback of that family (a full mesh; each node
  * renders its side). `next hop self ebgp` makes the routes we learnt from eBGP
- * peers point at our loopback, which OSPF makes reachable; the routes of the
- * other routers' own prefixes keep their next hop. The routes are the fleet's
- * own: imported as they come.
+ * peers (whose next hops are link-local addresses of our tunnels) point at our
+ * loopback, which OSPF makes reachable. What another router of the fleet sends
+ * passed its eBGP filters already: imported as it comes.
  */
 
 const loopbackOf = (r: Pick<Router, 'loopback_ipv4' | 'loopback_ipv6'>, f: Family) => (f === 'v4' ? r.loopback_ipv4 : r.loopback_ipv6);
