@@ -1,0 +1,105 @@
+import { expect } from 'chai';
+import { createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { compactDecrypt, decodeProtectedHeader } from 'jose';
+import { nodeStream } from '../../../domain/node/events.js';
+import { sha256Hex } from '../../../domain/sha256.js';
+import { startControl, type ControlInstance } from '../../support/agent-socket.js';
+import { expectResponse } from '../../support/http.js';
+import { runAgent, spawnAgent, tempDir } from '../support/core.js';
+
+const nodeBody = { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1' };
+
+/** Enrollment and key registration through the real program (`--once --mode write-rendered`: no BIRD needed) against a real control server. */
+describe('agent: enrollment and the WireGuard key', function () {
+  this.timeout(90_000);
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let stateDir: string;
+  beforeEach(async () => {
+    dir = await tempDir();
+    stateDir = join(dir.path, 'state');
+  });
+  afterEach(() => dir.remove());
+
+  async function provisioned(c: ControlInstance): Promise<string> {
+    expectResponse(await c.admin.post('/admin/nodes', nodeBody)).status(201);
+    expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
+    return (await c.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' })).body.secret;
+  }
+  const once = (c: ControlInstance, token: string, node = 'fra1') =>
+    runAgent(['--once', '--mode', 'write-rendered', '--controller-url', c.url, '--enrollment-token', token, '--requested-node-id', node, '--state-dir', stateDir]);
+
+  for (const [kind, pair] of [
+    ['RSA', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
+    ['X25519', () => generateKeyPairSync('x25519')],
+  ] as const) {
+    it(`escrows the private key to a ${kind} recovery key: only the recovery private key opens it`, async () => {
+      const { publicKey, privateKey } = pair() as { publicKey: KeyObject; privateKey: KeyObject };
+      const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+      const c = await startControl(undefined, { RECOVERY_PUBLIC_KEY: pem });
+      try {
+        const run = await once(c, await provisioned(c));
+        expect(run.code, run.stderr).to.equal(0);
+        const [registered] = (await c.sys.store.readStream(nodeStream('fra1'))).filter((e) => e.type === 'WireguardKeyRegistered');
+        const escrow = (registered.data as { private_key_escrow: string }).private_key_escrow;
+        const header = decodeProtectedHeader(escrow);
+        expect(header).to.deep.include({ enc: 'A256GCM', kid: sha256Hex(createPublicKey(pem).export({ type: 'spki', format: 'der' })) });
+        expect(header.alg).to.equal(kind === 'RSA' ? 'RSA-OAEP-256' : 'ECDH-ES+A256KW');
+        const opened = new TextDecoder().decode((await compactDecrypt(escrow, privateKey)).plaintext);
+        expect(opened).to.equal((await readFile(join(stateDir, 'nodes/fra1/wireguard-private.key'), 'utf8')).trim());
+      } finally {
+        await c.close();
+      }
+    });
+  }
+
+  it('stores token and node id 0600, registers no escrow without a recovery key, and reuses the enrollment next time', async () => {
+    const c = await startControl();
+    try {
+      const token = await provisioned(c);
+      expect((await once(c, token)).code).to.equal(0);
+      for (const file of ['agent-token', 'agent.json']) expect((await stat(join(stateDir, file))).mode & 0o777).to.equal(0o600);
+      expect(JSON.parse(await readFile(join(stateDir, 'agent.json'), 'utf8')).node_id).to.equal('fra1');
+      const [registered] = (await c.sys.store.readStream(nodeStream('fra1'))).filter((e) => e.type === 'WireguardKeyRegistered');
+      expect((registered.data as { private_key_escrow: string | null }).private_key_escrow).to.equal(null);
+      // The one-time token is spent; the stored agent token carries the next run, the node id inferred from the state dir.
+      const again = await runAgent(['--once', '--mode', 'write-rendered', '--controller-url', c.url, '--state-dir', stateDir]);
+      expect(again.code, again.stderr).to.equal(0);
+      expect(JSON.parse(again.stdout)).to.deep.include({ node_id: 'fra1', generation: 1, status: 'written' });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('fails for good on a refused enrollment token: --once exits 1 with the reason, the daemon exits 1 with one line', async () => {
+    const c = await startControl();
+    try {
+      await provisioned(c);
+      const run = await once(c, 'not-a-valid-enrollment-token');
+      expect(run.code).to.equal(1);
+      expect(JSON.parse(run.stdout)).to.deep.include({ status: 'failed', error: 'registration refused: 401 invalid enrollment token' });
+      expect(existsSync(join(stateDir, 'agent-token'))).to.equal(false);
+
+      const daemon = spawnAgent(['--controller-url', c.url, '--enrollment-token', 'not-a-valid-enrollment-token', '--requested-node-id', 'fra1', '--state-dir', stateDir]);
+      const code = await new Promise((resolve) => daemon.child.on('exit', resolve));
+      expect(code).to.equal(1);
+      expect(daemon.stderr().split('\n').filter((l) => l.startsWith('dn42-agent:'))).to.deep.equal(['dn42-agent: registration refused: 401 invalid enrollment token']);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('refuses a state dir enrolled as another node', async () => {
+    const c = await startControl();
+    try {
+      expect((await once(c, await provisioned(c))).code).to.equal(0);
+      const run = await once(c, 'irrelevant', 'ams1');
+      expect(run.code).to.equal(1);
+      expect(JSON.parse(run.stdout).error).to.equal('state dir is enrolled as node fra1, not ams1');
+    } finally {
+      await c.close();
+    }
+  });
+});
