@@ -43,7 +43,8 @@ function focusAfterRender(previous: Model, focusedId: string | undefined): void 
   const byId = (id: string | undefined) => (id ? (document.getElementById(id) as HTMLElement | null) : null);
   if (model.error && model.error !== previous.error) return byId(ERROR_ID)?.focus();
   if (screenKey(model) !== screenKey(previous)) {
-    const first = screenRoot.querySelector<HTMLElement>('[autofocus]:not([disabled])');
+    // `data-focus` marks a screen's first field; `autofocus` would act once per document only.
+    const first = screenRoot.querySelector<HTMLElement>('[data-focus]:not([disabled])');
     return (byId(ERROR_ID) ?? first ?? byId(HEADING_ID))?.focus();
   }
   const again = byId(focusedId);

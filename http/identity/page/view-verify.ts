@@ -40,7 +40,7 @@ export function methodsScreen(model: Model, dispatch: Dispatch): HTMLElement {
         return h(
           'li',
           {},
-          h('button', { type: 'button', class: 'method', disabled: !!model.busy, autofocus: i === 0, onclick: () => dispatch({ type: 'optionChosen', optionId: option.id, at: Date.now() }) }, h('span', { class: 'method-title' }, label.title), h('span', { class: 'method-detail' }, label.detail)),
+          h('button', { type: 'button', class: 'method', disabled: !!model.busy, 'data-focus': i === 0, onclick: () => dispatch({ type: 'optionChosen', optionId: option.id, at: Date.now() }) }, h('span', { class: 'method-title' }, label.title), h('span', { class: 'method-detail' }, label.detail)),
         );
       }),
     ),
@@ -66,7 +66,7 @@ export function answerScreen(model: Model, screen: AnswerScreen, dispatch: Dispa
     challenge.method === 'email'
       ? [
           h('label', { for: 'answer' }, 'Code'),
-          h('input', { id: 'answer', name: 'answer', type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', value: model.draft?.answer ?? '', 'aria-invalid': invalid, 'aria-describedby': describedBy, autofocus: true }),
+          h('input', { id: 'answer', name: 'answer', type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', value: model.draft?.answer ?? '', 'aria-invalid': invalid, 'aria-describedby': describedBy, 'data-focus': true }),
         ]
       : [
           h('label', { for: 'answer' }, challenge.method === 'ssh' ? 'Signature' : 'Signed message'),
@@ -76,7 +76,7 @@ export function answerScreen(model: Model, screen: AnswerScreen, dispatch: Dispa
     model,
     titleOf(challenge.method),
     ...howTo(screen),
-    h('p', { class: 'hint' }, `Valid until ${until}.`),
+    challenge.method === 'email' ? h('p', { class: 'hint' }, 'A new code can be sent a minute after the last one; only the newest code counts.') : h('p', { class: 'hint' }, `Valid until ${until}.`),
     h(
       'form',
       { onsubmit: submit },

@@ -52,7 +52,7 @@ function asnScreen(model: Model, dispatch: Dispatch): HTMLElement {
       'form',
       { novalidate: true, onsubmit: (e) => (e.preventDefault(), dispatch({ type: 'asnEntered', text: ((e.currentTarget as HTMLFormElement).elements.namedItem('asn') as HTMLInputElement).value })) },
       h('label', { for: 'asn' }, 'AS number'),
-      h('input', { id: 'asn', name: 'asn', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', required: true, value: model.asnText ?? '', 'aria-invalid': invalid, 'aria-describedby': model.error ? `asn-hint ${ERROR_ID}` : 'asn-hint', autofocus: true }),
+      h('input', { id: 'asn', name: 'asn', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', required: true, value: model.asnText ?? '', 'aria-invalid': invalid, 'aria-describedby': model.error ? `asn-hint ${ERROR_ID}` : 'asn-hint', 'data-focus': true }),
       h('p', { id: 'asn-hint', class: 'hint' }, 'For example 4242420000 or AS4242420000.'),
       submitButton(model, 'Continue'),
     ),
@@ -68,7 +68,7 @@ function passkeyScreen(model: Model, dispatch: Dispatch): HTMLElement {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', class: 'primary', disabled: !!model.busy, autofocus: true, onclick: () => dispatch({ type: 'usePasskey' }) }, 'Use passkey'),
+      h('button', { type: 'button', class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'usePasskey' }) }, 'Use passkey'),
       button(model, 'Use another method', () => dispatch({ type: 'useOtherMethod' })),
       button(model, 'Change AS number', () => dispatch({ type: 'changeAsn' })),
     ),
@@ -103,7 +103,7 @@ function consentScreen(model: Model, dispatch: Dispatch): HTMLElement {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', class: 'primary', disabled: !!model.busy, autofocus: true, onclick: () => dispatch({ type: 'decide', deny: false }) }, 'Allow'),
+      h('button', { type: 'button', class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'decide', deny: false }) }, 'Allow'),
       button(model, 'Deny', () => dispatch({ type: 'decide', deny: true })),
     ),
     retryButton(model, dispatch),
