@@ -66,8 +66,9 @@ export class Reconciler {
     try {
       desired = await this.o.source();
     } catch (err) {
-      const generation = err instanceof InvalidDesiredState ? err.generation : null;
-      return this.failed({ ...base, generation, status: 'failed', error: (err as Error).message }, mode, started);
+      // An invalid document is a failed apply of its generation; an unreachable server is not (nothing was attempted).
+      const invalid = err instanceof InvalidDesiredState;
+      return this.failed({ ...base, generation: invalid ? err.generation : null, status: 'failed', error: (err as Error).message }, mode, started, invalid);
     }
     if (!desired) return { ...base, generation: null, status: 'no_desired_state', error: null };
     let files;
@@ -75,7 +76,7 @@ export class Reconciler {
       const presharedKeys = await readPresharedKeys(this.o.stateDir, desired.state);
       files = renderAll({ state: desired.state, wireguardPrivateKey: this.o.privateKey, renderedDir: this.o.renderedDir, kernel: this.o.birdKernel, presharedKeys });
     } catch (err) {
-      return this.failed({ ...base, generation: desired.generation, status: 'failed', error: `render: ${(err as Error).message}` }, mode, started);
+      return this.failed({ ...base, generation: desired.generation, status: 'failed', error: `render: ${(err as Error).message}` }, mode, started, true);
     }
     const plan = planFiles(files, await readFileSet(this.o.renderedDir));
     const applied = this.o.applied.current();
@@ -108,12 +109,16 @@ export class Reconciler {
     return done;
   }
 
-  /** A reconcile that ended before an apply: logged, counted, reported (an apply result too when the generation is known). */
-  private async failed(summary: ReconcileSummary, mode: Mode, started: Date): Promise<ReconcileSummary> {
+  /**
+   * A reconcile that ended before an apply: logged and reported. When a document
+   * was there but could not be applied (`attempted`: invalid, or not renderable),
+   * it counts as a failed apply of its generation and is reported as one.
+   */
+  private async failed(summary: ReconcileSummary, mode: Mode, started: Date, attempted: boolean): Promise<ReconcileSummary> {
     this.o.log.error({ generation: summary.generation }, `reconcile failed: ${summary.error}`);
     if (mode === 'plan-only') return summary;
-    if (mode === 'apply') await this.o.applied.failed();
-    if (this.o.rt && mode === 'apply' && summary.generation !== null && summary.generation >= 1) {
+    if (mode === 'apply' && attempted) await this.o.applied.failed();
+    if (this.o.rt && mode === 'apply' && attempted && summary.generation !== null && summary.generation >= 1) {
       await postApplyResult(this.o.rt, { generation: summary.generation, status: 'failed', started_at: started, error: summary.error, steps: [] });
     }
     await this.report(summary);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { wireguardPublicKey } from '../../../agent/render/index.js';
 import { startControl, type ControlInstance } from '../../support/agent-socket.js';
@@ -72,6 +72,25 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     const applied = JSON.parse(await readFile(join(stateDir, 'nodes/fra1/applied.json'), 'utf8'));
     expect(applied).to.deep.include({ generation: 1, status: 'ok' });
     expect(await readFile(join(stateDir, 'nodes/fra1/last-good/bird/ebgp.conf'), 'utf8')).to.equal(await renderedEbgp());
+  });
+
+  it('reports files changed on the node as drift of the generation in force and puts them back', async () => {
+    expect((await apply()).code).to.equal(0);
+    const good = await renderedEbgp();
+    await writeFile(join(stateDir, 'nodes/fra1/rendered/bird/ebgp.conf'), '# edited on the node\n');
+    await rm(join(stateDir, 'nodes/fra1/rendered/bird/internal.conf'));
+    const run = await apply();
+    expect(run.code, run.stderr).to.equal(0);
+    const summary = JSON.parse(run.stdout);
+    expect(summary).to.deep.include({ generation: 1, status: 'succeeded' });
+    expect(summary.drift).to.deep.equal([
+      { kind: 'file', name: 'bird/internal.conf', detail: 'missing on the node' },
+      { kind: 'file', name: 'bird/ebgp.conf', detail: 'content or mode differs from the desired state' },
+    ]);
+    expect(await renderedEbgp()).to.equal(good);
+    expect((await health()).last_report_status).to.equal('drift');
+    const [report] = (await control.admin.get('/admin/nodes/fra1/status-events?kind=report&limit=1')).body.events;
+    expect(report).to.deep.include({ generation: 1, status: 'drift', drift_count: 2 });
   });
 
   it('keeps the previous files in force when BIRD cannot take the new ones: rolled back, reported, applied later', async () => {
