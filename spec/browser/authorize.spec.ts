@@ -10,6 +10,7 @@ import { chromium, type Browser, type CDPSession, type Page } from 'playwright-c
 import { buildPage } from '../../http/identity/page-build.js';
 import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
 import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
+import { GAMMA_EMAIL } from '../http/identity/verification-support.js';
 import { subjectOf } from '../support/identity.js';
 import { GAMMA_ASN, GAMMA_MNT, registerClient, startOidc, type OidcFixture, type RegisteredClient } from '../support/oidc.js';
 
@@ -183,6 +184,26 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     expect(callback.searchParams.get('error')).to.equal('access_denied');
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expect(callback.searchParams.has('code')).to.equal(false);
+  });
+
+  it('verifies with an e-mailed code when the user picks another method than the passkey', async () => {
+    const pending = await open();
+    await enterAsn('AS4242420010');
+    await page.getByRole('button', { name: 'Use another method' }).click();
+    // The e-mail option needs a captcha of its own: the page solved a second puzzle meanwhile.
+    await page.getByRole('button', { name: /E-mail a code to ga\*\*\*@gamma\.example/ }).click();
+    await page.getByRole('heading', { name: 'Enter the code from the e-mail' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Send a new code' }).isDisabled(), 'the re-send cooldown').to.equal(true);
+    const code = f.smtp.codeFor(GAMMA_EMAIL);
+    await page.getByRole('textbox', { name: 'Code' }).fill(`${code.slice(0, 3)} ${code.slice(3)}`);
+    await page.keyboard.press('Enter');
+    // The maintainer has a passkey by now: no enrolment offer.
+    await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const callback = await landed();
+    expect(callback.searchParams.get('state')).to.equal(pending.state);
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'email' });
   });
 
   it('sends a faulty request with a verified redirect URI back to the application with the error', async () => {

@@ -16,6 +16,8 @@ const statusLine = document.getElementById('status')!;
 const fetchFn = (input: string, init: RequestInit) => fetch(input, init);
 let model: Model = initialModel();
 let captcha: CaptchaSource | undefined;
+/** The id of the control the user was on, kept across the busy render that disables it. */
+let focusMemory: string | undefined;
 
 function dispatch(msg: Msg): void {
   const previous = model;
@@ -31,11 +33,12 @@ function dispatch(msg: Msg): void {
 }
 
 function render(previous: Model): void {
-  const focusedId = document.activeElement?.id;
+  const focused = document.activeElement;
+  if (focused?.id && screenRoot.contains(focused)) focusMemory = focused.id;
   screenRoot.replaceChildren(screenOf(model, dispatch));
   statusLine.textContent = model.busy ?? model.notice ?? '';
   statusLine.classList.toggle('busy', !!model.busy);
-  focusAfterRender(previous, focusedId);
+  focusAfterRender(previous, focusMemory);
 }
 
 /** A new error takes focus (WCAG 3.3.1); a new screen focuses its error, else its first field, else its heading; otherwise focus stays where it was. */
@@ -43,6 +46,7 @@ function focusAfterRender(previous: Model, focusedId: string | undefined): void 
   const byId = (id: string | undefined) => (id ? (document.getElementById(id) as HTMLElement | null) : null);
   if (model.error && model.error !== previous.error) return byId(ERROR_ID)?.focus();
   if (screenKey(model) !== screenKey(previous)) {
+    focusMemory = undefined;
     // `data-focus` marks a screen's first field; `autofocus` would act once per document only.
     const first = screenRoot.querySelector<HTMLElement>('[data-focus]:not([disabled])');
     return (byId(ERROR_ID) ?? first ?? byId(HEADING_ID))?.focus();

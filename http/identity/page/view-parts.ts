@@ -22,11 +22,16 @@ export function errorBox(model: Model): Child {
 
 /** The controls are off while a step runs (`model.busy`); the status line says what runs. */
 export function button(model: Model, label: string, onclick: () => void, kind: 'primary' | 'secondary' = 'secondary'): HTMLButtonElement {
-  return h('button', { type: 'button', class: kind, disabled: !!model.busy, onclick }, label);
+  return h('button', { type: 'button', id: buttonId(label), class: kind, disabled: !!model.busy, onclick }, label);
 }
 
 export function submitButton(model: Model, label: string): HTMLButtonElement {
-  return h('button', { type: 'submit', class: 'primary', disabled: !!model.busy }, label);
+  return h('button', { type: 'submit', id: buttonId(label), class: 'primary', disabled: !!model.busy }, label);
+}
+
+/** A stable id from the label, so focus can return to the same button after the busy render that disabled it. */
+export function buttonId(label: string): string {
+  return `button-${label.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`;
 }
 
 export function retryButton(model: Model, dispatch: Dispatch): Child {

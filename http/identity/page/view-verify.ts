@@ -40,7 +40,7 @@ export function methodsScreen(model: Model, dispatch: Dispatch): HTMLElement {
         return h(
           'li',
           {},
-          h('button', { type: 'button', class: 'method', disabled: !!model.busy, 'data-focus': i === 0, onclick: () => dispatch({ type: 'optionChosen', optionId: option.id, at: Date.now() }) }, h('span', { class: 'method-title' }, label.title), h('span', { class: 'method-detail' }, label.detail)),
+          h('button', { type: 'button', id: `option-${option.id}`, class: 'method', disabled: !!model.busy, 'data-focus': i === 0, onclick: () => dispatch({ type: 'optionChosen', optionId: option.id, at: Date.now() }) }, h('span', { class: 'method-title' }, label.title), h('span', { class: 'method-detail' }, label.detail)),
         );
       }),
     ),

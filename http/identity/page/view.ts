@@ -1,6 +1,6 @@
 import { h } from './dom.js';
 import type { Model } from './flow.js';
-import { button, ERROR_ID, HEADING_ID, retryButton, section, submitButton, type Dispatch } from './view-parts.js';
+import { button, buttonId, ERROR_ID, HEADING_ID, retryButton, section, submitButton, type Dispatch } from './view-parts.js';
 import { answerScreen, methodsScreen } from './view-verify.js';
 
 /** The screen of a model: a fresh subtree each time; the runner moves focus afterwards. */
@@ -68,7 +68,7 @@ function passkeyScreen(model: Model, dispatch: Dispatch): HTMLElement {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'usePasskey' }) }, 'Use passkey'),
+      h('button', { type: 'button', id: buttonId('Use passkey'), class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'usePasskey' }) }, 'Use passkey'),
       button(model, 'Use another method', () => dispatch({ type: 'useOtherMethod' })),
       button(model, 'Change AS number', () => dispatch({ type: 'changeAsn' })),
     ),
@@ -103,7 +103,7 @@ function consentScreen(model: Model, dispatch: Dispatch): HTMLElement {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'decide', deny: false }) }, 'Allow'),
+      h('button', { type: 'button', id: buttonId('Allow'), class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'decide', deny: false }) }, 'Allow'),
       button(model, 'Deny', () => dispatch({ type: 'decide', deny: true })),
     ),
     retryButton(model, dispatch),
