@@ -23,12 +23,19 @@ export interface UpdateOptions {
   installer: string[];
 }
 
-export function defaultUpdateOptions(rt: AgentRuntime): UpdateOptions {
+/**
+ * Defaults for a systemd node. Hosts without systemd (and end-to-end tests)
+ * override them through the environment: `DN42_AGENT_PREFIX`,
+ * `DN42_AGENT_RESTART` (a JSON argv array) and `DN42_AGENT_UPDATE_GATE_SECONDS`.
+ */
+export function defaultUpdateOptions(rt: AgentRuntime, env: NodeJS.ProcessEnv = process.env): UpdateOptions {
+  const restart = env.DN42_AGENT_RESTART ? (JSON.parse(env.DN42_AGENT_RESTART) as unknown) : null;
+  const gateSeconds = Number(env.DN42_AGENT_UPDATE_GATE_SECONDS);
   return {
-    prefix: process.env.DN42_AGENT_PREFIX || DEFAULT_PREFIX,
+    prefix: env.DN42_AGENT_PREFIX || DEFAULT_PREFIX,
     launcher: defaultLauncher(),
-    restart: [...rt.commands.systemctl, 'restart', 'dn42-agent'],
-    gateTimeoutMs: 180_000,
+    restart: Array.isArray(restart) && restart.every((a) => typeof a === 'string') ? restart : [...rt.commands.systemctl, 'restart', 'dn42-agent'],
+    gateTimeoutMs: gateSeconds > 0 ? gateSeconds * 1000 : 180_000,
     installer: installerArgv(),
   };
 }

@@ -37,17 +37,31 @@ export async function install(plan: InstallPlan, say: (line: string) => void = (
     await unpack(plan);
     say(`unpacked ${plan.version} into ${versionDir(plan.prefix, plan.version)}`);
     await pointCurrentAt(plan.prefix, plan.version);
-    result = (await restartAndWait(plan, say, now)) ? outcome('installed', null) : await restore(plan, say, outcome);
+    if (await restartAndWait(plan, say, now)) {
+      result = outcome('installed', null);
+      await prune(plan);
+      await settle(plan, result);
+    } else {
+      result = await restore(plan, say, outcome);
+    }
   } catch (err) {
     result = outcome('failed', `install of ${plan.version} failed: ${(err as Error).message}`.slice(0, 2000));
+    await settle(plan, result);
   }
-  if (result.status === 'installed') await prune(plan);
-  else await records.failure.write(plan.stateDir, { version: plan.version, reason: result.detail ?? result.status, at: result.at });
+  say(`${result.status}: ${result.detail ?? plan.version}`);
+  return result;
+}
+
+/**
+ * Leaves the outcome for the agent (written before any restart that follows,
+ * so the restarted agent finds it at its start), remembers a failure, and
+ * cleans up the staging files and the "installing" record.
+ */
+async function settle(plan: InstallPlan, result: InstallResult): Promise<void> {
+  if (result.status !== 'installed') await records.failure.write(plan.stateDir, { version: plan.version, reason: result.detail ?? result.status, at: result.at });
   await rm(plan.staging, { recursive: true, force: true });
   await records.result.write(plan.stateDir, result);
   await records.installing.clear(plan.stateDir);
-  say(`${result.status}: ${result.detail ?? plan.version}`);
-  return result;
 }
 
 /** Every tarball unpacked (npm layout: its top folder `package/` dropped) into `versions/<v>.partial`, then renamed into place. */
@@ -101,9 +115,11 @@ async function restore(plan: InstallPlan, say: (line: string) => void, outcome: 
   const detail = `health gate: version ${plan.version} did not report within ${Math.round(plan.gateTimeoutMs / 1000)} s; restored ${plan.previous}`;
   say(detail);
   await pointCurrentAt(plan.prefix, plan.previous);
-  await restart(plan, say);
   await rm(versionDir(plan.prefix, plan.version), { recursive: true, force: true });
-  return outcome('restored', detail);
+  const result = outcome('restored', detail);
+  await settle(plan, result);
+  await restart(plan, say);
+  return result;
 }
 
 /** Keeps the new and the previous version (the next restore point); older ones go. */

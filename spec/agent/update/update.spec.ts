@@ -127,8 +127,8 @@ describe('agent self-update (local release tarballs, real control server, detach
     expect(result).to.include({ version: '1.0.2', previous: '1.0.1', status: 'restored', detail: 'health gate: version 1.0.2 did not report within 2 s; restored 1.0.1' });
     expect(await current()).to.equal('versions/1.0.1');
     expect(await installed()).to.deep.equal(['1.0.1']);
-    // The restart after the restore ran the previous version again
-    expect((await readReportedVersion(agent.stateDir))?.version).to.equal('1.0.1');
+    // The restart after the restore (the outcome is written first, for the restarted agent to find) runs the previous version again
+    await eventually(async () => (await readReportedVersion(agent.stateDir))?.version === '1.0.1', 10_000, 'the restored version reporting');
 
     // When the restored agent checks again, it reports the failed update and does not retry it on its own
     await checkForUpdate(agent.rt, undefined, options);
