@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { wireguardPublicKey } from '../../../agent/render/index.js';
+import { bgpProtocolName, wireguardPublicKey } from '../../../agent/render/index.js';
 import { startControl, type ControlInstance } from '../../support/agent-socket.js';
 import { expectResponse } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
@@ -9,6 +9,8 @@ import { runAgent, startBird, tempDir, writeAgentConfig, type Bird } from '../su
 
 /** A node without loopbacks: its apply runs no `ip` command on the test host. */
 const nodeBody = { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] };
+/** The line of `birdc show protocols` of a session's BGP protocol. */
+const listed = (name: string) => new RegExp(`^${bgpProtocolName({ name })}\\s+BGP`, 'm');
 const session = (name: string, neighbor_address: string) => ({ spec: { name, remote_asn: 4242420002, neighbor_address } });
 
 /**
@@ -61,7 +63,7 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     expect(stepsOf(summary)).to.deep.equal({ write: 'ok', 'bird-check': 'ok', interfaces: 'skipped', wireguard: 'skipped', bird: 'ok', dns: 'skipped' });
     expect(summary.steps.find((s: { name: string }) => s.name === 'bird').detail).to.equal('Reconfigured');
 
-    expect(await protocols()).to.match(/peer_a\s+BGP/);
+    expect(await protocols()).to.match(listed('peer_a'));
     const h = await health();
     expect(h).to.deep.include({ last_apply_status: 'succeeded', last_report_status: 'in_sync' });
     expect(h.apply).to.deep.include({ node_id: 'fra1', generation: 1, status: 'succeeded', error: null });
@@ -113,7 +115,7 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     const again = await apply();
     expect(again.code, again.stderr).to.equal(0);
     expect(JSON.parse(again.stdout)).to.deep.include({ generation: 2, status: 'succeeded' });
-    expect(await protocols()).to.match(/peer_a\s+BGP/).and.to.match(/peer_b\s+BGP/);
+    expect(await protocols()).to.match(listed('peer_a')).and.to.match(listed('peer_b'));
   });
 
   it('returns BIRD to the previous configuration when a later step fails (DNS reload without a name server)', async () => {
@@ -131,8 +133,8 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     expect(summary.steps.find((s: { name: string }) => s.name === 'restore').detail).to.equal('previous files restored and re-applied');
     // BIRD had loaded generation 3 (peer_b) and was configured back to generation 1.
     const after = await protocols();
-    expect(after).to.match(/peer_a\s+BGP/);
-    expect(after).not.to.match(/peer_b/);
+    expect(after).to.match(listed('peer_a'));
+    expect(after).not.to.match(listed('peer_b'));
     expect((await health()).apply).to.deep.include({ generation: 3, status: 'rolled_back' });
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { bgpProtocolName } from '../../../agent/render/index.js';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { createControlApp } from '../../../http/control/app.js';
@@ -29,6 +30,8 @@ async function listen(sys: TestSystem, port: number): Promise<{ sockets: Control
   };
 }
 
+/** The line of `birdc show protocols` of a session's BGP protocol. */
+const listed = (name: string) => new RegExp(`^${bgpProtocolName({ name })}\\s+BGP`, 'm');
 const session = (name: string, neighbor_address: string) => ({ spec: { name, remote_asn: 4242420002, neighbor_address } });
 
 /**
@@ -84,7 +87,7 @@ describe('agent: daemon end to end', function () {
     expectResponse(await admin.post('/admin/nodes/fra1/bgp-sessions', session('peer_a', '172.20.53.1'))).status(201);
     await eventually(async () => (await health()).applied_generation === 1, 30_000, 'generation 1 applied and heartbeated');
     expect(logged('enrolled')).to.have.length(1);
-    expect(await bird.birdc('show', 'protocols')).to.match(/peer_a\s+BGP/);
+    expect(await bird.birdc('show', 'protocols')).to.match(listed('peer_a'));
 
     // The doorbell: the safety reconcile runs every 300 s, so only the event can bring generation 2 this fast.
     await eventually(() => server.sockets.hub.connectionCount('fra1') === 1, 15_000, 'the agent channel');
@@ -93,7 +96,7 @@ describe('agent: daemon end to end', function () {
     const h = await health();
     expect(h).to.deep.include({ liveness: 'online', current_generation: 2, last_apply_status: 'succeeded' });
     expect(h.agent_version).to.match(/^\d+\.\d+\.\d+$/);
-    expect(await bird.birdc('show', 'protocols')).to.match(/peer_b\s+BGP/);
+    expect(await bird.birdc('show', 'protocols')).to.match(listed('peer_b'));
 
     // snapshot_request reaches the telemetry service.
     const snapshots = async () => (await admin.get('/admin/nodes/fra1/status-events?kind=snapshot&limit=500')).body.events.length as number;
