@@ -22,8 +22,7 @@ interface Built {
  * Nothing else lives in a provider instance: its storage is the event store.
  */
 export class OidcProviders {
-  private built: Promise<Built> | undefined;
-  private builtKid: string | undefined;
+  private built: Built | undefined;
 
   constructor(private readonly deps: ProviderDeps) {}
 
@@ -40,10 +39,7 @@ export class OidcProviders {
   private async currentBuilt(): Promise<Built> {
     const { pool, config, now } = this.deps;
     const key = await currentSigningKey(pool, config, now());
-    if (this.builtKid !== key.kid || !this.built) {
-      this.builtKid = key.kid;
-      this.built = Promise.resolve(this.build(key));
-    }
+    if (this.built?.kid !== key.kid) this.built = this.build(key);
     return this.built;
   }
 
@@ -54,6 +50,8 @@ export class OidcProviders {
       await next();
       answerAsContract(ctx as KoaContextWithOIDC, this.deps.config.identityIssuer);
     });
+    // The provider answers its own failures with a bare server_error: the cause goes to the log.
+    provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error) => this.deps.log.error({ err, path: ctx.path, requestId: (ctx.req as { id?: unknown }).id }, 'oidc-provider failed'));
     return { kid: key.kid, provider, handle: provider.callback() as unknown as Handler };
   }
 }

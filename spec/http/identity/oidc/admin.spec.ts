@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { createIdentityApp } from '../../../../http/identity/app.js';
 import { sha256Hex } from '../../../../domain/sha256.js';
 import { api, expectResponse } from '../../../support/http.js';
-import { OIDC_ADMIN_TOKEN, registerClient, startOidc, type OidcFixture } from '../../../support/oidc.js';
+import { OIDC_ADMIN_TOKEN, registerClient, sshSession, startOidc, type OidcFixture } from '../../../support/oidc.js';
+import { rpConfig, signIn } from './rp-support.js';
 import { startApp } from '../../../support/system.js';
 
 const CLIENTS = '/api/v1/admin/oauth-clients';
@@ -128,6 +129,25 @@ describe('Identity administration: OAuth applications, registry sync and status'
         await orphan.close();
       }
     });
+  });
+
+  it('answers 503 temporarily_unavailable at UserInfo and the token endpoint while the replica does not answer', async () => {
+    const app = await registerClient(f, { redirect_uris: ['https://live.example/cb'], confidential: true });
+    const tokens = await signIn(f, await rpConfig(f, app), 'https://live.example/cb', (await sshSession(f)).token);
+    const orphan = await startApp(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, registryUrl: 'http://127.0.0.1:1' } }));
+    try {
+      const info = await fetch(`${orphan.url}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      expect(info.status).to.equal(503);
+      expect(((await info.json()) as { error: string }).error).to.equal('temporarily_unavailable');
+      const refresh = await fetch(`${orphan.url}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
+      });
+      expect(refresh.status).to.equal(503);
+    } finally {
+      await orphan.close();
+    }
   });
 
   it('answers /healthz with the database state', async () => {
