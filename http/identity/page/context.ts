@@ -38,7 +38,7 @@ function isContext(body: unknown): body is AuthorizeContext {
   return !!b && typeof b.client?.name === 'string' && Array.isArray(b.scopes) && typeof b.params === 'object' && b.params !== null;
 }
 
-/** An unknown or missing captcha kind is treated as `pow`'s absence would be: the flow asks the server, which fails closed. */
+/** An unknown or missing captcha kind counts as `none`: the page sends no ticket, and a service that wanted one refuses (it fails closed). */
 function withCaptcha(body: AuthorizeContext): AuthorizeContext {
   const kind = body.captcha?.kind;
   const known: CaptchaKind = kind === 'pow' || kind === 'external' ? kind : 'none';

@@ -172,7 +172,8 @@ function chooseOption(model: Model, optionId: string, now: number): Step {
 }
 
 function busyLabel(model: Model, effect: Effect): string {
-  const puzzle = model.context?.captcha.kind === 'pow' ? ' (solving a small anti-abuse puzzle, this takes a few seconds)' : '';
+  const kind = model.context?.captcha.kind;
+  const puzzle = kind === 'pow' ? ' (solving a small anti-abuse puzzle)' : kind === 'external' ? ' (complete the captcha below)' : '';
   switch (effect.kind) {
     case 'context':
       return 'Loading the authorization request…';
