@@ -123,16 +123,12 @@ export function materialise(node: LiveNode, ctx: FleetContext): DesiredState {
       },
       cold_potato_med: template.bird?.cold_potato_med ?? null,
       route_local_pref: (template.bird?.route_local_pref ?? []).map((r) => ({ prefix: canonicalPrefix(r.prefix) ?? r.prefix, local_pref: r.local_pref })),
-      blocked_prefixes: takesBlockedPrefixes(ctx.agent_version) ? blockedPrefixes(template) : [],
+      // Agents before 1.0.187 refuse a document that blocks prefixes; the template keeps them until the agent reports a newer version.
+      blocked_prefixes: takesBlockedPrefixes(ctx.agent_version) ? [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings) : [],
       import_prefixes: emptyBird().import_prefixes,
     },
     dns: dnsStateOf(ctx.dns_group),
   };
-}
-
-/** The template's blocked prefixes in canonical form, deduplicated and sorted (flap mitigations). */
-export function blockedPrefixes(template: BaseTemplate): string[] {
-  return [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings);
 }
 
 const isInternal = (p: PeeringRecord | undefined): p is PeeringRecord & { is_internal: true } => p?.is_internal === true;
