@@ -3,7 +3,7 @@ import { createIdentityApp } from '../../../../http/identity/app.js';
 import { sha256Hex } from '../../../../domain/sha256.js';
 import { api, expectResponse } from '../../../support/http.js';
 import { OIDC_ADMIN_TOKEN, registerClient, sshSession, startOidc, type OidcFixture } from '../../../support/oidc.js';
-import { rpConfig, signIn } from './rp-support.js';
+import { rpConfig, signIn, tokenRequest } from './rp-support.js';
 import { startApp } from '../../../support/system.js';
 
 const CLIENTS = '/api/v1/admin/oauth-clients';
@@ -139,12 +139,8 @@ describe('Identity administration: OAuth applications, registry sync and status'
       const info = await fetch(`${orphan.url}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
       expect(info.status).to.equal(503);
       expect(((await info.json()) as { error: string }).error).to.equal('temporarily_unavailable');
-      const refresh = await fetch(`${orphan.url}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.client_id}:${app.client_secret}`).toString('base64')}` },
-        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }),
-      });
-      expect(refresh.status).to.equal(503);
+      const refresh = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, orphan.url);
+      expect(refresh).to.deep.include({ status: 503 });
     } finally {
       await orphan.close();
     }

@@ -65,12 +65,12 @@ export async function signIn(
   );
 }
 
-/** The token endpoint called by hand (to see refusals as the server words them). */
-export async function tokenRequest(f: OidcFixture, client: RegisteredClient, form: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+/** The token endpoint called by hand (to see refusals as the server words them), of `baseUrl` when another instance is meant. */
+export async function tokenRequest(f: OidcFixture, client: RegisteredClient, form: Record<string, string>, baseUrl = f.url): Promise<{ status: number; body: Record<string, string> }> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   const body = new URLSearchParams(form);
   if (client.client_secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
   else body.set('client_id', client.client_id);
-  const res = await fetch(`${f.url}/token`, { method: 'POST', headers, body });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  const res = await fetch(`${baseUrl}/token`, { method: 'POST', headers, body });
+  return { status: res.status, body: (await res.json()) as Record<string, string> };
 }

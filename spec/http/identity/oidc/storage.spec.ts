@@ -7,19 +7,9 @@ import { sha256Hex } from '../../../../domain/sha256.js';
 import { rotateSigningKeys } from '../../../../infra/identity/keys.js';
 import { registerClient, sshSession, startOidc, type OidcFixture, type RegisteredClient } from '../../../support/oidc.js';
 import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
-import { approveAsPage, authorizationUrl, rpConfig, signIn } from './rp-support.js';
+import { approveAsPage, authorizationUrl, rpConfig, signIn, tokenRequest } from './rp-support.js';
 
 const REDIRECT = 'https://app.spec.example/callback';
-
-/** The token endpoint of one instance, called by hand. */
-async function token(baseUrl: string, client: RegisteredClient, form: Record<string, string>): Promise<{ status: number; body: Record<string, string> }> {
-  const res = await fetch(`${baseUrl}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${client.client_id}:${client.client_secret}`).toString('base64')}` },
-    body: new URLSearchParams(form),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
-}
 
 /**
  * The provider's storage is the event store: grants, codes and tokens are
@@ -67,12 +57,12 @@ describe('Identity OIDC storage: event-sourced, shared by instances', function (
 
     it('redeems a code the first one issued, and refreshes its tokens, with nothing in memory', async () => {
       const form = await codeForm();
-      const exchanged = await token(secondApp.url, app, form);
+      const exchanged = await tokenRequest(f, app, form, secondApp.url);
       expect(exchanged.status).to.equal(200);
       // The first instance sees the code as consumed by the second.
-      expect((await token(f.url, app, form)).body.error).to.equal('invalid_grant');
+      expect((await tokenRequest(f, app, form)).body.error).to.equal('invalid_grant');
       const fresh = await signIn(f, config, REDIRECT, session);
-      const refreshed = await token(secondApp.url, app, { grant_type: 'refresh_token', refresh_token: fresh.refresh_token! });
+      const refreshed = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: fresh.refresh_token! }, secondApp.url);
       expect(refreshed.status).to.equal(200);
       const info = await fetch(`${secondApp.url}/userinfo`, { headers: { authorization: `Bearer ${fresh.access_token}` } });
       expect(info.status).to.equal(200);
@@ -80,25 +70,25 @@ describe('Identity OIDC storage: event-sourced, shared by instances', function (
 
     it('keeps one exchange of a code when two instances race for it', async () => {
       const form = await codeForm();
-      const results = await Promise.all([token(f.url, app, form), token(secondApp.url, app, form), token(f.url, app, form)]);
+      const results = await Promise.all([tokenRequest(f, app, form), tokenRequest(f, app, form, secondApp.url), tokenRequest(f, app, form)]);
       const won = results.filter((r) => r.status === 200);
       expect(won).to.have.length(1);
       for (const lost of results.filter((r) => r.status !== 200)) expect(lost.body.error).to.equal('invalid_grant');
       // A replayed code revokes what the exchange produced.
-      expect((await token(f.url, app, { grant_type: 'refresh_token', refresh_token: won[0].body.refresh_token })).body.error).to.equal('invalid_grant');
+      expect((await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: won[0].body.refresh_token })).body.error).to.equal('invalid_grant');
     });
   });
 
   it('honours tokens after a rebuild of the projection from the events', async () => {
     const tokens = await signIn(f, config, REDIRECT, session);
     await f.sys.projections.rebuild(['oidc']);
-    const refreshed = await token(f.url, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
+    const refreshed = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
     expect(refreshed.status).to.equal(200);
   });
 
   it('records grant, approval, code and tokens as events that never hold a token', async () => {
     const form = await codeForm();
-    const tokens = (await token(f.url, app, form)).body;
+    const tokens = (await tokenRequest(f, app, form)).body;
     const streamsOf = async (prefix: string) => (await f.sys.pool.query(`SELECT stream_id, type, data, metadata FROM events WHERE stream_id LIKE $1 ORDER BY position`, [`${prefix}%`])).rows;
     const code = await streamsOf(`oidc-AuthorizationCode-${sha256Hex(form.code)}`);
     expect(code.map((e) => e.type)).to.deep.equal(['OidcModelStored', 'OidcModelConsumed']);
@@ -120,7 +110,7 @@ describe('Identity OIDC storage: event-sourced, shared by instances', function (
 
   it('prunes rows a day after they expire, and keeps the live ones', async () => {
     const form = await codeForm();
-    const tokens = (await token(f.url, app, form)).body;
+    const tokens = (await tokenRequest(f, app, form)).body;
     const rowOf = async (model: string, value: string) => (await f.sys.pool.query(`SELECT 1 FROM oidc_models WHERE model = $1 AND key = $2`, [model, sha256Hex(value)])).rowCount;
     // Just past the code's 120 s, plus the day of grace: the code goes, the 1 h access token stays.
     const pruned = await pruneOidcStorage(f.sys.pool, new Date(Date.now() + (121 + 24 * 60 * 60) * 1000));
@@ -128,7 +118,7 @@ describe('Identity OIDC storage: event-sourced, shared by instances', function (
     expect(await rowOf('AuthorizationCode', form.code)).to.equal(0);
     expect(await rowOf('AccessToken', tokens.access_token)).to.equal(1);
     expect(await rowOf('RefreshToken', tokens.refresh_token)).to.equal(1);
-    expect((await token(f.url, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).status).to.equal(200);
+    expect((await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token })).status).to.equal(200);
   });
 
   it('signs with the new key after a rotation; ID tokens of the old key still verify', async () => {
