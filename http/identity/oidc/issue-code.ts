@@ -2,6 +2,7 @@ import type { AuthorizationParams } from '../../../domain/identity/authorization
 import { recordApproval } from '../../../commands/identity/oidc-storage.js';
 import type { SessionClaims } from '../../../commands/identity/sessions.js';
 import type { EventMetadata } from '../../../infra/eventstore/types.js';
+import { IDENTITY_ERROR, identityError } from '../errors.js';
 import type { ProviderDeps } from './configuration.js';
 import { withOidcMetadata } from './metadata.js';
 import type { OidcProviders } from './provider.js';
@@ -21,7 +22,8 @@ export async function issueCode(providers: OidcProviders, deps: ProviderDeps, pa
   const provider = await providers.current();
   return withOidcMetadata(metadata, async () => {
     const client = await provider.Client.find(params.client_id);
-    if (!client) throw new Error(`client ${params.client_id} vanished between the check and the grant`);
+    // Deregistered between the check and here: the same fatal answer the check gives.
+    if (!client) throw identityError(400, 'unknown client_id', IDENTITY_ERROR.invalidClient, true);
     const grant = new provider.Grant({ accountId: session.sub, clientId: client.clientId });
     grant.addOIDCScope(params.scope);
     for (const resource of params.resource ?? []) grant.addResourceScope(resource, params.scope);
