@@ -3,11 +3,11 @@ import { planInternalPorts } from '../../domain/fleet-ops/internal-ports.js';
 import { planKeys } from '../../domain/fleet-ops/keys.js';
 import { planPeerNames } from '../../domain/fleet-ops/peer-names.js';
 import type { NodeEvent } from '../../domain/node/events.js';
-import type { LiveNode, NodeState } from '../../domain/node/state.js';
+import type { LiveNode } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import { listNodes } from '../../projections/fleet/queries.js';
 import type { FleetDeps } from '../fleet-write.js';
-import { writeNodes } from './write-nodes.js';
+import { liveNodes, writeNodes } from './write-nodes.js';
 
 /** The response of a fleet operation (document 2, Fleet operations). */
 export interface FleetOperationResult {
@@ -64,8 +64,4 @@ export async function runFleetOperation(deps: FleetDeps, operation: FleetOperati
     { dryRun },
   );
   return { dry_run: dryRun, changed_nodes: outcome.changed, generations: outcome.generations, details: outcome.result };
-}
-
-export function liveNodes(states: ReadonlyMap<string, NodeState>): LiveNode[] {
-  return [...states.values()].filter((s): s is LiveNode => s.status === 'Live');
 }

@@ -5,8 +5,7 @@ import type { LiveNode } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import { listNodes } from '../../projections/fleet/queries.js';
 import type { FleetDeps } from '../fleet-write.js';
-import { liveNodes } from './migrations.js';
-import { writeNodes } from './write-nodes.js';
+import { liveNodes, writeNodes } from './write-nodes.js';
 
 export interface PeerSessionView {
   id: number;

@@ -8,9 +8,8 @@ import type { EventMetadata } from '../../infra/eventstore/types.js';
 import { agentStatuses } from '../../infra/telemetry/liveness.js';
 import { listNodes } from '../../projections/fleet/queries.js';
 import type { FleetDeps } from '../fleet-write.js';
-import { liveNodes } from './migrations.js';
 import { namedNodes } from './targets.js';
-import { writeNodes } from './write-nodes.js';
+import { liveNodes, writeNodes } from './write-nodes.js';
 
 /** A node whose agent reported a version that cannot take blocked prefixes yet: its document leaves them out. */
 export interface DeferredNode {

@@ -1,7 +1,7 @@
 import { fold, type DomainEvent } from '../../domain/decider.js';
 import { nodeDecider } from '../../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../../domain/node/events.js';
-import type { NodeState } from '../../domain/node/state.js';
+import type { LiveNode, NodeState } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import type { Delivery, DoorbellEvent } from '../doorbell.js';
 import { FleetLoader, publication, type FleetDeps, type Published } from '../fleet-write.js';
@@ -98,4 +98,9 @@ export async function writeNodes<T>(
   await deps.settle?.();
   const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
   return { ...result, deliveries };
+}
+
+/** The live nodes among the loaded states (deleted ids drop out). */
+export function liveNodes(states: ReadonlyMap<string, NodeState>): LiveNode[] {
+  return [...states.values()].filter((s): s is LiveNode => s.status === 'Live');
 }
