@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { AgentSettings } from './cli.js';
-import { pullDesired, readDesiredFile } from './desired.js';
+import { pullDesired, readDesiredFile, type Desired } from './desired.js';
 import { enroll } from './enroll.js';
 import { callControl } from './http.js';
 import { inventory } from './inventory.js';
@@ -33,7 +33,7 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
   const layout = stateLayout(settings.stateDir);
   let nodeId: string;
   let token: string | null = null;
-  let offline: Awaited<ReturnType<typeof readDesiredFile>> | null = null;
+  let offline: Desired | null = null;
   if (settings.controllerUrl) {
     const enrollment = await enroll({
       apiBase: settings.controllerUrl,

@@ -25,11 +25,15 @@ export interface NodeLayout {
   wireguardKey: string;
 }
 
+/** The registration's node id rule: a node id names a folder, so it must not climb out of `nodes/`. */
+const SAFE_NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 export function stateLayout(stateDir: string): StateLayout {
   return {
     enrollment: join(stateDir, 'agent.json'),
     token: join(stateDir, 'agent-token'),
     node: (nodeId) => {
+      if (!SAFE_NODE_ID.test(nodeId)) throw new Error(`invalid node id ${JSON.stringify(nodeId)}: letters, digits, '.', '_', '-'`);
       const dir = join(stateDir, 'nodes', nodeId);
       return { dir, rendered: join(dir, 'rendered'), lastGood: join(dir, 'last-good'), applied: join(dir, 'applied.json'), wireguardKey: join(dir, 'wireguard-private.key') };
     },

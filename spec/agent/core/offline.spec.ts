@@ -81,6 +81,14 @@ describe('agent: offline --plan-only and --once --mode write-rendered', () => {
     expect(summary).to.deep.include({ generation: 7, status: 'planned' });
   });
 
+  it('refuses a node id that would leave the state dir', async () => {
+    await writeFile(docPath, JSON.stringify(desiredState('../../escape')));
+    const run = await write();
+    expect(run.code).to.equal(1);
+    expect(JSON.parse(run.stdout).error).to.equal('invalid node id "../../escape": letters, digits, \'.\', \'_\', \'-\'');
+    expect(existsSync(join(dir.path, 'escape'))).to.equal(false);
+  });
+
   it('refuses a document with an unknown field loudly: exit 1, status failed, the field named, nothing written', async () => {
     await writeFile(docPath, JSON.stringify({ ...doc, bird: { ...(doc.bird as object), future_knob: true } }));
     const run = await write();
