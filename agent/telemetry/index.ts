@@ -2,6 +2,7 @@ import type { LogRing } from '../logs/ring.js';
 import type { AgentRuntime } from '../runtime.js';
 import { writeReportedVersion } from '../update/marker.js';
 import { reresolveEndpoints, systemResolve } from './reresolve.js';
+import { parseBirdRoutes } from './routes.js';
 import { outputOf } from './output.js';
 import { CpuMeter } from './self-metrics.js';
 import { observe, snapshotBody } from './snapshot.js';
@@ -22,15 +23,18 @@ export interface TelemetryOptions {
   trafficMs: number;
   /** Endpoint re-resolution of host-name endpoints. */
   reresolveMs: number;
+  /** Routing-table observation (`birdc show route all`, best routes, at most 20,000). */
+  routingMs: number;
   /** Name lookup for re-resolution (the system resolver unless a test gives its own). */
   resolve(host: string): Promise<string>;
 }
 
-export const DEFAULT_TELEMETRY: TelemetryOptions = { snapshotMs: 60_000, trafficMs: 30_000, reresolveMs: 120_000, resolve: systemResolve };
+export const DEFAULT_TELEMETRY: TelemetryOptions = { snapshotMs: 60_000, trafficMs: 30_000, reresolveMs: 120_000, routingMs: 300_000, resolve: systemResolve };
 
 /**
  * Starts the agent's observation loops: a runtime snapshot at once and then on a
- * timer, traffic samples every 30 s, and endpoint re-resolution. Each loop
+ * timer, traffic samples every 30 s, endpoint re-resolution, and the routing
+ * table (BIRD's best routes, every 5 minutes). Each loop
  * waits for its previous round (no overlap) and logs failures instead of
  * throwing. The first snapshot the server accepts writes the health gate's
  * marker (agent/update/marker.ts), so a freshly installed version proves that
@@ -44,7 +48,7 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
   const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
   let markerWritten = false;
-  let lastReresolveSeconds: number | undefined;
+  const timings: { last_reresolve_seconds?: number; last_routing_collect_seconds?: number } = {};
 
   const track = (work: Promise<void>): Promise<void> => {
     inFlight.add(work);
@@ -58,7 +62,7 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
   };
 
   const snapshot = async (reason: string) => {
-    const body = snapshotBody(rt, ring, cpu, await observe(rt), lastReresolveSeconds === undefined ? {} : { last_reresolve_seconds: lastReresolveSeconds });
+    const body = snapshotBody(rt, ring, cpu, await observe(rt), timings);
     if (!(await post('runtime snapshot', '/agent/runtime-snapshot', body))) return;
     log.debug({ reason }, 'runtime snapshot sent');
     if (!markerWritten) {
@@ -78,10 +82,17 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
     const started = Date.now();
     const current = parseWgDump(await outputOf([...rt.commands.wg, 'show', 'all', 'dump']));
     const items = await reresolveEndpoints(desired, current, { wg: rt.commands.wg, resolve: opts.resolve });
-    lastReresolveSeconds = (Date.now() - started) / 1000;
+    timings.last_reresolve_seconds = (Date.now() - started) / 1000;
     if (items.length === 0) return;
     for (const item of items.filter((i) => i.reresolved)) log.info(item, `re-resolved the endpoint of ${item.interface}`);
     await post('re-resolution', '/agent/wireguard-reresolve', { node_id: rt.nodeId, checked_at: new Date().toISOString(), interfaces: items });
+  };
+
+  const routing = async () => {
+    const started = Date.now();
+    const routes = parseBirdRoutes(await outputOf([...rt.commands.birdc, 'show', 'route', 'all'], 60_000)).slice(0, 20_000);
+    timings.last_routing_collect_seconds = (Date.now() - started) / 1000;
+    await post('routing table', '/agent/routing-table', { node_id: rt.nodeId, captured_at: new Date().toISOString(), rpki_observed: false, routes });
   };
 
   const guarded = (what: string, step: () => Promise<void>) => () =>
@@ -105,6 +116,7 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
   every(opts.snapshotMs, guarded('runtime snapshot', () => snapshot('timer')));
   every(opts.trafficMs, guarded('traffic sample', traffic));
   every(opts.reresolveMs, guarded('endpoint re-resolution', reresolve));
+  every(opts.routingMs, guarded('routing table', routing));
 
   return {
     snapshotNow: (reason = 'request') => guarded('runtime snapshot', () => snapshot(reason))(),

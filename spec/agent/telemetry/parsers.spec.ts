@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { birdTime, parseBirdProtocols } from '../../../agent/telemetry/bird.js';
 import { parseIpLinks } from '../../../agent/telemetry/links.js';
+import { parseBirdRoutes } from '../../../agent/telemetry/routes.js';
 import { protocolInfo } from '../../../agent/telemetry/snapshot.js';
 import { parseWgDump } from '../../../agent/telemetry/wireguard.js';
 
@@ -60,6 +61,30 @@ describe('agent telemetry parsers', () => {
 
     it('finds nothing in output without protocols (BIRD down: birdc prints an error)', () => {
       expect(parseBirdProtocols('Unable to connect to server control socket (/run/bird/bird.ctl): No such file or directory\n')).to.deep.equal([]);
+    });
+  });
+
+  describe('birdc show route all', () => {
+    it('gives each best route with protocol, AS path and origin; routes without a path are local', () => {
+      expect(parseBirdRoutes(fixture('bird-b-route-all.txt'))).to.deep.equal([
+        { prefix: '172.21.0.0/24', protocol: 's4', origin_asn: null, as_path: [], rpki: null, local: true },
+        { prefix: '172.20.1.0/24', protocol: 'peer_a', origin_asn: 4242420077, as_path: [4242420001, 4242420001, 4242420077], rpki: null, local: false },
+        { prefix: 'fd42:1::/48', protocol: 'peer_a6', origin_asn: 4242420001, as_path: [4242420001], rpki: null, local: false },
+        { prefix: 'fd42:3::/48', protocol: 's6', origin_asn: null, as_path: [], rpki: null, local: true },
+        { prefix: 'fd42:2::/48', protocol: 's6', origin_asn: null, as_path: [], rpki: null, local: true },
+      ]);
+    });
+
+    it('skips alternative (not best) routes of a prefix and AS sets in a path', () => {
+      const text = [
+        'Table master4:',
+        '172.22.0.0/24        unicast [ebgp_b 10:00:00.000 from fe80::2%dn42_b] (100) [AS4242420003i]',
+        '	BGP.as_path: 4242420002 4242420003',
+        '                     unicast [ebgp_c 09:00:00.000 from fe80::3%dn42_c] * (100) [AS4242420003i]',
+        '	Type: BGP univ',
+        '	BGP.as_path: 4242420004 {4242420005 4242420006} 4242420003',
+      ].join('\n');
+      expect(parseBirdRoutes(text)).to.deep.equal([{ prefix: '172.22.0.0/24', protocol: 'ebgp_c', origin_asn: 4242420003, as_path: [4242420004, 4242420003], rpki: null, local: false }]);
     });
   });
 

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { DesiredState } from '../../../domain/desired-state/schema.js';
+import { runCommand } from '../../../agent/exec.js';
 import { startTelemetry, type Telemetry } from '../../../agent/telemetry/index.js';
 import { readReportedVersion } from '../../../agent/update/marker.js';
 import { startBirdPair, type BirdPair } from '../support/bird.js';
@@ -47,9 +48,9 @@ describe('agent telemetry against a real control server', function () {
       // Given two BIRDs that have established their sessions, and an agent that logged a warning and an error
       const rt = { ...agent.rt, commands: { ...agent.rt.commands, birdc: birds.birdcA } };
       await eventually(async () => {
-        const { stdout } = await import('../../../agent/exec.js').then((m) => m.runCommand([...birds.birdcA, 'show', 'protocols']));
-        return (stdout.match(/Established/g) ?? []).length === 2;
-      }, 15_000, 'two established sessions');
+        const { stdout } = await runCommand([...birds.birdcA, 'show', 'route', 'count']);
+        return /Total: 6 of 6 routes/.test(stdout);
+      }, 20_000, 'both sessions established with their routes imported');
       agent.applied.generation = 7;
       agent.applied.failures = 2;
       rt.logger.warn('wireguard interface flapped');
@@ -75,8 +76,17 @@ describe('agent telemetry against a real control server', function () {
       expect(h.snapshot.wireguard_interfaces).to.deep.equal([]);
       expect(h.snapshot.self_metrics).to.include({ total_failures: 2, log_warning_count: 1, log_error_count: 1, last_error_message: 'birdc configure failed: syntax error' });
       expect(h.snapshot.self_metrics.rss).to.be.above(10_000_000);
+      // And the routing table holds A's best routes (its statics, and what B announced)
+      const table = await eventually(async () => {
+        const { rows } = await server.control.sys.pool.query(`SELECT routes FROM routing_tables WHERE node_id = $1`, [server.nodeId]);
+        return rows[0]?.routes as { prefix: string }[] | undefined;
+      }, 10_000, 'a stored routing table');
+      const route = (prefix: string) => table.find((r) => r.prefix === prefix);
+      expect(route('172.21.0.0/24')).to.deep.equal({ prefix: '172.21.0.0/24', protocol: 'peer_b', origin_asn: 4242420002, as_path: [4242420002], rpki: null, local: false });
+      expect(route('fd42:2::/48')).to.include({ protocol: 'peer_b6', local: false });
+      expect(route('172.20.1.0/24')).to.include({ protocol: 's4', local: true });
       // And the health gate's marker names this version
-      expect(await readReportedVersion(agent.stateDir)).to.include({ version: '1.0.1', pid: process.pid });
+      expect(await eventually(() => readReportedVersion(agent.stateDir), 5000, 'the marker')).to.include({ version: '1.0.1', pid: process.pid });
     });
   });
 
