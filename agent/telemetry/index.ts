@@ -1,7 +1,7 @@
 import type { LogRing } from '../logs/ring.js';
 import type { AgentRuntime } from '../runtime.js';
 import { writeReportedVersion } from '../update/marker.js';
-import { reresolveEndpoints, systemResolve } from './reresolve.js';
+import { hasHostnameEndpoints, reresolveEndpoints, systemResolve } from './reresolve.js';
 import { parseBirdRoutes } from './routes.js';
 import { outputOf } from './output.js';
 import { CpuMeter } from './self-metrics.js';
@@ -78,7 +78,7 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
 
   const reresolve = async () => {
     const desired = rt.applied().desired;
-    if (!desired) return;
+    if (!desired || !hasHostnameEndpoints(desired)) return;
     const started = Date.now();
     const current = parseWgDump(await outputOf([...rt.commands.wg, 'show', 'all', 'dump']));
     const items = await reresolveEndpoints(desired, current, { wg: rt.commands.wg, resolve: opts.resolve });

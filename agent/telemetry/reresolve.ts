@@ -15,6 +15,14 @@ export interface ReresolveDeps {
 
 export const systemResolve = async (host: string): Promise<string> => (await lookup(host)).address;
 
+/** Whether any peer of the desired state has a host-name endpoint (else there is nothing to re-resolve). */
+export function hasHostnameEndpoints(desired: DesiredState): boolean {
+  return desired.interfaces.some((i) => {
+    const e = i.peer.endpoint ? splitEndpoint(i.peer.endpoint) : null;
+    return e !== null && isHostname(e) && i.peer.public_key !== null;
+  });
+}
+
 /**
  * Endpoint re-resolution: WireGuard resolves a host name once, when the
  * configuration is set, so a peer behind a dynamic address is lost when it
