@@ -33,16 +33,36 @@ export interface AccountDeps {
  * UserInfo `invalid_token`), like a lapsed passkey login.
  */
 export function findAccount(deps: AccountDeps): FindAccount {
-  return async (_ctx, sub, token): Promise<Account | undefined> => {
-    const grantId = (token as { grantId?: unknown } | undefined)?.grantId;
-    if (typeof grantId !== 'string') return undefined;
-    const approval = await approvalOf(deps.pool, grantId);
-    if (!approval || approval.sub !== sub) return undefined;
-    const identity = await liveIdentity(deps, approval.asn);
-    if (!identity.mnt_by.includes(approval.mntner)) return undefined;
-    const at = Math.floor(deps.now().getTime() / 1000);
-    return { accountId: sub, claims: (use) => claimsOf(approval, identity, use, at) };
-  };
+  return (_ctx, sub, token) => accountOf(deps, sub, token);
+}
+
+/**
+ * Accounts already resolved for a token object during its request. The code
+ * exchange resolves the account before it consumes the code (see
+ * `account-before-consumption.ts`); the provider then asks again, and must get
+ * that same answer rather than a second registry call that might fail after
+ * the code is spent. Token objects live for one request, so nothing outlives it.
+ */
+const resolved = new WeakMap<object, Account | undefined>();
+
+/** `findAccount` for a token, resolved at most once per token object. */
+export async function accountOf(deps: AccountDeps, sub: string, token: unknown): Promise<Account | undefined> {
+  const key = typeof token === 'object' && token !== null ? token : undefined;
+  if (key && resolved.has(key)) return resolved.get(key);
+  const account = await lookUpAccount(deps, sub, token);
+  if (key) resolved.set(key, account);
+  return account;
+}
+
+async function lookUpAccount(deps: AccountDeps, sub: string, token: unknown): Promise<Account | undefined> {
+  const grantId = (token as { grantId?: unknown } | undefined)?.grantId;
+  if (typeof grantId !== 'string') return undefined;
+  const approval = await approvalOf(deps.pool, grantId);
+  if (!approval || approval.sub !== sub) return undefined;
+  const identity = await liveIdentity(deps, approval.asn);
+  if (!identity.mnt_by.includes(approval.mntner)) return undefined;
+  const at = Math.floor(deps.now().getTime() / 1000);
+  return { accountId: sub, claims: (use) => claimsOf(approval, identity, use, at) };
 }
 
 async function liveIdentity(deps: AccountDeps, asn: number): Promise<ReplicaIdentity> {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Provider, { type KoaContextWithOIDC } from 'oidc-provider';
 import { currentSigningKey } from '../../../infra/identity/keys.js';
+import { lookUpAccountBeforeConsumption } from './account-before-consumption.js';
 import { compareSecretsByDigest } from './clients.js';
 import { providerConfiguration, PROVIDER_ROUTES, type ProviderDeps } from './configuration.js';
 import { contractDiscovery } from './discovery.js';
@@ -46,6 +47,7 @@ export class OidcProviders {
   private build(key: Awaited<ReturnType<typeof currentSigningKey>>): Built {
     const provider = new Provider(this.deps.config.identityIssuer, providerConfiguration(this.deps, key));
     compareSecretsByDigest(provider);
+    lookUpAccountBeforeConsumption(provider, this.deps);
     provider.use(async (ctx, next) => {
       await next();
       answerAsContract(ctx as KoaContextWithOIDC, this.deps.config.identityIssuer);

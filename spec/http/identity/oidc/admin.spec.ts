@@ -3,7 +3,7 @@ import { createIdentityApp } from '../../../../http/identity/app.js';
 import { sha256Hex } from '../../../../domain/sha256.js';
 import { api, expectResponse } from '../../../support/http.js';
 import { OIDC_ADMIN_TOKEN, registerClient, sshSession, startOidc, type OidcFixture } from '../../../support/oidc.js';
-import { rpConfig, signIn, tokenRequest } from './rp-support.js';
+import { approveAsPage, authorizationUrl, rpConfig, signIn, tokenRequest } from './rp-support.js';
 import { startApp } from '../../../support/system.js';
 
 const CLIENTS = '/api/v1/admin/oauth-clients';
@@ -144,6 +144,30 @@ describe('Identity administration: OAuth applications, registry sync and status'
     } finally {
       await orphan.close();
     }
+    // The refused refresh did not rotate the token: it still works once the replica answers.
+    expect((await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! })).status).to.equal(200);
+  });
+
+  it('keeps a code unused when the replica is down at its exchange, so the app can retry', async () => {
+    const app = await registerClient(f, { redirect_uris: ['https://retry.example/cb'], confidential: true });
+    const pending = await authorizationUrl(await rpConfig(f, app), 'https://retry.example/cb');
+    const callback = await approveAsPage(f, pending.url, (await sshSession(f)).token);
+    const form = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: 'https://retry.example/cb', code_verifier: pending.verifier };
+    const orphan = await startApp(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, registryUrl: 'http://127.0.0.1:1' } }));
+    try {
+      const down = await tokenRequest(f, app, form, orphan.url);
+      expect(down.status).to.equal(503);
+      expect(down.body.error).to.equal('temporarily_unavailable');
+    } finally {
+      await orphan.close();
+    }
+    const consumed = await f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'OidcModelConsumed'`, [`oidc-AuthorizationCode-${sha256Hex(form.code)}`]);
+    expect(consumed.rows[0].n, 'the code was consumed by the failed exchange').to.equal(0);
+    const retry = await tokenRequest(f, app, form);
+    expect(retry.status).to.equal(200);
+    expect(retry.body.access_token).to.be.a('string');
+    // Still single use: the retry consumed it.
+    expect((await tokenRequest(f, app, form)).body.error).to.equal('invalid_grant');
   });
 
   it('answers /healthz with the database state', async () => {
