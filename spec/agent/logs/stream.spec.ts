@@ -108,11 +108,26 @@ describe('agent log streaming', function () {
       expect(sse.events.at(-1)!.data).to.deep.equal({ type: 'done', log_id: id });
     });
 
-    it('reads a journal snapshot through journalctl, and ends with the error when the journal cannot be read', async () => {
-      const empty = await start({ mode: 'snapshot', source: 'journal' });
-      await empty.running;
-      await empty.sse.ended;
-      expect(empty.sse.events.map((e) => e.data)).to.deep.equal([{ type: 'done', log_id: empty.id }]);
+    it('reads a journal snapshot through journalctl (argv and JSON lines), and ends with the error when the journal cannot be read', async () => {
+      // A journalctl stand-in (the test machine may have no journal): prints its arguments as a plain line, then one agent line
+      const pinoLine = JSON.stringify({ level: 50, time: 1, name: 'dn42-agent', msg: 'apply failed' });
+      const script = `const m = (MESSAGE, PRIORITY) => console.log(JSON.stringify({ __REALTIME_TIMESTAMP: '1763824000000000', PRIORITY, SYSLOG_IDENTIFIER: 'node', MESSAGE }));
+        m(process.argv.slice(1).join(' '), '6'); m(${JSON.stringify(pinoLine)}, '6');`;
+      const read = await start({ mode: 'snapshot', source: 'journal', lines: 20 }, ['node', '-e', script, '--']);
+      await read.running;
+      await read.sse.ended;
+      expect(read.sse.events.map((e) => e.data)).to.deep.equal([
+        {
+          type: 'log',
+          log_id: read.id,
+          seq: 0,
+          entries: [
+            { ts: '2025-11-22T15:06:40.000Z', level: 'info', logger: 'node', message: '-u dn42-agent -o json -n 20 --no-pager' },
+            { ts: '2025-11-22T15:06:40.000Z', level: 'error', logger: 'dn42-agent', message: 'apply failed' },
+          ],
+        },
+        { type: 'done', log_id: read.id },
+      ]);
       const broken = await start({ mode: 'snapshot', source: 'journal' }, ['false']);
       await broken.running;
       await broken.sse.ended;
