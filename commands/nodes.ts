@@ -1,8 +1,14 @@
+import { fold } from '../domain/decider.js';
 import { desiredStateStream } from '../domain/desired-state/events.js';
+import { dnsGroupDecider } from '../domain/dns/decide.js';
+import { dnsGroupStream, type DnsGroupEvent } from '../domain/dns/events.js';
+import { decideMembership, type MembershipChange } from '../domain/dns/membership.js';
 import { decideNode } from '../domain/node/decide.js';
 import type { NodeFields, NodePatch } from '../domain/node/specs.js';
+import type { LiveNode } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { LoadMore } from './handle.js';
 
 /** Fields other nodes materialise from; a change to one of them is a topology change. */
 const FACT_FIELDS: readonly (keyof NodePatch)[] = ['asn', 'router_id', 'site', 'loopback_ipv4', 'loopback_ipv6', 'link_local', 'base_template'];
@@ -56,20 +62,34 @@ export function recommissionNode(deps: FleetDeps, nodeId: string, metadata: Even
   );
 }
 
+/**
+ * Deletes a node; a DNS group it still belongs to loses it in the same append
+ * (`DnsGroupMemberLeft`), so the group's member list never names a node that no
+ * longer exists (a node created again under the id starts outside every group).
+ */
 export function deleteNode(deps: FleetDeps, nodeId: string, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
   return writeNode(
     deps,
     nodeId,
     async (state, more) => {
       const generations = await more(desiredStateStream(nodeId), 'version');
+      const events = decideNode({ type: 'DeleteNode', node_id: nodeId, published: generations.version >= 0 }, state);
       return {
-        events: decideNode({ type: 'DeleteNode', node_id: nodeId, published: generations.version >= 0 }, state),
+        events,
         reason: 'node deleted',
         publish: 'none',
         topology: true,
+        alongside: state.status === 'Live' ? await leaveDnsGroup(state, more) : [],
         result: undefined,
       };
     },
     metadata,
   );
+}
+
+/** The member event of the node's DNS group, if it has one, as `alongside` writes (the group stream loaded through `more`). */
+async function leaveDnsGroup(node: LiveNode, more: LoadMore): Promise<MembershipChange['groups']> {
+  if (node.dns_group_id == null) return [];
+  const group = fold(dnsGroupDecider, (await more(dnsGroupStream(node.dns_group_id))).events as DnsGroupEvent[]);
+  return decideMembership(node, null, undefined, group).groups;
 }

@@ -1,6 +1,7 @@
 import { Validation } from '../errors.js';
 import type { InterfaceRecord, PeeringRecord, SessionRecord } from '../node/events.js';
 import type { LiveNode } from '../node/state.js';
+import { dn42RegionOf } from '../node/region.js';
 import { addressingOf } from '../node/specs.js';
 import type { FleetContext } from './context.js';
 import { canonicalPrefix, formatIp, isIpv6LinkLocal, parseIp, parseIpWithOptionalLength } from './ip.js';
@@ -41,13 +42,6 @@ import { dnsStateOf } from '../dns/desired-state.js';
 const byOrderThenId = <T extends { sort_order: number; id: number }>(a: T, b: T) => a.sort_order - b.sort_order || a.id - b.id;
 const compareStrings = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
-/** dn42 region (41..57) from the node's `labels.region`; any other value is not a region. */
-function regionOf(node: LiveNode): number | null {
-  const raw = node.fields.labels?.region;
-  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
-  return typeof n === 'number' && Number.isInteger(n) && n >= 41 && n <= 57 ? n : null;
-}
-
 function identity(node: LiveNode): NodeIdentity {
   const f = node.fields;
   const { asn, router_id, site, loopback_ipv4, loopback_ipv6, link_local } = addressingOf(f);
@@ -56,7 +50,7 @@ function identity(node: LiveNode): NodeIdentity {
     asn,
     router_id,
     site,
-    region: regionOf(node),
+    region: dn42RegionOf(f.labels),
     loopback_ipv4,
     loopback_ipv6,
     link_local,

@@ -1,3 +1,4 @@
+import { dn42RegionOf } from '../node/region.js';
 import { CITIES, cityCodeOf } from './cities.js';
 
 /** Document 3: `{lat, lon, city (English), country (ISO 3166-1 alpha-2), region (number or null)}`. */
@@ -20,20 +21,10 @@ export interface Placement {
 /** Public coordinates carry one decimal (about 10 km): a city, never a building. */
 export const oneDecimal = (x: number): number => Math.round(x * 10) / 10;
 
-/**
- * A node's own dn42 region: `labels.region` when it is an integer (or a decimal
- * string) 41..57, as in the desired state's `node.region`; anything else is none.
- */
-export function ownRegion(labels: Record<string, unknown> | null | undefined): number | null {
-  const raw = labels?.region;
-  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
-  return typeof n === 'number' && Number.isInteger(n) && n >= 41 && n <= 57 ? n : null;
-}
-
 /** Places a node by its site through the city table; its own region overrides the table's. */
 export function placementOf(site: string | null, labels: Record<string, unknown> | null | undefined): Placement {
   const code = cityCodeOf(site);
-  const own = ownRegion(labels);
+  const own = dn42RegionOf(labels);
   if (!code) return { code: null, geo: null, region: own };
   const city = CITIES[code];
   const region = own ?? city.region;

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { CITIES, cityCodeOf } from '../../../domain/public/cities.js';
-import { oneDecimal, ownRegion, placementOf } from '../../../domain/public/geo.js';
+import { oneDecimal, placementOf } from '../../../domain/public/geo.js';
+import { dn42RegionOf } from '../../../domain/node/region.js';
 import { buildPublicMap, fleetAsn, median } from '../../../domain/public/map.js';
 import { adj, fact } from './support.js';
 
@@ -105,7 +106,7 @@ describe('city table and placement', () => {
 
   it('rounds coordinates to one decimal and takes only a region 41..57 as the node own', () => {
     expect([50.1109, 8.6821, -46.63, -0.05].map(oneDecimal)).to.deep.equal([50.1, 8.7, -46.6, -0]);
-    expect([44, '57', 40, 58, '4x', 41.5, null].map((region) => ownRegion({ region }))).to.deep.equal([44, 57, null, null, null, null, null]);
+    expect([44, '57', 40, 58, '4x', 41.5, null].map((region) => dn42RegionOf({ region }))).to.deep.equal([44, 57, null, null, null, null, null]);
     expect(placementOf('nowhere', { region: 44 })).to.deep.equal({ code: null, geo: null, region: 44 });
     expect(placementOf('sin1', {})).to.deep.equal({ code: 'SIN', geo: { lat: 1.3, lon: 103.8, city: 'Singapore', country: 'SG', region: 51 }, region: 51 });
   });

@@ -225,6 +225,47 @@ describe('control: DNS group members', () => {
     expect(c.sys.broadcaster.published.map((p) => p.node_id).sort()).to.deep.equal(['ams1', 'fra1', 'new1']);
   });
 
+  it('deleting a member node leaves its group in the same append; the id created again is no member and group writes skip it', async () => {
+    for (const [id, n] of [['fra1', 1], ['old1', 2]] as const) await publishedNode(c.admin, id, n);
+    const g = await group(c.admin, 'anycast');
+    for (const id of ['fra1', 'old1']) await join(id, g);
+    expectResponse(await c.admin.post('/admin/nodes/old1/decommission')).status(200);
+    const position = await head();
+
+    expectResponse(await c.admin.delete('/admin/nodes/old1')).status(204);
+
+    const events = await eventsAfter(position);
+    expect(events.map((e) => [e.stream_id, e.type])).to.deep.include.members([
+      ['node-old1', 'NodeDeleted'],
+      [`dnsgroup-${g}`, 'DnsGroupMemberLeft'],
+    ]);
+    expect(new Set(events.map((e) => e.tx)).size, 'one transaction').to.equal(1);
+    const members = await c.sys.pool.query(
+      `SELECT data->>'node_id' AS node_id, type FROM events WHERE stream_id = $1 AND type LIKE 'DnsGroupMember%' ORDER BY position`,
+      [`dnsgroup-${g}`],
+    );
+    expect(members.rows.map((r) => [r.type, r.node_id])).to.deep.equal([
+      ['DnsGroupMemberJoined', 'fra1'],
+      ['DnsGroupMemberJoined', 'old1'],
+      ['DnsGroupMemberLeft', 'old1'],
+    ]);
+    expect((await c.admin.get(`/admin/dns-groups/${g}`)).body.member_count).to.equal(1);
+
+    // Created again, the id starts outside the group; a group write neither publishes nor reads it.
+    await publishedNode(c.admin, 'old1', 3);
+    expectResponse(await c.admin.get('/admin/nodes/old1')).body({ dns_group_id: null });
+    const before = await generation('old1');
+    const again = await head();
+    expectResponse(await c.admin.post(`/admin/dns-groups/${g}/zones`, { zone: 'example.dn42' })).status(201);
+    expect((await eventsAfter(again)).map((e) => e.stream_id)).to.not.include('desired-state-old1');
+    expect(await generation('old1')).to.equal(before);
+    // A node outside any group deletes without touching a group stream.
+    await c.admin.post('/admin/nodes/old1/decommission');
+    const last = await head();
+    expectResponse(await c.admin.delete('/admin/nodes/old1')).status(204);
+    expect((await eventsAfter(last)).filter((e) => e.stream_id.startsWith('dnsgroup-'))).to.deep.equal([]);
+  });
+
   it('concurrent joins and record writes never leave a member with a stale zone', async () => {
     const ids = ['fra1', 'ams1', 'zrh1'];
     for (const [i, id] of ids.entries()) await publishedNode(c.admin, id, i + 1);
