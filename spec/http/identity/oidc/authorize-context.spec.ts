@@ -43,6 +43,7 @@ describe('Identity OIDC authorize-context and approve', function () {
   /** A 200 that sends the error to the app: `{redirect_to, error, detail}` with state and issuer in the address. */
   function expectRedirectError(res: ApiResponse, error: string, state: string | null = 'state-123'): URL {
     expectResponse(res).status(200);
+    expect(res.headers.get('cache-control')).to.equal('no-store');
     expect(res.body).to.have.all.keys('redirect_to', 'error', 'detail');
     expect(res.body.error).to.equal(error);
     const to = new URL(res.body.redirect_to);
@@ -56,6 +57,7 @@ describe('Identity OIDC authorize-context and approve', function () {
 
   function expectFatal(res: ApiResponse, error: string): void {
     expectResponse(res).status(400);
+    expect(res.headers.get('cache-control')).to.equal('no-store');
     expect(res.body).to.deep.include({ error, fatal: true });
     expect(res.body.detail).to.be.a('string');
     expect(res.body).not.to.have.property('redirect_to');

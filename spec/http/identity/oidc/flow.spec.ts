@@ -106,6 +106,11 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect(await oidc.fetchUserInfo(config, tokens.access_token, sub)).to.deep.equal({ sub, preferred_username: `AS${GAMMA_ASN}` });
     const claims = tokens.claims()!;
     expect(claims).not.to.have.any.keys('dn42', 'mnt_by', 'auth_method', 'email', 'name');
+    const email = await signIn(f, config, APP_REDIRECT, session, { scope: 'openid email' });
+    expect(await oidc.fetchUserInfo(config, email.access_token, sub)).to.deep.equal({ sub, preferred_username: `AS${GAMMA_ASN}`, email: GAMMA_EMAIL });
+    const profile = await signIn(f, config, APP_REDIRECT, session, { scope: 'openid profile' });
+    expect(await oidc.fetchUserInfo(config, profile.access_token, sub)).to.deep.equal({ sub, preferred_username: `AS${GAMMA_ASN}`, name: 'Gina Gamma' });
+    expect(profile.claims()).not.to.have.any.keys('dn42', 'mnt_by', 'auth_method', 'active_name', 'active_person', 'email');
   });
 
   it('authenticates a confidential client by client_secret_post, and refuses a wrong secret', async () => {
@@ -130,6 +135,27 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect(tokens.claims()!.sub).to.equal(sub);
   });
 
+  it('refuses a code without its verifier, at another redirect URI, or for another client', async () => {
+    const pending = await authorizationUrl(config, APP_REDIRECT);
+    const callback = await approveAsPage(f, pending.url, session);
+    const form = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: APP_REDIRECT, code_verifier: pending.verifier };
+    const { code_verifier: _verifier, ...withoutVerifier } = form;
+    expect((await tokenRequest(f, app, withoutVerifier)).body.error).to.equal('invalid_grant');
+    expect((await tokenRequest(f, app, { ...form, redirect_uri: 'https://app.spec.example/other' })).body.error).to.equal('invalid_grant');
+    const other = await registerClient(f, { redirect_uris: [APP_REDIRECT], confidential: true, name: 'Other' });
+    expect((await tokenRequest(f, other, form)).body.error).to.equal('invalid_grant');
+    // None of these spent the code.
+    expect((await tokenRequest(f, app, form)).status).to.equal(200);
+  });
+
+  it('knows only the authorization_code and refresh_token grants', async () => {
+    for (const grant_type of ['client_credentials', 'password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code']) {
+      const res = await tokenRequest(f, app, { grant_type, username: 'x', password: 'y', device_code: 'z' });
+      expect(res.status, grant_type).to.equal(400);
+      expect(res.body.error, grant_type).to.equal('unsupported_grant_type');
+    }
+  });
+
   it('refuses a code redeemed with the wrong PKCE verifier', async () => {
     const pending = await authorizationUrl(config, APP_REDIRECT);
     const callback = await approveAsPage(f, pending.url, session);
@@ -143,6 +169,9 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     const second = await oidc.refreshTokenGrant(config, first.refresh_token!);
     expect(second.refresh_token).to.be.a('string').and.not.equal(first.refresh_token);
     expect(second.claims()!.sub).to.equal(sub);
+    // The refreshed access token is again one for the issuer: echoed, and good at UserInfo.
+    expect(second.audience).to.equal(f.issuer);
+    expect((await oidc.fetchUserInfo(config, second.access_token, sub)).preferred_username).to.equal(`AS${GAMMA_ASN}`);
     const again = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: first.refresh_token! });
     expect(again).to.deep.include({ status: 400 });
     expect(again.body.error).to.equal('invalid_grant');
@@ -173,6 +202,11 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect(protectedHeader.typ).to.equal('at+jwt');
     expect(payload.sub).to.equal(sub);
     expect(payload.client_id).to.equal(app.client_id);
+    expect(payload.exp! - payload.iat!).to.equal(3600);
+    // A refresh asking for the resource again gets one for it, echoed as well.
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!, { resource: OIDC_RESOURCE });
+    expect(refreshed.audience).to.equal(OIDC_RESOURCE);
+    await jwtVerify(refreshed.access_token, jwks(), { issuer: f.issuer, audience: OIDC_RESOURCE, algorithms: ['EdDSA'] });
     // An access token for another audience is no good at UserInfo.
     const info = await fetch(`${f.url}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect(info.status).to.equal(401);
