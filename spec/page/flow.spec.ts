@@ -1,60 +1,12 @@
 import { expect } from 'chai';
-import type { ApiResult } from '../../http/identity/page/api.js';
-import { approveBody, INVALID_ASN, PASSKEY_SAVED, initialModel, parseAsn, update, type Effect, type Model, type Msg } from '../../http/identity/page/flow.js';
+import { approveBody, INSECURE_CONTEXT, INVALID_ASN, PASSKEY_SAVED, initialModel, parseAsn, update, type Effect, type Model } from '../../http/identity/page/flow.js';
 import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
-import type { Challenge, VerificationOptions } from '../../http/identity/page/types.js';
-
-const PARAMS = { client_id: 'app-1', redirect_uri: 'http://127.0.0.1:9/cb', response_type: 'code', scope: 'openid dn42', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', state: 'st-1' };
-const CONTEXT = { client: { name: 'Peering Portal' }, scopes: [{ id: 'openid', description: 'your identity' }], params: PARAMS, captcha: { kind: 'pow', endpoint: '/api/v1/captcha/challenge' } };
-const OPTIONS: VerificationOptions = {
-  asn: 4242420010,
-  as_name: 'GAMMA-AS',
-  display_name: 'AS4242420010 (GAMMA-AS)',
-  mntners: ['GAMMA-MNT'],
-  options: [
-    { id: 'ssh-1', kind: 'ssh', method: 'ssh-ed25519', value: 'ssh-ed25519 AAAAC3Nz', comment: 'gamma@laptop', mntner: 'GAMMA-MNT', captcha_required: false },
-    { id: 'email-1', kind: 'email', method: 'e-mail', value: 'g***@gamma.example', comment: 'Gina Gamma', mntner: 'GAMMA-MNT', captcha_required: true },
-    { id: 'pgp-1', kind: 'pgp', method: 'pgp-fingerprint', value: 'ABCD'.repeat(10), comment: '', mntner: 'GAMMA-MNT', captcha_required: false },
-  ],
-};
-const challengeOf = (method: Challenge['method'], extra: Partial<Challenge> = {}): Challenge => ({
-  challenge_id: `${method}-challenge`,
-  method,
-  ...(method === 'email' ? { sent_to: 'g***@gamma.example' } : { nonce: 'AS4242420010-abc' }),
-  instructions: 'do it',
-  expires_at: '2030-01-01T00:15:00Z',
-  reused: false,
-  resend_available_in: 60,
-  ...extra,
-});
-const GRANT = { token: 'session-jwt', asn: 4242420010, mntner: 'GAMMA-MNT', method: 'ssh', expires_at: '2030-01-01T02:00:00Z' };
-
-/** Runs messages from a model; returns the last model and effect. */
-function after(model: Model, ...msgs: Msg[]): [Model, Effect | undefined] {
-  let effect: Effect | undefined;
-  for (const msg of msgs) [model, effect] = update(model, msg);
-  return [model, effect];
-}
-const answer = (effect: Effect, status: number, body: unknown = null, at = 1_000): Msg => ({ type: 'done', effect, result: { status, body } as ApiResult, at });
-
-/** A model on the methods screen of AS4242420010 (browser with passkeys unless told otherwise). */
-function onMethods(passkeys = true): Model {
-  const [m1, e1] = update(initialModel(), { type: 'start', passkeys });
-  const [m2] = update(m1, answer(e1!, 200, CONTEXT));
-  const [m3] = update(m2, { type: 'asnEntered', text: 'AS4242420010' });
-  return update(m3, answer({ kind: 'options', asn: 4242420010 }, 200, OPTIONS))[0];
-}
-
-function onAnswer(method: Challenge['method'], passkeys = true): Model {
-  const id = OPTIONS.options.find((o) => o.kind === method)!.id;
-  const [m, e] = update(onMethods(passkeys), { type: 'optionChosen', optionId: id, at: 0 });
-  return update(m, answer(e!, 201, challengeOf(method)))[0];
-}
+import { after, answer, challengeOf, CONTEXT, GRANT, onAnswer, onMethods, PARAMS } from './flow-support.js';
 
 describe('Authorization page flow', () => {
   describe('loading the request', () => {
     it('asks for the context first and shows the AS number entry for a valid request, params untouched', () => {
-      const [loading, effect] = update(initialModel(), { type: 'start', passkeys: true });
+      const [loading, effect] = update(initialModel(), { type: 'start', secure: true, passkeys: true });
       expect(loading.screen.name).to.equal('loading');
       expect(effect).to.deep.equal({ kind: 'context' });
       const [model, none] = update(loading, answer(effect!, 200, CONTEXT));
@@ -65,20 +17,27 @@ describe('Authorization page flow', () => {
 
     it('sends a faulty but verified request back to the redirect_to of the backend, with its detail shown meanwhile', () => {
       const to = 'http://127.0.0.1:9/cb?error=invalid_scope&state=st-1';
-      const [model, effect] = after(initialModel(), { type: 'start', passkeys: false }, answer({ kind: 'context' }, 200, { redirect_to: to, error: 'invalid_scope', detail: 'scope must contain openid' }));
+      const [model, effect] = after(initialModel(), { type: 'start', secure: true, passkeys: false }, answer({ kind: 'context' }, 200, { redirect_to: to, error: 'invalid_scope', detail: 'scope must contain openid' }));
       expect(model.screen).to.deep.equal({ name: 'leaving', to, detail: 'scope must contain openid' });
       expect(effect).to.deep.equal({ kind: 'navigate', to });
     });
 
     it('shows the fatal screen for an invalid client or redirect_uri and never navigates', () => {
-      const [model, effect] = after(initialModel(), { type: 'start', passkeys: false }, answer({ kind: 'context' }, 400, { error: 'invalid_redirect_uri', detail: 'redirect_uri is not registered for this client', fatal: true }));
+      const [model, effect] = after(initialModel(), { type: 'start', secure: true, passkeys: false }, answer({ kind: 'context' }, 400, { error: 'invalid_redirect_uri', detail: 'redirect_uri is not registered for this client', fatal: true }));
       expect(model.screen).to.deep.equal({ name: 'fatal', detail: 'redirect_uri is not registered for this client' });
       expect(effect).to.equal(undefined);
       expect(update(model, { type: 'retry' })[1], 'nothing to retry').to.equal(undefined);
     });
 
+    it('outside a secure context shows the terminal screen and asks the service nothing', () => {
+      const [model, effect] = update(initialModel(), { type: 'start', secure: false, passkeys: false });
+      expect(effect).to.equal(undefined);
+      expect(model.screen).to.include({ name: 'fatal', detail: INSECURE_CONTEXT });
+      expect(update(model, { type: 'retry' })[1]).to.equal(undefined);
+    });
+
     it('treats a network failure as status 0 with a retry that asks again', () => {
-      const [model, effect] = after(initialModel(), { type: 'start', passkeys: false }, answer({ kind: 'context' }, 0));
+      const [model, effect] = after(initialModel(), { type: 'start', secure: true, passkeys: false }, answer({ kind: 'context' }, 0));
       expect(effect).to.equal(undefined);
       expect(model.error).to.include({ status: 0, detail: NETWORK_FAILURE, retryable: true });
       const [retrying, again] = update(model, { type: 'retry' });
@@ -121,6 +80,20 @@ describe('Authorization page flow', () => {
       expect(model.grant?.token).to.equal('session-jwt');
     });
 
+    it('shows a refused login/finish on the offer (a used ceremony too, 404) and the next try begins anew; a refused begin of that try falls back silently', () => {
+      const offer: Model = { ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'passkey', ceremony: { ceremony_id: 'c-1', options: {} } } };
+      const [, login] = update(offer, { type: 'usePasskey' });
+      const [used] = update(offer, answer(login!, 404, { detail: 'ceremony not found', error: 'not_found', fatal: false }));
+      expect(used.screen).to.deep.equal({ name: 'passkey' });
+      expect(used.error?.detail).to.equal('ceremony not found');
+      const [again, next] = update(used, { type: 'usePasskey' });
+      expect(next).to.deep.equal({ kind: 'passkeyLogin', asn: 4242420010, ceremony: undefined });
+      // The runner reports the begin of that try as the begin: its 404 is the normal branch.
+      const [model, options] = update(again, answer({ kind: 'passkeyBegin', asn: 4242420010 }, 404, { detail: 'no passkey for this ASN', error: 'not_found', fatal: false }));
+      expect(options).to.deep.equal({ kind: 'options', asn: 4242420010 });
+      expect(model.error).to.equal(undefined);
+    });
+
     it('after a cancelled passkey prompt stays on the offer with the reason, and the next try begins a new ceremony', () => {
       const offer: Model = { ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'passkey', ceremony: { ceremony_id: 'c-1', options: {} } } };
       const [model] = update(offer, { type: 'ceremonyFailed', effect: { kind: 'passkeyLogin', asn: 4242420010 }, detail: 'The passkey prompt was closed' });
@@ -148,6 +121,12 @@ describe('Authorization page flow', () => {
       expect(model.pass).to.deep.equal({ value: 'pass-1', expiresAt: 10_000 + 1_800_000 });
       expect(update(model, { type: 'resend', at: 20_000 })[1]).to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: false, pass: 'pass-1' });
       expect(update(model, { type: 'resend', at: 10_000 + 1_800_000 })[1], 'an expired pass is not sent').to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: true });
+    });
+
+    it('counts the re-send cooldown from when the challenge arrived', () => {
+      const [asking, effect] = update(onMethods(), { type: 'optionChosen', optionId: 'email-1', at: 0 });
+      const [model] = update(asking, answer(effect!, 201, challengeOf('email', { resend_available_in: 42 }), 5_000));
+      expect(model.screen).to.include({ name: 'answer', resendAt: 5_000 + 42_000 });
     });
 
     it('drops a pass the service refused, so the retry solves a fresh captcha', () => {

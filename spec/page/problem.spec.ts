@@ -28,8 +28,16 @@ describe('Authorization page: answers and errors', () => {
       expect(problemOf({ status: 429, body: { detail: 'slow down' } }).retryable).to.equal(false);
     });
 
-    it('words an answer without a usable body by its status', () => {
+    it('words an answer without a usable body by its status, and one with only an error code by that code', () => {
       expect(problemOf({ status: 502, body: null }).detail).to.equal('The identity service answered with an unexpected error (HTTP 502).');
+      // The contract's fatal shape of authorize-context is `{error, fatal: true}`: no detail is promised.
+      expect(problemOf({ status: 400, body: { error: 'invalid_client', fatal: true } })).to.deep.equal({
+        status: 400,
+        detail: 'The identity service refused the request (invalid_client, HTTP 400).',
+        error: 'invalid_client',
+        fatal: true,
+        retryable: false,
+      });
     });
   });
 

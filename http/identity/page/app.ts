@@ -118,7 +118,8 @@ async function passkeyLogin(effect: Extract<Effect, { kind: 'passkeyLogin' }>): 
   let ceremony = effect.ceremony;
   if (!ceremony) {
     const begun = await call(fetchFn, 'POST', PATHS.passkeyLoginBegin, { body: { asn: effect.asn } });
-    if (begun.status !== 200) return done(effect, begun);
+    // A refused begin is the begin's answer (404 falls back silently), not a failed finish.
+    if (begun.status !== 200) return done({ kind: 'passkeyBegin', asn: effect.asn }, begun);
     ceremony = begun.body as Ceremony;
   }
   let credential: unknown;
@@ -155,4 +156,4 @@ function loadScript(src: string): Promise<void> {
   });
 }
 
-dispatch({ type: 'start', passkeys: passkeysAvailable() });
+dispatch({ type: 'start', secure: globalThis.isSecureContext === true, passkeys: passkeysAvailable() });

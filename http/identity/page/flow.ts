@@ -1,4 +1,4 @@
-import { INVALID_ASN, initialModel, parseAsn, type Model, type Msg, type Step } from './model.js';
+import { INSECURE_CONTEXT, INSECURE_EXPLANATION, INVALID_ASN, initialModel, parseAsn, type Model, type Msg, type Step } from './model.js';
 import { settle } from './settle.js';
 import { calm, ceremonyFailed, localProblem, run } from './steps.js';
 import type { Challenge } from './types.js';
@@ -15,6 +15,8 @@ export * from './model.js';
 export function update(model: Model, msg: Msg): Step {
   switch (msg.type) {
     case 'start':
+      // Outside a secure context nothing is asked: a session token must not travel in clear.
+      if (!msg.secure) return [{ ...initialModel(), screen: { name: 'fatal', detail: INSECURE_CONTEXT, explanation: INSECURE_EXPLANATION } }];
       return run({ ...initialModel(), passkeys: msg.passkeys }, { kind: 'context' });
     case 'retry':
       return model.retry ? run(model, model.retry) : [model];

@@ -7,11 +7,13 @@ import type { Ceremony, Challenge, SessionGrant, VerificationOption, Verificatio
 
 export type Screen =
   | { name: 'loading' }
-  | { name: 'fatal'; detail: string }
+  /** Terminal: `explanation` replaces the default advice (the request was refused). */
+  | { name: 'fatal'; detail: string; explanation?: string }
   | { name: 'asn' }
   | { name: 'passkey'; ceremony?: Ceremony }
   | { name: 'methods' }
-  | { name: 'answer'; option: VerificationOption; challenge: Challenge; needsPublicKey: boolean }
+  /** `resendAt`: when (browser clock, ms) the service's re-send cooldown of this challenge ends. */
+  | { name: 'answer'; option: VerificationOption; challenge: Challenge; needsPublicKey: boolean; resendAt: number }
   | { name: 'enrol' }
   | { name: 'consent' }
   /** Leaving for an address the backend gave; `detail` explains an error hand-back. */
@@ -31,7 +33,8 @@ export type Effect =
   | { kind: 'navigate'; to: string };
 
 export type Msg =
-  | { type: 'start'; passkeys: boolean }
+  /** `secure`: the page runs in a secure context (HTTPS or localhost); `passkeys`: the browser can run the ceremonies. */
+  | { type: 'start'; secure: boolean; passkeys: boolean }
   | { type: 'retry' }
   | { type: 'asnEntered'; text: string }
   | { type: 'changeAsn' }
@@ -72,6 +75,9 @@ export interface Model {
 
 export const INVALID_ASN = 'Enter an AS number from 1 to 4294967295, for example 4242420000 or AS4242420000.';
 export const PASSKEY_SAVED = 'Passkey saved. Next time you can log in with it.';
+/** Document 1: the page must run in a secure context; it then stops before any call. */
+export const INSECURE_CONTEXT = 'This page must be opened over HTTPS (or on localhost): it signs you in, and that must not travel unencrypted.';
+export const INSECURE_EXPLANATION = 'The address of this page starts with http:// on a host other than localhost. Start again from the application; if it keeps sending you here, tell its operator that the identity service must be served over HTTPS.';
 const MAX_ASN = 4294967295;
 
 export function initialModel(): Model {

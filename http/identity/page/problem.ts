@@ -32,19 +32,21 @@ export function problemOf(result: ApiResult): Problem {
   if (result.status === 0) return { status: 0, detail: typeof body.detail === 'string' ? body.detail : NETWORK_FAILURE, fatal: false, retryable: true };
   return {
     status: result.status,
-    detail: detailText(body.detail, result.status),
+    detail: detailText(body.detail, typeof body.error === 'string' ? body.error : undefined, result.status),
     ...(typeof body.error === 'string' ? { error: body.error } : {}),
     fatal: body.fatal === true,
     retryable: result.status === 503 || result.status === 502 || result.status === 504,
   };
 }
 
-function detailText(detail: unknown, status: number): string {
+/** The body's `detail`; without one (the contract's fatal shape is `{error, fatal}`) the error code is named. */
+function detailText(detail: unknown, error: string | undefined, status: number): string {
   if (typeof detail === 'string' && detail.trim() !== '') return detail;
   if (Array.isArray(detail)) {
     const messages = (detail as FieldError[]).map(fieldMessage).filter((m) => m !== '');
     if (messages.length > 0) return messages.join('; ');
   }
+  if (error) return `The identity service refused the request (${error}, HTTP ${status}).`;
   return `The identity service answered with an unexpected error (HTTP ${status}).`;
 }
 

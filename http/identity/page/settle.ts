@@ -11,13 +11,14 @@ export function settle(model: Model, effect: Effect, result: ApiResult, at: numb
     case 'context':
       return settleContext(model, result);
     case 'passkeyBegin':
+      // Also the answer of the begin a later passkey try starts (the runner reports it as this effect).
       if (result.status === 200) return [{ ...model, screen: { name: 'passkey', ceremony: result.body as Ceremony } }];
       // Contract: a 404 is the normal branch and falls back silently; so does any other refusal (the passkey is a shortcut only).
       if (result.status !== 0) return run(model, { kind: 'options', asn: effect.asn });
       return failed(model, effect, result);
     case 'passkeyLogin':
+      // Only `login/finish` answers here: its 400, 403, 404 (ceremony used) and 410 are shown, and the next try begins anew.
       if (result.status === 200) return granted(model, result.body as SessionGrant);
-      if (result.status === 404 && effect.ceremony === undefined) return run(model, { kind: 'options', asn: effect.asn });
       return failed({ ...model, screen: { name: 'passkey' } }, { ...effect, ceremony: undefined }, result);
     case 'options':
       if (result.status === 200) return [{ ...model, options: result.body as VerificationOptions, screen: { name: 'methods' } }];
@@ -70,7 +71,8 @@ function settleChallenge(model: Model, effect: Extract<Effect, { kind: 'challeng
     const challenge = body as Challenge;
     // A re-send within the cooldown returns the same challenge: keep what was typed and whether a key was asked for.
     const same = model.screen.name === 'answer' && model.screen.challenge.challenge_id === challenge.challenge_id ? model.screen : undefined;
-    return [{ ...kept, draft: same ? model.draft : undefined, screen: { name: 'answer', option, challenge, needsPublicKey: same?.needsPublicKey ?? false } }];
+    const resendAt = at + Math.max(0, challenge.resend_available_in ?? 0) * 1000;
+    return [{ ...kept, draft: same ? model.draft : undefined, screen: { name: 'answer', option, challenge, needsPublicKey: same?.needsPublicKey ?? false, resendAt } }];
   }
   const retry = problem.error === 'captcha_failed' ? { ...effect, captcha: true, pass: undefined } : effect;
   return failed(kept, retry, result);

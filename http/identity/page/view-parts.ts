@@ -20,6 +20,24 @@ export function errorBox(model: Model): Child {
   return h('div', { id: ERROR_ID, class: 'error', role: 'alert', tabindex: -1 }, h('p', {}, model.error.detail));
 }
 
+/**
+ * Whether the error is about the value in the screen's field, so the field is
+ * marked `aria-invalid`: the page's own check of it, or the service refusing it
+ * with one of `statuses`. A network failure, a refused captcha or a limit is not
+ * the field's fault.
+ */
+export function fieldInvalid(model: Model, statuses: readonly number[]): boolean {
+  const e = model.error;
+  if (!e || e.error === 'captcha_failed') return false;
+  return (e.status === 0 && !e.retryable) || statuses.includes(e.status);
+}
+
+/** `aria-invalid` and `aria-describedby` of a field with a hint, pointing at the error too when it is about the field. */
+export function fieldState(model: Model, hintId: string, statuses: readonly number[]): { 'aria-invalid'?: string; 'aria-describedby': string } {
+  const invalid = fieldInvalid(model, statuses);
+  return { ...(invalid ? { 'aria-invalid': 'true' } : {}), 'aria-describedby': invalid ? `${hintId} ${ERROR_ID}` : hintId };
+}
+
 /** The controls are off while a step runs (`model.busy`); the status line says what runs. */
 export function button(model: Model, label: string, onclick: () => void, kind: 'primary' | 'secondary' = 'secondary'): HTMLButtonElement {
   return h('button', { type: 'button', id: buttonId(label), class: kind, disabled: !!model.busy, onclick }, label);

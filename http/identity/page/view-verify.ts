@@ -2,7 +2,7 @@ import { pgpSignCommand, sshSignCommand } from './commands.js';
 import { h } from './dom.js';
 import type { Model, Screen } from './flow.js';
 import type { VerificationOption } from './types.js';
-import { button, ERROR_ID, retryButton, section, submitButton, type Dispatch } from './view-parts.js';
+import { button, ERROR_ID, fieldState, retryButton, section, submitButton, type Dispatch } from './view-parts.js';
 
 /** How an option reads in the list: what will happen, then whose it is. */
 export function optionLabel(option: VerificationOption): { title: string; detail: string } {
@@ -54,8 +54,8 @@ type AnswerScreen = Extract<Screen, { name: 'answer' }>;
 export function answerScreen(model: Model, screen: AnswerScreen, dispatch: Dispatch): HTMLElement {
   const { challenge } = screen;
   const until = new Date(challenge.expires_at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  const describedBy = model.error ? `answer-hint ${ERROR_ID}` : 'answer-hint';
-  const invalid = model.error ? 'true' : undefined;
+  // A wrong answer (400) is about what was pasted; so is a 422, except the PGP key found nowhere (the key field then opens).
+  const state = fieldState(model, 'answer-hint', challenge.method === 'pgp' ? [400] : [400, 422]);
   const submit = (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
@@ -66,11 +66,11 @@ export function answerScreen(model: Model, screen: AnswerScreen, dispatch: Dispa
     challenge.method === 'email'
       ? [
           h('label', { for: 'answer' }, 'Code'),
-          h('input', { id: 'answer', name: 'answer', type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', value: model.draft?.answer ?? '', 'aria-invalid': invalid, 'aria-describedby': describedBy, 'data-focus': true }),
+          h('input', { id: 'answer', name: 'answer', type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', value: model.draft?.answer ?? '', ...state, 'data-focus': true }),
         ]
       : [
           h('label', { for: 'answer' }, challenge.method === 'ssh' ? 'Signature' : 'Signed message'),
-          h('textarea', { id: 'answer', name: 'answer', rows: 9, spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', 'aria-invalid': invalid, 'aria-describedby': describedBy }, model.draft?.answer ?? ''),
+          h('textarea', { id: 'answer', name: 'answer', rows: 9, spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', ...state }, model.draft?.answer ?? ''),
         ];
   return section(
     model,
@@ -116,13 +116,18 @@ function publicKeyField(model: Model, open: boolean): HTMLElement {
     { open },
     h('summary', {}, 'The service cannot find my public key'),
     h('label', { for: 'public_key' }, 'Public key (ASCII armored)'),
-    h('textarea', { id: 'public_key', name: 'public_key', rows: 6, spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off' }, model.draft?.publicKey ?? ''),
+    h('p', { id: 'public_key-hint', class: 'hint' }, 'The output of gpg --armor --export with the registered fingerprint.'),
+    h('textarea', { id: 'public_key', name: 'public_key', rows: 6, spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', 'aria-describedby': open && model.error?.status === 422 ? `public_key-hint ${ERROR_ID}` : 'public_key-hint' }, model.draft?.publicKey ?? ''),
   );
 }
 
-/** "Send a new code", off until the cooldown the service named has passed. */
+/**
+ * "Send a new code", off until the cooldown the service named has passed,
+ * counted from when the challenge arrived (a later render, after a wrong code
+ * say, does not start the wait again).
+ */
 function resendButton(model: Model, screen: AnswerScreen, dispatch: Dispatch): HTMLButtonElement {
-  const wait = screen.challenge.resend_available_in;
+  const wait = Math.ceil((screen.resendAt - Date.now()) / 1000);
   const el = button(model, 'Send a new code', () => dispatch({ type: 'resend', at: Date.now() }));
   if (wait > 0 && !model.busy) {
     el.disabled = true;
@@ -130,7 +135,7 @@ function resendButton(model: Model, screen: AnswerScreen, dispatch: Dispatch): H
     setTimeout(() => {
       el.disabled = false;
       el.removeAttribute('title');
-    }, wait * 1000);
+    }, screen.resendAt - Date.now());
   }
   return el;
 }

@@ -1,6 +1,6 @@
 import { h } from './dom.js';
 import type { Model } from './flow.js';
-import { button, buttonId, ERROR_ID, HEADING_ID, retryButton, section, submitButton, type Dispatch } from './view-parts.js';
+import { button, buttonId, ERROR_ID, fieldState, HEADING_ID, retryButton, section, submitButton, type Dispatch } from './view-parts.js';
 import { answerScreen, methodsScreen } from './view-verify.js';
 
 /** The screen of a model: a fresh subtree each time; the runner moves focus afterwards. */
@@ -9,7 +9,7 @@ export function screenOf(model: Model, dispatch: Dispatch): Node {
     case 'loading':
       return section(model, 'Authorize access', model.error ? retryButton(model, dispatch) : h('p', {}, 'Loading the authorization request…'));
     case 'fatal':
-      return fatalScreen(model.screen.detail);
+      return fatalScreen(model.screen.detail, model.screen.explanation);
     case 'asn':
       return asnScreen(model, dispatch);
     case 'passkey':
@@ -31,19 +31,23 @@ export function screenOf(model: Model, dispatch: Dispatch): Node {
   }
 }
 
-function fatalScreen(detail: string): HTMLElement {
+const REFUSED_REQUEST = 'The application sent a request this service does not accept for it. Close this page and start again from the application; if it keeps happening, tell its operator.';
+
+function fatalScreen(detail: string, explanation = REFUSED_REQUEST): HTMLElement {
   return h(
     'section',
     { 'aria-labelledby': HEADING_ID, class: 'fatal' },
     h('h1', { id: HEADING_ID, tabindex: -1 }, 'This sign-in request cannot continue'),
     h('div', { id: ERROR_ID, class: 'error', role: 'alert', tabindex: -1 }, h('p', {}, detail)),
-    h('p', {}, 'The application sent a request this service does not accept for it. Close this page and start again from the application; if it keeps happening, tell its operator.'),
+    h('p', {}, explanation),
   );
 }
 
+/** Answers of verification-options that refuse the AS number itself: not in the registry (404), invalid (422). */
+const ASN_REFUSED = [404, 422];
+
 function asnScreen(model: Model, dispatch: Dispatch): HTMLElement {
   const client = model.context?.client.name ?? 'the application';
-  const invalid = model.error ? 'true' : undefined;
   return section(
     model,
     `Sign in to ${client}`,
@@ -52,7 +56,7 @@ function asnScreen(model: Model, dispatch: Dispatch): HTMLElement {
       'form',
       { novalidate: true, onsubmit: (e) => (e.preventDefault(), dispatch({ type: 'asnEntered', text: ((e.currentTarget as HTMLFormElement).elements.namedItem('asn') as HTMLInputElement).value })) },
       h('label', { for: 'asn' }, 'AS number'),
-      h('input', { id: 'asn', name: 'asn', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', required: true, value: model.asnText ?? '', 'aria-invalid': invalid, 'aria-describedby': model.error ? `asn-hint ${ERROR_ID}` : 'asn-hint', 'data-focus': true }),
+      h('input', { id: 'asn', name: 'asn', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', required: true, value: model.asnText ?? '', ...fieldState(model, 'asn-hint', ASN_REFUSED), 'data-focus': true }),
       h('p', { id: 'asn-hint', class: 'hint' }, 'For example 4242420000 or AS4242420000.'),
       submitButton(model, 'Continue'),
     ),
