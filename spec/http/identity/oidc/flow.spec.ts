@@ -186,10 +186,13 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     const form = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: APP_REDIRECT, code_verifier: pending.verifier };
     const first = await tokenRequest(f, app, form);
     expect(first.status).to.equal(200);
+    // A refresh token rotated from the code's one is obtained from that code too.
+    const rotated = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: String(first.body.refresh_token) });
+    expect(rotated.status).to.equal(200);
     const replay = await tokenRequest(f, app, form);
     expect(replay.status).to.equal(400);
     expect(replay.body.error).to.equal('invalid_grant');
-    const refresh = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: String(first.body.refresh_token) });
+    const refresh = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: String(rotated.body.refresh_token) });
     expect(refresh.body.error).to.equal('invalid_grant');
     const info = await fetch(`${f.url}/userinfo`, { headers: { authorization: `Bearer ${first.body.access_token}` } });
     expect(info.status).to.equal(401);
@@ -251,6 +254,15 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     const res = await tokenRequest(f, doomed, { grant_type: 'refresh_token', refresh_token: refreshed.refresh_token! });
     expect(res.status).to.equal(401);
     expect(res.body.error).to.equal('invalid_client');
+  });
+
+  it('lists every maintainer of the AS in mnt_by, the verified one as active_mnt', async () => {
+    f.repo.put('aut-num', `AS${GAMMA_ASN}`, rpsl([['aut-num', `AS${GAMMA_ASN}`], ['as-name', 'GAMMA-AS'], ['admin-c', 'GAMMA-DN42'], ['mnt-by', GAMMA_MNT], ['mnt-by', 'ALPHA-MNT'], ['source', 'DN42']]));
+    await f.sync();
+    const tokens = await signIn(f, config, APP_REDIRECT, session);
+    expect(tokens.claims()!.mnt_by).to.have.members([GAMMA_MNT, 'ALPHA-MNT']).and.have.length(2);
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, sub);
+    expect(info.dn42).to.deep.include({ asn: GAMMA_ASN, active_mnt: GAMMA_MNT });
   });
 
   it('stops issuing tokens once the maintainer no longer maintains the AS (looked up live)', async () => {
