@@ -1,6 +1,7 @@
 import { unreachable, type Decider } from '../decider.js';
-import { Conflict, NotFound } from '../errors.js';
+import { Conflict, NotFound, Validation } from '../errors.js';
 import type { DnsGroupEvent, GroupFields, RecordFields, ZoneFields } from './events.js';
+import { checkRecordNames, recordNameErrors } from './check-names.js';
 import { checkGroupFields, checkZoneFields } from './fields.js';
 import { checkRecordContent, checkRecordName, type RecordType } from './records.js';
 import { evolveDnsGroup, initialDnsGroupState, type ActiveDnsGroup, type DnsGroupState, type DnsRecord, type DnsZone } from './state.js';
@@ -44,7 +45,10 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
       const current = zoneOf(group, command.zone_id);
       const changes = checkZoneFields(command.changes);
       const name = changes.zone ?? current.zone;
-      if (name !== current.zone) rejectDuplicateZone(group, name);
+      if (name !== current.zone) {
+        rejectDuplicateZone(group, name);
+        rejectRecordsBindRefusesUnder(current, name);
+      }
       return [{ type: 'DnsZoneUpdated', data: { group_id, zone_id: current.id, changes, serial: Math.max(current.serial, group.serials[name] ?? 0) + 1 } }];
     }
     case 'DeleteZone':
@@ -52,6 +56,7 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
     case 'CreateRecord': {
       const zone = zoneOf(group, command.zone_id);
       const record = checkRecord(command.record);
+      checkRecordNames(zone.zone, record);
       rejectCnameConflict(zone, { id: command.record_id, ...record });
       return [{ type: 'DnsRecordCreated', data: { group_id, zone_id: zone.id, record_id: command.record_id, record, serial: zone.serial + 1 } }];
     }
@@ -60,6 +65,7 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
       const current = recordOf(zone, command.record_id);
       const next = { ...current, ...command.changes };
       const checked = checkRecord(next);
+      checkRecordNames(zone.zone, checked);
       rejectCnameConflict(zone, { ...checked, id: current.id });
       // The stored form of the content (canonical), whenever the content or the type it is read as changes.
       const changes = command.changes.content !== undefined || command.changes.type !== undefined ? { ...command.changes, content: checked.content } : command.changes;
@@ -103,6 +109,12 @@ export function recordOf(zone: DnsZone, recordId: number): DnsRecord {
 
 function rejectDuplicateZone(group: ActiveDnsGroup, zone: string): void {
   if (group.zones.some((z) => z.zone === zone)) throw new Conflict(`dns zone ${zone} already exists in group ${group.group_id}`);
+}
+
+/** A zone renamed keeps its relative names: 422 when one of its records would break BIND's `check-names` under the new name. */
+function rejectRecordsBindRefusesUnder(zone: DnsZone, name: string): void {
+  const errors = zone.records.flatMap((r) => recordNameErrors(name, r).map((e) => ({ ...e, loc: ['body', 'zone'], msg: `record ${r.id} (${r.name} ${r.type}): ${e.msg}` })));
+  if (errors.length > 0) throw new Validation('invalid zone name', errors);
 }
 
 function checkRecord<T extends RecordFields>(record: T): T {

@@ -1,4 +1,5 @@
 import type { DnsRecordState, DnsState, DnsZoneState } from '../desired-state/schema.js';
+import { hostSuffix } from './check-names.js';
 import type { ActiveDnsGroup, DnsZone } from './state.js';
 
 /**
@@ -23,9 +24,14 @@ export function dnsStateOf(group: ActiveDnsGroup | null | undefined): DnsState |
   };
 }
 
-/** Defaults of a zone's SOA names, following the zone's (current) name. */
-export const defaultPrimaryNs = (zone: string): string => `ns1.${zone}`;
-export const defaultAdminEmail = (zone: string): string => `hostmaster@${zone}`;
+/**
+ * Defaults of a zone's SOA names, following the zone's (current) name: under
+ * its host-name part, so that an RFC 2317 zone (`0/26.2.0.192.in-addr.arpa`)
+ * gets `ns1.2.0.192.in-addr.arpa`, which BIND's `check-names` accepts, and not
+ * a name with a slash, which it refuses.
+ */
+export const defaultPrimaryNs = (zone: string): string => `ns1.${hostSuffix(zone)}`;
+export const defaultAdminEmail = (zone: string): string => `hostmaster@${hostSuffix(zone)}`;
 
 function zoneState(zone: DnsZone): DnsZoneState {
   return {

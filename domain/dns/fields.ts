@@ -1,6 +1,7 @@
 import { Validation, type FieldError } from '../errors.js';
 import { formatIp, parseIp } from '../desired-state/ip.js';
 import type { Forward, GroupFields, ZoneFields } from './events.js';
+import { soaNameErrors } from './check-names.js';
 import { normaliseAdminEmail, normaliseDomainName } from './names.js';
 
 /**
@@ -61,6 +62,7 @@ export function checkZoneFields<T extends Partial<ZoneFields>>(fields: T): T {
     if (email) out.admin_email = email;
     else errors.push({ loc: ['body', 'admin_email'], msg: 'expected local@domain', type: 'email' });
   }
+  if (!errors.some((e) => e.loc[1] === 'primary_ns' || e.loc[1] === 'admin_email')) errors.push(...soaNameErrors(out));
   if (errors.length) fail(errors.some((e) => e.loc[1] === 'zone') ? 'invalid zone name' : 'invalid dns zone', errors);
   return out;
 }

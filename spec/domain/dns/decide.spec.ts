@@ -113,6 +113,31 @@ describe('dns group decider', () => {
     given(dnsGroupDecider, [created, zoneCreated, www, disabled]).when({ type: 'UpdateRecord', group_id: 1, zone_id: 10, record_id: 101, changes: { enabled: true } }).thenThrows(Conflict);
   });
 
+  it("refuses what BIND's check-names refuses in a primary zone: host-name owners and targets, SOA names; a rename re-checks the records", () => {
+    const create = (r: RecordFields, events: DnsGroupEvent[] = [created, zoneCreated]) => given(dnsGroupDecider, events).when({ type: 'CreateRecord', group_id: 1, zone_id: 10, record_id: 101, record: r });
+    const err = create(record('_x', 'A', '172.20.0.1')).thenThrows(Validation, 'invalid record name') as Validation;
+    expect(err.errors).to.deep.equal([{ loc: ['body', 'name'], msg: 'the owner of an A record must be a host name (letters, digits, inner hyphens), and _x.example.dn42 is not', type: 'check_names' }]);
+    create(record('m', 'MX', '10 mail_x')).thenThrows(Validation, 'invalid MX record content');
+    create(record('sub', 'NS', 'ns_1.example.dn42.')).thenThrows(Validation, 'invalid NS record content');
+    create(record('_sip._udp', 'SRV', '1 1 5060 a_b')).thenThrows(Validation, 'invalid SRV record content');
+    create(record('_dmarc', 'TXT', 'v=DMARC1; p=none')).then([{ type: 'DnsRecordCreated', data: { group_id: 1, zone_id: 10, record_id: 101, record: record('_dmarc', 'TXT', '"v=DMARC1; p=none"'), serial: 2 } }]);
+    given(dnsGroupDecider, [created, zoneCreated, www]).when({ type: 'UpdateRecord', group_id: 1, zone_id: 10, record_id: 100, changes: { name: 'a_b' } }).thenThrows(Validation, 'invalid record name');
+
+    const classless: DnsGroupEvent = { type: 'DnsZoneCreated', data: { group_id: 1, zone_id: 11, zone: zone('0/26.2.0.192.in-addr.arpa'), serial: 1 } };
+    const inClassless = (r: RecordFields) => given(dnsGroupDecider, [created, classless]).when({ type: 'CreateRecord', group_id: 1, zone_id: 11, record_id: 101, record: r });
+    inClassless(record('1', 'PTR', 'router')).thenThrows(Validation, 'invalid PTR record content');
+    inClassless(record('1', 'A', '172.20.0.1')).thenThrows(Validation, 'invalid record name');
+    inClassless(record('1', 'PTR', 'router.example.dn42.')).then([{ type: 'DnsRecordCreated', data: { group_id: 1, zone_id: 11, record_id: 101, record: record('1', 'PTR', 'router.example.dn42.'), serial: 2 } }]);
+
+    const soa = given(dnsGroupDecider, [created])
+      .when({ type: 'CreateZone', group_id: 1, zone_id: 12, zone: zone('0/26.2.0.192.in-addr.arpa', { primary_ns: 'ns1.0/26.2.0.192.in-addr.arpa', admin_email: 'ops@0/26.2.0.192.in-addr.arpa' }) })
+      .thenThrows(Validation, 'invalid dns zone') as Validation;
+    expect(soa.errors.map((e) => e.loc)).to.deep.equal([['body', 'primary_ns'], ['body', 'admin_email']]);
+    // Renamed into a classless name, the zone's A record would get a slash in its owner.
+    const rename = given(dnsGroupDecider, [created, zoneCreated, www]).when({ type: 'UpdateZone', group_id: 1, zone_id: 10, changes: { zone: '0/26.2.0.192.in-addr.arpa' } }).thenThrows(Validation, 'invalid zone name') as Validation;
+    expect(rename.errors[0]).to.include({ msg: 'record 100 (www A): the owner of an A record must be a host name (letters, digits, inner hyphens), and www.0/26.2.0.192.in-addr.arpa is not' });
+  });
+
   it('records members once; leaving removes them; the state keeps them sorted', () => {
     const joined = (node_id: string): DnsGroupEvent => ({ type: 'DnsGroupMemberJoined', data: { group_id: 1, node_id } });
     given(dnsGroupDecider, [created, joined('fra1')]).when({ type: 'JoinGroup', group_id: 1, node_id: 'fra1' }).then([]);

@@ -39,8 +39,9 @@ describe('dns section of the desired state', () => {
       zones: [
         {
           zone: '0/26.2.0.192.in-addr.arpa',
-          primary_ns: 'ns1.0/26.2.0.192.in-addr.arpa',
-          admin_email: 'hostmaster@0/26.2.0.192.in-addr.arpa',
+          // Defaults under the zone's host-name part: BIND's check-names refuses a slash in the SOA names.
+          primary_ns: 'ns1.2.0.192.in-addr.arpa',
+          admin_email: 'hostmaster@2.0.192.in-addr.arpa',
           soa_serial: 2,
           soa_refresh: 3600,
           soa_retry: 900,

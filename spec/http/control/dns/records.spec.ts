@@ -65,6 +65,9 @@ describe('control: DNS records', () => {
     }
     expectResponse(await h.client.post(base, { name: 'x', type: 'SPF', content: 'v=spf1' })).status(422);
     expectResponse(await h.client.post(base, { name: 'x.', type: 'A', content: '172.20.0.1' })).status(422).detail('invalid record name');
+    // What named's check-names refuses in a primary zone never reaches the members.
+    expectResponse(await h.client.post(base, { name: '_x', type: 'A', content: '172.20.0.1' })).status(422).detail('invalid record name');
+    expectResponse(await h.client.post(base, { name: 'x', type: 'MX', content: '10 mail_x' })).status(422).detail('invalid MX record content');
     const txt = await h.client.post(base, { name: '@', type: 'TXT', content: 'v=spf1 -all' });
     expectResponse(txt).status(201);
     expect(txt.body.record.content).to.equal('"v=spf1 -all"');
