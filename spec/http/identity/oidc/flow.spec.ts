@@ -99,6 +99,9 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect(res.status).to.equal(200);
     const info = (await res.json()) as { dn42: { route: string[] } };
     expect(info.dn42.route).to.have.members(['172.20.42.0/27', '172.20.42.32/27']);
+    const byHeader = await fetch(`${f.url}/userinfo`, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(byHeader.status).to.equal(200);
+    expect(((await byHeader.json()) as { sub: string }).sub).to.equal(sub);
   });
 
   it('gives only the claims of the granted scopes', async () => {
