@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,12 +23,35 @@ const TARGETS = ['chrome111', 'firefox115', 'safari16.4'];
  */
 export async function buildPage(dir = PAGE_BUILD_DIR): Promise<PageBuild> {
   const target = dir.replace(/\/+$/, '');
-  const staging = `${target}.${process.pid}.tmp`;
+  const staging = `${target}.${process.pid}-${randomUUID()}.tmp`;
   await rm(staging, { recursive: true, force: true });
   const written = await writeBuild(staging);
-  await rm(target, { recursive: true, force: true });
-  await rename(staging, target);
+  await swapIn(staging, target);
   return { dir: target, files: written };
+}
+
+/**
+ * Moves `staging` to `target`: the old build is renamed aside first (no window in
+ * which a running service finds no index.html but for the two renames), then
+ * removed. Another process building at the same time may put its build in
+ * between; that one is moved aside too (both builds are of the same sources).
+ */
+async function swapIn(staging: string, target: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const aside = `${target}.${process.pid}-${randomUUID()}.old`;
+    await rename(target, aside).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+    try {
+      await rename(staging, target);
+      await rm(aside, { recursive: true, force: true });
+      return;
+    } catch (err) {
+      await rm(aside, { recursive: true, force: true });
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt >= 5 || (code !== 'ENOTEMPTY' && code !== 'EEXIST')) throw err;
+    }
+  }
 }
 
 async function writeBuild(dir: string): Promise<PageBuild['files']> {

@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { createServiceApp } from '../../../http/shared/app.js';
 import { finishIdentityApp } from '../../../http/identity/errors.js';
@@ -74,6 +77,20 @@ describe('Identity GET /authorize (the authorization page)', function () {
       expectResponse(res).status(503).body({ detail: PAGE_NOT_BUILT, error: 'temporarily_unavailable', fatal: false });
     } finally {
       await server.close();
+    }
+  });
+
+  it('builds side by side with other builds into the same directory, leaving one whole build and nothing beside it', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'dn42-page-build-'));
+    try {
+      const dir = join(parent, 'authorize-page');
+      const builds = await Promise.all([buildPage(dir), buildPage(dir), buildPage(dir)]);
+      expect(readdirSync(parent)).to.deep.equal(['authorize-page']);
+      const html = readFileSync(join(dir, 'index.html'), 'utf8');
+      for (const name of builds[0].files.map((f) => f.name)) expect(existsSync(join(dir, name)), name).to.equal(true);
+      expect(html).to.include(`authorize-page/${builds[0].files.find((f) => f.name.endsWith('.js'))!.name.replace('assets/', '')}`);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
     }
   });
 
