@@ -1,30 +1,38 @@
 import type { DesiredState } from '../../domain/desired-state/schema.js';
 import { describeOutcome, runCommand } from '../exec.js';
 import { interfacePlan, type IpCommand } from '../render/index.js';
+import { addressPresent, addressesOf, type DeviceAddress } from './ip-addresses.js';
 import type { ApplyTarget, StepResult } from './types.js';
 
-/** `['address', 'replace', A, ..., 'dev', D]` as `A dev D`, the key an address removal needs. */
-function addressOf(command: IpCommand): { address: string; dev: string } | null {
+/** `['address', 'replace', A, ('peer', P)?, 'dev', D]` as `{address, peer, dev}`, what a removal needs. */
+function addressOf(command: IpCommand): DeviceAddress | null {
   if (command[0] !== 'address' || command[1] !== 'replace') return null;
   const dev = command[command.indexOf('dev') + 1];
-  return dev ? { address: command[2], dev } : null;
+  const peer = command[3] === 'peer' ? command[4] : null;
+  return dev ? { address: command[2], peer, dev } : null;
 }
+
+const keyOf = (a: DeviceAddress) => `${a.address} ${a.peer ?? ''} ${a.dev}`;
 
 /**
  * What leaves the node with the new state: WireGuard devices no longer listed
  * are deleted (their addresses go with them), addresses no longer listed on a
  * kept device are removed. The render knows only the new state, so this diff
- * against the previous one is the apply's.
+ * against the previous one is the apply's. A point-to-point address is removed
+ * with its `peer`: the kernel keys it by both, and `address del A` alone finds nothing.
  */
 export function removalCommands(state: DesiredState, previous: DesiredState | null): IpCommand[] {
   if (!previous) return [];
   const devices = new Set(state.interfaces.map((i) => i.name));
   const gone = previous.interfaces.map((i) => i.name).filter((name) => !devices.has(name));
-  const wanted = new Set(interfacePlan(state).map(addressOf).filter((a) => a !== null).map((a) => `${a.address} ${a.dev}`));
+  const wanted = new Set(interfacePlan(state).map(addressOf).filter((a) => a !== null).map(keyOf));
   const stale = interfacePlan(previous)
     .map(addressOf)
-    .filter((a): a is { address: string; dev: string } => a !== null && !gone.includes(a.dev) && !wanted.has(`${a.address} ${a.dev}`));
-  return [...gone.map((dev) => ['link', 'del', 'dev', dev]), ...stale.map((a) => ['address', 'del', a.address, 'dev', a.dev])];
+    .filter((a): a is DeviceAddress => a !== null && !gone.includes(a.dev) && !wanted.has(keyOf(a)));
+  return [
+    ...gone.map((dev) => ['link', 'del', 'dev', dev]),
+    ...stale.map((a) => ['address', 'del', a.address, ...(a.peer === null ? [] : ['peer', a.peer]), 'dev', a.dev]),
+  ];
 }
 
 async function deviceExists(target: ApplyTarget, dev: string): Promise<boolean> {
@@ -32,16 +40,33 @@ async function deviceExists(target: ApplyTarget, dev: string): Promise<boolean> 
 }
 
 /**
- * `ip` for every interface: removals first, then the render's plan in order.
- * `link add` is skipped for a device that exists (the plan's other commands
- * are idempotent). The first failing command fails the step.
+ * Whether a command has nothing to do: `link add` of a device that exists (the
+ * plan's other commands are idempotent by themselves), a removal of a device
+ * or address that is not there. Removals must be idempotent because a restore
+ * after a half-run step removes what the failed apply may never have created.
+ */
+async function alreadyDone(target: ApplyTarget, command: IpCommand): Promise<boolean> {
+  const [object, verb] = command;
+  if (object === 'link' && verb === 'add') return deviceExists(target, command[3]);
+  if (object === 'link' && verb === 'del') return !(await deviceExists(target, command[3]));
+  if (object === 'address' && verb === 'del') {
+    const wanted = addressOf(['address', 'replace', ...command.slice(2)])!;
+    return !addressPresent(await addressesOf(target.commands.ip, wanted.dev), wanted);
+  }
+  return false;
+}
+
+/**
+ * `ip` for every interface: removals first, then the render's plan in order,
+ * each command skipped when it has nothing to do. The first failing command
+ * fails the step.
  */
 export async function applyInterfaces(target: ApplyTarget, state: DesiredState, previous: DesiredState | null): Promise<StepResult> {
   const commands = [...removalCommands(state, previous), ...interfacePlan(state)];
   if (commands.length === 0) return { name: 'interfaces', status: 'skipped', detail: 'no interfaces or addresses' };
   let ran = 0;
   for (const command of commands) {
-    if (command[0] === 'link' && command[1] === 'add' && (await deviceExists(target, command[3]))) continue;
+    if (await alreadyDone(target, command)) continue;
     const argv = [...target.commands.ip, ...command];
     const outcome = await runCommand(argv, 30_000);
     if (outcome.code !== 0) return { name: 'interfaces', status: 'failed', detail: describeOutcome(argv, outcome) };

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { removalCommands } from '../../../agent/apply/interfaces.js';
+import { addressPresent } from '../../../agent/apply/ip-addresses.js';
 import { parseEvent } from '../../../agent/channel.js';
 import { capabilities } from '../../../agent/inventory.js';
 import { DEFAULT_COMMANDS } from '../../../agent/runtime.js';
@@ -23,10 +24,29 @@ describe('agent: what an apply removes, what the channel accepts, what the inven
     expect(removalCommands(after, before)).to.deep.equal([
       ['link', 'del', 'dev', 'dn42_a'],
       ['address', 'del', '172.20.0.1/32', 'dev', 'lo'],
-      ['address', 'del', '172.20.0.33/32', 'dev', 'dn42_b'],
+      ['address', 'del', '172.20.0.33/32', 'peer', '172.20.0.34/32', 'dev', 'dn42_b'],
     ]);
     expect(removalCommands(after, null)).to.deep.equal([]);
     expect(removalCommands(before, before)).to.deep.equal([]);
+    // Only the peer moved: the kernel keys a point-to-point address by both, so the old one goes.
+    const moved = state([{ ...b, addresses: [{ address: 'fe80::1/64', peer: 'fe80::3/128' }] }]);
+    expect(removalCommands(moved, after)).to.deep.equal([['address', 'del', 'fe80::1/64', 'peer', 'fe80::2/128', 'dev', 'dn42_b']]);
+  });
+
+  it('finds an address in `ip -j address show` output by local address, peer and the length the kernel keeps', () => {
+    // addr_info entries as iproute2 prints them for `address replace fe80::1/64 peer fe80::2/128` and `172.20.0.1/32` on lo.
+    const held = [
+      { local: 'fe80::1', address: 'fe80::2', prefixlen: 128 },
+      { local: '172.20.0.1', prefixlen: 32 },
+      { local: 'fd42:4242:1::1', prefixlen: 128 },
+    ];
+    expect(addressPresent(held, { address: 'fe80::1/64', peer: 'fe80::2/128' })).to.equal(true);
+    expect(addressPresent(held, { address: 'fe80::1/64', peer: 'fe80::3/128' })).to.equal(false);
+    expect(addressPresent(held, { address: 'fe80::1/64', peer: null })).to.equal(false);
+    expect(addressPresent(held, { address: '172.20.0.1/32', peer: null })).to.equal(true);
+    expect(addressPresent(held, { address: '172.20.0.1', peer: null })).to.equal(true);
+    expect(addressPresent(held, { address: '172.20.0.1/27', peer: null })).to.equal(false);
+    expect(addressPresent(held, { address: 'fd42:4242:1:0:0::1/128', peer: null })).to.equal(true);
   });
 
   it('accepts the doorbells with the fields their type needs and ignores the rest', () => {
