@@ -1,34 +1,13 @@
 import { expect } from 'chai';
 import { bgpProtocolName } from '../../../agent/render/index.js';
-import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { createControlApp } from '../../../http/control/app.js';
-import { socketsOf, type ControlSockets } from '../../../http/control/sockets.js';
 import { ADMIN_TOKEN } from '../../support/agent-socket.js';
 import { api, expectResponse } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
 import { eventually } from '../support/ops.js';
+import { listenControl as listen, type ListeningControl } from '../support/control.js';
 import { spawnAgent, startBird, tempDir, writeAgentConfig, type AgentProcess, type Bird } from '../support/core.js';
-
-/** The control app of `sys` listening on a fixed port, so that it can be stopped and started again where the agent expects it. */
-async function listen(sys: TestSystem, port: number): Promise<{ sockets: ControlSockets; close(): Promise<void> }> {
-  const app = createControlApp(sys.context);
-  const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(port, '127.0.0.1', () => resolve(s));
-  });
-  const sockets = (await socketsOf(app, server))!;
-  return {
-    sockets,
-    async close() {
-      await sockets.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-    },
-  };
-}
 
 /** The line of `birdc show protocols` of a session's BGP protocol. */
 const listed = (name: string) => new RegExp(`^${bgpProtocolName({ name })}\\s+BGP`, 'm');
@@ -44,7 +23,7 @@ const session = (name: string, neighbor_address: string) => ({ spec: { name, rem
 describe('agent: daemon end to end', function () {
   this.timeout(180_000);
   let sys: TestSystem;
-  let server: Awaited<ReturnType<typeof listen>>;
+  let server: ListeningControl;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let bird: Bird;
   let agent: AgentProcess | undefined;
