@@ -1,89 +1,70 @@
-import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildPage } from '../../http/identity/page-build.js';
 import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
 import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
 import { GAMMA_EMAIL } from '../http/identity/verification-support.js';
 import { subjectOf } from '../support/identity.js';
-import { GAMMA_ASN, GAMMA_MNT, registerClient, startOidc, type OidcFixture, type RegisteredClient } from '../support/oidc.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-
-/** The relying party's redirect URI: a loopback server that records what arrives. */
-class LoopbackApp {
-  private readonly requests: URL[] = [];
-  private server?: Server;
-  url = '';
-
-  async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      this.requests.push(new URL(req.url ?? '/', this.url));
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<!doctype html><title>app</title><p>back in the app</p>');
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  /** Requests of the redirect URI path (the browser may also ask for /favicon.ico). */
-  get arrivals(): URL[] {
-    return this.requests.filter((u) => u.pathname === '/cb');
-  }
-
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
-  }
-}
+import { GAMMA_ASN, GAMMA_MNT, registerClient, startOidc, type OidcFixture } from '../support/oidc.js';
+import {
+  enrolGammaPasskey,
+  expectFieldsLabelled,
+  expectParamsPostedBack,
+  focusedId,
+  focusedText,
+  landed as landedOn,
+  launchChromium,
+  LoopbackApp,
+  openTab,
+  removeGammaPasskeys,
+  runAsShown,
+  skipWithoutChromium,
+  watchApprove,
+  type Tab,
+} from './authorize-support.js';
 
 /**
  * The authorization page in a real browser against the real provider: Chromium
  * opens `/authorize?...` of a registered client the way an application sends the
  * user there, the user verifies inside the page (an SSH signature made by
- * `ssh-keygen` from the command the page shows and pasted back; later a passkey
- * of Chromium's virtual authenticator), consents, and the browser lands on the
- * client's redirect URI with `code` and `state`, which openid-client redeems.
- * The tests run in order: the passkey enrolled in the first is used by later ones.
+ * `ssh-keygen` from the command the page shows and pasted back, an e-mailed code,
+ * or a passkey of Chromium's virtual authenticator), consents, and the browser
+ * lands on the client's redirect URI with `code` and `state`, which openid-client
+ * redeems. Each test has its own browser context and authenticator and starts
+ * with GAMMA-MNT holding no passkey; a test that logs in with one enrols it first
+ * (through the API), so the tests do not depend on their order.
  */
 describe('Authorization page in a browser (Chromium, real provider)', function () {
   this.timeout(180_000);
   let f: OidcFixture;
   let rp: LoopbackApp;
-  let client: RegisteredClient;
   let config: oidc.Configuration;
   let browser: Browser;
+  let tab: Tab;
   let page: Page;
-  let cdp: CDPSession;
-  let authenticatorId: string;
   let home: string;
   let redirectUri: string;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      console.warn(`    skipped: ${CHROMIUM} is absent (CI installs Debian's chromium)`);
-      this.skip();
-    }
+    skipWithoutChromium(this);
     await buildPage();
     f = await startOidc();
     rp = await new LoopbackApp().start();
-    redirectUri = `${rp.url}/cb`;
-    client = await registerClient(f, { redirect_uris: [redirectUri], name: 'Gamma Looking Glass' });
-    config = await rpConfig(f, client);
+    redirectUri = rp.redirectUri;
+    config = await rpConfig(f, await registerClient(f, { redirect_uris: [redirectUri], name: 'Gamma Looking Glass' }));
     home = homeWithKey(f.ssh.path);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-    page = await browser.newPage();
-    cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    }));
+    browser = await launchChromium();
   });
+  beforeEach(async () => {
+    await removeGammaPasskeys(f);
+    tab = await openTab(browser, { authenticator: true });
+    page = tab.page;
+  });
+  afterEach(() => tab?.context.close());
   after(async () => {
     await browser?.close();
     await rp?.close();
@@ -105,14 +86,13 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.keyboard.press('Enter');
   }
 
-  /** Waits for the browser to land on the redirect URI and returns where it landed. */
-  async function landed(): Promise<URL> {
-    await page.waitForURL((url) => url.href.startsWith(redirectUri), { timeout: 30_000 });
-    return new URL(page.url());
-  }
+  const landed = () => landedOn(page, redirectUri);
 
   it('verifies with an SSH signature pasted into the page, enrols a passkey, consents, and lands on the redirect URI with code and state', async () => {
+    const watch = watchApprove(page);
     const pending = await open();
+    await page.getByRole('heading', { name: 'Sign in to Gamma Looking Glass' }).waitFor();
+    expect(await expectFieldsLabelled(page)).to.deep.equal(['AS number']);
     await enterAsn('AS4242420010');
     // No passkey yet (login/begin 404): the page fell back silently to the options, its proof of work solved in the browser.
     await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor({ timeout: 60_000 });
@@ -124,6 +104,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     const nonce = (await page.locator('#nonce').textContent())!;
     expect(nonce).to.match(new RegExp(`^AS${GAMMA_ASN}`));
     expect(command).to.equal(`printf '%s' '${nonce}' | ssh-keygen -Y sign -n dn42-autopeer -f ~/.ssh/id_ed25519`);
+    expect(await expectFieldsLabelled(page)).to.deep.equal(['Signature']);
 
     // A signature over other text is refused; the contract's detail is announced and takes focus.
     await page.getByLabel('Signature').fill(f.ssh.sign('some other text'));
@@ -131,27 +112,29 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     const error = page.locator('#error[role="alert"]');
     await error.waitFor();
     expect(await error.textContent()).to.match(/does not verify/);
-    expect(await page.evaluate(() => document.activeElement?.id)).to.equal('error');
+    expect(await focusedId(page)).to.equal('error');
     expect(await page.getByLabel('Signature').getAttribute('aria-invalid')).to.equal('true');
 
     // The command exactly as shown, run by a shell in a home holding the registered key.
-    const signature = execFileSync('sh', ['-c', command!], { env: { ...process.env, HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+    const signature = runAsShown(command!, { HOME: home });
     await page.getByLabel('Signature').fill(signature);
     await page.getByRole('button', { name: 'Verify' }).click();
 
     await page.getByRole('heading', { name: 'Save a passkey?' }).waitFor();
+    expect(await expectFieldsLabelled(page)).to.deep.equal(['Name for this passkey (optional)']);
     await page.getByLabel('Name for this passkey (optional)').fill('spec laptop');
     await page.getByRole('button', { name: 'Save passkey' }).click();
     await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
     expect(await page.locator('#status').textContent()).to.match(/Passkey saved/);
-    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    const { credentials } = await tab.cdp.send('WebAuthn.getCredentials', { authenticatorId: tab.authenticatorId! });
     expect(credentials).to.have.length(1);
     const scopes = await page.locator('.scopes li .scope-id').allTextContents();
     expect(scopes).to.deep.equal(['openid', 'profile', 'email', 'dn42']);
-    expect(await page.evaluate(() => document.activeElement?.textContent), 'focus lands on Allow').to.equal('Allow');
+    expect(await focusedText(page), 'focus lands on Allow').to.equal('Allow');
     await page.keyboard.press('Enter');
 
     const callback = await landed();
+    expectParamsPostedBack(watch, false);
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expect(callback.searchParams.get('code')).to.be.a('string').and.not.equal('');
     expect(rp.arrivals.at(-1)?.searchParams.get('code')).to.equal(callback.searchParams.get('code'));
@@ -160,6 +143,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
   });
 
   it('logs in with the passkey of the virtual authenticator and lands on the redirect URI with code and state', async () => {
+    await enrolGammaPasskey(f, tab);
     const pending = await open();
     await enterAsn('4242420010');
     await page.getByRole('heading', { name: `Log in to AS${GAMMA_ASN}` }).waitFor();
@@ -176,6 +160,8 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
   });
 
   it('denies: lands on the redirect URI with access_denied and the state, without a code', async () => {
+    await enrolGammaPasskey(f, tab);
+    const watch = watchApprove(page);
     const pending = await open();
     await enterAsn('AS4242420010');
     await page.getByRole('button', { name: 'Use passkey' }).click();
@@ -184,15 +170,19 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     expect(callback.searchParams.get('error')).to.equal('access_denied');
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expect(callback.searchParams.has('code')).to.equal(false);
+    expectParamsPostedBack(watch, true);
   });
 
   it('verifies with an e-mailed code when the user picks another method than the passkey', async () => {
+    await enrolGammaPasskey(f, tab);
     const pending = await open();
     await enterAsn('AS4242420010');
     await page.getByRole('button', { name: 'Use another method' }).click();
     // The e-mail option needs a captcha of its own: the page solved a second puzzle meanwhile.
     await page.getByRole('button', { name: /E-mail a code to ga\*\*\*@gamma\.example/ }).click();
     await page.getByRole('heading', { name: 'Enter the code from the e-mail' }).waitFor();
+    expect(await focusedId(page), 'the code field takes focus').to.equal('answer');
+    expect(await expectFieldsLabelled(page)).to.deep.equal(['Code']);
     expect(await page.getByRole('button', { name: 'Send a new code' }).isDisabled(), 'the re-send cooldown').to.equal(true);
     const code = f.smtp.codeFor(GAMMA_EMAIL);
     await page.getByRole('textbox', { name: 'Code' }).fill(`${code.slice(0, 3)} ${code.slice(3)}`);
@@ -221,7 +211,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.goto(pending.url.href);
     await page.getByRole('heading', { name: 'This sign-in request cannot continue' }).waitFor();
     expect(await page.locator('#error').textContent()).to.equal('redirect_uri is not registered for this client');
-    expect(await page.evaluate(() => document.activeElement?.id), 'the error takes focus').to.equal('error');
+    expect(await focusedId(page), 'the error takes focus').to.equal('error');
     await page.waitForTimeout(500);
     expect(page.url()).to.equal(pending.url.href);
     expect(navigations, 'only the page load itself').to.deep.equal([pending.url.href]);
@@ -239,7 +229,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.getByRole('button', { name: 'Try again' }).click();
     await page.getByRole('heading', { name: 'Sign in to Gamma Looking Glass' }).waitFor();
     expect(await page.locator('#error').count()).to.equal(0);
-    expect(await page.evaluate(() => document.activeElement?.id), 'the new screen focuses its field').to.equal('asn');
+    expect(await focusedId(page), 'the new screen focuses its field').to.equal('asn');
   });
 });
 
