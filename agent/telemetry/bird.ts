@@ -17,6 +17,8 @@ export interface BirdBgpProtocol {
   imported: number | null;
   exported: number | null;
   filtered: number | null;
+  /** Import updates plus import withdrawals BIRD accepted, summed over the channels since the protocol came up; null without channel stats. */
+  import_changes: number | null;
 }
 
 const HEADER = /^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}:\d{2}(?:\.\d+)?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:\s+(.*?))?\s*$/;
@@ -49,6 +51,7 @@ export function parseBirdProtocols(text: string, now: Date = new Date()): BirdBg
       imported: sumRoutes(routes, 'imported'),
       exported: sumRoutes(routes, 'exported'),
       filtered: sumRoutes(routes, 'filtered'),
+      import_changes: importChanges(lines),
     });
   }
   return protocols;
@@ -62,6 +65,12 @@ function bgpState(text: string | null): BgpState {
 
 function sumRoutes(lines: string[], kind: 'imported' | 'exported' | 'filtered'): number | null {
   const counts = lines.map((l) => new RegExp(`(\\d+) ${kind}`).exec(l)?.[1]).filter((v): v is string => v !== undefined);
+  return counts.length === 0 ? null : counts.reduce((sum, n) => sum + Number(n), 0);
+}
+
+/** The `accepted` column (the last) of the `Import updates:` and `Import withdraws:` rows of every channel's route change stats. */
+function importChanges(lines: string[]): number | null {
+  const counts = lines.map((l) => /^\s+Import (?:updates|withdraws):.*?(\d+)\s*$/.exec(l)?.[1]).filter((v): v is string => v !== undefined);
   return counts.length === 0 ? null : counts.reduce((sum, n) => sum + Number(n), 0);
 }
 

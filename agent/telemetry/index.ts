@@ -1,6 +1,7 @@
 import type { LogRing } from '../logs/ring.js';
 import type { AgentRuntime } from '../runtime.js';
 import { writeReportedVersion } from '../update/marker.js';
+import { flapRounds } from './flaps/round.js';
 import { hasHostnameEndpoints, reresolveEndpoints, systemResolve } from './reresolve.js';
 import { parseBirdRoutes } from './routes.js';
 import { outputOf } from './output.js';
@@ -25,16 +26,19 @@ export interface TelemetryOptions {
   reresolveMs: number;
   /** Routing-table observation (`birdc show route all`, best routes, at most 20,000). */
   routingMs: number;
+  /** Prefix flap collection: one look at BIRD's BGP routes and one `/agent/prefix-flaps` report (contract: about every 60 s). */
+  flapsMs: number;
   /** Name lookup for re-resolution (the system resolver unless a test gives its own). */
   resolve(host: string): Promise<string>;
 }
 
-export const DEFAULT_TELEMETRY: TelemetryOptions = { snapshotMs: 60_000, trafficMs: 30_000, reresolveMs: 120_000, routingMs: 300_000, resolve: systemResolve };
+export const DEFAULT_TELEMETRY: TelemetryOptions = { snapshotMs: 60_000, trafficMs: 30_000, reresolveMs: 120_000, routingMs: 300_000, flapsMs: 60_000, resolve: systemResolve };
 
 /**
  * Starts the agent's observation loops: a runtime snapshot at once and then on a
- * timer, traffic samples every 30 s, endpoint re-resolution, and the routing
- * table (BIRD's best routes, every 5 minutes). Each loop
+ * timer, traffic samples every 30 s, endpoint re-resolution, the routing
+ * table (BIRD's best routes, every 5 minutes) and the prefix flap scores
+ * (every minute, agent/telemetry/flaps/). Each loop
  * waits for its previous round (no overlap) and logs failures instead of
  * throwing. The first snapshot the server accepts writes the health gate's
  * marker (agent/update/marker.ts), so a freshly installed version proves that
@@ -117,6 +121,7 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
   every(opts.trafficMs, guarded('traffic sample', traffic));
   every(opts.reresolveMs, guarded('endpoint re-resolution', reresolve));
   every(opts.routingMs, guarded('routing table', routing));
+  every(opts.flapsMs, guarded('prefix flaps', flapRounds(rt, log, post)));
 
   return {
     snapshotNow: (reason = 'request') => guarded('runtime snapshot', () => snapshot(reason))(),

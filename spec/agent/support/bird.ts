@@ -16,6 +16,8 @@ const run = promisify(execFile);
 export interface BirdPair {
   /** `birdc` argv prefix of node A (the one with four BGP protocols). */
   birdcA: string[];
+  /** `birdc` argv prefix of node B (announces 172.21.0.0/24 from static `s4`, fd42:2::/48 and fd42:3::/48 from `s6`). */
+  birdcB: string[];
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ protocol bgp peer_a6 { local ::1 port ${pb} as 4242420002; neighbor ::1 port ${p
   }
   return {
     birdcA: ['birdc', '-s', join(dir, 'a.ctl')],
+    birdcB: ['birdc', '-s', join(dir, 'b.ctl')],
     async stop() {
       for (const pid of pids) {
         try {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { birdTime, parseBirdProtocols } from '../../../agent/telemetry/bird.js';
 import { parseIpLinks } from '../../../agent/telemetry/links.js';
-import { parseBirdRoutes } from '../../../agent/telemetry/routes.js';
+import { parseBirdRouteList, parseBirdRoutes } from '../../../agent/telemetry/routes.js';
 import { protocolInfo } from '../../../agent/telemetry/snapshot.js';
 import { parseWgDump } from '../../../agent/telemetry/wireguard.js';
 
@@ -29,6 +29,7 @@ describe('agent telemetry parsers', () => {
         imported: 1,
         exported: 2,
         filtered: null,
+        import_changes: 1,
       });
       expect(protocols[1]).to.include({ neighbor: '::1', imported: 2, exported: 1 });
     });
@@ -36,13 +37,16 @@ describe('agent telemetry parsers', () => {
     it('reads a connecting session as active (with its socket error) and a disabled one as down, without route counts', () => {
       const [, , connecting, disabled] = parseBirdProtocols(fixture('bird-a-protocols-all.txt'), now);
       expect(connecting).to.include({ state: 'active', proto_state: 'start', info: 'Active; Socket: Connection refused', last_error: 'Socket: Connection refused', remote_asn: 4242420099, imported: null, exported: null });
-      expect(disabled).to.include({ state: 'down', proto_state: 'down', info: null, neighbor: '127.0.0.10', imported: null });
+      expect(disabled).to.include({ state: 'down', proto_state: 'down', info: null, neighbor: '127.0.0.10', imported: null, import_changes: null });
+      expect(connecting.import_changes).to.equal(null);
     });
 
     it('reads iso long times and the filtered count of `import keep filtered`', () => {
       const protocols = parseBirdProtocols(fixture('bird-b-protocols-all-iso.txt'), now);
       expect(protocols.map((p) => p.name)).to.deep.equal(['peer_a', 'peer_a6']);
       expect(protocols[0]).to.include({ since: local(2026, 11, 22, 15, 37, 48), imported: 1, exported: 1, filtered: 1, remote_asn: 4242420001 });
+      // Import changes: the accepted column only (the filtered update and the ignored withdrawal are not route changes)
+      expect(protocols.map((p) => p.import_changes)).to.deep.equal([1, 1]);
     });
 
     it('puts the last error and the filtered routes into the snapshot info (the schema has no field for them)', () => {
@@ -73,6 +77,19 @@ describe('agent telemetry parsers', () => {
         { prefix: 'fd42:3::/48', protocol: 's6', origin_asn: null, as_path: [], rpki: null, local: true },
         { prefix: 'fd42:2::/48', protocol: 's6', origin_asn: null, as_path: [], rpki: null, local: true },
       ]);
+    });
+
+    it('lists every route with its change time, kind and attribute lines (what the flap collector compares)', () => {
+      const routes = parseBirdRouteList(fixture('bird-b-route-all.txt'));
+      expect(routes.map((r) => [r.prefix, r.protocol, r.kind, r.stamp, r.best])).to.deep.equal([
+        ['172.21.0.0/24', 's4', 'blackhole', '16:02:42.226', true],
+        ['172.20.1.0/24', 'peer_a', 'unreachable', '16:02:52.547', true],
+        ['fd42:1::/48', 'peer_a6', 'unreachable', '16:02:46.671', true],
+        ['fd42:3::/48', 's6', 'blackhole', '16:02:42.226', true],
+        ['fd42:2::/48', 's6', 'blackhole', '16:02:42.226', true],
+      ]);
+      expect(routes[1].attributes).to.deep.equal(['Type: BGP univ', 'BGP.origin: IGP', 'BGP.as_path: 4242420001 4242420001 4242420077', 'BGP.next_hop: 127.0.0.1', 'BGP.local_pref: 100']);
+      expect(parseBirdRouteList('172.22.0.0/24        unicast [ebgp_b 2026-11-22 10:00:00 from fe80::2%dn42_b] (100) [AS4242420003i]')[0]).to.include({ stamp: '2026-11-22 10:00:00', best: false, protocol: 'ebgp_b' });
     });
 
     it('skips alternative (not best) routes of a prefix and AS sets in a path', () => {

@@ -1,0 +1,87 @@
+import type { PrefixFlaps } from '../../../domain/telemetry/reports.js';
+import { parseBirdProtocols } from '../bird.js';
+import { parseBirdRouteList } from '../routes.js';
+import { eventWeights, routeEvents, type RouteEvent } from './events.js';
+import { DecayedScores, FLAP_TOP_N } from './scores.js';
+import { routeViews, type RouteView } from './views.js';
+
+/** One look at BIRD: `show protocols all` (read first) and `show route all`. */
+export interface BirdObservation {
+  protocols: string;
+  routes: string;
+}
+
+type FeedState = PrefixFlaps['feed_state'];
+
+/**
+ * The agent's prefix flap collector: BIRD's BGP routes observed again and
+ * again, each observation compared with the previous one (routeEvents), every
+ * change weighted by BIRD's import counters (eventWeights) and added to the
+ * decayed score of (prefix, peer AS) (DecayedScores). The "collector session"
+ * of the report is BIRD itself: `unknown` before the first look, `established`
+ * while BIRD answers with at least one established BGP session, `down`
+ * otherwise. After BIRD could not be read the next look starts a new baseline,
+ * so a BIRD restart is not taken for every route flapping. Pure: callers pass
+ * the clock.
+ */
+export class FlapCollector {
+  readonly scores: DecayedScores;
+  private views: Map<string, RouteView> | null = null;
+  private counters: Map<string, { since: string | null; changes: number | null }> | null = null;
+  private feed: FeedState = 'unknown';
+
+  constructor(halfLifeMs?: number) {
+    this.scores = new DecayedScores(halfLifeMs);
+  }
+
+  get feedState(): FeedState {
+    return this.feed;
+  }
+
+  /** Takes one observation at `now`; returns the changes it found (none for a baseline). */
+  observe(seen: BirdObservation, localAsn: number | null, now: number): RouteEvent[] {
+    const protocols = parseBirdProtocols(seen.protocols, new Date(now));
+    const views = routeViews(parseBirdRouteList(seen.routes), localAsn);
+    const counters = new Map(protocols.map((p) => [p.name, { since: p.since, changes: p.import_changes }]));
+    const events = this.views ? routeEvents(this.views, views) : [];
+    const weights = this.counters ? eventWeights(events, comparable(this.counters, counters), changesOf(counters)) : [];
+    events.forEach((e, i) => this.scores.add(e.prefix, e.peer_asn, e.origin_asn, weights[i], now));
+    this.views = views;
+    this.counters = counters;
+    this.feed = protocols.some((p) => p.state === 'established') ? 'established' : 'down';
+    return events;
+  }
+
+  /** BIRD could not be read: the feed is down and the next look is a new baseline. */
+  lost(): void {
+    this.views = null;
+    this.counters = null;
+    this.feed = 'down';
+  }
+
+  /** The `POST /agent/prefix-flaps` body: the top N scores decayed to `now`, and the feed state. */
+  report(nodeId: string, now: number, topN = FLAP_TOP_N): PrefixFlaps {
+    return {
+      node_id: nodeId,
+      captured_at: new Date(now).toISOString(),
+      feed_state: this.feed,
+      entries: this.scores.top(now, topN).map((s) => ({
+        prefix: s.prefix,
+        peer_asn: s.peer_asn,
+        origin_asn: s.origin_asn,
+        score: Math.round(s.score * 1000) / 1000,
+        flaps: Math.min(2147483647, Math.round(s.flaps)),
+        last_flap_at: new Date(s.last_flap_at).toISOString(),
+      })),
+    };
+  }
+}
+
+type Counters = Map<string, { since: string | null; changes: number | null }>;
+
+const changesOf = (counters: Counters): Map<string, number> =>
+  new Map([...counters].flatMap(([name, c]) => (c.changes === null ? [] : [[name, c.changes] as const])));
+
+/** The earlier counters of the protocols that did not restart in between (a restart starts BIRD's counters at zero). */
+const comparable = (before: Counters, after: Counters): Map<string, number> =>
+  new Map([...before].flatMap(([name, c]) => (c.changes === null || after.get(name)?.since !== c.since ? [] : [[name, c.changes] as const])));
