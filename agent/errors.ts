@@ -14,3 +14,12 @@ export class Stopped extends Error {
     super('stopped');
   }
 }
+
+/**
+ * `--once` asked once and the server answered `pending-approval` (not
+ * provisioned, not approved, or no first generation yet): the run reports it
+ * and exits 1 instead of waiting for an administrator; the daemon retries.
+ */
+export class RegistrationPending extends Error {
+  override name = 'RegistrationPending';
+}

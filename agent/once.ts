@@ -1,13 +1,14 @@
 import type { Logger } from 'pino';
 import type { AgentSettings } from './cli.js';
-import { Stopped } from './errors.js';
+import { RegistrationPending, Stopped } from './errors.js';
 import { isDeployFailure, type ReconcileSummary } from './reconcile.js';
 import { ensureKeyRegistered, openSession } from './session.js';
 
 /**
  * `--once` and `--plan-only`: one reconcile, the JSON summary on stdout, exit
- * 1 on a deploy failure (including one before the apply: no enrollment, an
- * invalid document, a render error) and 0 otherwise.
+ * 1 on a deploy failure (including one before the apply: no enrollment, a
+ * registration still pending approval, an invalid document, a render error)
+ * and 0 otherwise. Every request is made once: nothing waits for an administrator.
  */
 export async function runOnce(settings: AgentSettings, log: Logger, signal: AbortSignal, print: (text: string) => void): Promise<number> {
   let summary: ReconcileSummary;
@@ -17,12 +18,14 @@ export async function runOnce(settings: AgentSettings, log: Logger, signal: Abor
     summary = await session.reconciler.reconcile(settings.mode, true);
   } catch (err) {
     if (err instanceof Stopped) return 0;
-    log.error({ err }, 'reconcile failed');
+    const pending = err instanceof RegistrationPending;
+    if (pending) log.warn(`registration pending: ${(err as Error).message}`);
+    else log.error({ err }, 'reconcile failed');
     summary = {
       node_id: settings.requestedNodeId ?? '',
       mode: settings.mode,
       generation: null,
-      status: 'failed',
+      status: pending ? 'pending_approval' : 'failed',
       rendered_dir: settings.renderedDir ?? '',
       changes: null,
       drift: [],

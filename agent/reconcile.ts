@@ -21,9 +21,11 @@ export interface ReconcileSummary {
   /**
    * `planned` (plan-only), `written` (write-rendered), `succeeded`, `rolled_back`
    * or `failed` (apply), `in_sync` (daemon: nothing to do), `no_desired_state`
-   * (the server has none yet). Only `failed` and `rolled_back` are deploy failures.
+   * (the server has none yet), `pending_approval` (`--once`: the registration
+   * is not accepted yet). `failed`, `rolled_back` and `pending_approval` are
+   * deploy failures (exit 1): the node does not run the generation.
    */
-  status: 'planned' | 'written' | 'succeeded' | 'rolled_back' | 'failed' | 'in_sync' | 'no_desired_state';
+  status: 'planned' | 'written' | 'succeeded' | 'rolled_back' | 'failed' | 'in_sync' | 'no_desired_state' | 'pending_approval';
   rendered_dir: string;
   changes: FilePlan | null;
   drift: DriftItem[];
@@ -48,7 +50,7 @@ export interface ReconcilerOptions {
   rt: AgentRuntime | null;
 }
 
-export const isDeployFailure = (summary: ReconcileSummary): boolean => summary.status === 'failed' || summary.status === 'rolled_back';
+export const isDeployFailure = (summary: ReconcileSummary): boolean => summary.status === 'failed' || summary.status === 'rolled_back' || summary.status === 'pending_approval';
 
 /**
  * One reconcile: pull (or read) and validate the desired state, render it,

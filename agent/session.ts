@@ -43,6 +43,7 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
       inventory: inventory(settings.commands, settings.hostname),
       log,
       signal,
+      once: settings.run === 'once',
     });
     nodeId = enrollment.node_id;
     token = enrollment.token;

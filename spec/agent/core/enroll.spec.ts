@@ -8,6 +8,7 @@ import { nodeStream } from '../../../domain/node/events.js';
 import { sha256Hex } from '../../../domain/sha256.js';
 import { startControl, type ControlInstance } from '../../support/agent-socket.js';
 import { expectResponse } from '../../support/http.js';
+import { freePort } from '../../support/ports.js';
 import { runAgent, spawnAgent, tempDir } from '../support/core.js';
 
 const nodeBody = { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1' };
@@ -89,6 +90,36 @@ describe('agent: enrollment and the WireGuard key', function () {
     } finally {
       await c.close();
     }
+  });
+
+  it('--once asks once: pending approval is reported (exit 1, status pending_approval), the token stays unspent for the next run', async () => {
+    const c = await startControl();
+    try {
+      expectResponse(await c.admin.post('/admin/nodes', nodeBody)).status(201); // provisioned, but no generation yet
+      const token = (await c.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' })).body.secret;
+      const started = Date.now();
+      const run = await once(c, token);
+      expect(run.code).to.equal(1);
+      expect(Date.now() - started, 'no backoff wait').to.be.below(15_000);
+      expect(JSON.parse(run.stdout)).to.deep.include({ node_id: 'fra1', status: 'pending_approval', generation: null, error: 'node fra1 has no published desired state yet; retry later' });
+      expect(existsSync(join(stateDir, 'agent-token'))).to.equal(false);
+
+      expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
+      const accepted = await once(c, token);
+      expect(accepted.code, accepted.stderr).to.equal(0);
+      expect(JSON.parse(accepted.stdout)).to.deep.include({ generation: 1, status: 'written' });
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('--once fails at once (exit 1) when the control server cannot be reached for the registration', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const run = await runAgent(['--once', '--controller-url', closed, '--enrollment-token', 'x', '--requested-node-id', 'fra1', '--state-dir', stateDir]);
+    expect(run.code).to.equal(1);
+    const summary = JSON.parse(run.stdout);
+    expect(summary.status).to.equal('failed');
+    expect(summary.error).to.match(/^registration failed: control server unreachable: .*ECONNREFUSED/);
   });
 
   it('refuses a state dir enrolled as another node', async () => {
