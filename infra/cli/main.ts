@@ -6,6 +6,7 @@ import { createLogger, type Logger } from '../logger.js';
 import { rotateSigningKeys } from '../identity/keys.js';
 import { argon2Hasher } from '../passwords.js';
 import { openSystem, ROLES, serve, type Role, type System } from './system.js';
+import { withLocalRegistry } from './local-registry.js';
 
 /**
  * `dn42-control`: one command line for every service and maintenance task.
@@ -49,7 +50,9 @@ program
   .argument('[services...]', 'services to run')
   .action(async (services: string[]) => {
     const roles = parseRoles(services);
-    const { config, log } = configOrExit('stdout');
+    const loaded = configOrExit('stdout');
+    const log = loaded.log;
+    const config = withLocalRegistry(loaded.config, new Set(roles.length ? roles : ROLES));
     const system = await openSystem(config, log);
     const running = await serve(system, roles);
     let stopping = false;

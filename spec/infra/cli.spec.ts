@@ -218,6 +218,38 @@ describe('The dn42-control command line', function () {
       }
     });
 
+    it('serve identity registry: the identity service reaches the replica next to it without REGISTRY_URL', async () => {
+      const [identityPort, registryPort] = [await freePort(), await freePort()];
+      const { child, done } = start(['serve', 'identity', 'registry'], {
+        ...env,
+        IDENTITY_PORT: String(identityPort),
+        REGISTRY_PORT: String(registryPort),
+        IDENTITY_ISSUER: `http://127.0.0.1:${identityPort}`,
+        IDENTITY_ADMIN_TOKEN: SECRET,
+      });
+      try {
+        let answer: { status: number; body: unknown } = { status: 0, body: null };
+        await waitFor(
+          'the identity service to answer registry status',
+          async () => {
+            answer = await fetch(`http://127.0.0.1:${identityPort}/api/v1/registry/status`, { headers: { authorization: `Bearer ${SECRET}` } }).then(
+              async (r) => ({ status: r.status, body: await r.json() }),
+              () => ({ status: 0, body: null }),
+            );
+            return answer.status !== 0;
+          },
+          15_000,
+          100,
+        );
+        // Without the shared address and token this is 503 (replica unreachable).
+        expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+        expect(answer.body).to.include({ enabled: false });
+      } finally {
+        child.kill('SIGTERM');
+      }
+      expect((await done).code).to.equal(0);
+    });
+
     it('serve control answers /healthz and exits 0 on SIGTERM', async () => {
       const port = await freePort();
       const { child, done } = start(['serve', 'control'], { ...env, CONTROL_PORT: String(port) });
