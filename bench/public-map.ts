@@ -1,6 +1,7 @@
 // (f) `GET /control/v1/public/map` on a warm cache, over real HTTP with
 // keep-alive connections: requests per second through the whole control app
-// (request id, pino-http, the router, the cache lookup, ETag) against a bare
+// (request id and lean access log, the public router mounted ahead of the common
+// front, the cache lookup, ETag) against a bare
 // Express handler that answers `res.json()` with the same document, in the same
 // run and process.
 import express from 'express';

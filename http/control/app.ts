@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import { leanAccessLog } from '../shared/access-log.js';
 import { createServiceApp, finishServiceApp } from '../shared/app.js';
 import { auditWrites } from '../shared/audit.js';
 import type { ServiceContext } from '../shared/context.js';
@@ -35,7 +36,15 @@ export const CONTROL_PREFIX = '/control/v1';
 
 /** The control server: admin API, agent channel, console layer, portal API, public data. */
 export function createControlApp(ctx: ServiceContext): Express {
-  const app = createServiceApp('control', ctx.log, { largeJsonRoutes: [routingTableBody(ctx)] });
+  // The cached anonymous GETs answer ahead of pino-http, the body parser and the other routers (bench/README.md, public-map).
+  const publicApi = publicRoutes(ctx);
+  const app = createServiceApp('control', ctx.log, {
+    largeJsonRoutes: [routingTableBody(ctx)],
+    front: (front, log) => {
+      front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log));
+      front.use(CONTROL_PREFIX, publicApi.router);
+    },
+  });
   app.get('/healthz', healthz(ctx.pool));
 
   // Audit runs before authentication so that refused writes carry their status code.
@@ -65,10 +74,10 @@ export function createControlApp(ctx: ServiceContext): Express {
     agentUpdateRoutes(ctx),
     fleetOpsRoutes(ctx),
     autopeeringAdminRoutes(ctx),
-    publicRoutes(ctx),
     ...dnsRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
+  routers.push(publicApi);
 
   const document = openApiDocument(
     {

@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../../infra/logger.js';
+import { accessLevel, alreadyLogged, requestIdOf } from './access-log.js';
 import { errorHandler, notFoundHandler, type ErrorStyle } from './errors.js';
-
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
 /**
  * The common front of every service: request ids (taken from `X-Request-Id` when
@@ -21,21 +19,30 @@ export interface LargeJsonRoute {
 /** The JSON body limit of every route not listed in `largeJsonRoutes`. */
 export const DEFAULT_JSON_LIMIT_BYTES = 2 * 1024 * 1024;
 
-export function createServiceApp(service: string, log: Logger, options: { largeJsonRoutes?: readonly LargeJsonRoute[] } = {}): Express {
+export interface ServiceAppOptions {
+  largeJsonRoutes?: readonly LargeJsonRoute[];
+  /**
+   * Mounts hot routes ahead of the common front (given the service's logger):
+   * they bring their own lean access log (`leanAccessLog`), skip the body
+   * parser and every router after them. For cached anonymous GETs only.
+   */
+  front?: (app: Express, log: Logger) => void;
+}
+
+export function createServiceApp(service: string, log: Logger, options: ServiceAppOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.set('query parser', 'simple');
+  const serviceLog = log.child({ service });
+  options.front?.(app, serviceLog);
   app.use(
     pinoHttp({
-      logger: log.child({ service }),
-      genReqId: (req, res) => {
-        const given = req.headers['x-request-id'];
-        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-        res.setHeader('X-Request-Id', id);
-        return id;
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+      logger: serviceLog,
+      genReqId: (req, res) => requestIdOf(req, res),
+      // A request the lean access log in front already logs (one that passed the front routes unanswered).
+      autoLogging: { ignore: alreadyLogged },
+      customLogLevel: (_req, res, err) => (err ? 'error' : accessLevel(res.statusCode)),
       serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
     }),
   );

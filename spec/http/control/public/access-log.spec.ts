@@ -1,0 +1,71 @@
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import { pino } from 'pino';
+import { createControlApp } from '../../../../http/control/app.js';
+import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
+
+interface Line {
+  level: number;
+  msg: string;
+  service?: string;
+  req?: { id: string; method: string; url: string };
+  res?: { statusCode: number };
+  responseTime?: number;
+}
+
+/**
+ * `/public/*` answers ahead of the common front (pino-http, body parser, the
+ * other routers) with a lean access log of its own: the same request id
+ * handling and the same access line, once per request.
+ */
+describe('control: access log of the public routes', () => {
+  let sys: TestSystem;
+  let app: { url: string; close(): Promise<void> };
+  let lines: Line[];
+
+  beforeEach(async () => {
+    sys = await createTestSystem({ env: { ADMIN_TOKEN: 'access-log-admin-token-0123456789' } });
+    lines = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        for (const text of String(chunk).split('\n')) if (text) lines.push(JSON.parse(text));
+        done();
+      },
+    });
+    app = await startApp(createControlApp({ ...sys.context, log: pino({ level: 'debug' }, sink) }));
+  });
+  afterEach(async () => {
+    await app.close();
+    await sys.close();
+  });
+
+  const accessLines = (url: string) => lines.filter((l) => l.req?.url === url && /^request (completed|aborted)$/.test(l.msg));
+
+  it('logs each /public GET once, at debug, with the request id it echoes', async () => {
+    const res = await fetch(`${app.url}/control/v1/public/map`);
+    expect(res.status).to.equal(200);
+    const id = res.headers.get('x-request-id');
+    expect(id).to.match(/^[0-9a-f-]{36}$/);
+    await new Promise((r) => setImmediate(r));
+    const [line, ...more] = accessLines('/control/v1/public/map');
+    expect(more).to.deep.equal([]);
+    expect(line).to.deep.include({ level: 20, msg: 'request completed', service: 'control', req: { id, method: 'GET', url: '/control/v1/public/map' }, res: { statusCode: 200 } });
+    expect(line.responseTime).to.be.a('number');
+
+    const given = await fetch(`${app.url}/control/v1/public/fleet`, { headers: { 'x-request-id': 'edge-42' } });
+    expect(given.headers.get('x-request-id')).to.equal('edge-42');
+    await new Promise((r) => setImmediate(r));
+    expect(accessLines('/control/v1/public/fleet').map((l) => l.req?.id)).to.deep.equal(['edge-42']);
+  });
+
+  it('logs an unknown /public path once (info, 404), and other routes still through pino-http', async () => {
+    expect((await fetch(`${app.url}/control/v1/public/nothing`)).status).to.equal(404);
+    const health = await fetch(`${app.url}/control/v1/healthz`);
+    expect(health.status).to.equal(200);
+    await new Promise((r) => setImmediate(r));
+    expect(accessLines('/control/v1/public/nothing').map((l) => [l.level, l.res?.statusCode])).to.deep.equal([[30, 404]]);
+    const [healthLine, ...more] = accessLines('/control/v1/healthz');
+    expect(more).to.deep.equal([]);
+    expect(healthLine).to.deep.include({ level: 20, service: 'control', req: { id: health.headers.get('x-request-id'), method: 'GET', url: '/control/v1/healthz' }, res: { statusCode: 200 } });
+  });
+});
