@@ -14,13 +14,12 @@ export function checkLogSpec(spec: unknown): LogSpec {
   return logSpec(spec);
 }
 
-const RANK: Record<LogEntry['level'], number> = { debug: 0, info: 1, warning: 2, error: 3, critical: 4 };
-const MIN_RANK: Record<LogSpec['min_level'], number> = { DEBUG: 0, INFO: 1, WARNING: 2, ERROR: 3 };
+const RANK: Record<LogEntry['level'], number> = { DEBUG: 0, INFO: 1, WARNING: 2, ERROR: 3, CRITICAL: 4 };
 
 /** Whether an entry passes `min_level` and `contains` (case-insensitive, message or logger). */
 export function logFilter(spec: Pick<LogSpec, 'min_level' | 'contains'>): (entry: LogEntry) => boolean {
   const needle = spec.contains?.toLowerCase() ?? null;
   return (entry) =>
-    RANK[entry.level] >= MIN_RANK[spec.min_level] &&
+    RANK[entry.level] >= RANK[spec.min_level] &&
     (needle === null || entry.message.toLowerCase().includes(needle) || entry.logger.toLowerCase().includes(needle));
 }

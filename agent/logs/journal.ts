@@ -2,8 +2,8 @@ import { runCommand } from '../exec.js';
 import type { LogEntry } from './ring.js';
 
 /** syslog priorities (journal `PRIORITY`) as log levels. */
-const PRIORITY: Record<string, LogEntry['level']> = { '0': 'critical', '1': 'critical', '2': 'critical', '3': 'error', '4': 'warning', '5': 'info', '6': 'info', '7': 'debug' };
-const PINO: Record<number, LogEntry['level']> = { 10: 'debug', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'critical' };
+const PRIORITY: Record<string, LogEntry['level']> = { '0': 'CRITICAL', '1': 'CRITICAL', '2': 'CRITICAL', '3': 'ERROR', '4': 'WARNING', '5': 'INFO', '6': 'INFO', '7': 'DEBUG' };
+const PINO: Record<number, LogEntry['level']> = { 10: 'DEBUG', 20: 'DEBUG', 30: 'INFO', 40: 'WARNING', 50: 'ERROR', 60: 'CRITICAL' };
 
 /**
  * One line of `journalctl -o json` as a log entry. The agent writes pino JSON
@@ -22,7 +22,7 @@ export function journalEntry(line: string): LogEntry | null {
   const micros = Number(record.__REALTIME_TIMESTAMP);
   const entry: LogEntry = {
     ts: new Date(Number.isFinite(micros) ? Math.floor(micros / 1000) : Date.now()).toISOString(),
-    level: PRIORITY[record.PRIORITY ?? '6'] ?? 'info',
+    level: PRIORITY[record.PRIORITY ?? '6'] ?? 'INFO',
     logger: record.SYSLOG_IDENTIFIER ?? 'journal',
     message,
   };

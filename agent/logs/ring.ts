@@ -1,7 +1,11 @@
-/** One log entry as the log stream sends it (`{ts, level, logger, message}`). */
+/**
+ * One log entry as the log stream sends it (`{ts, level, logger, message}`).
+ * Levels are the words of the log spec's `min_level` and of `--log-level`
+ * (Python logging's names), so a reader can compare an entry with its filter.
+ */
 export interface LogEntry {
   ts: string;
-  level: 'debug' | 'info' | 'warning' | 'error' | 'critical';
+  level: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR' | 'CRITICAL';
   logger: string;
   message: string;
 }
@@ -15,7 +19,7 @@ export interface LogStats {
   last_error_message: string | null;
 }
 
-const PINO_LEVELS: Record<number, LogEntry['level']> = { 10: 'debug', 20: 'debug', 30: 'info', 40: 'warning', 50: 'error', 60: 'critical' };
+const PINO_LEVELS: Record<number, LogEntry['level']> = { 10: 'DEBUG', 20: 'DEBUG', 30: 'INFO', 40: 'WARNING', 50: 'ERROR', 60: 'CRITICAL' };
 const HOUR_MS = 3_600_000;
 const MAX_REMEMBERED = 50_000;
 
@@ -46,7 +50,7 @@ export class LogRing {
     const at = parsed.time ?? Date.now();
     const entry: LogEntry = {
       ts: new Date(at).toISOString(),
-      level: PINO_LEVELS[parsed.level ?? 30] ?? 'info',
+      level: PINO_LEVELS[parsed.level ?? 30] ?? 'INFO',
       logger: parsed.name ?? 'dn42-agent',
       message: parsed.msg ?? parsed.err?.message ?? '',
     };
@@ -75,8 +79,8 @@ export class LogRing {
   }
 
   private remember(at: number, entry: LogEntry): void {
-    if (entry.level === 'warning') this.warnings.push(at);
-    else if (entry.level === 'error' || entry.level === 'critical') this.errors.push({ at, entry });
+    if (entry.level === 'WARNING') this.warnings.push(at);
+    else if (entry.level === 'ERROR' || entry.level === 'CRITICAL') this.errors.push({ at, entry });
     this.prune(at);
     // A logging storm must not grow memory without bound: the counts saturate instead.
     if (this.warnings.length > MAX_REMEMBERED) this.warnings.shift();

@@ -29,12 +29,12 @@ describe('agent log streaming', function () {
       const pino = JSON.stringify({ level: 40, time: 1, name: 'dn42-agent', msg: 'session down' });
       expect(journalEntry(JSON.stringify({ __REALTIME_TIMESTAMP: '1763824000123456', PRIORITY: '6', SYSLOG_IDENTIFIER: 'node', MESSAGE: pino }))).to.deep.equal({
         ts: '2025-11-22T15:06:40.123Z',
-        level: 'warning',
+        level: 'WARNING',
         logger: 'dn42-agent',
         message: 'session down',
       });
       expect(journalEntry(JSON.stringify({ __REALTIME_TIMESTAMP: '1763824000000000', PRIORITY: '3', SYSLOG_IDENTIFIER: 'systemd', MESSAGE: 'dn42-agent.service: Failed' }))).to.include({
-        level: 'error',
+        level: 'ERROR',
         logger: 'systemd',
         message: 'dn42-agent.service: Failed',
       });
@@ -77,8 +77,8 @@ describe('agent log streaming', function () {
       expect(sse.events.map((e) => e.event)).to.deep.equal(['logentries', 'done']);
       expect(sse.events[0].data).to.deep.include({ log_id: id, seq: 0 });
       expect(sse.events[0].data.entries.map((e: { level: string; message: string }) => [e.level, e.message])).to.deep.equal([
-        ['warning', 'peer dn42_ams flapped'],
-        ['error', 'birdc configure failed'],
+        ['WARNING', 'peer dn42_ams flapped'],
+        ['ERROR', 'birdc configure failed'],
       ]);
       expect(sse.events[1].data).to.deep.equal({ type: 'done', log_id: id });
     });
@@ -122,8 +122,8 @@ describe('agent log streaming', function () {
           log_id: read.id,
           seq: 0,
           entries: [
-            { ts: '2025-11-22T15:06:40.000Z', level: 'info', logger: 'node', message: '-u dn42-agent -o json -n 20 --no-pager' },
-            { ts: '2025-11-22T15:06:40.000Z', level: 'error', logger: 'dn42-agent', message: 'apply failed' },
+            { ts: '2025-11-22T15:06:40.000Z', level: 'INFO', logger: 'node', message: '-u dn42-agent -o json -n 20 --no-pager' },
+            { ts: '2025-11-22T15:06:40.000Z', level: 'ERROR', logger: 'dn42-agent', message: 'apply failed' },
           ],
         },
         { type: 'done', log_id: read.id },
