@@ -53,6 +53,7 @@ describe('agent telemetry against a real control server', function () {
       }, 20_000, 'both sessions established with their routes imported');
       agent.applied.generation = 7;
       agent.applied.failures = 2;
+      const logged = Date.now();
       rt.logger.warn('wireguard interface flapped');
       rt.logger.error('birdc configure failed: syntax error');
 
@@ -76,6 +77,8 @@ describe('agent telemetry against a real control server', function () {
       expect(h.snapshot.wireguard_interfaces).to.deep.equal([]);
       expect(h.snapshot.self_metrics).to.include({ total_failures: 2, log_warning_count: 1, log_error_count: 1, last_error_message: 'birdc configure failed: syntax error' });
       expect(h.snapshot.self_metrics.rss).to.be.above(10_000_000);
+      expect(Date.parse(h.snapshot.self_metrics.last_error_at)).to.be.within(logged - 1000, Date.now());
+      expect(h.snapshot.self_metrics.cpu).to.be.a('number').and.at.least(0);
       // And the routing table holds A's best routes (its statics, and what B announced)
       const table = await eventually(async () => {
         const { rows } = await server.control.sys.pool.query(`SELECT routes FROM routing_tables WHERE node_id = $1`, [server.nodeId]);

@@ -1,6 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, readlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdir, readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
 import { expect } from 'chai';
 import { checkForUpdate, type UpdateOptions } from '../../../agent/update/index.js';
 import { stagingDir } from '../../../agent/update/layout.js';
@@ -136,6 +137,91 @@ describe('agent self-update (local release tarballs, real control server, detach
     expect(report.drift_items[0]).to.deep.equal({ kind: 'agent_update', name: '1.0.2', detail: result.detail });
     expect(await records.installing.read(agent.stateDir)).to.equal(null);
     expect(await records.failure.read(agent.stateDir)).to.include({ version: '1.0.2' });
+  });
+
+  /** A second package of a release: a tarball adding `package/plugins/<name>` to the version. */
+  const extraPackage = async (version: string, name: string) => {
+    const root = join(agent.stateDir, `extra-${version}-${name}`);
+    await mkdir(join(root, 'package', 'plugins'), { recursive: true });
+    await writeFile(join(root, 'package', 'plugins', name), `${name} ${version}\n`);
+    return execFileSync('tar', ['-cz', '-C', root, 'package']);
+  };
+  const releaseOfTwo = async (version: string) => {
+    const files = [
+      { name: tgz(version), content: await packStandIn(agent.stateDir, version) },
+      { name: `dn42-agent-plugins-${version}.tgz`, content: await extraPackage(version, 'flaps') },
+    ];
+    const upload = await uploadRelease(server.control.url, version, files);
+    expect(upload.status, upload.text).to.equal(201);
+    expect((await server.control.admin.post('/admin/agent-releases/target', { version })).status).to.equal(200);
+    return upload.body as { version: string; wheels: { filename: string; sha256: string; size: number }[] };
+  };
+
+  it('updates every package of a release together: all unpacked into the one new version', async () => {
+    const manifest = await releaseOfTwo('1.0.2');
+    expect(manifest.wheels).to.have.length(2);
+
+    await checkForUpdate(agent.rt, offer(manifest), options);
+
+    expect(await installerDone()).to.include({ status: 'installed' });
+    expect(await current()).to.equal('versions/1.0.2');
+    expect(await readFile(join(prefix, 'current', 'plugins', 'flaps'), 'utf8')).to.equal('flaps 1.0.2\n');
+    expect((await readFile(join(prefix, 'current', 'dist', 'VERSION'), 'utf8')).trim()).to.equal('1.0.2');
+  });
+
+  it('takes none of the packages when one of them does not match its sha256', async () => {
+    // Given a two-package release whose second file was altered after upload
+    const manifest = await releaseOfTwo('1.0.2');
+    const second = manifest.wheels[1].filename;
+    expect(manifest.wheels[0].filename, 'the good package is downloaded first').to.equal(tgz('1.0.2'));
+    const { rows } = await server.control.sys.pool.query(`SELECT content FROM agent_release_files WHERE version = '1.0.2' AND filename = $1`, [second]);
+    const altered = Buffer.from(rows[0].content as Buffer);
+    altered[0] ^= 0xff;
+    await server.control.sys.pool.query(`UPDATE agent_release_files SET content = $1 WHERE version = '1.0.2' AND filename = $2`, [altered, second]);
+
+    // When the agent is offered it
+    await checkForUpdate(agent.rt, offer(manifest), options);
+
+    // Then the first, good package was not kept either: nothing staged, nothing installed
+    expect(existsSync(stagingDir(prefix, '1.0.2'))).to.equal(false);
+    expect(await installed()).to.deep.equal(['1.0.1']);
+    expect((await latestReport()).drift_items[0].detail).to.match(new RegExp(`^discarded: sha256 mismatch for 1\\.0\\.2/${second.replace(/\./g, '\\.')}`));
+  });
+
+  it('starts the installer as a transient systemd unit (systemd-run stand-in on PATH), which installs the release', async () => {
+    // Given a systemd-run that records its argv and runs the command after `--` detached, as systemd would in its own unit
+    const bin = join(agent.stateDir, 'bin');
+    await mkdir(bin);
+    const calls = join(agent.stateDir, 'systemd-run.calls');
+    await writeFile(
+      join(bin, 'systemd-run'),
+      `#!/usr/bin/env node
+const { appendFileSync, openSync } = require('node:fs');
+const { spawn } = require('node:child_process');
+const argv = process.argv.slice(2);
+appendFileSync(${JSON.stringify(calls)}, JSON.stringify(argv) + '\\n');
+const command = argv.slice(argv.indexOf('--') + 1);
+const out = openSync(${JSON.stringify(join(agent.stateDir, 'unit.log'))}, 'a');
+spawn(command[0], command.slice(1), { detached: true, stdio: ['ignore', out, out] }).unref();
+`,
+    );
+    await chmod(join(bin, 'systemd-run'), 0o755);
+    const manifest = await release('1.0.2');
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}${delimiter}${path}`;
+    try {
+      // When the update runs with the systemd launcher
+      await checkForUpdate(agent.rt, offer(manifest), { ...options, launcher: 'systemd-run' });
+    } finally {
+      process.env.PATH = path;
+    }
+
+    // Then the installer ran as unit dn42-agent-update-1.0.2, collected when it ends, with the plan of this version
+    const [argv] = (await readFile(calls, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    expect(argv.slice(0, 5)).to.deep.equal(['--unit', 'dn42-agent-update-1.0.2', '--collect', '--quiet', '--']);
+    expect(argv.at(-1)).to.equal(join(agent.stateDir, 'update', 'plan-1.0.2.json'));
+    expect(await installerDone()).to.include({ status: 'installed' });
+    expect(await current()).to.equal('versions/1.0.2');
   });
 
   it('refuses a tarball whose VERSION is not the release version: nothing switched, reported as failed', async () => {
