@@ -2,6 +2,7 @@ import type { LogRing } from './logs/ring.js';
 import { Backoff, sleep, WEBSOCKET_BACKOFF } from './backoff.js';
 import { AgentChannel, type DoorbellEvent } from './channel.js';
 import type { Mode } from './config.js';
+import { TokenRefused } from './errors.js';
 import type { ReconcileSummary } from './reconcile.js';
 import type { AgentRuntime } from './runtime.js';
 import { ensureKeyRegistered, type AgentSession } from './session.js';
@@ -21,6 +22,9 @@ export interface DaemonOptions {
   backoff?: Backoff;
 }
 
+/** The server's close code for an agent token it does not accept (revoked, rotated, expired). */
+const CLOSE_UNAUTHORIZED = 4401;
+
 /** Heartbeat `apply_status` in the apply-result's words. */
 const APPLY_STATUS = { ok: 'succeeded', failed: 'failed' } as const;
 
@@ -39,6 +43,7 @@ export class Daemon {
   private keyRegistered = false;
   private readonly jobs = new AbortController();
   private channel: AgentChannel | null = null;
+  private readonly backoff: Backoff;
 
   constructor(
     private readonly session: AgentSession,
@@ -48,6 +53,7 @@ export class Daemon {
   ) {
     if (!session.rt) throw new Error('the daemon needs a control server');
     this.rt = session.rt;
+    this.backoff = options.backoff ?? new Backoff(WEBSOCKET_BACKOFF);
   }
 
   /** Runs until `signal` aborts, then stops timers, the socket, telemetry and jobs. */
@@ -72,20 +78,24 @@ export class Daemon {
     }
   }
 
-  /** Connects, and after every close waits 1 s doubling to 30 s (plus jitter) before the next try; an open socket resets the delay. */
+  /**
+   * Connects, and after every close waits 1 s doubling to 30 s (plus jitter)
+   * before the next try. The server's `hello` resets the delay (an open socket
+   * alone does not: a refused token is closed with 4401 right after the
+   * handshake). A 4401 asks for a renewed token first.
+   */
   private async keepConnected(signal: AbortSignal): Promise<void> {
-    const backoff = this.options.backoff ?? new Backoff(WEBSOCKET_BACKOFF);
+    const backoff = this.backoff;
     while (!signal.aborted) {
+      const token = this.rt.agentToken();
       this.channel = new AgentChannel(this.rt, {
-        onOpen: () => {
-          backoff.reset();
-          this.sendHeartbeat();
-        },
+        onOpen: () => this.sendHeartbeat(),
         onEvent: (event) => this.onEvent(event),
       });
       const closed = await this.channel.run(signal);
       this.channel = null;
       if (signal.aborted) return;
+      if (closed.code === CLOSE_UNAUTHORIZED && (await this.session.renewToken(token, 'socket'))) backoff.reset();
       const delay = backoff.next();
       this.rt.logger.warn({ code: closed.code, reason: closed.reason, retry_in_ms: delay }, 'agent channel closed; reconnecting');
       await sleep(delay, signal);
@@ -96,6 +106,7 @@ export class Daemon {
     const rt = this.rt;
     switch (event.type) {
       case 'hello': {
+        this.backoff.reset();
         const applied = rt.applied();
         if (event.generation !== undefined && (event.generation !== applied.generation || applied.status !== 'ok')) void this.requestReconcile('hello');
         return;
@@ -144,6 +155,11 @@ export class Daemon {
       if (!this.keyRegistered) this.keyRegistered = await ensureKeyRegistered(this.session);
       summary = await this.session.reconciler.reconcile(this.options.mode, false);
     } catch (err) {
+      if (err instanceof TokenRefused) {
+        // A new token (rotated in the state dir, or re-enrolled): reconcile again with it.
+        if (await this.session.renewToken(err.token, 'pull')) this.again = true;
+        return;
+      }
       log.error({ err, reason }, 'reconcile failed');
       return;
     }

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { validateDesiredState, type DesiredState } from '../domain/desired-state/schema.js';
+import { TokenRefused } from './errors.js';
 import { detailOf } from './http.js';
 import type { AgentRuntime } from './runtime.js';
 
@@ -30,11 +31,14 @@ export function checkDesired(doc: unknown, generation: number | null): Desired {
 
 /**
  * `GET /agent/desired-state`: the published generation, validated; null when
- * the node has none yet (404). Any other status is an error with its detail.
+ * the node has none yet (404). A refused token (401) is a `TokenRefused` (the
+ * caller may renew it); any other status is an error with its detail.
  */
 export async function pullDesired(rt: AgentRuntime): Promise<Desired | null> {
+  const token = rt.agentToken();
   const answer = await rt.request<{ generation?: unknown; state?: unknown }>('GET', '/agent/desired-state');
   if (answer.status === 404) return null;
+  if (answer.status === 401) throw new TokenRefused(token, detailOf(answer));
   if (answer.status !== 200) throw new Error(`desired state: ${detailOf(answer)}`);
   const generation = answer.body.generation;
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation)) throw new Error('desired state: answer without a generation');

@@ -21,6 +21,8 @@ export interface EnrollOptions {
    * retrying, so a one-shot run never waits for an administrator.
    */
   once?: boolean;
+  /** Register again although an enrollment is stored (its token was refused); the new one replaces it. */
+  renew?: boolean;
 }
 
 interface RegisterAnswer {
@@ -40,7 +42,7 @@ interface RegisterAnswer {
  * since asking again cannot change them.
  */
 export async function enroll(options: EnrollOptions): Promise<Enrollment> {
-  const stored = await readEnrollment(options.layout);
+  const stored = options.renew ? null : await readEnrollment(options.layout);
   if (stored && (options.requestedNodeId === null || options.requestedNodeId === stored.node_id)) return stored;
   if (stored) throw new FatalError(`state dir is enrolled as node ${stored.node_id}, not ${options.requestedNodeId}`);
   if (!options.enrollmentToken || !options.requestedNodeId) throw new FatalError('not enrolled: --enrollment-token and --requested-node-id are needed for the first run');

@@ -16,6 +16,20 @@ export class Stopped extends Error {
 }
 
 /**
+ * The control server refused the agent token (401: revoked, rotated, expired).
+ * `token` is the one refused, so that a renewal started meanwhile is not repeated.
+ */
+export class TokenRefused extends Error {
+  override name = 'TokenRefused';
+  constructor(
+    readonly token: string,
+    detail: string,
+  ) {
+    super(`agent token refused: ${detail}`);
+  }
+}
+
+/**
  * `--once` asked once and the server answered `pending-approval` (not
  * provisioned, not approved, or no first generation yet): the run reports it
  * and exits 1 instead of waiting for an administrator; the daemon retries.

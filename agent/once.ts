@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { AgentSettings } from './cli.js';
-import { RegistrationPending, Stopped } from './errors.js';
+import { RegistrationPending, Stopped, TokenRefused } from './errors.js';
 import { isDeployFailure, type ReconcileSummary } from './reconcile.js';
-import { ensureKeyRegistered, openSession } from './session.js';
+import { ensureKeyRegistered, openSession, type AgentSession } from './session.js';
 
 /**
  * `--once` and `--plan-only`: one reconcile, the JSON summary on stdout, exit
@@ -14,8 +14,7 @@ export async function runOnce(settings: AgentSettings, log: Logger, signal: Abor
   let summary: ReconcileSummary;
   try {
     const session = await openSession(settings, log, signal);
-    if (settings.mode !== 'plan-only') await ensureKeyRegistered(session);
-    summary = await session.reconciler.reconcile(settings.mode, true);
+    summary = await reconcileWithToken(session, settings);
   } catch (err) {
     if (err instanceof Stopped) return 0;
     const pending = err instanceof RegistrationPending;
@@ -35,4 +34,18 @@ export async function runOnce(settings: AgentSettings, log: Logger, signal: Abor
   }
   print(`${JSON.stringify(summary, null, 2)}\n`);
   return isDeployFailure(summary) ? 1 : 0;
+}
+
+/** The reconcile; when the token is refused and could be renewed (`TokenKeeper`), once more with the new one. */
+async function reconcileWithToken(session: AgentSession, settings: AgentSettings): Promise<ReconcileSummary> {
+  const attempt = async () => {
+    if (settings.mode !== 'plan-only') await ensureKeyRegistered(session);
+    return session.reconciler.reconcile(settings.mode, true);
+  };
+  try {
+    return await attempt();
+  } catch (err) {
+    if (!(err instanceof TokenRefused) || !(await session.renewToken(err.token, 'pull'))) throw err;
+    return attempt();
+  }
 }

@@ -4,6 +4,7 @@ import { deploy } from './apply/deploy.js';
 import type { StepResult } from './apply/types.js';
 import type { Mode } from './config.js';
 import { InvalidDesiredState, type Desired } from './desired.js';
+import { TokenRefused } from './errors.js';
 import { hasChanges, planFiles, type FilePlan } from './files/plan.js';
 import { readFileSet } from './files/snapshot.js';
 import { writeFileSet } from './files/write.js';
@@ -68,6 +69,8 @@ export class Reconciler {
     try {
       desired = await this.o.source();
     } catch (err) {
+      // A refused token is the caller's to renew; nothing can be reported with it.
+      if (err instanceof TokenRefused) throw err;
       // An invalid document is a failed apply of its generation; an unreachable server is not (nothing was attempted).
       const invalid = err instanceof InvalidDesiredState;
       return this.failed({ ...base, generation: invalid ? err.generation : null, status: 'failed', error: (err as Error).message }, mode, started, invalid);

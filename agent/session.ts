@@ -10,6 +10,7 @@ import { generateWireguardPrivateKey } from './render/index.js';
 import type { AgentRuntime } from './runtime.js';
 import { AppliedStore } from './state/applied.js';
 import { stateLayout } from './state/layout.js';
+import { TokenKeeper } from './token.js';
 import { agentVersion } from './version.js';
 import { nodeWireguardKey, registerWireguardKey } from './wireguard-key.js';
 
@@ -22,6 +23,12 @@ export interface AgentSession {
   applied: AppliedStore;
   /** The node's WireGuard private key (from the state dir, or a throwaway one for a plan without a stored key). */
   privateKey: string;
+  /**
+   * After the server refused the agent token `refused` (at `where`: `pull`,
+   * `socket`): true when another token is in use now (see `TokenKeeper`);
+   * always false offline.
+   */
+  renewToken(refused: string, where: string): Promise<boolean>;
 }
 
 /**
@@ -32,21 +39,13 @@ export interface AgentSession {
 export async function openSession(settings: AgentSettings, log: Logger, signal?: AbortSignal): Promise<AgentSession> {
   const layout = stateLayout(settings.stateDir);
   let nodeId: string;
-  let token: string | null = null;
+  let keeper: TokenKeeper | null = null;
   let offline: Desired | null = null;
   if (settings.controllerUrl) {
-    const enrollment = await enroll({
-      apiBase: settings.controllerUrl,
-      layout,
-      enrollmentToken: settings.enrollmentToken,
-      requestedNodeId: settings.requestedNodeId,
-      inventory: inventory(settings.commands, settings.hostname),
-      log,
-      signal,
-      once: settings.run === 'once',
-    });
+    const registration = { apiBase: settings.controllerUrl, layout, enrollmentToken: settings.enrollmentToken, inventory: inventory(settings.commands, settings.hostname), log };
+    const enrollment = await enroll({ ...registration, requestedNodeId: settings.requestedNodeId, signal, once: settings.run === 'once' });
     nodeId = enrollment.node_id;
-    token = enrollment.token;
+    keeper = new TokenKeeper(enrollment.token, { ...registration, nodeId });
   } else {
     offline = await readDesiredFile(settings.desiredStatePath!);
     nodeId = offline.state.node.node_id;
@@ -56,7 +55,7 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
   const applied = new AppliedStore(node.applied);
   await applied.load();
   const privateKey = settings.mode === 'plan-only' ? await storedKeyOr(node.wireguardKey) : await nodeWireguardKey(node.wireguardKey);
-  const rt = token === null ? null : runtimeOf(settings, { nodeId, renderedDir, token, applied, log });
+  const rt = keeper === null ? null : runtimeOf(settings, { nodeId, renderedDir, keeper, applied, log });
   const source = rt ? () => pullDesired(rt) : async () => offline;
   const reconciler = new Reconciler({
     nodeId,
@@ -72,7 +71,8 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
     source,
     rt,
   });
-  return { nodeId, renderedDir, rt, reconciler, applied, privateKey };
+  const renewToken = async (refused: string, where: string) => (keeper ? keeper.renew(refused, where) : false);
+  return { nodeId, renderedDir, rt, reconciler, applied, privateKey, renewToken };
 }
 
 async function storedKeyOr(path: string): Promise<string> {
@@ -83,7 +83,7 @@ async function storedKeyOr(path: string): Promise<string> {
   }
 }
 
-function runtimeOf(settings: AgentSettings, s: { nodeId: string; renderedDir: string; token: string; applied: AppliedStore; log: Logger }): AgentRuntime {
+function runtimeOf(settings: AgentSettings, s: { nodeId: string; renderedDir: string; keeper: TokenKeeper; applied: AppliedStore; log: Logger }): AgentRuntime {
   const apiBase = settings.controllerUrl!;
   return {
     controllerUrl: apiBase,
@@ -93,8 +93,8 @@ function runtimeOf(settings: AgentSettings, s: { nodeId: string; renderedDir: st
     version: agentVersion(),
     logger: s.log,
     commands: settings.commands,
-    request: (method, path, body) => callControl(apiBase, method, path, body, s.token),
-    agentToken: () => s.token,
+    request: (method, path, body) => callControl(apiBase, method, path, body, s.keeper.token()),
+    agentToken: () => s.keeper.token(),
     applied: () => s.applied.current(),
   };
 }
