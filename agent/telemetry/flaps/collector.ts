@@ -17,7 +17,9 @@ type FeedState = PrefixFlaps['feed_state'];
  * The agent's prefix flap collector: BIRD's BGP routes observed again and
  * again, each observation compared with the previous one (routeEvents), every
  * change weighted by BIRD's import counters (eventWeights) and added to the
- * decayed score of (prefix, peer AS) (DecayedScores). The "collector session"
+ * decayed score of (prefix, peer AS) (DecayedScores); one change reaching
+ * the node over several sessions (a direct eBGP route and iBGP relays of it)
+ * counts once per look. The "collector session"
  * of the report is BIRD itself: `unknown` before the first look, `established`
  * while BIRD answers with at least one established BGP session, `down`
  * otherwise. After BIRD could not be read the next look starts a new baseline,
@@ -45,7 +47,7 @@ export class FlapCollector {
     const counters = new Map(protocols.map((p) => [p.name, { since: p.since, changes: p.import_changes }]));
     const events = this.views ? routeEvents(this.views, views) : [];
     const weights = this.counters ? eventWeights(events, comparable(this.counters, counters), changesOf(counters)) : [];
-    events.forEach((e, i) => this.scores.add(e.prefix, e.peer_asn, e.origin_asn, weights[i], now));
+    for (const { event, weight } of strongestPerKey(events, weights)) this.scores.add(event.prefix, event.peer_asn, event.origin_asn, weight, now);
     this.views = views;
     this.counters = counters;
     this.feed = protocols.some((p) => p.state === 'established') ? 'established' : 'down';
@@ -85,3 +87,13 @@ const changesOf = (counters: Counters): Map<string, number> =>
 /** The earlier counters of the protocols that did not restart in between (a restart starts BIRD's counters at zero). */
 const comparable = (before: Counters, after: Counters): Map<string, number> =>
   new Map([...before].flatMap(([name, c]) => (c.changes === null || after.get(name)?.since !== c.since ? [] : [[name, c.changes] as const])));
+
+/** Per (prefix, peer AS), the event with the highest weight: the same change seen through several sessions is one change. */
+function strongestPerKey(events: readonly RouteEvent[], weights: readonly number[]): { event: RouteEvent; weight: number }[] {
+  const byKey = new Map<string, { event: RouteEvent; weight: number }>();
+  events.forEach((event, i) => {
+    const key = `${event.prefix} ${event.peer_asn}`;
+    if ((byKey.get(key)?.weight ?? 0) < weights[i]) byKey.set(key, { event, weight: weights[i] });
+  });
+  return [...byKey.values()];
+}

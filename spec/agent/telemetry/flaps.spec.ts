@@ -167,6 +167,16 @@ describe('prefix flap scoring (pure)', () => {
       });
     });
 
+    it('counts one change seen through several sessions (direct and an iBGP relay) once per look', () => {
+      const both = (stamp: string) => table(A(stamp), route('172.21.0.0/24', 'ibgp_fra2', stamp, [4242420002, 4242420077], { best: false, hidePrefix: true }));
+      const c = new FlapCollector();
+      c.observe({ routes: both('11:00:00.000'), protocols: protocols({ name: 'peer_b', updates: 1, withdraws: 0 }, { name: 'ibgp_fra2', updates: 1, withdraws: 0 }) }, LOCAL_AS, T0);
+      const events = c.observe({ routes: both('11:00:30.000'), protocols: protocols({ name: 'peer_b', updates: 3, withdraws: 1 }, { name: 'ibgp_fra2', updates: 2, withdraws: 1 }) }, LOCAL_AS, T0 + MIN);
+      expect(brief(events)).to.deep.equal(['change 172.21.0.0/24 peer_b 4242420002', 'change 172.21.0.0/24 ibgp_fra2 4242420002']);
+      // peer_b counted 3 changes, the relay 2: the stronger one stands
+      expect(c.scores.top(T0 + MIN).map((s) => [s.peer_asn, s.flaps])).to.deep.equal([[4242420002, 3]]);
+    });
+
     it('counts a session restart (new since; the counters started again, here above the old total) once per changed route', () => {
       const c = new FlapCollector();
       c.observe(look('11:00:00.000', 40, 30), LOCAL_AS, T0);
