@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { buildPage } from '../../http/identity/page-build.js';
 import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
 import { GAMMA_ASN, registerClient, startOidc, type OidcFixture } from '../support/oidc.js';
+import { launchChromium, skipWithoutChromium } from './authorize-support.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SITE_KEY = 'spec-site-key';
 
 /**
@@ -72,10 +71,7 @@ describe('Authorization page in a browser with an external captcha widget', func
   let page: Page;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      console.warn(`    skipped: ${CHROMIUM} is absent (CI installs Debian's chromium)`);
-      this.skip();
-    }
+    skipWithoutChromium(this);
     await buildPage();
     provider = await new LoopbackCaptchaProvider().start();
     f = await startOidc({
@@ -84,7 +80,7 @@ describe('Authorization page in a browser with an external captcha widget', func
       CAPTCHA_VERIFY_SECRET: 'siteverify-secret-for-the-page-spec',
       CAPTCHA_WIDGET_URL: `${provider.url}/widget.js?sitekey=${SITE_KEY}`,
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+    browser = await launchChromium();
     page = await browser.newPage();
   });
   after(async () => {
