@@ -131,10 +131,12 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     const scopes = await page.locator('.scopes li .scope-id').allTextContents();
     expect(scopes).to.deep.equal(['openid', 'profile', 'email', 'dn42']);
     expect(await focusedText(page), 'focus lands on Allow').to.equal('Allow');
+    const entries = await page.evaluate(() => history.length);
     await page.keyboard.press('Enter');
 
     const callback = await landed();
     expectParamsPostedBack(watch, false);
+    expect(await page.evaluate(() => history.length), 'the redirect replaces the page in the history').to.equal(entries);
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expect(callback.searchParams.get('code')).to.be.a('string').and.not.equal('');
     expect(rp.arrivals.at(-1)?.searchParams.get('code')).to.equal(callback.searchParams.get('code'));

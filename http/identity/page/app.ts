@@ -82,7 +82,8 @@ async function perform(effect: Effect): Promise<Msg | undefined> {
       return done(effect, await call(fetchFn, 'POST', PATHS.approve, { token: effect.token, body: approveBody(effect.params, effect.deny) }));
     case 'navigate':
       // Only addresses the backend returned reach this point (authorize-context's redirect_to or approve's).
-      location.assign(effect.to);
+      // `replace`, like the redirect of a server-side authorization endpoint: Back from the application does not return to a finished consent.
+      location.replace(effect.to);
       return undefined;
     default: {
       const _never: never = effect;
