@@ -5,7 +5,7 @@ import { eventWeights, routeEvents, type RouteEvent } from './events.js';
 import { DecayedScores, FLAP_TOP_N } from './scores.js';
 import { routeViews, type RouteView } from './views.js';
 
-/** One look at BIRD: `show protocols all` (read first) and `show route all`. */
+/** One look at BIRD: `show route all` and `show protocols all` (read right after). */
 export interface BirdObservation {
   protocols: string;
   routes: string;

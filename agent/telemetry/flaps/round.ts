@@ -4,8 +4,8 @@ import { outputOf } from '../output.js';
 import { FlapCollector } from './collector.js';
 
 /**
- * One round of the prefix flap loop: look at BIRD (`show protocols all` for
- * the import counters and session states, then `show route all`), score what
+ * One round of the prefix flap loop: look at BIRD (`show route all`, then
+ * `show protocols all` for the import counters and session states), score what
  * changed since the previous look, and post the top scores with the feed
  * state to `/agent/prefix-flaps`, which replaces the node's table. BIRD
  * unreachable: the report still goes out, with `feed_state: down`.
@@ -15,8 +15,10 @@ export function flapRounds(rt: AgentRuntime, log: Logger, post: (what: string, p
   let birdReadable = true;
   return async () => {
     try {
-      const protocols = await outputOf([...rt.commands.birdc, 'show', 'protocols', 'all']);
+      // Routes first: a change landing between the two reads is then in the counters but not
+      // the routes, and the next look counts it once (the other order can count it twice).
       const routes = await outputOf([...rt.commands.birdc, 'show', 'route', 'all'], 60_000);
+      const protocols = await outputOf([...rt.commands.birdc, 'show', 'protocols', 'all']);
       const events = collector.observe({ protocols, routes }, rt.applied().desired?.node.asn ?? null, Date.now());
       if (events.length) log.debug({ changes: events.length }, 'prefix flaps: route changes seen');
       birdReadable = true;

@@ -31,7 +31,7 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
     const stats = (await birdc(birds.birdcA, 'show', 'protocols', 'all', 'peer_b')).split('\n').filter((l) => /Import (updates|withdraws):/.test(l));
     return stats.reduce((sum, l) => sum + Number(l.trim().split(/\s+/).at(-1)), 0);
   };
-  const look = async () => ({ protocols: await birdc(birds.birdcA, 'show', 'protocols', 'all'), routes: await birdc(birds.birdcA, 'show', 'route', 'all') });
+  const look = async () => ({ routes: await birdc(birds.birdcA, 'show', 'route', 'all'), protocols: await birdc(birds.birdcA, 'show', 'protocols', 'all') });
   const feed = async () => (await server.control.sys.pool.query(`SELECT feed_state, entries FROM prefix_flap_feeds WHERE node_id = $1`, [server.nodeId])).rows[0];
   const stored = async () => (await prefixFlapsOf(server.control.sys.pool, server.nodeId)).find((r) => r.prefix === FLAPPING && r.peer_asn === PEER_B);
 
