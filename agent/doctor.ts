@@ -26,7 +26,11 @@ function binaryChecks(settings: AgentSettings): Check[] {
   });
 }
 
-/** The state dir holds the agent token: it must be the agent's alone (no group or other write, token files 0600). */
+/**
+ * The state dir holds the agent token: it must be the agent's alone (no group
+ * or other write, token files 0600), yet passable by others when the rendered
+ * files live inside it (BIRD and BIND read them as their own users).
+ */
 async function stateDirChecks(settings: AgentSettings): Promise<Check[]> {
   const dir = settings.stateDir;
   const info = await stat(dir).catch(() => null);
@@ -37,9 +41,12 @@ async function stateDirChecks(settings: AgentSettings): Promise<Check[]> {
   if (!info.isDirectory()) return [fail('state dir', `${dir} is not a directory`)];
   const checks: Check[] = [];
   const writable = await access(dir, constants.W_OK).then(() => true, () => false);
+  const mode = (info.mode & 0o777).toString(8);
+  const rendersInside = settings.renderedDir === null || settings.renderedDir.startsWith(`${dir}/`);
   if (!writable) checks.push(fail('state dir', `${dir} not writable`));
-  else if (info.mode & 0o022) checks.push(fail('state dir', `${dir} is writable by group or others (mode ${(info.mode & 0o777).toString(8)})`));
-  else checks.push(ok('state dir', `${dir} mode ${(info.mode & 0o777).toString(8)}`));
+  else if (info.mode & 0o022) checks.push(fail('state dir', `${dir} is writable by group or others (mode ${mode})`));
+  else if (rendersInside && !(info.mode & 0o001)) checks.push(fail('state dir', `${dir} mode ${mode}: BIRD and BIND (running as their own users) cannot reach the rendered files; expected 711`));
+  else checks.push(ok('state dir', `${dir} mode ${mode}`));
   const layout = stateLayout(dir);
   for (const [name, path] of [['agent token file', layout.token], ['enrollment file', layout.enrollment]] as const) {
     const file = await stat(path).catch(() => null);

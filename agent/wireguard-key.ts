@@ -1,10 +1,11 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { escrowPrivateKey } from './escrow.js';
 import { detailOf } from './http.js';
 import { generateWireguardPrivateKey, wireguardPublicKey } from './render/keys.js';
 import type { AgentRuntime } from './runtime.js';
 import { writeFileAtomic } from './state/atomic.js';
+import { makeDir, PASS_THROUGH_DIR_MODE } from './state/dirs.js';
 
 /**
  * The node's WireGuard private key from the state directory, generated on the
@@ -19,7 +20,7 @@ export async function nodeWireguardKey(path: string): Promise<string> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await makeDir(dirname(path), PASS_THROUGH_DIR_MODE);
   const key = generateWireguardPrivateKey();
   await writeFileAtomic(path, `${key}\n`, 0o600);
   return key;

@@ -1,6 +1,7 @@
-import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
+import { readdir, rm, rmdir } from 'node:fs/promises';
 import { dirname, join, normalize } from 'node:path';
 import { fsyncDir, writeFileAtomic } from '../state/atomic.js';
+import { makeDir, PUBLIC_DIR_MODE } from '../state/dirs.js';
 import type { FilePlan } from './plan.js';
 import type { FileEntry } from './snapshot.js';
 
@@ -20,9 +21,9 @@ function safeJoin(dir: string, path: string): string {
 export async function writeFileSet(dir: string, files: readonly FileEntry[], plan: FilePlan): Promise<void> {
   const toWrite = new Set([...plan.added, ...plan.changed]);
   const targets = files.filter((f) => toWrite.has(f.path)).map((f) => ({ file: f, target: safeJoin(dir, f.path) }));
-  await mkdir(dir, { recursive: true, mode: 0o755 });
+  await makeDir(dir, PUBLIC_DIR_MODE);
   for (const { file, target } of targets) {
-    await mkdir(dirname(target), { recursive: true, mode: 0o755 });
+    await makeDir(dirname(target), PUBLIC_DIR_MODE);
     await writeFileAtomic(target, file.content, file.mode);
   }
   const touched = new Set<string>();

@@ -1,8 +1,9 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { DesiredState } from '../../domain/desired-state/schema.js';
 import type { AppliedState } from '../runtime.js';
 import { writeFileAtomic } from './atomic.js';
+import { makeDir, PASS_THROUGH_DIR_MODE } from './dirs.js';
 
 /** What `applied.json` keeps across restarts: the generation in force, its state, and the latest attempt's outcome. */
 interface StoredApplied {
@@ -48,7 +49,7 @@ export class AppliedStore {
 
   private async save(): Promise<void> {
     const { generation, status, desired } = this.state;
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    await makeDir(dirname(this.path), PASS_THROUGH_DIR_MODE);
     await writeFileAtomic(this.path, `${JSON.stringify({ generation, status, desired } satisfies StoredApplied)}\n`, 0o600);
   }
 }

@@ -1,6 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { writeFileAtomic } from './atomic.js';
+import { makeDir, PASS_THROUGH_DIR_MODE } from './dirs.js';
 import type { StateLayout } from './layout.js';
 
 /** What a successful registration left in the state directory. */
@@ -25,9 +26,9 @@ export async function readEnrollment(layout: StateLayout): Promise<Enrollment | 
   return { node_id: meta.node_id, agent_id: typeof meta.agent_id === 'string' ? meta.agent_id : null, token };
 }
 
-/** Stores token and node id, both 0600 in a 0700 directory: the token is the node's credential. */
+/** Stores token and node id, both 0600 (the token is the node's credential), in a directory others may only pass through (`PASS_THROUGH_DIR_MODE`). */
 export async function writeEnrollment(layout: StateLayout, enrollment: Enrollment): Promise<void> {
-  await mkdir(dirname(layout.token), { recursive: true, mode: 0o700 });
+  await makeDir(dirname(layout.token), PASS_THROUGH_DIR_MODE);
   await writeFileAtomic(layout.token, `${enrollment.token}\n`, 0o600);
   await writeFileAtomic(layout.enrollment, `${JSON.stringify({ node_id: enrollment.node_id, agent_id: enrollment.agent_id })}\n`, 0o600);
 }

@@ -26,7 +26,8 @@ describe('agent: --doctor', function () {
   beforeEach(async () => {
     dir = await tempDir();
     stateDir = join(dir.path, 'state');
-    await mkdir(stateDir, { mode: 0o700 });
+    await mkdir(stateDir);
+    await chmod(stateDir, 0o711);
     token = (await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1')).token;
     await writeEnrollment(stateLayout(stateDir), { node_id: 'fra1', agent_id: null, token });
   });
@@ -71,6 +72,15 @@ describe('agent: --doctor', function () {
     expect(line(lines, 'agent token file')).to.equal(`FAIL agent token file: ${stateLayout(stateDir).token} mode 644, expected 600`);
     expect(line(lines, 'agent token')).to.match(/^FAIL agent token: refused: 401 invalid or expired agent token$/);
     expect(line(lines, 'binary bird')).to.match(/^ok {3}binary bird: /);
+  });
+
+  it('fails on a state dir BIRD and BIND cannot pass through when the rendered files are inside it', async () => {
+    await chmod(stateDir, 0o700);
+    const { code, lines } = await doctor();
+    expect(code).to.equal(1);
+    expect(line(lines, 'state dir')).to.equal(`FAIL state dir: ${stateDir} mode 700: BIRD and BIND (running as their own users) cannot reach the rendered files; expected 711`);
+    const elsewhere = await doctor('--rendered-dir', join(dir.path, 'rendered'));
+    expect(line(elsewhere.lines, 'state dir')).to.equal(`ok   state dir: ${stateDir} mode 700`);
   });
 
   it('fails when the controller cannot be reached, and exits 1 as a program', async () => {

@@ -56,6 +56,20 @@ describe('agent: offline --plan-only and --once --mode write-rendered', () => {
     expect(again.changes).to.deep.equal({ added: [], changed: [], removed: [], unchanged: summary.changes.added.length });
   });
 
+  it('creates the directories BIRD and BIND (their own users) must pass through, even under the unit\'s umask 077', async () => {
+    const run = await runAgent(['--once', '--mode', 'write-rendered', '--desired-state', docPath, '--state-dir', stateDir], 30_000, { umask: '077' });
+    expect(run.code, run.stderr).to.equal(0);
+    const mode = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
+    expect(await mode(stateDir)).to.equal('711');
+    expect(await mode(join(stateDir, 'nodes'))).to.equal('711');
+    expect(await mode(join(stateDir, 'nodes', 'fra1'))).to.equal('711');
+    expect(await mode(rendered())).to.equal('755');
+    expect(await mode(join(rendered(), 'bird'))).to.equal('755');
+    expect(await mode(join(rendered(), 'bird/bird.conf'))).to.equal('644');
+    expect(await mode(join(rendered(), 'wireguard/dn42_a.conf'))).to.equal('600');
+    expect(await mode(join(stateDir, 'nodes', 'fra1', 'wireguard-private.key'))).to.equal('600');
+  });
+
   it('plans a changed file, a stale file and a wrong mode without touching them', async () => {
     await write();
     const ebgp = join(rendered(), 'bird/ebgp.conf');

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../../agent/exec.js';
@@ -14,10 +14,14 @@ export interface AgentRun {
   stderr: string;
 }
 
-/** Runs `dn42-agent <args>` to its exit. */
-export function runAgent(args: string[], timeoutMs = 30_000): Promise<AgentRun> {
+/** Runs `dn42-agent <args>` to its exit; `umask` (octal text, `077` as in the systemd unit) through a shell. */
+export function runAgent(args: string[], timeoutMs = 30_000, options: { umask?: string } = {}): Promise<AgentRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [AGENT_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [process.execPath, AGENT_BIN, ...args];
+    const child =
+      options.umask === undefined
+        ? spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] })
+        : spawn('sh', ['-c', `umask ${options.umask} && exec "$@"`, 'sh', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -80,11 +84,33 @@ export interface Bird {
   stop(): Promise<void>;
 }
 
+/** uid and gid of the `bird` user Debian's bird2 package creates, if this machine has it. */
+function birdUser(): { uid: number; gid: number } | null {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('bird:'));
+  if (!line) return null;
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/**
+ * Where Debian's bird2 is installed, BIRD runs as in its unit: `-u bird -g
+ * bird`, so it reads the agent's rendered files as the `bird` user, as on a
+ * node (a state dir it cannot pass through fails the apply). `dir` is made
+ * passable (0711) for that, the socket and pid file live in a `run/` owned by bird.
+ */
 export async function startBird(dir: string): Promise<Bird> {
   const conf = join(dir, 'bootstrap.conf');
-  const socket = join(dir, 'bird.ctl');
+  const user = birdUser();
+  const run = join(dir, 'run');
+  await mkdir(run, { recursive: true });
+  if (user) {
+    await chmod(dir, 0o711);
+    await chown(run, user.uid, user.gid);
+  }
+  const socket = join(run, 'bird.ctl');
   await writeFile(conf, 'router id 10.255.255.1;\nprotocol device {}\n');
-  const child = spawn('bird', ['-f', '-c', conf, '-s', socket, '-P', join(dir, 'bird.pid')], { stdio: 'ignore' });
+  const drop = user ? ['-u', 'bird', '-g', 'bird'] : [];
+  const child = spawn('bird', ['-f', '-c', conf, '-s', socket, '-P', join(run, 'bird.pid'), ...drop], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
   if (!existsSync(socket)) throw new Error('bird did not open its control socket');
