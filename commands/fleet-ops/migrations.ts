@@ -5,7 +5,6 @@ import { planPeerNames } from '../../domain/fleet-ops/peer-names.js';
 import type { NodeEvent } from '../../domain/node/events.js';
 import type { LiveNode } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
-import { listNodes } from '../../projections/fleet/queries.js';
 import type { FleetDeps } from '../fleet-write.js';
 import { liveNodes, writeNodes } from './write-nodes.js';
 
@@ -50,10 +49,8 @@ export const migrateInternalPorts: FleetOperation = {
  * for a second run to change.
  */
 export async function runFleetOperation(deps: FleetDeps, operation: FleetOperation, dryRun: boolean, metadata: EventMetadata): Promise<FleetOperationResult> {
-  const ids = (await listNodes(deps.db)).map((n) => n.node_id);
   const outcome = await writeNodes(
     deps,
-    ids,
     (states) => {
       const plans = operation.plan(liveNodes(states));
       const events = new Map<string, NodeEvent[]>([...plans].map(([id, p]) => [id, p.events]));

@@ -3,7 +3,6 @@ import { planPeerDisable, planPeerEnable, sessionsOfAs, type PeerPlan } from '..
 import { nodeDecider } from '../../domain/node/decide.js';
 import type { LiveNode } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
-import { listNodes } from '../../projections/fleet/queries.js';
 import type { FleetDeps } from '../fleet-write.js';
 import { liveNodes, writeNodes } from './write-nodes.js';
 
@@ -33,10 +32,8 @@ export function enablePeer(deps: FleetDeps, asn: number, metadata: EventMetadata
 }
 
 async function writePeer(deps: FleetDeps, asn: number, how: 'disable' | 'enable', metadata: EventMetadata): Promise<PeerMitigationResult> {
-  const ids = (await listNodes(deps.db)).map((n) => n.node_id);
   const outcome = await writeNodes(
     deps,
-    ids,
     async (states, more) => {
       const nodes = liveNodes(states);
       const tracked = foldMitigations((await more(MITIGATIONS_STREAM)).events as MitigationEvent[]).get(asn) ?? [];

@@ -6,7 +6,6 @@ import type { LiveNode } from '../../domain/node/state.js';
 import type { Queryable } from '../../infra/db/pool.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import { agentStatuses } from '../../infra/telemetry/liveness.js';
-import { listNodes } from '../../projections/fleet/queries.js';
 import type { FleetDeps } from '../fleet-write.js';
 import { namedNodes } from './targets.js';
 import { liveNodes, writeNodes } from './write-nodes.js';
@@ -43,11 +42,9 @@ export function unblockPrefix(deps: FleetDeps, input: PrefixMitigationInput, met
 
 async function writePrefix(deps: FleetDeps, input: PrefixMitigationInput, how: 'block' | 'unblock', metadata: EventMetadata): Promise<PrefixMitigationResult> {
   const prefix = blockablePrefix(input.prefix);
-  const ids = (await listNodes(deps.db)).map((n) => n.node_id);
   const change = how === 'block' ? withBlock : withoutBlock;
   const outcome = await writeNodes(
     deps,
-    ids,
     (states) => {
       const live = liveNodes(states);
       const targets = input.nodes ? namedNodes(states, input.nodes) : how === 'block' ? live.filter((n) => n.lifecycle === 'active') : live;

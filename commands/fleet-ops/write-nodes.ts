@@ -4,7 +4,8 @@ import { nodeStream, type NodeEvent } from '../../domain/node/events.js';
 import type { LiveNode, NodeState } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import type { Delivery, DoorbellEvent } from '../doorbell.js';
-import { FleetLoader, publication, type FleetDeps, type Published } from '../fleet-write.js';
+import { listNodes } from '../../projections/fleet/queries.js';
+import { FleetLoader, publication, TOPOLOGY_STREAM, type FleetDeps, type Published } from '../fleet-write.js';
 import { execute, type LoadMore } from '../handle.js';
 
 /** What a decision over several nodes produces. */
@@ -38,32 +39,39 @@ export interface FleetWriteOutcome<T> {
 }
 
 /**
- * One decision over several nodes in one append: load every node's stream,
- * decide, re-materialise each changed node that is active and already
- * published, append everything with the versions it was decided on (unchanged
- * nodes and other nodes read are guarded), then ring the doorbells after
- * commit. A dry run decides and materialises the same way (so it fails where
- * the real run would) and appends nothing.
+ * One decision over every node of the fleet in one append: list the nodes,
+ * load every node's stream, decide, re-materialise each changed node that is
+ * active and already published, append everything with the versions it was
+ * decided on (unchanged nodes and other nodes read are guarded), then ring the
+ * doorbells after commit. A dry run decides and materialises the same way (so
+ * it fails where the real run would) and appends nothing.
+ *
+ * The node list is read inside each attempt and `fleet-topology` is guarded:
+ * creating, deleting, decommissioning or recommissioning a node appends there
+ * (`writeNode`, `TOPOLOGY_STREAM`), so a node created while the decision runs
+ * makes the append fail and the retry lists it ("every non-decommissioned
+ * node" means every one when the write commits).
  */
 export async function writeNodes<T>(
   deps: FleetDeps,
-  nodeIds: readonly string[],
   plan: (nodes: ReadonlyMap<string, NodeState>, more: LoadMore) => Promise<FleetPlan<T>> | FleetPlan<T>,
   metadata: EventMetadata,
   options: { dryRun?: boolean } = {},
 ): Promise<FleetWriteOutcome<T>> {
-  const ids = [...new Set(nodeIds)].sort();
-  const primaries = new Set(ids.map(nodeStream));
   const { result } = await execute(
     deps.store,
-    [...primaries],
-    async (streams, load) => {
+    [],
+    async (_streams, load) => {
+      await load(TOPOLOGY_STREAM, 'version');
+      const ids = [...new Set((await listNodes(deps.db)).map((n) => n.node_id))].sort();
+      const primaries = new Set(ids.map(nodeStream));
       const read = new Set<string>();
       const more: LoadMore = (streamId, how) => {
         if (streamId.startsWith('node-') && !primaries.has(streamId)) read.add(streamId);
         return load(streamId, how);
       };
-      const before = new Map(ids.map((id) => [id, fold(nodeDecider, streams[nodeStream(id)].events as NodeEvent[])]));
+      const before = new Map<string, NodeState>();
+      for (const id of ids) before.set(id, fold(nodeDecider, (await load(nodeStream(id))).events as NodeEvent[]));
       const decided = await plan(before, more);
       const after = new Map(before);
       for (const [id, events] of decided.events) {
@@ -89,6 +97,7 @@ export async function writeNodes<T>(
       }
       for (const other of decided.alongside ?? []) writes.push(other);
       for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
+      writes.push({ streamId: TOPOLOGY_STREAM, events: [], guard: true });
       if (options.dryRun) return { writes: [], result: { result: decided.result, changed, generations: {}, published: [] } };
       return { writes, result: { result: decided.result, changed, generations, published } };
     },

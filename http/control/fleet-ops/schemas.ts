@@ -32,8 +32,8 @@ export const PortPools = Type.Object({
 
 export const PrefixBody = Type.Object(
   {
-    /** Checked by the command, so that any string gets the contract's `invalid prefix: <input>`. */
-    prefix: Type.String({ minLength: 1, maxLength: 256 }),
+    /** Checked by the command, so that any string (the empty one too) gets the contract's `invalid prefix: <input>`. */
+    prefix: Type.String({ maxLength: 256 }),
     nodes: Type.Optional(Type.Array(NodeId, { maxItems: 1000 })),
   },
   { additionalProperties: false },

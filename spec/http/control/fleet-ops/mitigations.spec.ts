@@ -82,6 +82,7 @@ describe('control: flap mitigations', () => {
         expectResponse(bad).status(422);
         expect(bad.body.detail.message).to.equal('invalid prefix: 172.20.1.0/33');
         expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: 'nonsense' })).status(422).detail('invalid prefix: nonsense');
+        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '' })).status(422).detail('invalid prefix: ');
         expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '172.20.1.0/24', nodes: ['fra1', 'ghost'] })).status(404).detail('unknown node ghost');
         expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '172.20.1.0/24', nodes: ['fra1', 'ber1'] })).status(409).detail('node ber1 is decommissioned');
         expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { nodes: ['fra1'] })).status(422);
