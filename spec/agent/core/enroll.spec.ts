@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { compactDecrypt, decodeProtectedHeader } from 'jose';
 import { nodeStream } from '../../../domain/node/events.js';
 import { sha256Hex } from '../../../domain/sha256.js';
-import { startControl, type ControlInstance } from '../../support/agent-socket.js';
+import { callControl } from '../../../agent/http.js';
+import { generateWireguardPrivateKey, wireguardPublicKey } from '../../../agent/render/index.js';
+import { writeEnrollment } from '../../../agent/state/enrollment.js';
+import { stateLayout } from '../../../agent/state/layout.js';
+import { ADMIN_TOKEN, startControl, type ControlInstance } from '../../support/agent-socket.js';
+import { issueAgentToken } from '../../support/agents.js';
 import { expectResponse } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
 import { runAgent, spawnAgent, tempDir } from '../support/core.js';
@@ -29,8 +34,8 @@ describe('agent: enrollment and the WireGuard key', function () {
     expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
     return (await c.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' })).body.secret;
   }
-  const once = (c: ControlInstance, token: string, node = 'fra1') =>
-    runAgent(['--once', '--mode', 'write-rendered', '--controller-url', c.url, '--enrollment-token', token, '--requested-node-id', node, '--state-dir', stateDir]);
+  const once = (c: ControlInstance, token: string, node = 'fra1', extra: string[] = []) =>
+    runAgent(['--once', '--mode', 'write-rendered', '--controller-url', c.url, '--enrollment-token', token, '--requested-node-id', node, '--state-dir', stateDir, ...extra]);
 
   for (const [kind, pair] of [
     ['RSA', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
@@ -60,7 +65,13 @@ describe('agent: enrollment and the WireGuard key', function () {
     const c = await startControl();
     try {
       const token = await provisioned(c);
-      expect((await once(c, token)).code).to.equal(0);
+      expect((await once(c, token, 'fra1', ['--hostname', 'router1.fra.example.net'])).code).to.equal(0);
+      // The registration's inventory lands on the node: --hostname over the detected name, the tools found here.
+      const inventory = (await c.admin.get('/admin/nodes/fra1')).body.inventory;
+      expect(inventory).to.deep.include({ hostname: 'router1.fra.example.net', arch: process.arch === 'x64' ? 'x86_64' : inventory.arch });
+      expect(inventory.os).to.match(/^[a-z]+-\S+$/);
+      expect(inventory.has_systemd).to.be.a('boolean');
+      expect(inventory.capabilities).to.include.members(['bird', 'wireguard', 'dns']);
       for (const file of ['agent-token', 'agent.json']) expect((await stat(join(stateDir, file))).mode & 0o777).to.equal(0o600);
       expect(JSON.parse(await readFile(join(stateDir, 'agent.json'), 'utf8')).node_id).to.equal('fra1');
       const [registered] = (await c.sys.store.readStream(nodeStream('fra1'))).filter((e) => e.type === 'WireguardKeyRegistered');
@@ -120,6 +131,41 @@ describe('agent: enrollment and the WireGuard key', function () {
     const summary = JSON.parse(run.stdout);
     expect(summary.status).to.equal('failed');
     expect(summary.error).to.match(/^registration failed: control server unreachable: .*ECONNREFUSED/);
+  });
+
+  it('--once with a token issued before any generation: no desired state (404) is no failure, exit 0', async () => {
+    const c = await startControl();
+    try {
+      expectResponse(await c.admin.post('/admin/nodes', nodeBody)).status(201);
+      const { token } = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1');
+      await writeEnrollment(stateLayout(stateDir), { node_id: 'fra1', agent_id: null, token });
+      const run = await runAgent(['--once', '--controller-url', c.url, '--state-dir', stateDir]);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(JSON.parse(run.stdout)).to.deep.include({ node_id: 'fra1', generation: null, status: 'no_desired_state', error: null, steps: [] });
+      expect(existsSync(join(stateDir, 'nodes/fra1/rendered')), 'nothing rendered').to.equal(false);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('goes on with its own key when the server holds another one for the node (409 logged as an error)', async () => {
+    const c = await startControl();
+    try {
+      const token = await provisioned(c);
+      const other = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1');
+      const elsewhere = wireguardPublicKey(generateWireguardPrivateKey());
+      const stored = await callControl(`${c.url}/control/v1`, 'POST', '/agent/wireguard-keys', { node_id: 'fra1', public_key: elsewhere }, other.token);
+      expect(stored.status).to.equal(200);
+      const run = await once(c, token);
+      expect(run.code, run.stderr).to.equal(0);
+      expect(JSON.parse(run.stdout)).to.deep.include({ generation: 1, status: 'written' });
+      const rejected = run.stderr.split('\n').filter((l) => l.includes('wireguard key rejected by the control server'));
+      expect(rejected).to.have.length(1);
+      expect(JSON.parse(rejected[0]).level).to.equal(50);
+      expect((await c.admin.get('/admin/nodes/fra1')).body.wireguard_public_key).to.equal(elsewhere);
+    } finally {
+      await c.close();
+    }
   });
 
   it('refuses a state dir enrolled as another node', async () => {

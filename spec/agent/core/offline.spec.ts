@@ -105,11 +105,21 @@ describe('agent: offline --plan-only and --once --mode write-rendered', () => {
 
   it('refuses a document with an unknown field loudly: exit 1, status failed, the field named, nothing written', async () => {
     await writeFile(docPath, JSON.stringify({ ...doc, bird: { ...(doc.bird as object), future_knob: true } }));
-    const run = await write();
-    expect(run.code).to.equal(1);
-    const summary = JSON.parse(run.stdout);
-    expect(summary.status).to.equal('failed');
-    expect(summary.error).to.match(/desired state failed validation: state\.bird\.future_knob: unknown field/);
+    for (const run of [await write(), await plan()]) {
+      expect(run.code).to.equal(1);
+      const summary = JSON.parse(run.stdout);
+      expect(summary.status).to.equal('failed');
+      expect(summary.error).to.match(/desired state failed validation: state\.bird\.future_knob: unknown field/);
+    }
     expect(existsSync(rendered())).to.equal(false);
+  });
+
+  it('writes into --rendered-dir when given, with BIRD includes pointing there', async () => {
+    const elsewhere = join(dir.path, 'etc-bird', 'dn42');
+    const run = await runAgent(['--once', '--mode', 'write-rendered', '--desired-state', docPath, '--state-dir', stateDir, '--rendered-dir', elsewhere]);
+    expect(run.code, run.stderr).to.equal(0);
+    expect(JSON.parse(run.stdout)).to.deep.include({ rendered_dir: elsewhere, status: 'written' });
+    expect(await readFile(join(elsewhere, 'bird/bird.conf'), 'utf8')).to.contain(`include "${elsewhere}/bird/ebgp.conf";`);
+    expect(existsSync(rendered()), 'nothing in the default rendered dir').to.equal(false);
   });
 });
