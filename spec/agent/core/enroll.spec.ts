@@ -15,6 +15,7 @@ import { issueAgentToken } from '../../support/agents.js';
 import { expectResponse } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
 import { runAgent, spawnAgent, tempDir } from '../support/core.js';
+import { eventually } from '../support/ops.js';
 
 const nodeBody = { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1' };
 
@@ -114,6 +115,11 @@ describe('agent: enrollment and the WireGuard key', function () {
       expect(Date.now() - started, 'no backoff wait').to.be.below(15_000);
       expect(JSON.parse(run.stdout)).to.deep.include({ node_id: 'fra1', status: 'pending_approval', generation: null, error: 'node fra1 has no published desired state yet; retry later' });
       expect(existsSync(join(stateDir, 'agent-token'))).to.equal(false);
+
+      // The daemon waits instead (backoff), and a SIGTERM during that wait ends it cleanly.
+      const daemon = spawnAgent(['--controller-url', c.url, '--enrollment-token', token, '--requested-node-id', 'fra1', '--state-dir', stateDir]);
+      await eventually(() => daemon.logs().some((l) => /^registration pending: /.test(l.msg)), 20_000, 'a pending registration');
+      expect(await daemon.stop('SIGTERM')).to.equal(0);
 
       expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
       const accepted = await once(c, token);
