@@ -24,7 +24,7 @@ export interface AgentRuntime {
    * for every HTTP status (the caller decides); rejects only on network failure.
    */
   request<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: T }>;
-  /** The agent token, for WebSocket handshakes (`Authorization: Bearer`, never in the query). */
+  /** The agent token, for WebSocket handshakes (`Authorization: Bearer`, never in the query). It changes when a refused token is renewed (`agent/token.ts`): read it per connection, never keep it. */
   agentToken(): string;
   /** The outcome of the latest reconcile, for heartbeats and reports. */
   applied(): AppliedState;
