@@ -122,8 +122,10 @@ describe('integration: DNS group and flap mitigations through the agent renderer
       // Exact match: plain set members, no `+`, `-` or `{a,b}` range that would catch more-specifics.
       expect(filters).to.include('define BLOCKED_V4 = [ 172.23.5.0/24 ];');
       expect(filters).to.include('define BLOCKED_V6 = [ fd42:dead::/48 ];');
-      expect(filters).to.include('if net ~ BLOCKED_V4 then return false;');
-      expect(filters).to.include('if net ~ BLOCKED_V6 then return false;');
+      // Inside the eBGP import check, which the remaining peer's import filter runs.
+      expect(filters).to.match(/function dn42_import_ok_v4\(\) \{[^}]*\n\s*if net ~ BLOCKED_V4 then return false;\n/);
+      expect(filters).to.match(/function dn42_import_ok_v6\(\) \{[^}]*\n\s*if net ~ BLOCKED_V6 then return false;\n/);
+      expect(filters).to.match(/filter ebgp_dn42_other_import_v6 \{\n\s*if !dn42_import_ok_v6\(\) then reject;/);
       const ebgp = file(files, 'bird/ebgp.conf');
       expect(ebgp).to.include(`protocol bgp ${bgpProtocolName({ name: 'dn42_other' })} `);
       expect(ebgp).not.to.include(bgpProtocolName({ name: 'dn42_blocked' }));
