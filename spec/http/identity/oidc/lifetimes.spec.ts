@@ -1,8 +1,6 @@
 import { expect } from 'chai';
-import type * as oidc from 'openid-client';
 import { sha256Hex } from '../../../../domain/sha256.js';
-import { registerClient, sshSession, startOidc, type OidcFixture, type RegisteredClient } from '../../../support/oidc.js';
-import { approveAsPage, authorizationUrl, rpConfig, tokenRequest } from './rp-support.js';
+import { useConfidentialApp } from './rp-support.js';
 
 const REDIRECT = 'https://app.spec.example/callback';
 const DAY = 24 * 60 * 60;
@@ -29,69 +27,49 @@ async function later<T>(seconds: number, work: () => Promise<T>): Promise<T> {
  */
 describe('Identity OIDC lifetimes: code, access token, refresh token', function () {
   this.timeout(120_000);
-  let f: OidcFixture;
-  let app: RegisteredClient;
-  let config: oidc.Configuration;
-  let session: string;
-
-  /** Approves a fresh request as the page would; returns the code's form for the token endpoint. */
-  async function codeForm(): Promise<Record<string, string>> {
-    const pending = await authorizationUrl(config, REDIRECT);
-    const callback = await approveAsPage(f, pending.url, session);
-    return { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: pending.verifier };
-  }
+  const rp = useConfidentialApp(REDIRECT);
 
   /** The stored row of a model instance: its expiry and the payload's times (epoch seconds). */
   async function stored(model: string, id: string): Promise<{ expires: number; iat: number; exp: number; iiat?: number }> {
-    const { rows } = await f.sys.pool.query(`SELECT expires_at, payload FROM oidc_models WHERE model = $1 AND key = $2`, [model, sha256Hex(id)]);
+    const { rows } = await rp.f.sys.pool.query(`SELECT expires_at, payload FROM oidc_models WHERE model = $1 AND key = $2`, [model, sha256Hex(id)]);
     expect(rows, `${model} stored`).to.have.length(1);
     const { expires_at, payload } = rows[0];
     return { expires: (expires_at as Date).getTime() / 1000, iat: payload.iat, exp: payload.exp, ...(payload.iiat ? { iiat: payload.iiat } : {}) };
   }
 
-  const refresh = (refreshToken: string) => tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: refreshToken });
-
-  before(async () => {
-    f = await startOidc();
-    app = await registerClient(f, { redirect_uris: [REDIRECT], confidential: true });
-    config = await rpConfig(f, app);
-    session = (await sshSession(f)).token;
-  });
-  after(async () => {
-    await f?.done();
-  });
+  const refresh = (refreshToken: string) => rp.token({ grant_type: 'refresh_token', refresh_token: refreshToken });
 
   describe('authorization code: 120 s', () => {
     it('is stored to expire 120 s after it was issued', async () => {
-      const form = await codeForm();
+      const form = await rp.codeForm();
       const code = await stored('AuthorizationCode', form.code);
       expect(code.exp - code.iat).to.equal(120);
       expect(code.expires).to.equal(code.exp);
     });
 
     it('is redeemed 119 s after it was issued', async () => {
-      const form = await codeForm();
-      const res = await later(119, () => tokenRequest(f, app, form));
+      const form = await rp.codeForm();
+      const res = await later(119, () => rp.token(form));
       expect(res.status).to.equal(200);
     });
 
     it('is refused 121 s after it was issued, and stays unconsumed', async () => {
-      const form = await codeForm();
-      const res = await later(121, () => tokenRequest(f, app, form));
+      const form = await rp.codeForm();
+      const res = await later(121, () => rp.token(form));
       expect(res.status).to.equal(400);
       expect(res.body.error).to.equal('invalid_grant');
-      const consumed = await f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'OidcModelConsumed'`, [`oidc-AuthorizationCode-${sha256Hex(form.code)}`]);
+      const consumed = await rp.f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'OidcModelConsumed'`, [`oidc-AuthorizationCode-${sha256Hex(form.code)}`]);
       expect(consumed.rows[0].n).to.equal(0);
     });
   });
 
   describe('access token: 1 h', () => {
     it('answers at UserInfo until its hour (and the provider\'s 15 s clock tolerance) is over', async () => {
-      const tokens = (await tokenRequest(f, app, await codeForm())).body;
+      const tokens = (await rp.token(await rp.codeForm())).body;
       expect(Number(tokens.expires_in)).to.equal(3600);
       const stamp = await stored('AccessToken', tokens.access_token);
       expect(stamp.exp - stamp.iat).to.equal(3600);
-      const userinfo = () => fetch(`${f.url}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
+      const userinfo = () => fetch(`${rp.f.url}/userinfo`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
       expect((await later(3590, userinfo)).status).to.equal(200);
       const expired = await later(3600 + 16, userinfo);
       expect(expired.status).to.equal(401);
@@ -101,20 +79,20 @@ describe('Identity OIDC lifetimes: code, access token, refresh token', function 
 
   describe('refresh token: 120 days sliding, capped at a year', () => {
     it('is stored to expire 120 days after it was issued', async () => {
-      const tokens = (await tokenRequest(f, app, await codeForm())).body;
+      const tokens = (await rp.token(await rp.codeForm())).body;
       const rt = await stored('RefreshToken', tokens.refresh_token);
       expect(rt.exp - rt.iat).to.equal(120 * DAY);
       expect(rt.iiat).to.equal(rt.iat);
     });
 
     it('expires when it is not used for 120 days', async () => {
-      const tokens = (await tokenRequest(f, app, await codeForm())).body;
+      const tokens = (await rp.token(await rp.codeForm())).body;
       const res = await later(120 * DAY + 5, () => refresh(tokens.refresh_token));
       expect(res.body.error).to.equal('invalid_grant');
     });
 
     it('gets 120 days again at each use, until the chain reaches its year', async () => {
-      const first = (await tokenRequest(f, app, await codeForm())).body;
+      const first = (await rp.token(await rp.codeForm())).body;
       const start = (await stored('RefreshToken', first.refresh_token)).iat;
       let current = first.refresh_token;
       for (const day of [119, 238, 357]) {

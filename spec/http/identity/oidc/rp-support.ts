@@ -1,6 +1,6 @@
 import * as oidc from 'openid-client';
 import { expectResponse } from '../../../support/http.js';
-import { queryOf, type OidcFixture, type RegisteredClient } from '../../../support/oidc.js';
+import { queryOf, registerClient, sshSession, startOidc, type OidcFixture, type RegisteredClient } from '../../../support/oidc.js';
 
 /** A relying party's view of the service, by discovery, authenticating as `client` registered it. */
 export async function rpConfig(f: OidcFixture, client: RegisteredClient, auth: 'basic' | 'post' | 'none' = client.client_secret ? 'basic' : 'none'): Promise<oidc.Configuration> {
@@ -73,4 +73,46 @@ export async function tokenRequest(f: OidcFixture, client: RegisteredClient, for
   else body.set('client_id', client.client_id);
   const res = await fetch(`${baseUrl}/token`, { method: 'POST', headers, body });
   return { status: res.status, body: (await res.json()) as Record<string, string> };
+}
+
+/** What `useConfidentialApp` holds for the tests of a suite. */
+export interface ConfidentialApp {
+  readonly f: OidcFixture;
+  readonly app: RegisteredClient;
+  readonly config: oidc.Configuration;
+  /** The session JWT of GAMMA-MNT (ssh verification). */
+  readonly session: string;
+  /** Approves a fresh request as the page would; returns the code's form for the token endpoint. */
+  codeForm(): Promise<Record<string, string>>;
+  /** `tokenRequest` as the app, of `baseUrl` when another instance is meant. */
+  token(form: Record<string, string>, baseUrl?: string): ReturnType<typeof tokenRequest>;
+  /** `signIn` as the app, with the session. */
+  signIn(): ReturnType<typeof signIn>;
+}
+
+/**
+ * Mocha hooks for a suite that redeems codes by hand at the token endpoint: a
+ * fresh service (`startOidc`), one confidential app at `redirectUri`, its
+ * relying-party view and an ssh session, the service closed after the suite.
+ * Read the fields inside tests (they are set in `before`).
+ */
+export function useConfidentialApp(redirectUri: string): ConfidentialApp {
+  const handle = {} as { -readonly [K in keyof ConfidentialApp]: ConfidentialApp[K] };
+  handle.codeForm = async () => {
+    const pending = await authorizationUrl(handle.config, redirectUri);
+    const callback = await approveAsPage(handle.f, pending.url, handle.session);
+    return { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: redirectUri, code_verifier: pending.verifier };
+  };
+  handle.token = (form, baseUrl) => tokenRequest(handle.f, handle.app, form, baseUrl);
+  handle.signIn = () => signIn(handle.f, handle.config, redirectUri, handle.session);
+  before(async () => {
+    handle.f = await startOidc();
+    handle.app = await registerClient(handle.f, { redirect_uris: [redirectUri], confidential: true });
+    handle.config = await rpConfig(handle.f, handle.app);
+    handle.session = (await sshSession(handle.f)).token;
+  });
+  after(async () => {
+    await handle.f?.done();
+  });
+  return handle;
 }
