@@ -1,27 +1,16 @@
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { CHALLENGE_EXPIRED, TERMINAL_DETAIL, TOO_MANY_ATTEMPTS } from '../../domain/identity/decide.js';
 import { AUTHORIZATION_LAPSED } from '../../commands/identity/passkeys.js';
 import { unknownAsn } from '../../commands/identity/verification.js';
-import { buildPage } from '../../http/identity/page-build.js';
 import { INSECURE_CONTEXT } from '../../http/identity/page/model.js';
 import { PGP_UNAVAILABLE } from '../../infra/identity/pgp.js';
-import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
+import { authorizationUrl } from '../http/identity/oidc/rp-support.js';
 import { powTicket } from '../http/identity/verification-support.js';
 import { expectResponse } from '../support/http.js';
-import { GAMMA_ASN, registerClient, startOidc, type OidcFixture } from '../support/oidc.js';
+import { GAMMA_ASN } from '../support/oidc.js';
 import { rpsl } from '../support/registry.js';
-import {
-  enrolGammaPasskey,
-  focusedId,
-  launchChromium,
-  LoopbackApp,
-  openTab,
-  removeGammaPasskeys,
-  skipWithoutChromium,
-  tabTo,
-  type Tab,
-} from './authorize-support.js';
+import { enrolGammaPasskey, focusedId, tabTo, useAuthorizePage } from './authorize-support.js';
 
 /** A host name Chromium resolves to loopback but does not count as potentially trustworthy (not `localhost`). */
 const INSECURE_HOST = 'insecure.test';
@@ -36,34 +25,14 @@ const INSECURE_HOST = 'insecure.test';
  */
 describe('Authorization page in a browser: refusals of the service and where they leave the user', function () {
   this.timeout(180_000);
-  let f: OidcFixture;
-  let rp: LoopbackApp;
-  let authorizeUrl: () => Promise<URL>;
-  let browser: Browser;
-  let tab: Tab;
+  const suite = useAuthorizePage({ chromiumArgs: [`--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`] });
   let page: Page;
 
-  before(async function () {
-    skipWithoutChromium(this);
-    await buildPage();
-    f = await startOidc();
-    rp = await new LoopbackApp().start();
-    const config = await rpConfig(f, await registerClient(f, { redirect_uris: [rp.redirectUri], name: 'Gamma Looking Glass' }));
-    authorizeUrl = async () => (await authorizationUrl(config, rp.redirectUri)).url;
-    browser = await launchChromium([`--host-resolver-rules=MAP ${INSECURE_HOST} 127.0.0.1`]);
-  });
-  beforeEach(async () => {
-    await removeGammaPasskeys(f);
-    tab = await openTab(browser, { authenticator: true });
-    page = tab.page;
-  });
-  afterEach(() => tab?.context.close());
-  after(async () => {
-    await browser?.close();
-    await rp?.close();
-    await f?.done();
+  beforeEach(() => {
+    page = suite.tab.page;
   });
 
+  const authorizeUrl = async () => (await authorizationUrl(suite.config, suite.rp.redirectUri)).url;
   const alert = () => page.locator('#error[role="alert"]');
 
   async function enterAsn(text: string): Promise<void> {
@@ -114,11 +83,11 @@ describe('Authorization page in a browser: refusals of the service and where the
   it('the fifth wrong signature (429): back to the methods with the detail, and a new challenge can be asked for', async () => {
     await toSshAnswer();
     for (let i = 1; i <= 4; i++) {
-      await submit(f.ssh.sign(`not the nonce ${i}`));
+      await submit(suite.f.ssh.sign(`not the nonce ${i}`));
       expect(await alert().textContent(), `attempt ${i}`).to.match(/does not verify/);
       expect(await page.getByRole('heading', { name: 'Sign with your SSH key' }).count()).to.equal(1);
     }
-    await submit(f.ssh.sign('not the nonce 5'));
+    await submit(suite.f.ssh.sign('not the nonce 5'));
     await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor();
     expect(await alert().textContent()).to.equal(TOO_MANY_ATTEMPTS);
     expect(await focusedId(page)).to.equal('error');
@@ -130,8 +99,8 @@ describe('Authorization page in a browser: refusals of the service and where the
   it('an expired challenge (410): back to the methods with the detail; the next challenge verifies', async () => {
     await toSshAnswer();
     const first = await nonce();
-    f.sys.clock.advance(16 * 60_000);
-    await submit(f.ssh.sign(first));
+    suite.f.sys.clock.advance(16 * 60_000);
+    await submit(suite.f.ssh.sign(first));
     await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor();
     expect(await alert().textContent()).to.equal(CHALLENGE_EXPIRED);
     expect(await focusedId(page)).to.equal('error');
@@ -140,7 +109,7 @@ describe('Authorization page in a browser: refusals of the service and where the
     await page.getByRole('heading', { name: 'Sign with your SSH key' }).waitFor();
     const second = await nonce();
     expect(second).not.to.equal(first);
-    await submit(f.ssh.sign(second));
+    await submit(suite.f.ssh.sign(second));
     await page.getByRole('heading', { name: 'Save a passkey?' }).waitFor();
   });
 
@@ -148,11 +117,11 @@ describe('Authorization page in a browser: refusals of the service and where the
     const optionId = await toSshAnswer();
     const first = await nonce();
     // Past the re-send cooldown, a new challenge of the same option (from elsewhere) supersedes the one on screen.
-    f.sys.clock.advance(61_000);
-    const newer = await f.client.post('/api/v1/challenge', { asn: GAMMA_ASN, option_id: optionId, captcha_token: await powTicket(f.client) });
+    suite.f.sys.clock.advance(61_000);
+    const newer = await suite.f.client.post('/api/v1/challenge', { asn: GAMMA_ASN, option_id: optionId, captcha_token: await powTicket(suite.f.client) });
     expectResponse(newer).status(201);
     expect(newer.body.nonce).not.to.equal(first);
-    await submit(f.ssh.sign(first));
+    await submit(suite.f.ssh.sign(first));
     await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor();
     expect(await alert().textContent()).to.equal(TERMINAL_DETAIL.Superseded);
     expect(await focusedId(page)).to.equal('error');
@@ -161,7 +130,7 @@ describe('Authorization page in a browser: refusals of the service and where the
   it('a submit the service cannot judge now (503): the detail and "Try again", reached by keyboard, repeats the same answer', async () => {
     await toSshAnswer();
     await page.route('**/api/v1/challenge/submit', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ detail: PGP_UNAVAILABLE, error: 'temporarily_unavailable', fatal: false }) }), { times: 1 });
-    await submit(f.ssh.sign(await nonce()));
+    await submit(suite.f.ssh.sign(await nonce()));
     expect(await alert().textContent()).to.equal(PGP_UNAVAILABLE);
     expect(await focusedId(page)).to.equal('error');
     expect(await page.getByLabel('Signature').getAttribute('aria-invalid'), 'an outage is not the answer\'s fault').to.equal(null);
@@ -171,12 +140,12 @@ describe('Authorization page in a browser: refusals of the service and where the
   });
 
   it('a passkey whose maintainer lost the AS between begin and finish (403): the detail on the offer, and another method still works', async () => {
-    await enrolGammaPasskey(f, tab);
+    await enrolGammaPasskey(suite.f, suite.tab);
     await enterAsn(`AS${GAMMA_ASN}`);
     await page.getByRole('heading', { name: `Log in to AS${GAMMA_ASN}` }).waitFor();
     const autNum = (mntBy: string) => rpsl([['aut-num', `AS${GAMMA_ASN}`], ['as-name', 'GAMMA-AS'], ['admin-c', 'GAMMA-DN42'], ['mnt-by', mntBy], ['source', 'DN42']]);
-    f.repo.put('aut-num', `AS${GAMMA_ASN}`, autNum('ALPHA-MNT'));
-    await f.sync();
+    suite.f.repo.put('aut-num', `AS${GAMMA_ASN}`, autNum('ALPHA-MNT'));
+    await suite.f.sync();
     try {
       await page.getByRole('button', { name: 'Use passkey' }).click();
       await alert().waitFor();
@@ -184,8 +153,8 @@ describe('Authorization page in a browser: refusals of the service and where the
       expect(await focusedId(page)).to.equal('error');
       expect(await page.getByRole('heading', { name: `Log in to AS${GAMMA_ASN}` }).count(), 'still on the offer').to.equal(1);
     } finally {
-      f.repo.put('aut-num', `AS${GAMMA_ASN}`, autNum('GAMMA-MNT'));
-      await f.sync();
+      suite.f.repo.put('aut-num', `AS${GAMMA_ASN}`, autNum('GAMMA-MNT'));
+      await suite.f.sync();
     }
     await page.getByRole('button', { name: 'Use another method' }).click();
     await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor();
@@ -193,7 +162,7 @@ describe('Authorization page in a browser: refusals of the service and where the
 
   it('outside a secure context: the terminal screen, no call to the service, nothing that leads anywhere', async () => {
     const url = await authorizeUrl();
-    const insecure = new URL(`${url.pathname}${url.search}`, `http://${INSECURE_HOST}:${new URL(f.issuer).port}`);
+    const insecure = new URL(`${url.pathname}${url.search}`, `http://${INSECURE_HOST}:${new URL(suite.f.issuer).port}`);
     const requests: string[] = [];
     page.on('request', (req) => requests.push(req.url()));
     await page.goto(insecure.href);
@@ -205,6 +174,6 @@ describe('Authorization page in a browser: refusals of the service and where the
     expect(requests.filter((r) => r.includes('/api/')), 'no API call').to.deep.equal([]);
     expect(await page.locator('#screen a, #screen button').count()).to.equal(0);
     expect(page.url()).to.equal(insecure.href);
-    expect(rp.arrivals).to.deep.equal([]);
+    expect(suite.rp.arrivals).to.deep.equal([]);
   });
 });

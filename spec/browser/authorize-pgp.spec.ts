@@ -1,28 +1,22 @@
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
-import type { Browser, Page } from 'playwright-core';
-import { buildPage } from '../../http/identity/page-build.js';
+import type { Page } from 'playwright-core';
 import { pgpSignCommand } from '../../http/identity/page/commands.js';
 import { PGP_KEY_NOT_FOUND } from '../../infra/identity/pgp.js';
-import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
+import { authorizationUrl } from '../http/identity/oidc/rp-support.js';
 import { subjectOf } from '../support/identity.js';
 import { TestKeyserver } from '../support/keys.js';
-import { GAMMA_ASN, GAMMA_MNT, registerClient, startOidc, type OidcFixture } from '../support/oidc.js';
+import { GAMMA_ASN, GAMMA_MNT } from '../support/oidc.js';
 import {
   expectFieldsLabelled,
   expectParamsPostedBack,
   focusedId,
   focusedText,
   landed,
-  launchChromium,
-  LoopbackApp,
-  openTab,
-  removeGammaPasskeys,
   runAsShown,
-  skipWithoutChromium,
   tabTo,
+  useAuthorizePage,
   watchApprove,
-  type Tab,
 } from './authorize-support.js';
 
 /**
@@ -37,52 +31,33 @@ import {
 describe('Authorization page in a browser: PGP signature (Chromium, real gpg, loopback key server)', function () {
   this.timeout(180_000);
   const keyserver = new TestKeyserver();
-  let f: OidcFixture;
-  let rp: LoopbackApp;
-  let config: oidc.Configuration;
-  let browser: Browser;
-  let tab: Tab;
+  // Declared first, so the key server is up when the service is started with its URL.
+  before(() => keyserver.start());
+  const suite = useAuthorizePage({ env: () => ({ PGP_KEYSERVER_URL: keyserver.url }) });
   let page: Page;
 
-  before(async function () {
-    skipWithoutChromium(this);
-    await buildPage();
-    await keyserver.start();
-    f = await startOidc({ PGP_KEYSERVER_URL: keyserver.url });
-    rp = await new LoopbackApp().start();
-    config = await rpConfig(f, await registerClient(f, { redirect_uris: [rp.redirectUri], name: 'Gamma Looking Glass' }));
-    browser = await launchChromium();
-  });
-  beforeEach(async () => {
+  beforeEach(() => {
     keyserver.keys.clear();
     keyserver.requests.length = 0;
-    await removeGammaPasskeys(f);
-    tab = await openTab(browser, { authenticator: true });
-    page = tab.page;
+    page = suite.tab.page;
   });
-  afterEach(() => tab?.context.close());
-  after(async () => {
-    await browser?.close();
-    await rp?.close();
-    await f?.done();
-    await keyserver.close();
-  });
+  after(() => keyserver.close());
 
   /** The page's command for the nonce on screen, checked against the fingerprint, run in the fixture's GnuPG home. */
   async function signAsShown(): Promise<string> {
     const nonce = (await page.locator('#nonce').textContent())!;
     expect(nonce).to.match(new RegExp(`^AS${GAMMA_ASN}`));
     const command = (await page.locator('#command').textContent())!;
-    expect(command).to.equal(pgpSignCommand(nonce, f.pgpFingerprint));
-    const signed = runAsShown(command, { GNUPGHOME: f.gpg.dir });
+    expect(command).to.equal(pgpSignCommand(nonce, suite.f.pgpFingerprint));
+    const signed = runAsShown(command, { GNUPGHOME: suite.f.gpg.dir });
     expect(signed).to.match(/^-----BEGIN PGP SIGNED MESSAGE-----\n/);
     return signed;
   }
 
   it('is operable with the keyboard alone: AS number, the PGP option, the pasted clearsigned nonce, "Not now", Allow; the key comes from the key server', async () => {
-    keyserver.keys.set(f.pgpFingerprint, f.gpg.exportPublic(f.pgpFingerprint));
+    keyserver.keys.set(suite.f.pgpFingerprint, suite.f.gpg.exportPublic(suite.f.pgpFingerprint));
     const watch = watchApprove(page);
-    const pending = await authorizationUrl(config, rp.redirectUri);
+    const pending = await authorizationUrl(suite.config, suite.rp.redirectUri);
     await page.goto(pending.url.href);
 
     await page.getByRole('heading', { name: 'Sign in to Gamma Looking Glass' }).waitFor();
@@ -113,16 +88,16 @@ describe('Authorization page in a browser: PGP signature (Chromium, real gpg, lo
     expect(await focusedText(page)).to.equal('Allow');
     await page.keyboard.press('Enter');
 
-    const callback = await landed(page, rp.redirectUri);
+    const callback = await landed(page, suite.rp.redirectUri);
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expectParamsPostedBack(watch, false);
-    expect(keyserver.requests).to.deep.equal([`/pks/lookup?op=get&options=mr&search=0x${f.pgpFingerprint}`]);
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    expect(keyserver.requests).to.deep.equal([`/pks/lookup?op=get&options=mr&search=0x${suite.f.pgpFingerprint}`]);
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'pgp' });
   });
 
   it('refuses a signature over other text, then, with the key found nowhere (422), opens the public key field and verifies with the key pasted there', async () => {
-    const pending = await authorizationUrl(config, rp.redirectUri);
+    const pending = await authorizationUrl(suite.config, suite.rp.redirectUri);
     await page.goto(pending.url.href);
     await page.getByLabel('AS number').fill(String(GAMMA_ASN));
     await page.keyboard.press('Enter');
@@ -130,7 +105,7 @@ describe('Authorization page in a browser: PGP signature (Chromium, real gpg, lo
     await page.getByRole('heading', { name: 'Sign with your PGP key' }).waitFor();
     const error = page.locator('#error[role="alert"]');
 
-    await page.getByLabel('Signed message').fill(f.gpg.clearsign(f.pgpFingerprint, 'some other text'));
+    await page.getByLabel('Signed message').fill(suite.f.gpg.clearsign(suite.f.pgpFingerprint, 'some other text'));
     await page.getByRole('button', { name: 'Verify' }).click();
     await error.waitFor();
     expect(await error.textContent()).to.equal('wrong answer: the signed text is not the challenge nonce');
@@ -147,13 +122,13 @@ describe('Authorization page in a browser: PGP signature (Chromium, real gpg, lo
     expect(await page.getByLabel('Public key (ASCII armored)').getAttribute('aria-describedby')).to.equal('public_key-hint error');
     expect(keyserver.requests, 'the key server was asked').to.have.length(1);
 
-    await page.getByLabel('Public key (ASCII armored)').fill(f.gpg.exportPublic(f.pgpFingerprint));
+    await page.getByLabel('Public key (ASCII armored)').fill(suite.f.gpg.exportPublic(suite.f.pgpFingerprint));
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('heading', { name: 'Save a passkey?' }).waitFor();
     await page.getByRole('button', { name: 'Not now' }).click();
     await page.getByRole('button', { name: 'Allow' }).click();
-    const callback = await landed(page, rp.redirectUri);
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const callback = await landed(page, suite.rp.redirectUri);
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'pgp' });
   });
 });

@@ -3,10 +3,13 @@ import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import type * as oidc from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Request } from 'playwright-core';
+import { buildPage } from '../../http/identity/page-build.js';
+import { rpConfig } from '../http/identity/oidc/rp-support.js';
 import { expectResponse } from '../support/http.js';
 import { grantFor } from '../support/identity.js';
-import { GAMMA_ASN, GAMMA_MNT, type OidcFixture } from '../support/oidc.js';
+import { GAMMA_ASN, GAMMA_MNT, registerClient, startOidc, type OidcFixture } from '../support/oidc.js';
 
 /** Debian's Chromium, which `.ci/run` installs; the browser specs skip themselves without it. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -75,6 +78,49 @@ export async function openTab(browser: Browser, options: { authenticator?: boole
     options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
   });
   return { context, page, cdp, authenticatorId };
+}
+
+/** What `useAuthorizePage` holds for the tests of a suite (set in its hooks). */
+export interface AuthorizePageSuite {
+  readonly f: OidcFixture;
+  /** The application's redirect URI, registered as the public client "Gamma Looking Glass". */
+  readonly rp: LoopbackApp;
+  /** The application's relying-party view of the service. */
+  readonly config: oidc.Configuration;
+  readonly browser: Browser;
+  /** This test's tab, with its own virtual authenticator. */
+  readonly tab: Tab;
+}
+
+/**
+ * Mocha hooks of a browser suite of the authorization page: skipped without
+ * Chromium; the page built, the service started with `env` (read then, so it may
+ * name a server an earlier hook started), a loopback app registered as "Gamma
+ * Looking Glass", Chromium launched with `chromiumArgs`. Before each test
+ * GAMMA-MNT loses its passkeys and a fresh tab opens, so the tests do not depend
+ * on their order; all is closed after the suite.
+ */
+export function useAuthorizePage(options: { env?: () => Record<string, string>; chromiumArgs?: string[] } = {}): AuthorizePageSuite {
+  const suite = {} as { -readonly [K in keyof AuthorizePageSuite]: AuthorizePageSuite[K] };
+  before(async function () {
+    skipWithoutChromium(this);
+    await buildPage();
+    suite.f = await startOidc(options.env?.());
+    suite.rp = await new LoopbackApp().start();
+    suite.config = await rpConfig(suite.f, await registerClient(suite.f, { redirect_uris: [suite.rp.redirectUri], name: 'Gamma Looking Glass' }));
+    suite.browser = await launchChromium(options.chromiumArgs);
+  });
+  beforeEach(async () => {
+    await removeGammaPasskeys(suite.f);
+    suite.tab = await openTab(suite.browser, { authenticator: true });
+  });
+  afterEach(() => suite.tab?.context.close());
+  after(async () => {
+    await suite.browser?.close();
+    await suite.rp?.close();
+    await suite.f?.done();
+  });
+  return suite;
 }
 
 /** Removes every passkey of GAMMA-MNT through the API (a session issued directly, no challenge spent), so a test starts without one. */

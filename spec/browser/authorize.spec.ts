@@ -3,13 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
-import type { Browser, Page } from 'playwright-core';
-import { buildPage } from '../../http/identity/page-build.js';
+import type { Page } from 'playwright-core';
 import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
-import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
+import { authorizationUrl } from '../http/identity/oidc/rp-support.js';
 import { GAMMA_EMAIL } from '../http/identity/verification-support.js';
 import { subjectOf } from '../support/identity.js';
-import { GAMMA_ASN, GAMMA_MNT, registerClient, startOidc, type OidcFixture } from '../support/oidc.js';
+import { GAMMA_ASN, GAMMA_MNT } from '../support/oidc.js';
 import {
   enrolGammaPasskey,
   expectFieldsLabelled,
@@ -17,14 +16,9 @@ import {
   focusedId,
   focusedText,
   landed as landedOn,
-  launchChromium,
-  LoopbackApp,
-  openTab,
-  removeGammaPasskeys,
   runAsShown,
-  skipWithoutChromium,
+  useAuthorizePage,
   watchApprove,
-  type Tab,
 } from './authorize-support.js';
 
 /**
@@ -40,41 +34,23 @@ import {
  */
 describe('Authorization page in a browser (Chromium, real provider)', function () {
   this.timeout(180_000);
-  let f: OidcFixture;
-  let rp: LoopbackApp;
-  let config: oidc.Configuration;
-  let browser: Browser;
-  let tab: Tab;
+  const suite = useAuthorizePage();
   let page: Page;
   let home: string;
-  let redirectUri: string;
 
-  before(async function () {
-    skipWithoutChromium(this);
-    await buildPage();
-    f = await startOidc();
-    rp = await new LoopbackApp().start();
-    redirectUri = rp.redirectUri;
-    config = await rpConfig(f, await registerClient(f, { redirect_uris: [redirectUri], name: 'Gamma Looking Glass' }));
-    home = homeWithKey(f.ssh.path);
-    browser = await launchChromium();
+  before(() => {
+    home = homeWithKey(suite.f.ssh.path);
   });
-  beforeEach(async () => {
-    await removeGammaPasskeys(f);
-    tab = await openTab(browser, { authenticator: true });
-    page = tab.page;
+  beforeEach(() => {
+    page = suite.tab.page;
   });
-  afterEach(() => tab?.context.close());
-  after(async () => {
-    await browser?.close();
-    await rp?.close();
-    await f?.done();
+  after(() => {
     if (home) rmSync(home, { recursive: true, force: true });
   });
 
   /** Opens the page for a fresh authorization request of the client, as the application would send the user. */
   async function open(options: { scope?: string } = {}) {
-    const pending = await authorizationUrl(config, redirectUri, options);
+    const pending = await authorizationUrl(suite.config, suite.rp.redirectUri, options);
     expect(pending.url.pathname).to.equal('/authorize');
     await page.goto(pending.url.href);
     return pending;
@@ -86,7 +62,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.keyboard.press('Enter');
   }
 
-  const landed = () => landedOn(page, redirectUri);
+  const landed = () => landedOn(page, suite.rp.redirectUri);
 
   it('verifies with an SSH signature pasted into the page, enrols a passkey, consents, and lands on the redirect URI with code and state', async () => {
     const watch = watchApprove(page);
@@ -107,7 +83,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     expect(await expectFieldsLabelled(page)).to.deep.equal(['Signature']);
 
     // A signature over other text is refused; the contract's detail is announced and takes focus.
-    await page.getByLabel('Signature').fill(f.ssh.sign('some other text'));
+    await page.getByLabel('Signature').fill(suite.f.ssh.sign('some other text'));
     await page.getByRole('button', { name: 'Verify' }).click();
     const error = page.locator('#error[role="alert"]');
     await error.waitFor();
@@ -126,7 +102,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.getByRole('button', { name: 'Save passkey' }).click();
     await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
     expect(await page.locator('#status').textContent()).to.match(/Passkey saved/);
-    const { credentials } = await tab.cdp.send('WebAuthn.getCredentials', { authenticatorId: tab.authenticatorId! });
+    const { credentials } = await suite.tab.cdp.send('WebAuthn.getCredentials', { authenticatorId: suite.tab.authenticatorId! });
     expect(credentials).to.have.length(1);
     const scopes = await page.locator('.scopes li .scope-id').allTextContents();
     expect(scopes).to.deep.equal(['openid', 'profile', 'email', 'dn42']);
@@ -139,13 +115,13 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     expect(await page.evaluate(() => history.length), 'the redirect replaces the page in the history').to.equal(entries);
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expect(callback.searchParams.get('code')).to.be.a('string').and.not.equal('');
-    expect(rp.arrivals.at(-1)?.searchParams.get('code')).to.equal(callback.searchParams.get('code'));
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    expect(suite.rp.arrivals.at(-1)?.searchParams.get('code')).to.equal(callback.searchParams.get('code'));
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'ssh' });
   });
 
   it('logs in with the passkey of the virtual authenticator and lands on the redirect URI with code and state', async () => {
-    await enrolGammaPasskey(f, tab);
+    await enrolGammaPasskey(suite.f, suite.tab);
     const pending = await open();
     await enterAsn('4242420010');
     await page.getByRole('heading', { name: `Log in to AS${GAMMA_ASN}` }).waitFor();
@@ -157,12 +133,12 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
 
     const callback = await landed();
     expect(callback.searchParams.get('state')).to.equal(pending.state);
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
     expect(tokens.claims()?.sub).to.equal(subjectOf(GAMMA_MNT, GAMMA_ASN));
   });
 
   it('denies: lands on the redirect URI with access_denied and the state, without a code', async () => {
-    await enrolGammaPasskey(f, tab);
+    await enrolGammaPasskey(suite.f, suite.tab);
     const watch = watchApprove(page);
     const pending = await open();
     await enterAsn('AS4242420010');
@@ -176,7 +152,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
   });
 
   it('verifies with an e-mailed code when the user picks another method than the passkey', async () => {
-    await enrolGammaPasskey(f, tab);
+    await enrolGammaPasskey(suite.f, suite.tab);
     const pending = await open();
     await enterAsn('AS4242420010');
     await page.getByRole('button', { name: 'Use another method' }).click();
@@ -186,7 +162,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     expect(await focusedId(page), 'the code field takes focus').to.equal('answer');
     expect(await expectFieldsLabelled(page)).to.deep.equal(['Code']);
     expect(await page.getByRole('button', { name: 'Send a new code' }).isDisabled(), 'the re-send cooldown').to.equal(true);
-    const code = f.smtp.codeFor(GAMMA_EMAIL);
+    const code = suite.f.smtp.codeFor(GAMMA_EMAIL);
     await page.getByRole('textbox', { name: 'Code' }).fill(`${code.slice(0, 3)} ${code.slice(3)}`);
     await page.keyboard.press('Enter');
     // The maintainer has a passkey by now: no enrolment offer.
@@ -194,7 +170,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.getByRole('button', { name: 'Allow' }).click();
     const callback = await landed();
     expect(callback.searchParams.get('state')).to.equal(pending.state);
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'email' });
   });
 
@@ -206,8 +182,8 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
   });
 
   it('shows the fatal screen for an unregistered redirect_uri and does not navigate away', async () => {
-    const pending = await authorizationUrl(config, 'http://127.0.0.1:9/not-registered');
-    const arrivals = rp.arrivals.length;
+    const pending = await authorizationUrl(suite.config, 'http://127.0.0.1:9/not-registered');
+    const arrivals = suite.rp.arrivals.length;
     const navigations: string[] = [];
     page.on('framenavigated', (frame) => frame === page.mainFrame() && navigations.push(frame.url()));
     await page.goto(pending.url.href);
@@ -217,7 +193,7 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.waitForTimeout(500);
     expect(page.url()).to.equal(pending.url.href);
     expect(navigations, 'only the page load itself').to.deep.equal([pending.url.href]);
-    expect(rp.arrivals.length).to.equal(arrivals);
+    expect(suite.rp.arrivals.length).to.equal(arrivals);
     expect(await page.locator('a, button').count(), 'nothing on the fatal screen leads anywhere').to.equal(0);
   });
 
