@@ -1,5 +1,6 @@
 import type { DnsRecordState, DnsState, DnsZoneState } from '../desired-state/schema.js';
 import { hostSuffix } from './check-names.js';
+import { nameServerAddresses } from './name-servers.js';
 import type { ActiveDnsGroup, DnsZone } from './state.js';
 
 /**
@@ -8,6 +9,10 @@ import type { ActiveDnsGroup, DnsZone } from './state.js';
  * enabled zones (by name) with their enabled records (by sort_order, then id).
  * A pure function of the group's stream: the SOA serial is the zone's counter,
  * never a time.
+ *
+ * Every zone in it loads in BIND: an in-zone name server without an address
+ * record gets the group's bind addresses after the zone's records, and a zone
+ * that cannot be given one is left out (`name-servers.ts`).
  */
 export function dnsStateOf(group: ActiveDnsGroup | null | undefined): DnsState | null {
   if (!group || !group.enabled) return null;
@@ -20,7 +25,7 @@ export function dnsStateOf(group: ActiveDnsGroup | null | undefined): DnsState |
     zones: group.zones
       .filter((z) => z.enabled)
       .sort((a, b) => (a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0))
-      .map(zoneState),
+      .flatMap((z) => zoneState(z, group.bind_addresses)),
   };
 }
 
@@ -33,10 +38,18 @@ export function dnsStateOf(group: ActiveDnsGroup | null | undefined): DnsState |
 export const defaultPrimaryNs = (zone: string): string => `ns1.${hostSuffix(zone)}`;
 export const defaultAdminEmail = (zone: string): string => `hostmaster@${hostSuffix(zone)}`;
 
-function zoneState(zone: DnsZone): DnsZoneState {
-  return {
+/** The zone as its members serve it, or none when BIND could not load it (see `nameServerAddresses`). */
+function zoneState(zone: DnsZone, bindAddresses: readonly string[]): DnsZoneState[] {
+  const primary_ns = zone.primary_ns ?? defaultPrimaryNs(zone.zone);
+  const records = zone.records
+    .filter((r) => r.enabled)
+    .sort((a, b) => a.sort_order - b.sort_order || a.id - b.id)
+    .map((r): DnsRecordState => ({ name: r.name, type: r.type as DnsRecordState['type'], content: r.content, ttl: r.ttl }));
+  const addresses = nameServerAddresses({ zone: zone.zone, primary_ns, records }, bindAddresses);
+  if (!addresses.ok) return [];
+  const state: DnsZoneState = {
     zone: zone.zone,
-    primary_ns: zone.primary_ns ?? defaultPrimaryNs(zone.zone),
+    primary_ns,
     admin_email: zone.admin_email ?? defaultAdminEmail(zone.zone),
     soa_serial: zone.serial,
     soa_refresh: zone.soa_refresh,
@@ -44,9 +57,7 @@ function zoneState(zone: DnsZone): DnsZoneState {
     soa_expire: zone.soa_expire,
     soa_minimum: zone.soa_minimum,
     default_ttl: zone.default_ttl,
-    records: zone.records
-      .filter((r) => r.enabled)
-      .sort((a, b) => a.sort_order - b.sort_order || a.id - b.id)
-      .map((r): DnsRecordState => ({ name: r.name, type: r.type as DnsRecordState['type'], content: r.content, ttl: r.ttl })),
+    records: [...records, ...addresses.records],
   };
+  return [state];
 }

@@ -1,4 +1,6 @@
+import { defaultPrimaryNs } from '../../domain/dns/desired-state.js';
 import type { Forward } from '../../domain/dns/events.js';
+import { nameServerAddresses } from '../../domain/dns/name-servers.js';
 import type { Queryable } from '../../infra/db/pool.js';
 
 /** The read side of DNS groups, zones and records, in the contract's shapes. */
@@ -32,6 +34,12 @@ export interface DnsZoneOut {
   default_ttl: number;
   enabled: boolean;
   record_count: number;
+  /**
+   * Why members leave the zone out of their desired state although it is
+   * enabled: an in-zone name server with no address the server can give it
+   * (`domain/dns/name-servers.ts`); null when BIND can load the zone.
+   */
+  name_server_problem: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -84,7 +92,19 @@ export async function getDnsGroup(db: Queryable, id: number): Promise<DnsGroupOu
   return rows[0] ? groupOut(rows[0]) : undefined;
 }
 
-const ZONES = `SELECT z.*, (SELECT count(*) FROM dns_records r WHERE r.zone_id = z.id)::int AS record_count FROM dns_zones z`;
+/** With what `name_server_problem` reads: the group's bind addresses and the zone's enabled records of the types it looks at. */
+const ZONES = `
+  SELECT z.*,
+    (SELECT count(*) FROM dns_records r WHERE r.zone_id = z.id)::int AS record_count,
+    g.bind_addresses AS group_bind_addresses,
+    (SELECT coalesce(jsonb_agg(jsonb_build_object('name', r.name, 'type', r.type, 'content', r.content)), '[]'::jsonb)
+       FROM dns_records r WHERE r.zone_id = z.id AND r.enabled AND r.type IN ('A', 'AAAA', 'CNAME', 'NS')) AS name_records
+  FROM dns_zones z JOIN dns_groups g ON g.id = z.group_id`;
+
+function nameServerProblem(r: Record<string, any>): string | null {
+  const check = nameServerAddresses({ zone: r.zone, primary_ns: r.primary_ns ?? defaultPrimaryNs(r.zone), records: r.name_records }, r.group_bind_addresses);
+  return check.ok ? null : check.problem;
+}
 
 function zoneOut(r: Record<string, any>): DnsZoneOut {
   return {
@@ -101,6 +121,7 @@ function zoneOut(r: Record<string, any>): DnsZoneOut {
     default_ttl: r.default_ttl,
     enabled: r.enabled,
     record_count: r.record_count,
+    name_server_problem: nameServerProblem(r),
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   };

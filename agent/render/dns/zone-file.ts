@@ -1,4 +1,5 @@
 import type { DnsRecordState, DnsZoneState } from '../../../domain/desired-state/schema.js';
+import { hasApexNs } from '../../../domain/dns/name-servers.js';
 import { safeComment } from '../text.js';
 import { RenderError } from '../types.js';
 import { fqdn, rname } from './names.js';
@@ -12,15 +13,17 @@ import { fqdn, rname } from './names.js';
  * fails the render instead.
  *
  * A zone needs NS records at its apex: when the document has none, the zone
- * gets one for `primary_ns` (also its SOA MNAME).
+ * gets one for `primary_ns` (also its SOA MNAME), by the rule the server uses
+ * (`hasApexNs`). The server also gives a name server inside the zone its
+ * address records (`domain/dns/name-servers.ts`); the renderer invents none,
+ * so a document without them is refused by `named-checkconf -z` as BIND would
+ * refuse it, and the DNS step fails with BIND's own words.
  */
 
 function recordLine(zone: DnsZoneState, r: DnsRecordState): string {
   if (/[\x00-\x08\x0a-\x1f\x7f]/.test(r.content)) throw new RenderError(`invalid content of ${r.type} record '${r.name}' in zone ${zone.zone}: control characters are not allowed`);
   return `${r.name}\t${r.ttl ?? zone.default_ttl}\tIN\t${r.type}\t${r.content}`;
 }
-
-const hasApexNs = (zone: DnsZoneState) => zone.records.some((r) => r.type === 'NS' && r.name === '@');
 
 export function zoneFile(zone: DnsZoneState, groupName: string): string {
   const lines = [
@@ -34,7 +37,7 @@ export function zoneFile(zone: DnsZoneState, groupName: string): string {
     `\t\t${zone.soa_expire} ; expire`,
     `\t\t${zone.soa_minimum} ; minimum (negative caching)`,
     '\t)',
-    ...(hasApexNs(zone) ? [] : [`@\t${zone.default_ttl}\tIN\tNS\t${fqdn(zone.primary_ns)}`]),
+    ...(hasApexNs(zone.records) ? [] : [`@\t${zone.default_ttl}\tIN\tNS\t${fqdn(zone.primary_ns)}`]),
     ...zone.records.map((r) => recordLine(zone, r)),
   ];
   return `${lines.join('\n')}\n`;

@@ -109,6 +109,19 @@ describe('agent render: DNS (BIND 9)', () => {
         }
       }));
 
+    it('invents no address for an in-zone name server: a document without one is refused by named-checkconf -z in BIND’s words', () => {
+      // The server adds these (domain/dns/name-servers.ts); an older or hand-written document may lack them.
+      const state = dns();
+      const example = state.dns!.zones[0];
+      example.records = example.records.filter((r) => r.name !== 'ns1' && r.name !== 'www');
+      return renderedInTempDir({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1 }, async (dir, files) => {
+        expect(content(files, 'dns/zones/example.dn42.zone')).not.to.match(/^ns1\t/m);
+        const r = await run('named-checkconf', ['-z', join(dir, 'dns/named.conf')]);
+        expect(r.code).to.equal(1);
+        expect(r.stdout).to.include("zone example.dn42/IN: NS 'ns1.example.dn42' has no address records (A or AAAA)");
+      });
+    });
+
     it('the checks fail on a broken zone (they can fail)', () => {
       const state = dns();
       state.dns!.zones[0].records.push({ name: 'www', type: 'A', content: '172.20.0.80', ttl: null });

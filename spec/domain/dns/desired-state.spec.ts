@@ -70,6 +70,25 @@ describe('dns section of the desired state', () => {
     });
   });
 
+  it('adds the bind addresses for an in-zone name server without an address record, and leaves out a zone it cannot help', () => {
+    const withDefaults = (bind_addresses: string[]) =>
+      groupFrom([
+        { type: 'CreateGroup', group_id: 4, group: groupFieldsOf({ name: 'g', bind_addresses }) },
+        { type: 'CreateZone', group_id: 4, zone_id: 30, zone: zoneFieldsOf({ zone: 'defaults.dn42' }) },
+        { type: 'CreateRecord', group_id: 4, zone_id: 30, record_id: 300, record: recordFieldsOf({ name: 'www', type: 'A', content: '172.20.0.80' }) },
+        { type: 'CreateZone', group_id: 4, zone_id: 31, zone: zoneFieldsOf({ zone: 'outside.dn42', primary_ns: 'ns.example.dn42' }) },
+      ]);
+    expect(dnsStateOf(withDefaults(['fd42::53']))!.zones[0]).to.deep.include({
+      zone: 'defaults.dn42',
+      primary_ns: 'ns1.defaults.dn42',
+      records: [
+        { name: 'www', type: 'A', content: '172.20.0.80', ttl: null },
+        { name: 'ns1', type: 'AAAA', content: 'fd42::53', ttl: null },
+      ],
+    });
+    expect(dnsStateOf(withDefaults([]))!.zones.map((z) => z.zone)).to.deep.equal(['outside.dn42']);
+  });
+
   it('is null without a group and while the group is disabled', () => {
     expect(dnsStateOf(null)).to.equal(null);
     expect(dnsStateOf({ ...group, enabled: false })).to.equal(null);

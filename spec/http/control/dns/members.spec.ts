@@ -47,7 +47,11 @@ describe('control: DNS group members', () => {
     ]);
     expect(new Set(events.map((e) => e.tx)).size).to.equal(1);
     expect(await dnsOf('fra1')).to.deep.include({ group_id: g, group_name: 'anycast', bind_addresses: ['172.20.0.53'], cache_ttl_seconds: 300, forwards: [{ zone: 'dn42', upstreams: ['172.20.0.1'] }] });
-    expect((await dnsOf('fra1')).zones[0].records).to.deep.equal([{ name: 'www', type: 'A', content: '172.20.0.80', ttl: null }]);
+    // After the zone's records, its default name server ns1.example.dn42 at the group's bind address (BIND wants one).
+    expect((await dnsOf('fra1')).zones[0].records).to.deep.equal([
+      { name: 'www', type: 'A', content: '172.20.0.80', ttl: null },
+      { name: 'ns1', type: 'A', content: '172.20.0.53', ttl: null },
+    ]);
     // The same group again changes nothing.
     await join('fra1', g);
     expect(await generation('fra1')).to.equal(before + 1);
@@ -136,7 +140,8 @@ describe('control: DNS group members', () => {
     expect((await dnsOf('fra1')).zones.map((x: { zone: string }) => x.zone)).to.deep.equal(['example.dn42']);
     const rec = (await c.admin.post(`/admin/dns-groups/${g}/zones/${z}/records`, { name: 'a', type: 'A', content: '172.20.0.1' })).body.record.id;
     let dns = await step(() => c.admin.patch(`/admin/dns-groups/${g}/zones/${z}/records/${rec}`, { enabled: false }));
-    expect(dns.zones[0].records).to.deep.equal([]);
+    // Only the address the server gives the default name server ns1.example.dn42 is left.
+    expect(dns.zones[0].records).to.deep.equal([{ name: 'ns1', type: 'A', content: '172.20.0.53', ttl: null }]);
     dns = await step(() => c.admin.patch(`/admin/dns-groups/${g}/zones/${z}`, { enabled: false }));
     expect(dns.zones).to.deep.equal([]);
     dns = await step(() => c.admin.patch(`/admin/dns-groups/${g}/zones/${z}`, { enabled: true }));
@@ -278,7 +283,7 @@ describe('control: DNS group members', () => {
     for (const res of await Promise.all(writes)) expect(res.status, res.text).to.be.within(200, 201);
     for (const id of ids) {
       const names = (await dnsOf(id)).zones[0].records.map((r: { name: string }) => r.name).sort();
-      expect(names, id).to.deep.equal(['h1', 'h2', 'h3', 'h4', 'h5']);
+      expect(names, id).to.deep.equal(['h1', 'h2', 'h3', 'h4', 'h5', 'ns1']);
     }
     expect((await c.admin.get(`/admin/dns-groups/${g}`)).body.member_count).to.equal(3);
   });

@@ -30,6 +30,8 @@ describe('control: DNS zones', () => {
       default_ttl: 3600,
       enabled: true,
       record_count: 0,
+      // ns1.example.dn42 has no address record, but the group's bind address stands in for it.
+      name_server_problem: null,
       created_at: '2026-11-01T12:00:00.000Z',
       updated_at: '2026-11-01T12:00:00.000Z',
     });
