@@ -1,49 +1,15 @@
-/** Shapes of the identity API the page reads (document 1, Resources). */
+/**
+ * Shapes of the identity API the page reads (document 1, Resources): the
+ * server's own view types, so the page cannot drift from what the service
+ * sends. Type-only re-exports (`verbatimModuleSyntax` refuses any other form
+ * for a type), which esbuild erases: nothing of the server modules is bundled.
+ */
 
-export type MethodKind = 'email' | 'pgp' | 'ssh';
+export type { ChallengeView as Challenge } from '../../../commands/identity/challenges.js';
+export type { SessionGrant } from '../../../commands/identity/sessions.js';
+export type { OptionView as VerificationOption, OptionsView as VerificationOptions } from '../../../commands/identity/verification.js';
 
-export interface VerificationOption {
-  id: string;
-  kind: MethodKind;
-  method: string;
-  value: string;
-  comment: string;
-  mntner: string;
-  captcha_required: boolean;
-}
-
-export interface VerificationOptions {
-  asn: number;
-  as_name: string;
-  display_name: string;
-  mntners: string[];
-  options: VerificationOption[];
-}
-
-export interface Challenge {
-  challenge_id: string;
-  method: MethodKind;
-  nonce?: string;
-  instructions: string;
-  sent_to?: string;
-  expires_at: string;
-  reused: boolean;
-  resend_available_in: number;
-  captcha_pass?: string;
-  captcha_pass_expires_in?: number;
-}
-
-export interface SessionGrant {
-  token: string;
-  asn: number;
-  mntner: string;
-  method: MethodKind | 'passkey';
-  expires_at: string;
-  /** Only on challenge submit; absent counts as false. */
-  passkey_enrollment_available?: boolean;
-}
-
-/** A WebAuthn ceremony of `login/begin` or `register/begin`. */
+/** A WebAuthn ceremony of `login/begin` or `register/begin`, its options handed to the browser's JSON parsers as they are. */
 export interface Ceremony {
   ceremony_id: string;
   options: Record<string, unknown>;
