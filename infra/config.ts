@@ -88,35 +88,38 @@ function publicKeyPem(raw: string): string {
   }
 }
 
-/** A comma-separated list of absolute URIs without fragment (RFC 8707 resource indicators), compared exactly. */
-function resourceUris(raw: string): string[] {
-  return raw.split(',').map((item) => {
-    const value = item.trim();
-    let parsed: URL;
-    try {
-      parsed = new URL(value);
-    } catch {
-      throw new Error(`${value || '(empty)'} is not an absolute URI`);
-    }
-    if (parsed.hash || value.includes('#')) throw new Error(`${value} must not have a fragment`);
-    return value;
-  });
+/**
+ * A comma-separated list of URLs, read item by item: each trimmed and parsed
+ * (else "<item> is not <what>"), then handed with its parse to `check`, which
+ * returns what to keep of it or throws.
+ */
+function urlList<T>(what: string, check: (value: string, parsed: URL) => T): Parser<T[]> {
+  return (raw) =>
+    raw.split(',').map((item) => {
+      const value = item.trim();
+      let parsed: URL;
+      try {
+        parsed = new URL(value);
+      } catch {
+        throw new Error(`${value || '(empty)'} is not ${what}`);
+      }
+      return check(value, parsed);
+    });
 }
 
-/** A comma-separated list of web origins (`scheme://host[:port]`), each normalised by URL. */
-function origins(raw: string): string[] {
-  return raw.split(',').map((item) => {
-    const value = item.trim();
-    let parsed: URL;
-    try {
-      parsed = new URL(value);
-    } catch {
-      throw new Error(`${value || '(empty)'} is not an origin (https://host[:port])`);
-    }
-    if (!['https:', 'http:'].includes(parsed.protocol) || parsed.origin !== value.replace(/\/$/, '')) throw new Error(`${value} is not an origin (https://host[:port])`);
-    return parsed.origin;
-  });
-}
+/** Absolute URIs without fragment (RFC 8707 resource indicators), compared exactly. */
+const resourceUris = urlList('an absolute URI', (value, parsed) => {
+  if (parsed.hash || value.includes('#')) throw new Error(`${value} must not have a fragment`);
+  return value;
+});
+
+const AN_ORIGIN = 'an origin (https://host[:port])';
+
+/** Web origins (`scheme://host[:port]`), each normalised by URL. */
+const origins = urlList(AN_ORIGIN, (value, parsed) => {
+  if (!['https:', 'http:'].includes(parsed.protocol) || parsed.origin !== value.replace(/\/$/, '')) throw new Error(`${value} is not ${AN_ORIGIN}`);
+  return parsed.origin;
+});
 
 export const settings = {
   databaseUrl: setting('DATABASE_URL', 'PostgreSQL URL; absent: embedded PostgreSQL under DATA_DIR/pg', optional(url('postgres:', 'postgresql:')), undefined),
