@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { unreachable, type Decider } from '../decider.js';
 import { Conflict, NotFound, Validation } from '../errors.js';
 import type { DnsGroupEvent, GroupFields, RecordFields, ZoneFields } from './events.js';
@@ -10,6 +11,10 @@ import { evolveDnsGroup, initialDnsGroupState, type ActiveDnsGroup, type DnsGrou
  * Commands on one DNS group stream. Ids come from PostgreSQL sequences and arrive
  * in the command; defaults are filled by the command layer (`specs.ts`). Group
  * name uniqueness spans streams and is decided by `name-claim.ts`.
+ *
+ * An update carries only the fields whose stored form changes, and one that
+ * changes nothing (an empty PATCH, or every field as it is) decides no event:
+ * no serial step, no generation for the members, no doorbell.
  */
 export type DnsGroupCommand =
   | { type: 'CreateGroup'; group_id: number; group: GroupFields }
@@ -32,8 +37,10 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
   }
   const group = activeGroup(state, group_id);
   switch (command.type) {
-    case 'UpdateGroup':
-      return [{ type: 'DnsGroupUpdated', data: { group_id, changes: checkGroupFields(command.changes) } }];
+    case 'UpdateGroup': {
+      const changes = changedFields(group, checkGroupFields(command.changes));
+      return changes ? [{ type: 'DnsGroupUpdated', data: { group_id, changes } }] : [];
+    }
     case 'DeleteGroup':
       return [{ type: 'DnsGroupDeleted', data: { group_id } }];
     case 'CreateZone': {
@@ -43,7 +50,8 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
     }
     case 'UpdateZone': {
       const current = zoneOf(group, command.zone_id);
-      const changes = checkZoneFields(command.changes);
+      const changes = changedFields(current, checkZoneFields(command.changes));
+      if (!changes) return [];
       const name = changes.zone ?? current.zone;
       if (name !== current.zone) {
         rejectDuplicateZone(group, name);
@@ -68,7 +76,8 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
       checkRecordNames(zone.zone, checked);
       rejectCnameConflict(zone, { ...checked, id: current.id });
       // The stored form of the content (canonical), whenever the content or the type it is read as changes.
-      const changes = command.changes.content !== undefined || command.changes.type !== undefined ? { ...command.changes, content: checked.content } : command.changes;
+      const changes = changedFields(current, command.changes.content !== undefined || command.changes.type !== undefined ? { ...command.changes, content: checked.content } : command.changes);
+      if (!changes) return [];
       return [{ type: 'DnsRecordUpdated', data: { group_id, zone_id: zone.id, record_id: current.id, changes, serial: zone.serial + 1 } }];
     }
     case 'DeleteRecord': {
@@ -105,6 +114,12 @@ export function recordOf(zone: DnsZone, recordId: number): DnsRecord {
   const record = zone.records.find((r) => r.id === recordId);
   if (!record) throw new NotFound(`unknown dns record ${recordId}`);
   return record;
+}
+
+/** The given fields whose value differs from the current one; undefined when none does. */
+function changedFields<T extends object>(current: T, changes: Partial<T>): Partial<T> | undefined {
+  const changed = Object.entries(changes).filter(([key, value]) => value !== undefined && !isDeepStrictEqual(value, current[key as keyof T]));
+  return changed.length > 0 ? (Object.fromEntries(changed) as Partial<T>) : undefined;
 }
 
 function rejectDuplicateZone(group: ActiveDnsGroup, zone: string): void {

@@ -47,7 +47,7 @@ export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     ...DNS_ROUTE,
     method: 'patch',
     path: '/admin/dns-groups/{group_id}',
-    summary: 'partial update; every member is re-materialised in the same append',
+    summary: 'partial update; every member is re-materialised in the same append (a PATCH that changes nothing writes nothing)',
     params: GroupParams,
     body: DnsGroupPatchSchema,
     responses: { 200: 'DnsGroupOut', 404: 'unknown dns group', 409: 'dns group name already exists', 422: 'invalid field' },

@@ -48,7 +48,7 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     ...DNS_ROUTE,
     method: 'patch',
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}/records/{record_id}',
-    summary: 'partial update of a record; type and content are checked together',
+    summary: 'partial update of a record; type and content are checked together (a PATCH that changes nothing writes nothing)',
     params: RecordParams,
     body: DnsRecordPatchSchema,
     responses: { 200: '{record, zone}', 404: 'unknown dns group, zone or record', 409: 'CNAME conflict', 422: 'invalid field or content' },

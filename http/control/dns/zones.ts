@@ -48,7 +48,7 @@ export function dnsZoneRoutes(ctx: ServiceContext): ApiRouter {
     ...DNS_ROUTE,
     method: 'patch',
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}',
-    summary: 'partial update of a zone; its SOA serial moves on',
+    summary: 'partial update of a zone; its SOA serial moves on (a PATCH that changes nothing writes nothing)',
     params: ZoneParams,
     body: DnsZonePatchSchema,
     responses: { 200: '{zone, group}', 404: 'unknown dns group or zone', 409: 'zone already exists in the group', 422: 'invalid field' },

@@ -60,6 +60,25 @@ describe('dns group decider', () => {
     given(dnsGroupDecider, [created, zoneCreated, other]).when({ type: 'UpdateZone', group_id: 1, zone_id: 11, changes: { zone: 'example.dn42' } }).thenThrows(Conflict);
   });
 
+  it('decides nothing for an update that changes nothing, and carries only the fields that change', () => {
+    const history = [created, zoneCreated, www];
+    given(dnsGroupDecider, history).when({ type: 'UpdateGroup', group_id: 1, changes: {} }).then([]);
+    given(dnsGroupDecider, history).when({ type: 'UpdateGroup', group_id: 1, changes: { name: 'anycast', bind_addresses: ['172.20.0.53'], forwards: [], enabled: true } }).then([]);
+    given(dnsGroupDecider, history)
+      .when({ type: 'UpdateGroup', group_id: 1, changes: { name: 'anycast', cache_ttl_seconds: 60 } })
+      .then([{ type: 'DnsGroupUpdated', data: { group_id: 1, changes: { cache_ttl_seconds: 60 } } }]);
+    given(dnsGroupDecider, history).when({ type: 'UpdateZone', group_id: 1, zone_id: 10, changes: {} }).then([]);
+    given(dnsGroupDecider, history).when({ type: 'UpdateZone', group_id: 1, zone_id: 10, changes: { zone: 'EXAMPLE.dn42.', primary_ns: null, soa_refresh: 3600 } }).then([]);
+    given(dnsGroupDecider, history)
+      .when({ type: 'UpdateZone', group_id: 1, zone_id: 10, changes: { zone: 'example.dn42', default_ttl: 60 } })
+      .then([{ type: 'DnsZoneUpdated', data: { group_id: 1, zone_id: 10, changes: { default_ttl: 60 }, serial: 3 } }]);
+    given(dnsGroupDecider, history).when({ type: 'UpdateRecord', group_id: 1, zone_id: 10, record_id: 100, changes: {} }).then([]);
+    given(dnsGroupDecider, history).when({ type: 'UpdateRecord', group_id: 1, zone_id: 10, record_id: 100, changes: { type: 'A', content: '172.20.0.80', ttl: null, enabled: true } }).then([]);
+    given(dnsGroupDecider, history)
+      .when({ type: 'UpdateRecord', group_id: 1, zone_id: 10, record_id: 100, changes: { type: 'A', comment: 'web' } })
+      .then([{ type: 'DnsRecordUpdated', data: { group_id: 1, zone_id: 10, record_id: 100, changes: { comment: 'web' }, serial: 3 } }]);
+  });
+
   it('moves the SOA serial on with every write to the zone or its records, never backwards', () => {
     given(dnsGroupDecider, [created, zoneCreated, www])
       .when({ type: 'UpdateZone', group_id: 1, zone_id: 10, changes: { soa_refresh: 7200 } })
