@@ -1,9 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import { unreachable, type Decider } from '../decider.js';
 import { Conflict, NotFound, Validation } from '../errors.js';
-import type { DnsGroupEvent, GroupFields, RecordFields, ZoneFields } from './events.js';
+import { servedNames } from './desired-state.js';
+import type { DnsGroupEvent, GroupFields, RecordFields, ZoneFields, ZoneSerial } from './events.js';
 import { checkRecordNames, recordNameErrors } from './check-names.js';
 import { checkGroupFields, checkZoneFields } from './fields.js';
+import { nameServerAddresses } from './name-servers.js';
 import { checkRecordContent, checkRecordName, type RecordType } from './records.js';
 import { evolveDnsGroup, initialDnsGroupState, type ActiveDnsGroup, type DnsGroupState, type DnsRecord, type DnsZone } from './state.js';
 
@@ -39,7 +41,9 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
   switch (command.type) {
     case 'UpdateGroup': {
       const changes = changedFields(group, checkGroupFields(command.changes));
-      return changes ? [{ type: 'DnsGroupUpdated', data: { group_id, changes } }] : [];
+      if (!changes) return [];
+      const serials = changes.bind_addresses ? serialsMovedBy(group, changes.bind_addresses) : [];
+      return [{ type: 'DnsGroupUpdated', data: { group_id, changes, ...(serials.length > 0 ? { serials } : {}) } }];
     }
     case 'DeleteGroup':
       return [{ type: 'DnsGroupDeleted', data: { group_id } }];
@@ -114,6 +118,18 @@ export function recordOf(zone: DnsZone, recordId: number): DnsRecord {
   const record = zone.records.find((r) => r.id === recordId);
   if (!record) throw new NotFound(`unknown dns record ${recordId}`);
   return record;
+}
+
+/**
+ * New serials of the zones whose served content changes with the bind
+ * addresses: an in-zone name server without an address record is given them
+ * (or the zone is left out without any), and a zone's serial must move
+ * whenever its content does.
+ */
+function serialsMovedBy(group: ActiveDnsGroup, bindAddresses: readonly string[]): ZoneSerial[] {
+  return group.zones
+    .filter((z) => !isDeepStrictEqual(nameServerAddresses(servedNames(z), group.bind_addresses), nameServerAddresses(servedNames(z), bindAddresses)))
+    .map((z) => ({ zone_id: z.id, serial: Math.max(z.serial, group.serials[z.zone] ?? 0) + 1 }));
 }
 
 /** The given fields whose value differs from the current one; undefined when none does. */

@@ -1,6 +1,6 @@
 import type { DnsRecordState, DnsState, DnsZoneState } from '../desired-state/schema.js';
 import { hostSuffix } from './check-names.js';
-import { nameServerAddresses } from './name-servers.js';
+import { nameServerAddresses, type ZoneNames } from './name-servers.js';
 import type { ActiveDnsGroup, DnsZone } from './state.js';
 
 /**
@@ -38,13 +38,18 @@ export function dnsStateOf(group: ActiveDnsGroup | null | undefined): DnsState |
 export const defaultPrimaryNs = (zone: string): string => `ns1.${hostSuffix(zone)}`;
 export const defaultAdminEmail = (zone: string): string => `hostmaster@${hostSuffix(zone)}`;
 
-/** The zone as its members serve it, or none when BIND could not load it (see `nameServerAddresses`). */
-function zoneState(zone: DnsZone, bindAddresses: readonly string[]): DnsZoneState[] {
-  const primary_ns = zone.primary_ns ?? defaultPrimaryNs(zone.zone);
+/** The zone's SOA MNAME and enabled records (by sort_order, then id) as the document carries them. */
+export function servedNames(zone: DnsZone): ZoneNames & { records: DnsRecordState[] } {
   const records = zone.records
     .filter((r) => r.enabled)
     .sort((a, b) => a.sort_order - b.sort_order || a.id - b.id)
     .map((r): DnsRecordState => ({ name: r.name, type: r.type as DnsRecordState['type'], content: r.content, ttl: r.ttl }));
+  return { zone: zone.zone, primary_ns: zone.primary_ns ?? defaultPrimaryNs(zone.zone), records };
+}
+
+/** The zone as its members serve it, or none when BIND could not load it (see `nameServerAddresses`). */
+function zoneState(zone: DnsZone, bindAddresses: readonly string[]): DnsZoneState[] {
+  const { primary_ns, records } = servedNames(zone);
   const addresses = nameServerAddresses({ zone: zone.zone, primary_ns, records }, bindAddresses);
   if (!addresses.ok) return [];
   const state: DnsZoneState = {

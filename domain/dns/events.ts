@@ -53,9 +53,19 @@ export interface RecordFields {
   sort_order: number;
 }
 
+export interface ZoneSerial {
+  zone_id: number;
+  serial: number;
+}
+
 export type DnsGroupEvent =
   | DomainEvent<'DnsGroupCreated', { group_id: number; group: GroupFields }>
-  | DomainEvent<'DnsGroupUpdated', { group_id: number; changes: Partial<GroupFields> }>
+  /**
+   * `serials`: zones whose content moves with the bind addresses (the addresses
+   * an in-zone name server is given, `name-servers.ts`) and their new serial;
+   * absent when none.
+   */
+  | DomainEvent<'DnsGroupUpdated', { group_id: number; changes: Partial<GroupFields>; serials?: ZoneSerial[] }>
   | DomainEvent<'DnsGroupDeleted', { group_id: number }>
   | DomainEvent<'DnsZoneCreated', { group_id: number; zone_id: number; zone: ZoneFields; serial: number }>
   | DomainEvent<'DnsZoneUpdated', { group_id: number; zone_id: number; changes: Partial<ZoneFields>; serial: number }>

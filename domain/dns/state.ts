@@ -39,8 +39,10 @@ export function evolveDnsGroup(state: DnsGroupState, event: DnsGroupEvent): DnsG
   }
   if (state.status !== 'Active') return state;
   switch (event.type) {
-    case 'DnsGroupUpdated':
-      return { ...state, ...event.data.changes };
+    case 'DnsGroupUpdated': {
+      const updated = { ...state, ...event.data.changes };
+      return (event.data.serials ?? []).reduce((next, { zone_id, serial }) => withSerial(mapZone(next, zone_id, (z) => ({ ...z, serial })), zone_id), updated);
+    }
     case 'DnsGroupDeleted':
       return { status: 'Deleted', group_id: state.group_id };
     case 'DnsZoneCreated':

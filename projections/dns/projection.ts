@@ -50,6 +50,7 @@ async function applyDnsEvent(tx: TransactionContext, event: DnsGroupEvent, recor
       const values: unknown[] = [event.data.group_id, at];
       const columns = sets(event.data.changes, ['name', 'bind_addresses', 'cache_ttl_seconds', 'forwards', 'enabled'], values, ['bind_addresses', 'forwards']);
       await tx.query(`UPDATE dns_groups SET ${[...columns, 'updated_at = $2'].join(', ')} WHERE id = $1`, values);
+      for (const { zone_id, serial } of event.data.serials ?? []) await touchZone(zone_id, serial);
       return;
     }
     case 'DnsGroupDeleted':

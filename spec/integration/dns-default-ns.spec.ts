@@ -111,9 +111,13 @@ describe('integration: zones on an in-zone name server without an address record
     await expectBindLoads(state);
 
     // A bind address brings it in (the zone read answers from the group's current addresses), and taking it away leaves it out again.
+    const serial = (await zoneOut(g, defaults.id)).soa_serial;
     await ok(h.client.patch(`/admin/dns-groups/${g}`, { bind_addresses: [V4] }));
     expect((await zoneOut(g, defaults.id)).name_server_problem).to.equal(null);
-    expect(zoneIn(await published(), 'defaults.dn42')!.records).to.deep.equal([{ name: 'ns1', type: 'A', content: V4, ttl: null }]);
+    // The zone's content moved with the group's addresses, so its serial did too.
+    expect(zoneIn(await published(), 'defaults.dn42')).to.deep.include({ soa_serial: serial + 1, records: [{ name: 'ns1', type: 'A', content: V4, ttl: null }] });
+    expect((await zoneOut(g, defaults.id)).soa_serial).to.equal(serial + 1);
+    expect(zoneIn(await published(), 'outside.dn42')!.soa_serial, 'a zone the addresses do not touch').to.equal(1);
     await ok(h.client.patch(`/admin/dns-groups/${g}`, { bind_addresses: [] }));
     expect((await zoneOut(g, defaults.id)).name_server_problem).to.match(/^name server ns1.defaults.dn42 lies inside the zone/);
     expect(zoneIn(await published(), 'defaults.dn42')).to.equal(undefined);

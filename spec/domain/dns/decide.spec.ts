@@ -79,6 +79,24 @@ describe('dns group decider', () => {
       .then([{ type: 'DnsRecordUpdated', data: { group_id: 1, zone_id: 10, record_id: 100, changes: { comment: 'web' }, serial: 3 } }]);
   });
 
+  it('moves the serial of each zone whose name-server addresses come from the bind addresses when they change, and only those', () => {
+    // example.dn42 (serial 2) is on ns1.example.dn42 without an address record; other.dn42 has its own; outside.dn42 names a server elsewhere.
+    const other: DnsGroupEvent = { type: 'DnsZoneCreated', data: { group_id: 1, zone_id: 11, zone: zone('other.dn42'), serial: 1 } };
+    const otherNs: DnsGroupEvent = { type: 'DnsRecordCreated', data: { group_id: 1, zone_id: 11, record_id: 101, record: record('ns1', 'A', '172.20.0.54'), serial: 2 } };
+    const outside: DnsGroupEvent = { type: 'DnsZoneCreated', data: { group_id: 1, zone_id: 12, zone: zone('outside.dn42', { primary_ns: 'ns.example.dn42' }), serial: 4 } };
+    const history = [created, zoneCreated, www, other, otherNs, outside];
+    given(dnsGroupDecider, history)
+      .when({ type: 'UpdateGroup', group_id: 1, changes: { bind_addresses: ['172.20.0.53', 'fd42::53'] } })
+      .then([{ type: 'DnsGroupUpdated', data: { group_id: 1, changes: { bind_addresses: ['172.20.0.53', 'fd42::53'] }, serials: [{ zone_id: 10, serial: 3 }] } }]);
+    given(dnsGroupDecider, history)
+      .when({ type: 'UpdateGroup', group_id: 1, changes: { bind_addresses: [] } })
+      .thenState((s) => expect((s as ActiveDnsGroup).zones.map((z) => z.serial), 'example.dn42 is left out now').to.deep.equal([3, 2, 4]));
+    // Other group fields leave every serial.
+    given(dnsGroupDecider, history)
+      .when({ type: 'UpdateGroup', group_id: 1, changes: { cache_ttl_seconds: 60 } })
+      .then([{ type: 'DnsGroupUpdated', data: { group_id: 1, changes: { cache_ttl_seconds: 60 } } }]);
+  });
+
   it('moves the SOA serial on with every write to the zone or its records, never backwards', () => {
     given(dnsGroupDecider, [created, zoneCreated, www])
       .when({ type: 'UpdateZone', group_id: 1, zone_id: 10, changes: { soa_refresh: 7200 } })
