@@ -69,7 +69,10 @@ describe('agent telemetry against a real control server', function () {
       expect(Object.keys(byName)).to.deep.equal(['peer_b', 'peer_b6', 'dn42_down', 'dn42_off']);
       expect(byName.peer_b).to.deep.include({ state: 'established', remote_asn: 4242420002, routes_imported: 1, routes_exported: 2, info: 'Established' });
       expect(byName.peer_b6).to.deep.include({ state: 'established', routes_imported: 2, routes_exported: 1 });
-      expect(byName.dn42_down.state).to.be.oneOf(['active', 'connect']);
+      // Never established; which of these BIRD shows depends on where its connect-retry cycle is
+      // when the snapshot is taken (Down between a refused connect and the next attempt, under load).
+      expect(byName.dn42_down.state).to.be.oneOf(['active', 'connect', 'idle', 'down']);
+      expect(byName.dn42_down.routes_imported ?? 0).to.equal(0);
       expect(byName.dn42_off).to.deep.include({ state: 'down', routes_imported: null });
       expect(h).to.include({ bgp_established: 2, bgp_total: 4 });
       expect(h.snapshot.generation).to.equal(7);
