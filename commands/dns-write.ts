@@ -6,9 +6,8 @@ import { nodeDecider } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import type { DoorbellEvent } from './doorbell.js';
-import { FleetLoader, publication, type FleetDeps, type NodeWriteOutcome, type Published } from './fleet-write.js';
-import { execute, type LoadMore } from './handle.js';
+import { appendPublishing, FleetLoader, publication, type FleetDeps, type NodeWriteOutcome, type Published, type PublishingDecision } from './fleet-write.js';
+import type { LoadMore } from './handle.js';
 
 /**
  * What a write to one DNS group decides.
@@ -25,8 +24,6 @@ export interface GroupPlan<T> {
   alongside?: readonly { streamId: string; events: readonly DomainEvent[] }[];
   result: T;
 }
-
-type Write = { streamId: string; events: readonly DomainEvent[]; guard?: boolean };
 
 /**
  * One write to a DNS group and the desired states it changes, in one append:
@@ -46,21 +43,16 @@ export async function writeDnsGroup<T>(
   metadata: EventMetadata,
 ): Promise<NodeWriteOutcome<T>> {
   const primary = dnsGroupStream(groupId);
-  const { result } = await execute(
-    deps.store,
+  return appendPublishing(
+    deps,
     [primary],
-    async (streams, load) => {
-      const read = new Set<string>();
-      const more: LoadMore = (streamId, how) => {
-        if (streamId.startsWith('node-')) read.add(streamId);
-        return load(streamId, how);
-      };
+    async (streams, more) => {
       const before = fold(dnsGroupDecider, streams[primary].events as DnsGroupEvent[]);
       const decided = await plan(before, more);
       const after = decided.events.reduce(dnsGroupDecider.evolve, before);
-      const writes: Write[] = [{ streamId: primary, events: decided.events }, ...(decided.alongside ?? [])];
+      const writes: PublishingDecision<T>['writes'] = [{ streamId: primary, events: decided.events }, ...(decided.alongside ?? [])];
       const published: Published[] = [];
-      if (decided.events.length === 0) return { writes, result: { result: decided.result, published } };
+      if (decided.events.length === 0) return { writes, published, result: decided.result };
 
       const members = await confirmedMembers(more, groupId, before);
       const nodeEvents = new Map<string, NodeEvent[]>();
@@ -79,14 +71,10 @@ export async function writeDnsGroup<T>(
         writes.push(next.write);
       }
       for (const [nodeId, events] of nodeEvents) if (events.length) writes.push({ streamId: nodeStream(nodeId), events });
-      for (const streamId of [...read].sort()) if (!writes.some((w) => w.streamId === streamId)) writes.push({ streamId, events: [], guard: true });
-      return { writes, result: { result: decided.result, published } };
+      return { writes, published, result: decided.result };
     },
     metadata,
   );
-  await deps.settle?.();
-  const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
-  return { result: result.result, published: result.published, deliveries };
 }
 
 /** The group's members whose own stream still names the group, in node id order. */

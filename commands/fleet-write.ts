@@ -15,7 +15,7 @@ import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
 import type { Delivery, Doorbell, DoorbellEvent } from './doorbell.js';
 import { loadDnsGroup } from './dns-load.js';
-import { execute, type LoadMore } from './handle.js';
+import { execute, type Decision, type LoadedStream, type LoadMore } from './handle.js';
 
 export interface FleetDeps {
   store: EventStore;
@@ -98,16 +98,10 @@ export async function writeNode<T>(
   metadata: EventMetadata,
 ): Promise<NodeWriteOutcome<T>> {
   const primary = nodeStream(nodeId);
-  const { result } = await execute(
-    deps.store,
+  return appendPublishing(
+    deps,
     [primary],
-    async (streams, load) => {
-      // Every other node stream the decision reads is guarded at append time.
-      const read = new Set<string>();
-      const more: LoadMore = (streamId, how) => {
-        if (streamId.startsWith('node-') && streamId !== primary) read.add(streamId);
-        return load(streamId, how);
-      };
+    async (streams, more) => {
       const before = fold(nodeDecider, streams[primary].events as NodeEvent[]);
       const decided = await plan(before, more);
       const after = decided.events.reduce(nodeDecider.evolve, before);
@@ -134,7 +128,7 @@ export async function writeNode<T>(
       for (const other of decided.alsoPublish ?? []) await republish(other);
 
       const published: Published[] = [];
-      const writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[] = [{ streamId: primary, events: decided.events }];
+      const writes: Write[] = [{ streamId: primary, events: decided.events }];
       for (const target of targets) {
         const own = target.node.node_id === nodeId;
         const given = own && decided.document ? decided.document : target.empty ? emptyDesiredState(target.node) : undefined;
@@ -143,12 +137,53 @@ export async function writeNode<T>(
         writes.push(next.write);
       }
       for (const other of decided.alongside ?? []) writes.push(other);
-      for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
       if ((decided.topology || decided.alsoPublish?.length) && decided.events.length > 0) {
         await more(TOPOLOGY_STREAM, 'version');
         writes.push({ streamId: TOPOLOGY_STREAM, events: [{ type: 'FleetTopologyChanged', data: { node_id: nodeId, reason: decided.reason } }] });
       }
-      return { writes, result: { result: decided.result, published } };
+      return { writes, published, result: decided.result };
+    },
+    metadata,
+  );
+}
+
+type Write = Decision['writes'][number];
+
+/** What a decision that re-materialises nodes appends, and which generations it publishes. */
+export interface PublishingDecision<T> {
+  writes: Write[];
+  published: Published[];
+  result: T;
+}
+
+/**
+ * The append step of every write that publishes desired states (`writeNode`,
+ * `writeDnsGroup`): decide over `streams`, append the writes in one go with every
+ * node stream the decision read through `more` but does not write guarded (so no
+ * published state mixes facts from before and after a concurrent write to a node
+ * it read), then, after commit, wait for the read models and ring the doorbell of
+ * every published generation.
+ */
+export async function appendPublishing<T>(
+  deps: FleetDeps,
+  streams: readonly string[],
+  decide: (streams: Record<string, LoadedStream>, more: LoadMore) => Promise<PublishingDecision<T>>,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<T>> {
+  const { result } = await execute(
+    deps.store,
+    streams,
+    async (loaded, load) => {
+      const read = new Set<string>();
+      const more: LoadMore = (streamId, how) => {
+        if (streamId.startsWith('node-')) read.add(streamId);
+        return load(streamId, how);
+      };
+      const decided = await decide(loaded, more);
+      const written = new Set(decided.writes.map((w) => w.streamId));
+      const guards = [...read].sort().filter((streamId) => !written.has(streamId));
+      const writes = [...decided.writes, ...guards.map((streamId): Write => ({ streamId, events: [], guard: true }))];
+      return { writes, result: { result: decided.result, published: decided.published } };
     },
     metadata,
   );
