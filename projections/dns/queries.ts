@@ -1,38 +1,25 @@
 import { defaultPrimaryNs } from '../../domain/dns/desired-state.js';
-import type { Forward } from '../../domain/dns/events.js';
+import type { GroupFields, RecordFields, ZoneFields } from '../../domain/dns/events.js';
 import { nameServerAddresses } from '../../domain/dns/name-servers.js';
 import type { Queryable } from '../../infra/db/pool.js';
 
-/** The read side of DNS groups, zones and records, in the contract's shapes. */
+/**
+ * The read side of DNS groups, zones and records, in the contract's shapes: the
+ * fields the events carry, plus ids, counts, serial and timestamps.
+ */
 
-export interface DnsGroupOut {
+export interface DnsGroupOut extends GroupFields {
   id: number;
-  name: string;
-  bind_addresses: string[];
-  cache_ttl_seconds: number;
-  forwards: Forward[];
-  enabled: boolean;
   zone_count: number;
   member_count: number;
   created_at: string;
   updated_at: string;
 }
 
-export interface DnsZoneOut {
+export interface DnsZoneOut extends ZoneFields {
   id: number;
   group_id: number;
-  zone: string;
-  /** Null: `ns1.<zone>` in the desired state. */
-  primary_ns: string | null;
-  /** Null: `hostmaster@<zone>` in the desired state. */
-  admin_email: string | null;
   soa_serial: number;
-  soa_refresh: number;
-  soa_retry: number;
-  soa_expire: number;
-  soa_minimum: number;
-  default_ttl: number;
-  enabled: boolean;
   record_count: number;
   /**
    * Why members leave the zone out of their desired state although it is
@@ -44,17 +31,10 @@ export interface DnsZoneOut {
   updated_at: string;
 }
 
-export interface DnsRecordOut {
+export interface DnsRecordOut extends RecordFields {
   id: number;
   group_id: number;
   zone_id: number;
-  name: string;
-  type: string;
-  content: string;
-  ttl: number | null;
-  comment: string | null;
-  enabled: boolean;
-  sort_order: number;
   created_at: string;
   updated_at: string;
 }
