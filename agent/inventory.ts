@@ -1,16 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { arch, hostname, platform, release } from 'node:os';
 import { findExecutable } from './exec.js';
+import type { Inventory } from '../domain/agent/registration.js';
 import type { AgentCommands } from './runtime.js';
 
-/** The inventory of `POST /agent/register`. */
-export interface Inventory {
-  hostname: string;
-  os: string;
-  arch: string;
-  has_systemd: boolean;
-  capabilities: string[];
-}
+/** The inventory of `POST /agent/register`: the type the server records, so both sides agree on its fields. */
+export type { Inventory };
 
 const ARCH: Record<string, string> = { x64: 'x86_64', arm64: 'aarch64', arm: 'armv7l', ia32: 'i686' };
 
