@@ -1,8 +1,9 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { DesiredState } from '../../../domain/desired-state/schema.js';
+import { spawnBird } from '../support/bird-process.js';
 import { policy } from './cases.js';
 import { PRIVATE_KEYS, renderedInTempDir, run } from './support.js';
 
@@ -40,22 +41,19 @@ function parseRoutes(text: string): Map<string, string> {
 async function evaluate(state: DesiredState, probe: Probe): Promise<Map<string, string>> {
   return renderedInTempDir({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, kernel: false }, async (dir) => {
     const conf = join(dir, 'probe.conf');
-    const [ctl, pidFile] = [join(dir, 'probe.ctl'), join(dir, 'probe.pid')];
     const name = probe.name ?? 'probe';
     await writeFile(conf, `router id 10.0.0.1;\ninclude "${dir}/bird/filters.conf";\nprotocol device {}\nprotocol static ${name} {\n\t${probe.family} { import filter ${probe.filter}; };\n\t${probe.routes.join('\n\t')}\n}\n`);
-    const start = await run('bird', ['-c', conf, '-s', ctl, '-P', pidFile]);
-    expect(start, start.stderr).to.include({ code: 0 });
-    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    const bird = await spawnBird(conf, join(dir, 'probe.ctl'));
     try {
       for (let i = 0; i < 50; i++) {
-        const status = await run('birdc', ['-s', ctl, 'show', 'protocols', name]);
+        const status = await run('birdc', ['-s', bird.socket, 'show', 'protocols', name]);
         if (/\sup\s/.test(status.stdout)) break;
         await sleep(100);
       }
-      const shown = await run('birdc', ['-s', ctl, 'show', 'route', 'all', 'protocol', name]);
+      const shown = await run('birdc', ['-s', bird.socket, 'show', 'route', 'all', 'protocol', name]);
       return parseRoutes(shown.stdout);
     } finally {
-      process.kill(pid, 'SIGTERM');
+      await bird.stop();
     }
   });
 }

@@ -1,10 +1,7 @@
-import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { freePort } from '../../support/ports.js';
-
-const run = promisify(execFile);
+import { spawnBird, type BirdProcess } from './bird-process.js';
 
 /**
  * Two real BIRD 2 daemons on loopback, each with its own control socket,
@@ -18,6 +15,7 @@ export interface BirdPair {
   birdcA: string[];
   /** `birdc` argv prefix of node B (announces 172.21.0.0/24 from static `s4`, fd42:2::/48 and fd42:3::/48 from `s6`). */
   birdcB: string[];
+  /** Stops both daemons and waits for them to exit; stopping again does nothing. */
   stop(): Promise<void>;
 }
 
@@ -39,23 +37,21 @@ protocol bgp peer_a { local 127.0.0.2 port ${pb} as 4242420002; neighbor 127.0.0
   ipv4 { import filter { if net = 172.20.2.0/24 then reject; accept; }; import keep filtered on; export all; next hop self; }; }
 protocol bgp peer_a6 { local ::1 port ${pb} as 4242420002; neighbor ::1 port ${pa} as 4242420001; multihop; ipv6 { import all; export all; next hop address fd42:98::1; }; }
 `;
-  const pids: string[] = [];
-  for (const [name, conf] of [['a', a], ['b', b]] as const) {
-    await writeFile(join(dir, `${name}.conf`), conf);
-    await run('bird', ['-c', join(dir, `${name}.conf`), '-s', join(dir, `${name}.ctl`), '-P', join(dir, `${name}.pid`)]);
-    pids.push((await readFile(join(dir, `${name}.pid`), 'utf8')).trim());
+  const daemons: BirdProcess[] = [];
+  try {
+    for (const [name, conf] of [['a', a], ['b', b]] as const) {
+      await writeFile(join(dir, `${name}.conf`), conf);
+      daemons.push(await spawnBird(join(dir, `${name}.conf`), join(dir, `${name}.ctl`)));
+    }
+  } catch (err) {
+    await Promise.all(daemons.map((d) => d.stop()));
+    throw err;
   }
   return {
-    birdcA: ['birdc', '-s', join(dir, 'a.ctl')],
-    birdcB: ['birdc', '-s', join(dir, 'b.ctl')],
-    async stop() {
-      for (const pid of pids) {
-        try {
-          process.kill(Number(pid), 'SIGTERM');
-        } catch {
-          // already gone
-        }
-      }
+    birdcA: ['birdc', '-s', daemons[0].socket],
+    birdcB: ['birdc', '-s', daemons[1].socket],
+    stop: async () => {
+      await Promise.all(daemons.map((d) => d.stop()));
     },
   };
 }

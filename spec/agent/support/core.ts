@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../../agent/exec.js';
+import { spawnBird } from './bird-process.js';
 
 /** The agent's source-tree entry, run as the real program (`node agent/bin.mjs`). */
 export const AGENT_BIN = new URL('../../../agent/bin.mjs', import.meta.url).pathname;
@@ -96,7 +97,7 @@ function birdUser(): { uid: number; gid: number } | null {
  * Where Debian's bird2 is installed, BIRD runs as in its unit: `-u bird -g
  * bird`, so it reads the agent's rendered files as the `bird` user, as on a
  * node (a state dir it cannot pass through fails the apply). `dir` is made
- * passable (0711) for that, the socket and pid file live in a `run/` owned by bird.
+ * passable (0711) for that, the socket lives in a `run/` owned by bird.
  */
 export async function startBird(dir: string): Promise<Bird> {
   const conf = join(dir, 'bootstrap.conf');
@@ -107,23 +108,15 @@ export async function startBird(dir: string): Promise<Bird> {
     await chmod(dir, 0o711);
     await chown(run, user.uid, user.gid);
   }
-  const socket = join(run, 'bird.ctl');
   await writeFile(conf, 'router id 10.255.255.1;\nprotocol device {}\n');
-  const drop = user ? ['-u', 'bird', '-g', 'bird'] : [];
-  const child = spawn('bird', ['-f', '-c', conf, '-s', socket, '-P', join(run, 'bird.pid'), ...drop], { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  for (let i = 0; i < 100 && !existsSync(socket); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!existsSync(socket)) throw new Error('bird did not open its control socket');
+  const daemon = await spawnBird(conf, join(run, 'bird.ctl'), user ? ['-u', 'bird', '-g', 'bird'] : []);
   return {
-    socket,
+    socket: daemon.socket,
     async birdc(...args) {
-      const outcome = await runCommand(['birdc', '-s', socket, ...args]);
+      const outcome = await runCommand(['birdc', '-s', daemon.socket, ...args]);
       return outcome.stdout + outcome.stderr;
     },
-    async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM');
-      await exited;
-    },
+    stop: daemon.stop,
   };
 }
 
