@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,29 @@ import { uploadRelease } from '../../support/releases.js';
 import { eventually, startOpsServer, type OpsServer } from '../support/ops.js';
 
 const RESTART = fileURLToPath(new URL('../support/restart-real-agent.mjs', import.meta.url));
+
+/** Whether `pid` names a running process (an exited one not yet reaped, state Z, is not). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Stops the daemon whose pid the restart stand-in recorded, and waits for it to
+ * exit. Only a positive pid is signalled: `Number('')` of a file caught between
+ * its truncation and its write is 0, and `process.kill(0)` would signal mocha's
+ * own process group.
+ */
+async function stopAgentOf(pidFile: string): Promise<void> {
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  for (const until = Date.now() + 10_000; alive(pid) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
 
 /**
  * The whole self-update with the real packed agent: a daemon of release
@@ -31,11 +55,7 @@ describe('agent self-update end to end (real packed releases, real daemon)', fun
     pidFile = join(dir, 'agent.pid');
   });
   after(async () => {
-    try {
-      process.kill(Number(await readFile(pidFile, 'utf8')), 'SIGTERM');
-    } catch {
-      // not running
-    }
+    await stopAgentOf(pidFile);
     await server.close();
     await rm(dir, { recursive: true, force: true });
   });
