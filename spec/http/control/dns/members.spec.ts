@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { validateDesiredState } from '../../../../domain/desired-state/schema.js';
 import { agentSocket, ADMIN_TOKEN, startControl, type ControlInstance } from '../../../support/agent-socket.js';
 import { issueAgentToken } from '../../../support/agents.js';
+import { CONTRACT_SOA_DEFAULTS } from '../../../support/dns.js';
 import { expectResponse } from '../../../support/http.js';
 import { group, node, publishedNode, zone } from './support.js';
 
@@ -106,11 +107,7 @@ describe('control: DNS group members', () => {
           primary_ns: 'ns1.example.dn42',
           admin_email: 'hostmaster@example.dn42',
           soa_serial: 2,
-          soa_refresh: 3600,
-          soa_retry: 900,
-          soa_expire: 604800,
-          soa_minimum: 300,
-          default_ttl: 3600,
+          ...CONTRACT_SOA_DEFAULTS,
           records: [{ name: 'ns1', type: 'AAAA', content: 'fd42::53', ttl: null }],
         },
       ]);

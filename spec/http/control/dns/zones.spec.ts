@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { CONTRACT_SOA_DEFAULTS } from '../../../support/dns.js';
 import { expectResponse } from '../../../support/http.js';
 import { group, startFleet, zone, type FleetHarness } from './support.js';
 
@@ -23,11 +24,7 @@ describe('control: DNS zones', () => {
       primary_ns: null,
       admin_email: null,
       soa_serial: 1,
-      soa_refresh: 3600,
-      soa_retry: 900,
-      soa_expire: 604800,
-      soa_minimum: 300,
-      default_ttl: 3600,
+      ...CONTRACT_SOA_DEFAULTS,
       enabled: true,
       record_count: 0,
       // ns1.example.dn42 has no address record, but the group's bind address stands in for it.
