@@ -1,9 +1,10 @@
 /**
- * The SOA timers and default TTL the contract gives a zone created without them.
- * Spelled out here, not imported from the server, so every spec that expects a
- * zone's defaults checks them against the contract once more.
+ * The SOA timers and default TTL a zone created without them gets (docs/decisions.md,
+ * "Zone defaults"). Spelled out here rather than imported from `domain/dns/specs.ts`,
+ * so the specs that expect them pin the decided values instead of whatever the
+ * server's constant says.
  */
-export const CONTRACT_SOA_DEFAULTS = {
+export const ZONE_SOA_DEFAULTS = {
   soa_refresh: 3600,
   soa_retry: 900,
   soa_expire: 604800,

@@ -8,7 +8,7 @@ import type { ActiveDnsGroup } from '../../../domain/dns/state.js';
 import { emptyDesiredState, materialise } from '../../../domain/desired-state/materialise.js';
 import { validateDesiredState } from '../../../domain/desired-state/schema.js';
 import { context, liveNode } from '../desired-state/fixtures.js';
-import { CONTRACT_SOA_DEFAULTS } from '../../support/dns.js';
+import { ZONE_SOA_DEFAULTS } from '../../support/dns.js';
 
 /** A group folded from the decider's own events, as the command layer sees it. */
 function groupFrom(commands: Parameters<typeof dnsGroupDecider.decide>[0][]): ActiveDnsGroup {
@@ -44,7 +44,7 @@ describe('dns section of the desired state', () => {
           primary_ns: 'ns1.2.0.192.in-addr.arpa',
           admin_email: 'hostmaster@2.0.192.in-addr.arpa',
           soa_serial: 2,
-          ...CONTRACT_SOA_DEFAULTS,
+          ...ZONE_SOA_DEFAULTS,
           records: [{ name: '1', type: 'PTR', content: 'router.example.dn42.', ttl: null }],
         },
         {
@@ -52,7 +52,7 @@ describe('dns section of the desired state', () => {
           primary_ns: 'ns.example.dn42',
           admin_email: 'ops@example.dn42',
           soa_serial: 5,
-          ...CONTRACT_SOA_DEFAULTS,
+          ...ZONE_SOA_DEFAULTS,
           records: [
             { name: 'c', type: 'TXT', content: '"first"', ttl: null },
             { name: 'b', type: 'A', content: '172.20.0.2', ttl: null },

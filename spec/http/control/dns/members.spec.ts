@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { validateDesiredState } from '../../../../domain/desired-state/schema.js';
 import { agentSocket, ADMIN_TOKEN, startControl, type ControlInstance } from '../../../support/agent-socket.js';
 import { issueAgentToken } from '../../../support/agents.js';
-import { CONTRACT_SOA_DEFAULTS } from '../../../support/dns.js';
+import { ZONE_SOA_DEFAULTS } from '../../../support/dns.js';
 import { expectResponse } from '../../../support/http.js';
 import { group, node, publishedNode, zone } from './support.js';
 
@@ -107,7 +107,7 @@ describe('control: DNS group members', () => {
           primary_ns: 'ns1.example.dn42',
           admin_email: 'hostmaster@example.dn42',
           soa_serial: 2,
-          ...CONTRACT_SOA_DEFAULTS,
+          ...ZONE_SOA_DEFAULTS,
           records: [{ name: 'ns1', type: 'AAAA', content: 'fd42::53', ttl: null }],
         },
       ]);

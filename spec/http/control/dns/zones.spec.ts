@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CONTRACT_SOA_DEFAULTS } from '../../../support/dns.js';
+import { ZONE_SOA_DEFAULTS } from '../../../support/dns.js';
 import { expectResponse } from '../../../support/http.js';
 import { group, startFleet, zone, type FleetHarness } from './support.js';
 
@@ -24,7 +24,7 @@ describe('control: DNS zones', () => {
       primary_ns: null,
       admin_email: null,
       soa_serial: 1,
-      ...CONTRACT_SOA_DEFAULTS,
+      ...ZONE_SOA_DEFAULTS,
       enabled: true,
       record_count: 0,
       // ns1.example.dn42 has no address record, but the group's bind address stands in for it.
