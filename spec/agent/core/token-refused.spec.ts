@@ -91,11 +91,14 @@ describe('agent: a refused agent token', function () {
     const rotated = await c.admin.post(`/admin/agent-tokens/${tokenId(old)}/rotate`, {});
     expectResponse(rotated).status(201);
     const refusal = /^agent token refused \(revoked, rotated or expired\) and no enrollment token configured/;
-    await eventually(() => agent!.logs().filter((l) => refusal.test(l.msg) && l.level === 50).length >= 2, 20_000, 'the refusal logged as an error, twice');
+    // Each 4401 close logs the refusal, then the reconnect delay (two lines, which may reach this process in two reads): wait for the later one.
+    const refusedCloses = () => logged('agent channel closed; reconnecting').filter((l) => l.code === 4401);
+    await eventually(() => refusedCloses().length >= 2, 20_000, 'two sockets closed with 4401');
+    expect(agent.logs().filter((l) => refusal.test(l.msg) && l.level === 50), 'the refusal logged as an error, twice').to.have.length.of.at.least(2);
     expect(agent.child.exitCode).to.equal(null);
     expect(c.sockets.hub.connectionCount('fra1')).to.equal(0);
     // The server accepts the handshake and closes with 4401 at once: that is no connection, the delay keeps growing.
-    const delays = logged('agent channel closed; reconnecting').filter((l) => l.code === 4401).map((l) => l.retry_in_ms as number);
+    const delays = refusedCloses().map((l) => l.retry_in_ms as number);
     expect(delays[0]).to.be.within(1000, 1250);
     expect(delays[1]).to.be.within(2000, 2500);
 
