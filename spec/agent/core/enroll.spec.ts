@@ -96,8 +96,7 @@ describe('agent: enrollment and the WireGuard key', function () {
       expect(existsSync(join(stateDir, 'agent-token'))).to.equal(false);
 
       const daemon = spawnAgent(['--controller-url', c.url, '--enrollment-token', 'not-a-valid-enrollment-token', '--requested-node-id', 'fra1', '--state-dir', stateDir]);
-      const code = await new Promise((resolve) => daemon.child.on('exit', resolve));
-      expect(code).to.equal(1);
+      expect(await daemon.exit()).to.equal(1);
       expect(daemon.stderr().split('\n').filter((l) => l.startsWith('dn42-agent:'))).to.deep.equal(['dn42-agent: registration refused: 401 invalid enrollment token']);
     } finally {
       await c.close();

@@ -31,7 +31,8 @@ export function runAgent(args: string[], timeoutMs = 30_000, options: { umask?: 
       child.kill('SIGKILL');
       reject(new Error(`dn42-agent ${args.join(' ')} did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
     }, timeoutMs);
-    child.on('exit', (code) => {
+    // 'close', not 'exit': only then has all of its output been read.
+    child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
@@ -42,26 +43,32 @@ export function runAgent(args: string[], timeoutMs = 30_000, options: { umask?: 
 export interface AgentProcess {
   child: ChildProcess;
   stderr(): string;
-  /** Log lines (pino JSON) parsed from stderr. */
+  /** Log lines (pino JSON) parsed from stderr; a line still being written (no newline yet) is left out. */
   logs(): { msg: string; level: number; [k: string]: unknown }[];
-  /** Sends `signal` and resolves with the exit code. */
+  /** Resolves with the exit code once the process has ended and all of its output is read. */
+  exit(): Promise<number | null>;
+  /** Sends `signal` (unless it has ended) and resolves as `exit()`. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 export function spawnAgent(args: string[]): AgentProcess {
   const child = spawn(process.execPath, [AGENT_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
+  child.stderr!.setEncoding('utf8');
+  child.stderr!.on('data', (d: string) => (stderr += d));
   child.stdout!.resume();
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close' comes after 'exit' once stdout and stderr are drained: a line logged just before the exit is in `logs()`.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   return {
     child,
     stderr: () => stderr,
     logs: () =>
       stderr
         .split('\n')
+        .slice(0, -1)
         .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l)),
+    exit: () => exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
