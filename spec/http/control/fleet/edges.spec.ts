@@ -42,6 +42,8 @@ describe('control: fleet edges', () => {
   });
 
   it('guards every fleet route with the admin bearer and audits refused and accepted writes', async () => {
+    // The previous test's last audit write may still be in flight; it must land before ours.
+    await h.sys.context.background.drain();
     expectResponse(await h.client.get('/admin/nodes', { token: 'wrong-token-wrong-token' })).status(401);
     expectResponse(await h.client.post('/admin/nodes', node('x1'), { token: 'wrong-token-wrong-token' })).status(401);
     // Audit writes land after their response; waiting keeps the log in request order.
