@@ -27,20 +27,31 @@ export interface AgentStatus extends AgentHeartbeat {
 }
 
 // Race: two instances may receive heartbeats of the same node (a reconnect moves
-// the socket); the older one must not overwrite the newer, hence the guard.
+// the socket); the older one must not overwrite the newer, hence the guard. The
+// statement also answers the version the row held before, so the heartbeat path
+// that reacts to a version change needs no second query.
 const UPSERT = `
-  INSERT INTO agent_liveness AS l (node_id, agent_version, applied_generation, apply_status, last_seen)
-  VALUES ($1, $2, $3, $4, $5)
-  ON CONFLICT (node_id) DO UPDATE SET
-    agent_version = EXCLUDED.agent_version,
-    applied_generation = EXCLUDED.applied_generation,
-    apply_status = EXCLUDED.apply_status,
-    last_seen = EXCLUDED.last_seen
-  WHERE l.last_seen <= EXCLUDED.last_seen`;
+  WITH prior AS (SELECT agent_version FROM agent_liveness WHERE node_id = $1),
+  upsert AS (
+    INSERT INTO agent_liveness AS l (node_id, agent_version, applied_generation, apply_status, last_seen)
+    VALUES ($1, $2, $3, $4, $5)
+    ON CONFLICT (node_id) DO UPDATE SET
+      agent_version = EXCLUDED.agent_version,
+      applied_generation = EXCLUDED.applied_generation,
+      apply_status = EXCLUDED.apply_status,
+      last_seen = EXCLUDED.last_seen
+    WHERE l.last_seen <= EXCLUDED.last_seen
+  )
+  SELECT EXISTS (SELECT 1 FROM prior) AS existed, (SELECT agent_version FROM prior) AS previous`;
 
-/** Upserts the liveness registry row of the node (shared by every instance). */
-export async function recordHeartbeat(db: Queryable, nodeId: string, heartbeat: AgentHeartbeat, now: Date): Promise<void> {
-  await db.query(UPSERT, [nodeId, heartbeat.agent_version, heartbeat.applied_generation, heartbeat.apply_status, now]);
+/**
+ * Upserts the liveness registry row of the node (shared by every instance) and
+ * answers the agent version it held before: undefined when the node had no row,
+ * null when its agent reported none.
+ */
+export async function recordHeartbeat(db: Queryable, nodeId: string, heartbeat: AgentHeartbeat, now: Date): Promise<{ previousVersion: string | null | undefined }> {
+  const { rows } = await db.query<{ existed: boolean; previous: string | null }>(UPSERT, [nodeId, heartbeat.agent_version, heartbeat.applied_generation, heartbeat.apply_status, now]);
+  return { previousVersion: rows[0].existed ? rows[0].previous : undefined };
 }
 
 interface LivenessRow {

@@ -1,7 +1,7 @@
 import type { RawData, WebSocket } from 'ws';
 import { offerUpdate } from '../../../commands/releases.js';
 import { AgentConnection, type AgentHub } from '../../../infra/agent-hub/hub.js';
-import { agentStatuses, recordHeartbeat, type AgentHeartbeat } from '../../../infra/telemetry/liveness.js';
+import { recordHeartbeat, type AgentHeartbeat } from '../../../infra/telemetry/liveness.js';
 import { republishOnAgentVersion } from '../../../commands/fleet-ops/agent-upgrade.js';
 import { fleetDeps } from '../fleet/common.js';
 import { getNode } from '../../../projections/fleet/queries.js';
@@ -41,8 +41,7 @@ export async function acceptAgentChannel(ctx: ServiceContext, hub: AgentHub, nod
 }
 
 async function onHeartbeat(ctx: ServiceContext, nodeId: string, heartbeat: AgentHeartbeat): Promise<void> {
-  const previous = (await agentStatuses(ctx.pool, [nodeId]))[0]?.agent_version;
-  await recordHeartbeat(ctx.pool, nodeId, heartbeat, ctx.now());
+  const { previousVersion: previous } = await recordHeartbeat(ctx.pool, nodeId, heartbeat, ctx.now());
   await offerUpdate(ctx, nodeId, heartbeat.agent_version);
   await republishOnAgentVersion(fleetDeps(ctx), nodeId, previous, heartbeat.agent_version, { actor: `agent:${nodeId}`, recordedAt: ctx.now().toISOString() });
 }
