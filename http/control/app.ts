@@ -29,6 +29,7 @@ import { agentUpdateRoutes } from './agent/update.js';
 import { probeRoutes } from './probes/routes.js';
 import { fleetOpsRoutes } from './fleet-ops/routes.js';
 import { autopeeringAdminRoutes } from './autopeering/routes.js';
+import { publicCors } from './public/cors.js';
 import { publicRoutes } from './public/routes.js';
 import { dnsRoutes } from './dns/index.js';
 
@@ -41,7 +42,7 @@ export function createControlApp(ctx: ServiceContext): Express {
   const app = createServiceApp('control', ctx.log, {
     largeJsonRoutes: [routingTableBody(ctx)],
     front: (front, log) => {
-      front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log));
+      front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log), publicCors());
       front.use(CONTROL_PREFIX, publicApi.router);
     },
   });
