@@ -11,7 +11,7 @@ import { writeNode, type FleetDeps } from './fleet-write.js';
 export async function connectedNode(ctx: ServiceContext, nodeId: string): Promise<NodeOut> {
   const node = await getNode(ctx.pool, nodeId);
   if (!node) throw new NotFound(`unknown node ${nodeId}`);
-  if ((await onlineAgentCount(ctx, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
+  if ((await onlineAgentCount(ctx.pool, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
   return node;
 }
 

@@ -1,5 +1,6 @@
 import { sha256Hex } from '../domain/sha256.js';
 import { Validation } from '../domain/errors.js';
+import type { ReleaseManifest } from '../domain/release/manifest.js';
 import { checkFileName, checkVersion, compareVersions, needsUpdate } from '../domain/release/rules.js';
 import { agentStatuses, livenessOf, type Liveness } from '../infra/telemetry/liveness.js';
 import {
@@ -11,7 +12,6 @@ import {
   saveRelease,
   saveTarget,
   targetVersion,
-  type ReleaseManifest,
 } from '../infra/releases/store.js';
 import type { ServiceContext } from '../http/shared/context.js';
 import { connectedNodes } from '../infra/agent-hub/presence.js';

@@ -23,7 +23,7 @@ export function createIdentityApp(ctx: ServiceContext): Express {
   // The authorization page (static files) comes before the provider, which owns the rest of the root.
   app.use(pageRoutes(ctx.config));
   const oidc = oidcRoutes(ctx, IDENTITY_PREFIX);
-  const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx), verificationRouter(ctx, IDENTITY_PREFIX), oidc.api];
+  const routers: ApiRouter[] = [sessionRoutes(ctx, IDENTITY_PREFIX), passkeyRoutes(ctx, IDENTITY_PREFIX), verificationRouter(ctx, IDENTITY_PREFIX), oidc.api];
   for (const r of routers) app.use(IDENTITY_PREFIX, r.router);
   // Protocol endpoints live at the root (the issuer is the service's root address).
   const rootRouters: ApiRouter[] = [jwksRoutes(ctx)];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { DoorbellEvent } from '../../../commands/doorbell.js';
+import type { DoorbellEvent } from '../../../domain/doorbell.js';
 import { connectedNode } from '../../../commands/notify.js';
 import { runTimeoutMs, type JobKind, type JobSpec } from '../../../domain/probes/jobs.js';
 import { LogSpecInput, ProbeSpecInput, logSpec, probeSpec } from '../../../domain/probes/spec.js';
