@@ -35,6 +35,8 @@ export const CACHE_CONTROL = {
 
 export type SitePath = keyof typeof CACHE_CONTROL;
 
+const ANY_ORIGIN = { 'Access-Control-Allow-Origin': '*' };
+
 /** How often the page's snapshot is renewed: the public map's own cache time (document 2: 300 s). */
 export const BAKE_EVERY_MS = 300_000;
 
@@ -151,8 +153,9 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
   const consoleUrl = consoleUrlOf(config);
 
   const files = new Map<string, Served | null>([
-    ['/fleet.js', script && served('/fleet.js', script, 'text/javascript; charset=utf-8')],
-    ['/world-land.geojson', landText && served('/world-land.geojson', landText, 'application/geo+json')],
+    // The map component and its land may be loaded by pages of other origins (the operator console): readable by any.
+    ['/fleet.js', script && served('/fleet.js', script, 'text/javascript; charset=utf-8', ANY_ORIGIN)],
+    ['/world-land.geojson', landText && served('/world-land.geojson', landText, 'application/geo+json', ANY_ORIGIN)],
     ['/favicon.svg', icon && served('/favicon.svg', icon, 'image/svg+xml')],
     ['/canyonlands.jpg', photo && served('/canyonlands.jpg', photo, 'image/jpeg', {}, false)],
     ['/robots.txt', served('/robots.txt', Buffer.from(`User-agent: *\nAllow: /\nDisallow: /nodes/\n\nSitemap: ${siteUrl}/sitemap.xml\n`), 'text/plain; charset=utf-8')],
