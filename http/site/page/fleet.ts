@@ -79,6 +79,8 @@ export class FleetMap extends HTMLElement {
   /** Draws `network` unless a richer layer is on screen or the land outline cannot be had. */
   async show(network: Network): Promise<boolean> {
     if (!mayReplace(this.source, network.source)) return false;
+    // The same network again (a refresh that found no change): nothing to redraw, no flicker.
+    if (this.network && JSON.stringify(this.network) === JSON.stringify(network)) return true;
     let land: Land;
     try {
       land = await landOf(this.getAttribute('world-src') ?? '/world-land.geojson');
