@@ -9,6 +9,7 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { COSEALG } from '@simplewebauthn/server/helpers';
 import { Conflict, Forbidden, NotFound } from '../../domain/errors.js';
 import { CEREMONY_NOT_FOUND, ceremonyStreamId, decideCeremony, foldCeremony, type CeremonyCommand, type CeremonyKind, type PasskeyCeremonyStarted } from '../../domain/identity/passkeys-ceremony.js';
 import { PASSKEY_ALREADY_REGISTERED, PASSKEY_NOT_FOUND, decidePasskeys, foldPasskeys, type PasskeyCommand } from '../../domain/identity/passkeys-decide.js';
@@ -29,6 +30,12 @@ export const AUTHORIZATION_LAPSED = 'maintainer no longer authorised for this AS
 export const NO_MAINTAINER = 'session has no maintainer';
 
 const RP_NAME = 'dn42 identity';
+/**
+ * The public-key algorithms offered and accepted: EdDSA, ES256, RS256 on every
+ * runtime. The library's default adds ML-DSA-44 where WebCrypto has it (Node 24),
+ * an experimental algorithm whose probe prints an ExperimentalWarning.
+ */
+export const PASSKEY_ALGORITHMS = [COSEALG.EdDSA, COSEALG.ES256, COSEALG.RS256];
 const CEREMONY_ID = /^[A-Za-z0-9_-]{22}$/;
 
 /** Relying party: id = host of the issuer (never the Host header); origins from WEBAUTHN_ORIGINS, else the issuer's origin. */
@@ -120,6 +127,7 @@ export async function beginRegistration(ctx: ServiceContext, mntner: string | un
     timeout: 5 * 60 * 1000,
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
     authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+    supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
   });
   await startCeremony(ctx, { ceremony_id: ceremonyId, kind: 'registration', challenge: options.challenge, mntner }, metadata);
   return { ceremony_id: ceremonyId, options };
@@ -142,6 +150,7 @@ export async function finishRegistration(
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
       requireUserVerification: false,
+      supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
     });
   } catch (err) {
     refuse(ctx, metadata, 'registration response rejected', err);
