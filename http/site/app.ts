@@ -35,6 +35,8 @@ export const CACHE_CONTROL = {
 
 export type SitePath = keyof typeof CACHE_CONTROL;
 
+const ANY_ORIGIN = { 'Access-Control-Allow-Origin': '*' };
+
 /** How often the page's snapshot is renewed: the public map's own cache time (document 2: 300 s). */
 export const BAKE_EVERY_MS = 300_000;
 
@@ -117,6 +119,8 @@ export function consoleUrlOf(config: Pick<Config, 'consoleUrl' | 'controlUrl'>):
 
 export interface SiteOptions {
   buildDir?: string;
+  /** Where the bake asks for the public map; absent: `CONTROL_URL` (the address the browser uses too). */
+  mapFrom?: string;
   /** How often the snapshot is renewed; 0: only at start. */
   bakeEveryMs?: number;
 }
@@ -151,8 +155,9 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
   const consoleUrl = consoleUrlOf(config);
 
   const files = new Map<string, Served | null>([
-    ['/fleet.js', script && served('/fleet.js', script, 'text/javascript; charset=utf-8')],
-    ['/world-land.geojson', landText && served('/world-land.geojson', landText, 'application/geo+json')],
+    // The map component and its land may be loaded by pages of other origins (the operator console): readable by any.
+    ['/fleet.js', script && served('/fleet.js', script, 'text/javascript; charset=utf-8', ANY_ORIGIN)],
+    ['/world-land.geojson', landText && served('/world-land.geojson', landText, 'application/geo+json', ANY_ORIGIN)],
     ['/favicon.svg', icon && served('/favicon.svg', icon, 'image/svg+xml')],
     ['/canyonlands.jpg', photo && served('/canyonlands.jpg', photo, 'image/jpeg', {}, false)],
     ['/robots.txt', served('/robots.txt', Buffer.from(`User-agent: *\nAllow: /\nDisallow: /nodes/\n\nSitemap: ${siteUrl}/sitemap.xml\n`), 'text/plain; charset=utf-8')],
@@ -186,7 +191,7 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
     baking ??= (async () => {
       let fresh: PublicMap | null = null;
       try {
-        fresh = await fetchSnapshot(config.controlUrl);
+        fresh = await fetchSnapshot(options.mapFrom ?? config.controlUrl);
       } catch (err) {
         siteLog.warn({ err: (err as Error).message }, 'home site: no public map from the control server; the page keeps its snapshot');
       }

@@ -125,6 +125,13 @@ describe('home site', function () {
       }
     });
 
+    it('lets pages of any origin load the map component and the land, and nothing else', async () => {
+      for (const path of PATHS) {
+        const res = await raw(site.url, path, { headers: { origin: 'https://ops.example.net' } });
+        expect(res.headers['access-control-allow-origin'], path).to.equal(['/fleet.js', '/world-land.geojson'].includes(path) ? '*' : undefined);
+      }
+    });
+
     it('answers 304 to a request that carries the ETag it has', async () => {
       const first = await raw(site.url, '/fleet.js');
       const again = await raw(site.url, '/fleet.js', { headers: { 'if-none-match': String(first.headers.etag) } });
