@@ -1,5 +1,6 @@
 import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
 import { Conflict } from '../domain/errors.js';
+import { pendingAuditWrite, type DecisionAudit } from './audit.js';
 import {
   WrongExpectedVersion,
   type AppendResult,
@@ -28,6 +29,8 @@ export interface Decision {
    * stream it does not change.
    */
   writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[];
+  /** How the append's audit entry reads, for a request that is audited (`commands/audit.ts`). */
+  audit?: DecisionAudit;
 }
 
 export interface RetryOptions {
@@ -95,23 +98,33 @@ export async function execute<T, A = never>(
   const attempts = options.attempts ?? DEFAULT_ATTEMPTS;
   const baseLocks = options.locks ?? streamIds.map((name): WriteLock => ({ name }));
   const learned = new Set<string>();
+  const answer = async (tx: TransactionContext, result: T): Promise<{ answered?: { value: A } }> =>
+    options.answer ? { answered: { value: await options.answer(tx, result) } } : {};
   for (let attempt = 1; ; attempt++) {
     try {
       if (!store.withWriteLocks) {
-        const { result, writes } = await decideOnce(store, streamIds, decide);
-        if (!writes.some((w) => w.events.length > 0)) return { result, append: NOTHING_APPENDED };
-        return { result, append: await store.append(writes, metadata) };
+        const { decision, writes } = await decideOnce(store, streamIds, decide);
+        if (!writes.some((w) => w.events.length > 0)) return { result: decision.result, append: NOTHING_APPENDED };
+        // An audited request's entry commits with its write (commands/audit.ts).
+        const audit = pendingAuditWrite(decision);
+        const append = await store.append(audit ? [...writes, audit.write] : writes, metadata);
+        return { result: decision.result, append: audit ? audit.carried(append) : append };
       }
       const locks = [...baseLocks, ...[...learned].map((name): WriteLock => ({ name }))];
-      return await store.withWriteLocks(locks, async (session) => {
-        const { result, writes } = await decideOnce(store, streamIds, decide);
+      const done = await store.withWriteLocks(locks, async (session) => {
+        const { decision, writes } = await decideOnce(store, streamIds, decide);
         if (options.lockWritten !== false) {
           const exact = writes.filter((w) => w.expected !== 'any').map((w) => w.streamId);
           if (!(await session.tryLock(exact))) throw new LockLater(exact);
         }
-        const append = writes.some((w) => w.events.length > 0) ? await session.append(writes, metadata) : NOTHING_APPENDED;
-        return { result, append, ...(options.answer ? { answered: { value: await options.answer(session.tx, result) } } : {}) };
+        if (!writes.some((w) => w.events.length > 0)) return { decision, append: NOTHING_APPENDED, answered: await answer(session.tx, decision.result) };
+        // An audited request's entry commits with its write (commands/audit.ts); its stream is its own, no lock needed.
+        const audit = pendingAuditWrite(decision);
+        const append = await session.append(audit ? [...writes, audit.write] : writes, metadata);
+        return { decision, append, audit, answered: await answer(session.tx, decision.result) };
       });
+      // Committed: only now is the audit entry written.
+      return { result: done.decision.result, append: done.audit ? done.audit.carried(done.append) : done.append, ...done.answered };
     } catch (err) {
       if (err instanceof LockLater) {
         for (const s of err.streams) learned.add(s);
@@ -133,7 +146,7 @@ async function decideOnce<T>(
   store: EventStore,
   streamIds: readonly string[],
   decide: (streams: Record<string, LoadedStream>, more: LoadMore) => Promise<Decision & { result: T }> | (Decision & { result: T }),
-): Promise<{ result: T; writes: StreamWrite[] }> {
+): Promise<{ decision: Decision & { result: T }; writes: StreamWrite[] }> {
   const loaded: Record<string, LoadedStream> = {};
   for (const id of streamIds) loaded[id] = await load(store, id);
   const more: LoadMore = async (streamId, how = 'events') => {
@@ -150,7 +163,7 @@ async function decideOnce<T>(
       expected: expectedOf(loaded[w.streamId] ?? missing(w.streamId)),
       events: w.events,
     }));
-  return { result: decision.result, writes };
+  return { decision, writes };
 }
 
 /** One stream, one decider: load, fold, decide, append with the expected version. */
