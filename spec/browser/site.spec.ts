@@ -106,6 +106,7 @@ describe('home site in Chromium', function () {
         expect(layout.labels).to.equal('none');
         expect(layout.listFont).to.be.at.least(16);
         await page.screenshot({ path: `${SHOTS}/site-phone.png`, fullPage: true });
+        await page.locator('fleet-map').screenshot({ path: `${SHOTS}/site-phone-map.png` });
       } finally {
         await page.context().close();
       }
