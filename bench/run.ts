@@ -8,6 +8,7 @@ import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
+import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
 
 /** Every benchmark; a new one is one more entry here. */
@@ -18,6 +19,7 @@ const benchmarks: readonly Benchmark[] = [
   provisionBench,
   agentWsBench,
   publicMapBench,
+  siteBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {
