@@ -69,10 +69,11 @@ function nodeFields(i: number) {
   };
 }
 
-const wg = (name: string, port: number) => ({
+const wg = (name: string, port: number, addresses?: string[]) => ({
   name,
   kind: 'wireguard',
   listen_port: port,
+  ...(addresses ? { addresses } : {}),
   peer: { public_key: PUBLIC_KEY, endpoint: `${name}.example.net:51820` },
   peer_link_local: 'fe80::2',
 });
@@ -105,7 +106,7 @@ async function seedFleet(h: Harness, count: number): Promise<void> {
       const ifname = `${input.is_internal ? 'int' : 'ext'}${k}`;
       commands.push(
         { type: 'CreatePeering', node_id: nodeId(i), peering: peeringRecord(peeringIds[k], input), remoteExists: true },
-        { type: 'CreateInterface', node_id: nodeId(i), interface: { id: interfaceIds[k], peering_id: peeringIds[k], spec: wg(ifname, firstPort + k) as never, enabled: true, sort_order: k } },
+        { type: 'CreateInterface', node_id: nodeId(i), interface: { id: interfaceIds[k], peering_id: peeringIds[k], spec: wg(ifname, firstPort + k, input.is_internal ? ['fe80::1/64'] : undefined) as never, enabled: true, sort_order: k } },
         {
           type: 'CreateSession',
           node_id: nodeId(i),
