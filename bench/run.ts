@@ -10,6 +10,7 @@ import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
+import { concurrentWritesBench, fleetScaleBench } from './writes.js';
 
 /** Every benchmark; a new one is one more entry here. */
 const benchmarks: readonly Benchmark[] = [
@@ -20,6 +21,8 @@ const benchmarks: readonly Benchmark[] = [
   agentWsBench,
   publicMapBench,
   siteBench,
+  concurrentWritesBench,
+  fleetScaleBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {
