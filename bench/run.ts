@@ -9,6 +9,7 @@ import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { progress, type Benchmark } from './support.js';
+import { telemetryIngestBench } from './telemetry-ingest.js';
 
 /** Every benchmark; a new one is one more entry here. */
 const benchmarks: readonly Benchmark[] = [
@@ -18,6 +19,7 @@ const benchmarks: readonly Benchmark[] = [
   provisionBench,
   agentWsBench,
   publicMapBench,
+  telemetryIngestBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {
