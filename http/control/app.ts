@@ -29,6 +29,7 @@ import { agentUpdateRoutes } from './agent/update.js';
 import { probeRoutes } from './probes/routes.js';
 import { fleetOpsRoutes } from './fleet-ops/routes.js';
 import { autopeeringAdminRoutes } from './autopeering/routes.js';
+import { publicCors } from './public/cors.js';
 import { publicRoutes } from './public/routes.js';
 import { dnsRoutes } from './dns/index.js';
 
@@ -39,9 +40,10 @@ export function createControlApp(ctx: ServiceContext): Express {
   // The cached anonymous GETs answer ahead of pino-http, the body parser and the other routers (bench/README.md, public-map).
   const publicApi = publicRoutes(ctx);
   const app = createServiceApp('control', ctx.log, {
+    trustedProxies: ctx.config.trustedProxies,
     largeJsonRoutes: [routingTableBody(ctx)],
     front: (front, log) => {
-      front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log));
+      front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log), publicCors());
       front.use(CONTROL_PREFIX, publicApi.router);
     },
   });

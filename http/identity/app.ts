@@ -18,7 +18,7 @@ export const IDENTITY_PREFIX = '/api/v1';
 export function createIdentityApp(ctx: ServiceContext): Express {
   // A public issuer without IDENTITY_KEY_SECRET stops the identity role here, at start.
   keySecret(ctx.config);
-  const app = createServiceApp('identity', ctx.log);
+  const app = createServiceApp('identity', ctx.log, { trustedProxies: ctx.config.trustedProxies });
   app.get('/healthz', healthz(ctx.pool));
   // The authorization page (static files) comes before the provider, which owns the rest of the root.
   app.use(pageRoutes(ctx.config));

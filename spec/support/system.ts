@@ -70,7 +70,8 @@ export interface TestSystemOptions {
 /** A whole system on a fresh database: migrated store, projections attached, a test clock. */
 export async function createTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const db = options.database ? { ...options.database, drop: async () => {} } : await createTestDatabase();
-  const config = loadConfig({ ...options.env, DATABASE_URL: db.url, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  // The specs' clients connect over loopback and play the edge proxy with forwarding headers.
+  const config = loadConfig({ TRUSTED_PROXIES: '127.0.0.1,::1,10.0.0.0/8', ...options.env, DATABASE_URL: db.url, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const log = createLogger(config.logLevel);
   const pool = createPool(db.url, 30);
   const listener = new PgListener(db.url, log);
