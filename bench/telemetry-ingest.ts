@@ -20,6 +20,7 @@
 // The agents run in a child process (this file, forked with
 // BENCH_TELEMETRY_ROLE=agents), so the server's CPU is measured without theirs.
 import { fork, type ChildProcess } from 'node:child_process';
+import express from 'express';
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +44,10 @@ const PATH: Record<Kind, string> = {
 /** Seconds between two reports of one agent (the agent's real timers). */
 const INTERVAL_S: Record<Kind, number> = { snapshot: 60, traffic: 30, flaps: 60, routing: 300 };
 const KINDS = Object.keys(PATH) as Kind[];
+/** The simulated instant of a request (epoch ms): the server's clock follows it, so samples are stamped in simulated time. */
+const SIM_TIME_HEADER = 'x-bench-simulated-time';
+/** Start of the simulated schedule: a 5-minute bucket start, like the archives' buckets. */
+const SIM_START = Date.parse('2026-11-01T12:00:00Z');
 
 // ---------------------------------------------------------------- the agents' side
 
@@ -175,10 +180,10 @@ interface Outcome {
   status: number;
 }
 
-function post(agentPool: http.Agent, url: URL, path: string, token: string, body: string): Promise<number> {
+function post(agentPool: http.Agent, url: URL, path: string, token: string, body: string, simTime: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path, method: 'POST', agent: agentPool, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      { host: url.hostname, port: url.port, path, method: 'POST', agent: agentPool, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [SIM_TIME_HEADER]: String(simTime) } },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -202,13 +207,13 @@ async function runAgents(): Promise<void> {
   let url = new URL('http://127.0.0.1');
   let concurrency = 32;
   let pool = new http.Agent({ keepAlive: true });
-  const simStart = Date.parse('2026-11-01T12:00:00Z');
+  const simStart = SIM_START;
 
   const sendOne = async (s: Send): Promise<Outcome> => {
     const agent = agents[s.agent];
     const body = agent.body(s.kind, Math.floor(s.at / 60_000), new Date(simStart + s.at).toISOString());
     const t0 = performance.now();
-    const status = await post(pool, url, PATH[s.kind], agent.token, body).catch(() => 0);
+    const status = await post(pool, url, PATH[s.kind], agent.token, body, simStart + s.at).catch(() => 0);
     return { kind: s.kind, ms: performance.now() - t0, status };
   };
 
@@ -327,11 +332,21 @@ async function tableSizes(pool: import('pg').Pool): Promise<Map<string, number>>
   return new Map(rows.map((r: { name: string; bytes: string }) => [r.name, Number(r.bytes)]));
 }
 
+/** Exact row counts of the given tables. */
+async function rowCounts(pool: import('pg').Pool, tables: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const table of tables) out.set(table, Number((await pool.query(`SELECT count(*) AS n FROM "${table}"`)).rows[0].n));
+  return out;
+}
+
+/** Archives keeping one row per node (and interface) per 5-minute bucket (infra/telemetry/migrations/0006). */
+const ARCHIVE_TABLES = new Set(['interface_traffic_samples', 'self_metrics_samples']);
+
 /**
  * Tables holding one row (or one set of rows) per node that each report replaces:
  * their size is bounded by the fleet, not by time, so they are not extrapolated.
  */
-const LATEST_VALUE_TABLES = new Set(['node_status', 'node_status_current', 'routing_tables', 'prefix_flaps', 'prefix_flap_feeds', 'streams', 'agent_liveness', 'projection_checkpoints']);
+const LATEST_VALUE_TABLES = new Set(['wireguard_traffic_latest', 'node_status', 'node_status_current', 'routing_tables', 'prefix_flaps', 'prefix_flap_feeds', 'streams', 'agent_liveness', 'projection_checkpoints']);
 
 /**
  * CPU time of this database's PostgreSQL backends (the server's pool connections),
@@ -385,9 +400,18 @@ async function runServer(): Promise<void> {
   const windowSeconds = envInt('BENCH_TELEMETRY_WINDOW_S', 30);
   const concurrency = envInt('BENCH_TELEMETRY_CONCURRENCY', 32);
   const sys = await createTestSystem({ env: { ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'silent' } });
-  // A real clock: sample rows are keyed by their arrival time.
-  const context = { ...sys.context, now: () => new Date() };
-  const control = await startApp(createControlApp(context));
+  // The clock follows the simulated time of the requests (the latest seen), so samples
+  // are stamped, bucketed and judged stale as at the fleet's real pace.
+  let simulated = SIM_START - 120_000;
+  const context = { ...sys.context, now: () => new Date(simulated) };
+  const outer = express();
+  outer.use((req, _res, next) => {
+    const t = Number(req.headers[SIM_TIME_HEADER]);
+    if (t > simulated) simulated = t;
+    next();
+  });
+  outer.use(createControlApp(context));
+  const control = await startApp(outer);
   const job = startTelemetryJob(context, context.now);
   const agents = new Agents();
   try {
@@ -420,6 +444,7 @@ async function runServer(): Promise<void> {
     progress(`telemetry-ingest: replay of ${minutes} simulated minutes as fast as it goes (${concurrency} connections)`);
     await sys.pool.query('VACUUM ANALYZE');
     const sizesBefore = await tableSizes(sys.pool);
+    const rowsBefore = await rowCounts(sys.pool, [...sizesBefore.keys()]);
     const cpuReplay = process.cpuUsage();
     const pgReplay = new BackendCpu(sys.pool);
     const replay = await agents.ask<{ done: true; wall_s: number; outcomes: Outcome[] }>({ cmd: 'replay', minutes });
@@ -427,16 +452,26 @@ async function runServer(): Promise<void> {
     const replayCpu = process.cpuUsage(cpuReplay);
     const replayPgSeconds = await pgReplay.stop();
     const sizesAfter = await tableSizes(sys.pool);
+    const rowsAfter = await rowCounts(sys.pool, [...sizesAfter.keys()]);
     const required = replay.outcomes.length / (minutes * 60);
     const sustained = replay.outcomes.length / replay.wall_s;
 
-    const perDay = (bytes: number) => (bytes / minutes) * 1440;
-    const growth = [...sizesAfter]
-      .map(([table, bytes]) => ({ table, delta: bytes - (sizesBefore.get(table) ?? 0), bytes }))
-      .filter((g) => g.delta !== 0 || LATEST_VALUE_TABLES.has(g.table));
-    const growing = growth.filter((g) => !LATEST_VALUE_TABLES.has(g.table)).sort((a, b) => b.delta - a.delta);
-    const growingPerDay = growing.reduce((sum, g) => sum + perDay(g.delta), 0);
-    const bounded = growth.filter((g) => LATEST_VALUE_TABLES.has(g.table)).sort((a, b) => b.bytes - a.bytes);
+    // Growth per day of each table that grows with time: bytes per row over the replay
+    // (size and row count before and after) times rows per day. A replay of M simulated
+    // minutes adds M/1440 of a day's rows, except to the 5-minute archives, whose rows
+    // cover ceil(M/5) buckets (the schedule starts at a bucket start).
+    const rowsPerDay = (table: string, added: number) => (ARCHIVE_TABLES.has(table) ? (added * 288) / Math.ceil(minutes / 5) : (added * 1440) / minutes);
+    const growing = [...sizesAfter.keys()]
+      .filter((table) => !LATEST_VALUE_TABLES.has(table) && (sizesAfter.get(table) ?? 0) !== (sizesBefore.get(table) ?? 0))
+      .map((table) => {
+        const addedRows = (rowsAfter.get(table) ?? 0) - (rowsBefore.get(table) ?? 0);
+        const addedBytes = (sizesAfter.get(table) ?? 0) - (sizesBefore.get(table) ?? 0);
+        const bytesPerRow = addedRows > 0 ? addedBytes / addedRows : 0;
+        return { table, bytesPerRow, perDay: bytesPerRow * rowsPerDay(table, addedRows) };
+      })
+      .sort((a, b) => b.perDay - a.perDay);
+    const growingPerDay = growing.reduce((sum, g) => sum + g.perDay, 0);
+    const bounded = [...sizesAfter].filter(([table]) => LATEST_VALUE_TABLES.has(table)).sort((a, b) => b[1] - a[1]);
 
     progress(`telemetry-ingest: ${windowSeconds} s at the real rate`);
     const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -495,8 +530,9 @@ async function runServer(): Promise<void> {
       database: {
         growth_per_day_mb: mb(growingPerDay),
         retained_60_days_gb: round((growingPerDay * 60) / 1024 ** 3, 1),
-        growing_tables_per_day_mb: Object.fromEntries(growing.slice(0, 10).map((g) => [g.table, mb(perDay(g.delta))])),
-        latest_value_tables_mb: Object.fromEntries(bounded.slice(0, 6).map((g) => [g.table, mb(g.bytes)])),
+        growing_tables_per_day_mb: Object.fromEntries(growing.slice(0, 10).map((g) => [g.table, mb(g.perDay)])),
+        bytes_per_row: Object.fromEntries(growing.slice(0, 10).map((g) => [g.table, Math.round(g.bytesPerRow)])),
+        latest_value_tables_mb: Object.fromEntries(bounded.slice(0, 6).map(([table, bytes]) => [table, mb(bytes)])),
       },
       ok: replayFigures.not_200 === 0 && windowFigures.not_200 === 0,
     });

@@ -119,7 +119,7 @@ export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStat
   return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, statusRow(r)]));
 }
 
-/** Per-interface traffic archive of a snapshot (one row per interface). */
+/** Per-interface traffic archive of a snapshot: one row per interface and 5-minute bucket, the bucket's first snapshot (later ones in it are skipped). */
 export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
   if (snapshot.interfaces.length === 0) return;
   await db.query(
@@ -130,6 +130,7 @@ export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSn
   );
 }
 
+/** Self-metrics archive of a snapshot: one row per node and 5-minute bucket, the bucket's first snapshot. */
 export async function archiveSelfMetrics(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
   const m = snapshot.self_metrics;
   await db.query(
