@@ -8,6 +8,7 @@ import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
+import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
 import { telemetryIngestBench } from './telemetry-ingest.js';
 
@@ -19,6 +20,7 @@ const benchmarks: readonly Benchmark[] = [
   provisionBench,
   agentWsBench,
   publicMapBench,
+  siteBench,
   telemetryIngestBench,
 ];
 
