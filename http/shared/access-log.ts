@@ -13,8 +13,12 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
-/** The level of a finished request's access line: 5xx error, 4xx info, the rest debug (as the common front logs). */
-export const accessLevel = (status: number): 'error' | 'info' | 'debug' => (status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug');
+/**
+ * The level of a finished request's access line: 5xx error, 4xx info, the rest
+ * debug (as the common front logs). A 503 is warn: during a database outage every
+ * request answers it, and the outage itself is logged once as an error.
+ */
+export const accessLevel = (status: number): 'error' | 'warn' | 'info' | 'debug' => (status === 503 ? 'warn' : status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug');
 
 /** Marks a request whose access line this logger writes, so pino-http further down leaves it alone. */
 const LOGGED = Symbol('access-logged');
