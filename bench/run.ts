@@ -11,6 +11,7 @@ import { registryBench } from './registry.js';
 import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
 import { telemetryIngestBench } from './telemetry-ingest.js';
+import { concurrentWritesBench, fleetScaleBench } from './writes.js';
 
 /** Every benchmark; a new one is one more entry here. */
 const benchmarks: readonly Benchmark[] = [
@@ -22,6 +23,8 @@ const benchmarks: readonly Benchmark[] = [
   publicMapBench,
   siteBench,
   telemetryIngestBench,
+  concurrentWritesBench,
+  fleetScaleBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {
