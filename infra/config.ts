@@ -6,6 +6,20 @@
  */
 
 import { createPublicKey } from 'node:crypto';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The project directory (where package.json is). */
+export const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * `DATA_DIR` as an absolute path: a relative one is taken from the project
+ * directory, not the working directory, so a command run from elsewhere finds
+ * the same cluster instead of creating a new one.
+ */
+export function dataDirOf(config: Pick<Config, 'dataDir'>): string {
+  return resolve(PROJECT_ROOT, config.dataDir);
+}
 
 export class ConfigError extends Error {
   constructor(
@@ -124,7 +138,7 @@ const origins = urlList(AN_ORIGIN, (value, parsed) => {
 export const settings = {
   databaseUrl: setting('DATABASE_URL', 'PostgreSQL URL; absent: embedded PostgreSQL under DATA_DIR/pg', optional(url('postgres:', 'postgresql:')), undefined),
   eventStoreUrl: setting('EVENTSTORE_URL', 'KurrentDB/EventStoreDB URL (esdb:// or kurrentdb://); absent: PostgreSQL event store', optional(url('esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kdb:')), undefined),
-  dataDir: setting('DATA_DIR', 'where the embedded PostgreSQL keeps its files', text, '.data'),
+  dataDir: setting('DATA_DIR', 'where the embedded PostgreSQL, the registry cache and the generated local secrets are kept; relative: from the project directory', text, '.data'),
   bindHost: setting('BIND_HOST', 'address the HTTP services listen on', text, '127.0.0.1'),
   controlPort: setting('CONTROL_PORT', 'control server port', port, 8080),
   identityPort: setting('IDENTITY_PORT', 'identity service port', port, 8081),
@@ -156,6 +170,7 @@ export const settings = {
   portalUrl: setting('PORTAL_URL', 'public URL of the autopeering portal', optional(url('https:', 'http:')), undefined),
   controlUrl: setting('CONTROL_URL', 'public URL of the control server', url('https:', 'http:'), 'http://127.0.0.1:8080'),
   logLevel: setting('LOG_LEVEL', 'pino log level', oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), 'info'),
+  logFormat: setting('LOG_FORMAT', 'log format: json (one JSON line per entry, ISO timestamps), pretty (one human line) or auto (pretty on a terminal, else json)', oneOf('auto', 'json', 'pretty'), 'auto'),
   projectionPollMs: setting('PROJECTION_POLL_MS', 'how often async projections poll when no NOTIFY arrives (ms)', positiveInt, 1000),
 } as const;
 
