@@ -31,5 +31,5 @@ export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', st
 
 function prettyStream(fd: number): DestinationStream {
   const build = createRequire(import.meta.url)('pino-pretty') as (options: Record<string, unknown>) => DestinationStream;
-  return build({ destination: fd, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return build({ destination: fd, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true });
 }
