@@ -17,7 +17,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { rollbackGeneration } from '../commands/generations.js';
 import { createControlApp } from '../http/control/app.js';
 import { fleetDeps } from '../http/control/fleet/common.js';
-import type { DoorbellEvent } from '../commands/doorbell.js';
+import type { DoorbellEvent } from '../domain/doorbell.js';
 import { issueAgentToken } from '../spec/support/agents.js';
 import { createTestSystem, startApp } from '../spec/support/system.js';
 import { collectGarbage, percentile, progress, ratio, report, round, type Benchmark } from './support.js';

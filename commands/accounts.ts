@@ -36,6 +36,10 @@ export interface LoginInput {
  * for an unknown name or a wrong password alike, 429 `too many attempts` while
  * the name is blocked. The token is returned once; only its sha256 is stored.
  */
+/** The audit details of a login and a password change. */
+export const LOGIN_SUCCEEDED = 'login succeeded';
+export const passwordChangedDetail = (revokedSessions: number): string => `password changed; ${revokedSessions} session(s) revoked`;
+
 export async function login(deps: AccountDeps, input: LoginInput, metadata: EventMetadata): Promise<{ token: string; expiresAt: Date }> {
   if (!isUsername(input.username)) {
     // No account can have this name, so there is nothing to count; it still costs one verification.
@@ -58,7 +62,9 @@ export async function login(deps: AccountDeps, input: LoginInput, metadata: Even
       const command: AccountCommand = checked.ok
         ? { type: 'RecordLoginSuccess', sessionId: randomUUID(), tokenSha256: sha256Hex(token), expiresAt, now: input.now }
         : { type: 'RecordLoginFailure', now: input.now };
-      return { writes: [{ streamId, events: accountDecider.decide(command, state) }], result: checked.ok };
+      // A counted failure is a refusal: its audit entry is written with the 401, after the response.
+      const audit = checked.ok ? { actor: input.username, detail: LOGIN_SUCCEEDED } : { refused: true };
+      return { writes: [{ streamId, events: accountDecider.decide(command, state) }], result: checked.ok, audit };
     },
     metadata,
   );
@@ -98,7 +104,7 @@ export async function changePassword(
       if (!checked.ok) throw new Unauthorized(INVALID_CREDENTIALS);
       const events = accountDecider.decide({ type: 'ChangePassword', passwordHash: newHash, now: input.now }, state);
       const revoked = events.reduce((n, e) => n + (e.type === 'PasswordChanged' ? e.data.revoked_session_ids.length : 0), 0);
-      return { writes: [{ streamId, events }], result: revoked };
+      return { writes: [{ streamId, events }], result: revoked, audit: { detail: passwordChangedDetail(revoked) } };
     },
     metadata,
   );

@@ -13,7 +13,7 @@ import type { Queryable } from '../infra/db/pool.js';
 import { agentStatuses } from '../infra/telemetry/liveness.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
-import type { Delivery, Doorbell, DoorbellEvent } from './doorbell.js';
+import type { Delivery, Doorbell, DoorbellEvent } from '../domain/doorbell.js';
 import { loadDnsGroup } from './dns-load.js';
 import { execute, type Decision, type LoadedStream, type LoadMore } from './handle.js';
 

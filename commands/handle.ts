@@ -1,5 +1,6 @@
 import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
 import { Conflict } from '../domain/errors.js';
+import { pendingAuditWrite, type DecisionAudit } from './audit.js';
 import { WrongExpectedVersion, type AppendResult, type EventMetadata, type EventStore, type RecordedEvent } from '../infra/eventstore/types.js';
 
 /** A stream as a command sees it: its events and the version to expect when appending. */
@@ -19,6 +20,8 @@ export interface Decision {
    * stream it does not change.
    */
   writes: { streamId: string; events: readonly DomainEvent[]; guard?: boolean }[];
+  /** How the append's audit entry reads, for a request that is audited (`commands/audit.ts`). */
+  audit?: DecisionAudit;
 }
 
 export interface RetryOptions {
@@ -60,8 +63,10 @@ export async function execute<T>(
       }));
     if (!writes.some((w) => w.events.length > 0)) return { result: decision.result, append: { versions: {}, events: [] } };
     try {
-      const append = await store.append(writes, metadata);
-      return { result: decision.result, append };
+      // An audited request's entry commits with its write (commands/audit.ts).
+      const audit = pendingAuditWrite(decision);
+      const append = await store.append(audit ? [...writes, audit.write] : writes, metadata);
+      return { result: decision.result, append: audit ? audit.carried(append) : append };
     } catch (err) {
       if (!isRetryable(err) || attempt >= attempts) {
         if (err instanceof WrongExpectedVersion) throw new Conflict(`${err.streamId} was modified concurrently; retry`);

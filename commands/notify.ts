@@ -1,17 +1,17 @@
 import { desiredStateStream } from '../domain/desired-state/events.js';
 import { Conflict, NotFound } from '../domain/errors.js';
 import { live } from '../domain/node/decide.js';
+import type { Queryable } from '../infra/db/pool.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { onlineAgentCount } from '../infra/agent-hub/presence.js';
 import { getNode, type NodeOut } from '../projections/fleet/queries.js';
-import type { ServiceContext } from '../http/shared/context.js';
 import { writeNode, type FleetDeps } from './fleet-write.js';
 
 /** The node, when an agent of it is connected to any instance: 404 `unknown node <id>`, else 409 `node <id> has no connected agent`. */
-export async function connectedNode(ctx: ServiceContext, nodeId: string): Promise<NodeOut> {
-  const node = await getNode(ctx.pool, nodeId);
+export async function connectedNode(db: Queryable, nodeId: string): Promise<NodeOut> {
+  const node = await getNode(db, nodeId);
   if (!node) throw new NotFound(`unknown node ${nodeId}`);
-  if ((await onlineAgentCount(ctx, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
+  if ((await onlineAgentCount(db, nodeId)) === 0) throw new Conflict(`node ${nodeId} has no connected agent`);
   return node;
 }
 
@@ -31,11 +31,11 @@ export interface NotifyOutcome {
  * re-publishes the current desired state as a new generation (the doorbell rings
  * after commit, as for every publication); `snapshot_request` only rings.
  */
-export async function notifyNode(ctx: ServiceContext, deps: FleetDeps, nodeId: string, event: NotifyEvent, reason: string | undefined, metadata: EventMetadata): Promise<NotifyOutcome> {
-  const node = await connectedNode(ctx, nodeId);
+export async function notifyNode(deps: FleetDeps, nodeId: string, event: NotifyEvent, reason: string | undefined, metadata: EventMetadata): Promise<NotifyOutcome> {
+  const node = await connectedNode(deps.db, nodeId);
 
   if (event === 'snapshot_request') {
-    const [delivery] = await ctx.doorbell.ring([{ type: 'snapshot_request', node_id: nodeId, ...(reason ? { reason } : {}) }]);
+    const [delivery] = await deps.doorbell.ring([{ type: 'snapshot_request', node_id: nodeId, ...(reason ? { reason } : {}) }]);
     return { node_id: nodeId, event, generation: node.current_generation, subscribers: delivery.subscribers, delivered: delivery.delivered };
   }
   const outcome = await writeNode(

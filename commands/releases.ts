@@ -1,5 +1,8 @@
+import type pg from 'pg';
+import type { Doorbell } from '../domain/doorbell.js';
 import { sha256Hex } from '../domain/sha256.js';
 import { Validation } from '../domain/errors.js';
+import type { ReleaseManifest } from '../domain/release/manifest.js';
 import { checkFileName, checkVersion, compareVersions, needsUpdate } from '../domain/release/rules.js';
 import { agentStatuses, livenessOf, type Liveness } from '../infra/telemetry/liveness.js';
 import {
@@ -11,11 +14,16 @@ import {
   saveRelease,
   saveTarget,
   targetVersion,
-  type ReleaseManifest,
 } from '../infra/releases/store.js';
-import type { ServiceContext } from '../http/shared/context.js';
 import { connectedNodes } from '../infra/agent-hub/presence.js';
 import { listNodes } from '../projections/fleet/queries.js';
+
+/** What release commands need: the database (uploads replace files in one transaction), the doorbell for offers, the service clock. */
+export interface ReleaseDeps {
+  pool: pg.Pool;
+  doorbell: Doorbell;
+  now: () => Date;
+}
 
 export interface UploadedFile {
   filename: string;
@@ -26,7 +34,7 @@ export interface UploadedFile {
 const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** `POST /admin/agent-releases`: stores the files of a version (replacing an earlier upload) and answers its manifest. Does not roll out. */
-export async function uploadRelease(ctx: ServiceContext, version: string, files: readonly UploadedFile[]): Promise<ReleaseManifest> {
+export async function uploadRelease(deps: ReleaseDeps, version: string, files: readonly UploadedFile[]): Promise<ReleaseManifest> {
   checkVersion(version);
   if (files.length === 0) throw new Validation('invalid files: at least one file is required', [{ loc: ['body', 'files'], msg: 'at least one file', type: 'minItems' }]);
   const seen = new Set<string>();
@@ -38,7 +46,7 @@ export async function uploadRelease(ctx: ServiceContext, version: string, files:
   const stored = files
     .map((f) => ({ filename: f.filename, sha256: sha256Hex(f.content), size: f.content.length, content: f.content }))
     .sort((a, b) => byteOrder(a.filename, b.filename));
-  await saveRelease(ctx.pool, version, stored, ctx.now());
+  await saveRelease(deps.pool, version, stored, deps.now());
   return { version, wheels: stored.map(({ filename, sha256, size }) => ({ filename, sha256, size })) };
 }
 
@@ -48,9 +56,9 @@ export async function uploadRelease(ctx: ServiceContext, version: string, files:
  * offers, and offers it to the agents online now whose last heartbeat reported
  * an older version (the others get it with their next heartbeat).
  */
-export async function setTarget(ctx: ServiceContext, version: string): Promise<{ target: string; offered: string[] }> {
+export async function setTarget(deps: ReleaseDeps, version: string): Promise<{ target: string; offered: string[] }> {
   checkVersion(version);
-  const saved = await saveTarget(ctx.pool, version, ctx.now());
+  const saved = await saveTarget(deps.pool, version, deps.now());
   if (saved.outcome === 'not_uploaded') {
     throw new Validation(`invalid version: ${version} has not been uploaded`, [{ loc: ['body', 'version'], msg: 'no manifest for this version', type: 'value_error' }]);
   }
@@ -58,12 +66,12 @@ export async function setTarget(ctx: ServiceContext, version: string): Promise<{
     // Document 2, Versioning: versions must not go backwards. The same target again is allowed (it re-arms the offers).
     throw new Validation(`invalid version: ${version} is below the current target ${saved.current}`, [{ loc: ['body', 'version'], msg: 'below the current target', type: 'value_error' }]);
   }
-  await clearOffers(ctx.pool, version);
+  await clearOffers(deps.pool, version);
   const offered: string[] = [];
   // Only connected agents: an offer claimed for an agent that cannot hear it would be lost.
-  const connected = await connectedNodes(ctx.pool);
-  for (const status of await agentStatuses(ctx.pool, connected)) {
-    if (await offerUpdate(ctx, status.node_id, status.agent_version)) offered.push(status.node_id);
+  const connected = await connectedNodes(deps.pool);
+  for (const status of await agentStatuses(deps.pool, connected)) {
+    if (await offerUpdate(deps, status.node_id, status.agent_version)) offered.push(status.node_id);
   }
   return { target: version, offered };
 }
@@ -76,17 +84,17 @@ export async function setTarget(ctx: ServiceContext, version: string): Promise<{
  * into a loop. Only an offer handed to an open connection (here or, by
  * presence, on another instance) stays claimed. Returns whether it was delivered.
  */
-export async function offerUpdate(ctx: ServiceContext, nodeId: string, agentVersion: string | null): Promise<boolean> {
-  const target = await targetVersion(ctx.pool);
+export async function offerUpdate(deps: ReleaseDeps, nodeId: string, agentVersion: string | null): Promise<boolean> {
+  const target = await targetVersion(deps.pool);
   if (!target || !needsUpdate(agentVersion, target)) return false;
-  const manifest = await manifestOf(ctx.pool, target);
+  const manifest = await manifestOf(deps.pool, target);
   if (!manifest) return false;
-  if (!(await claimOffer(ctx.pool, nodeId, target, ctx.now()))) return false;
-  const deliveries = await ctx.doorbell.ring([{ type: 'agent_update_available', node_id: nodeId, version: target, wheels: manifest.wheels, reason: `target version ${target}` }]);
+  if (!(await claimOffer(deps.pool, nodeId, target, deps.now()))) return false;
+  const deliveries = await deps.doorbell.ring([{ type: 'agent_update_available', node_id: nodeId, version: target, wheels: manifest.wheels, reason: `target version ${target}` }]);
   // Race: the agent may have gone (or its queue been full) since it was seen; an
   // offer nobody took is given back, so its next heartbeat is offered again.
   if (deliveries.every((d) => d.delivered === 0)) {
-    await releaseOffer(ctx.pool, nodeId, target);
+    await releaseOffer(deps.pool, nodeId, target);
     return false;
   }
   return true;
@@ -111,12 +119,12 @@ export interface ReleaseStatus {
  * every node of the fleet or of the liveness registry, by node id; a node that
  * never sent a heartbeat has nulls and is `offline`.
  */
-export async function releaseStatus(ctx: ServiceContext): Promise<ReleaseStatus> {
-  const [target, versions, reported, fleet] = await Promise.all([targetVersion(ctx.pool), releaseVersions(ctx.pool), agentStatuses(ctx.pool), listNodes(ctx.pool)]);
+export async function releaseStatus(deps: ReleaseDeps): Promise<ReleaseStatus> {
+  const [target, versions, reported, fleet] = await Promise.all([targetVersion(deps.pool), releaseVersions(deps.pool), agentStatuses(deps.pool), listNodes(deps.pool)]);
   const byNode = new Map(reported.map((s) => [s.node_id, s]));
   for (const n of fleet) if (!byNode.has(n.node_id)) byNode.set(n.node_id, { node_id: n.node_id, agent_version: null, applied_generation: null, apply_status: null, last_seen: null });
   const statuses = [...byNode.values()].sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0));
-  const now = ctx.now();
+  const now = deps.now();
   return {
     target,
     versions: versions.sort(compareVersions),

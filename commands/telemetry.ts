@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { Conflict } from '../domain/errors.js';
 import {
   decideHealth,
   decideSessions,
@@ -14,7 +13,7 @@ import type { ApplyResult, PrefixFlaps, ReconciliationReport, RoutingTable, Runt
 import type { BackgroundTasks } from '../infra/background.js';
 import { withTransaction } from '../infra/db/pool.js';
 import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
-import { WrongExpectedVersion, type EventMetadata, type EventStore } from '../infra/eventstore/types.js';
+import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
 import {
@@ -26,14 +25,14 @@ import {
   insertWireguardTraffic,
   nodeStatus,
   replacePrefixFlaps,
-  setRecordedHealth,
   trafficTotals,
   upsertApply,
   upsertReport,
   upsertSnapshot,
   type TrafficTotals,
 } from '../infra/telemetry/store.js';
-import { currentNodeStatus } from '../projections/node-status/queries.js';
+import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
+import { execute } from './handle.js';
 
 /**
  * Agent reports: samples into the telemetry tables, transitions (node health,
@@ -48,9 +47,9 @@ export interface TelemetryDeps {
 
 /**
  * Runtime snapshot: the status upsert and its status event commit together, then
- * the health transition (if any) is appended; the caller answers after that.
- * The archives and the session flap comparison run afterwards in the background
- * and only log a failure: a lost archive row is a gap in a graph, not a lie.
+ * the snapshot's transitions (health and BGP sessions, decided together) are one
+ * append; the caller answers after that. The archives run afterwards in the
+ * background and only log a failure: a lost archive row is a gap in a graph, not a lie.
  */
 export async function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata, now: Date): Promise<HealthVerdict> {
   const verdict = await withTransaction(deps.pool, async (tx) => {
@@ -59,8 +58,8 @@ export async function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnaps
     await insertStatusEvent(tx, snapshot.node_id, { kind: 'snapshot', generation: snapshot.generation ?? null, status: current.health, drift_count: null, payload: snapshot }, now);
     return current;
   });
-  await recordHealth(deps, snapshot.node_id, verdict, metadata, now);
   const nodeId = snapshot.node_id;
+  await appendTransitions(deps, nodeId, (state) => [...decideHealth(nodeId, state, verdict), ...decideSessions(nodeId, state, snapshot.bgp_protocols)], metadata);
   const afterwards = async (what: string, work: () => Promise<unknown>) => {
     try {
       await work();
@@ -72,62 +71,50 @@ export async function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnaps
     Promise.all([
       afterwards('interface traffic archive', () => archiveInterfaceTraffic(deps.pool, snapshot, now)),
       afterwards('self-metrics archive', () => archiveSelfMetrics(deps.pool, snapshot, now)),
-      afterwards('session flap comparison', () => compareSessions(deps, snapshot, metadata)),
     ]),
   );
   return verdict;
 }
 
-/** Appends the health transition when the verdict differs from the recorded health. */
-async function recordHealth(deps: TelemetryDeps, nodeId: string, verdict: HealthVerdict, metadata: EventMetadata, now: Date): Promise<void> {
-  await appendTransitions(deps, nodeId, (state) => decideHealth(nodeId, state, verdict), metadata);
-  // Race: two reports of one node may decide concurrently; the stream's version
-  // orders the transitions, but these column writes may land in either order. A
-  // column left behind differs from the derived health, so the job's sweep comes
-  // back here, finds the stream already right and corrects the column.
-  await setRecordedHealth(deps.pool, nodeId, verdict.health, now);
-}
-
 /** Re-derives health from the stored inputs (after an apply or a reconciliation) and records a change. */
 async function refreshHealth(deps: TelemetryDeps, nodeId: string, metadata: EventMetadata, now: Date): Promise<void> {
   const inputs = await nodeStatus(deps.pool, nodeId);
-  if (inputs) await recordHealth(deps, nodeId, deriveHealth(inputs, now), metadata, now);
+  if (inputs) await recordHealth(deps, nodeId, deriveHealth(inputs, now), metadata);
 }
 
-/** Session flap comparison: each BGP session whose state changed since the last snapshot is one event. */
-export async function compareSessions(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata): Promise<number> {
-  const events = await appendTransitions(deps, snapshot.node_id, (state) => decideSessions(snapshot.node_id, state, snapshot.bgp_protocols), metadata);
-  return events.length;
+/** Appends the health transition when the verdict differs from the recorded health; answers the events appended. */
+function recordHealth(deps: TelemetryDeps, nodeId: string, verdict: HealthVerdict, metadata: EventMetadata): Promise<NodeStatusEvent[]> {
+  return appendTransitions(deps, nodeId, (state) => decideHealth(nodeId, state, verdict), metadata);
 }
 
 /** Past this many events read behind the read model, a report logs that `node_status_current` wants a rebuild. */
 const LONG_TAIL = 100;
-const APPEND_ATTEMPTS = 30;
 
 /**
- * What the node's transitions recorded so far, and the stream version that is:
- * its `node_status_current` row plus the events of the stream after the row's
- * version. With the inline projection that tail is empty, so a report costs the
- * same however long the stream has grown; the tail keeps the answer right when
- * the projection runs behind (KurrentDB) or has no row yet (added to a running
- * system, before `projections rebuild node-status`).
+ * What the node's transitions recorded so far: its `node_status_current` row, and
+ * only when that row is behind `version` (the projection runs behind on
+ * KurrentDB, or has no row yet: added to a running system, before `projections
+ * rebuild node-status`) the events of the stream after it. With the inline
+ * projection the row is at `version`, so a report costs the same however long
+ * the stream has grown.
  */
-async function loadNodeStatus(deps: TelemetryDeps, nodeId: string): Promise<{ state: NodeStatusState; version: number }> {
+async function loadNodeStatus(deps: TelemetryDeps, nodeId: string, version: number): Promise<NodeStatusState> {
   const row = await currentNodeStatus(deps.pool, nodeId);
+  // A row ahead of `version` means the stream moved since: the append expecting `version` fails and is decided again.
+  if (row && row.version >= version) return row.state;
   const tail = await deps.store.readStream(nodeStatusStream(nodeId), { fromVersion: row ? row.version + 1 : 0 });
   if (tail.length > LONG_TAIL) deps.log.warn({ node_id: nodeId, events: tail.length }, 'node status read model is behind its stream; run `projections rebuild node-status`');
-  return {
-    state: foldNodeStatus(tail.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent), row?.state),
-    version: tail.at(-1)?.version ?? row?.version ?? -1,
-  };
+  return foldNodeStatus(tail.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent), row?.state);
 }
 
 /**
- * Decides a node's next transitions from its recorded state and appends them
- * expecting the stream at the version that state was read at.
+ * Decides a node's next transitions from its recorded state and appends them in
+ * one append expecting the stream at the version read before that state, through
+ * `execute` (commands/handle.ts), which decides again on a conflict.
  * Race: two reports of one node decide on the same state; the second append finds
- * the stream moved and fails, and is decided again on the new state, so a
- * transition is never recorded twice (the retry of `execute` in commands/handle.ts).
+ * the stream moved and is decided again on the new state, so a transition is
+ * never recorded twice. The version is read before the state: a state read later
+ * is at least as new, and if it is newer the append fails and is retried.
  */
 async function appendTransitions(
   deps: TelemetryDeps,
@@ -136,19 +123,17 @@ async function appendTransitions(
   metadata: EventMetadata,
 ): Promise<NodeStatusEvent[]> {
   const streamId = nodeStatusStream(nodeId);
-  for (let attempt = 1; ; attempt++) {
-    const { state, version } = await loadNodeStatus(deps, nodeId);
-    const events = decide(state);
-    if (events.length === 0) return events;
-    try {
-      await deps.store.append([{ streamId, expected: version < 0 ? 'no_stream' : version, events }], metadata);
-      return events;
-    } catch (err) {
-      if (!(err instanceof WrongExpectedVersion)) throw err;
-      if (attempt >= APPEND_ATTEMPTS) throw new Conflict(`${streamId} was modified concurrently; retry`);
-      await new Promise((res) => setTimeout(res, Math.random() * Math.min(50, 2 * attempt)));
-    }
-  }
+  const { result } = await execute(
+    deps.store,
+    [],
+    async (_streams, more) => {
+      const { version } = await more(streamId, 'version');
+      const events = decide(await loadNodeStatus(deps, nodeId, version));
+      return { writes: [{ streamId, events }], result: events };
+    },
+    metadata,
+  );
+  return result;
 }
 
 export async function recordReconciliation(deps: TelemetryDeps, report: ReconciliationReport, metadata: EventMetadata, now: Date): Promise<void> {
@@ -197,12 +182,14 @@ export async function recordWireguardTraffic(deps: TelemetryDeps, sample: Wiregu
 
 /** Nodes whose derived health moved without a report (a snapshot grew stale) get their transition recorded. */
 export async function sweepHealth(deps: TelemetryDeps, now: Date): Promise<string[]> {
+  const [inputs, recorded] = await Promise.all([allNodeStatus(deps.pool), recordedHealths(deps.pool)]);
   const changed: string[] = [];
-  for (const [nodeId, row] of await allNodeStatus(deps.pool)) {
+  for (const [nodeId, row] of inputs) {
     const verdict = deriveHealth(row, now);
-    if (verdict.health === row.recorded_health) continue;
-    await recordHealth(deps, nodeId, verdict, { actor: 'telemetry-job', recordedAt: now.toISOString() }, now);
-    changed.push(nodeId);
+    // No row: nothing recorded (or the projection awaits its rebuild; appendTransitions then reads the stream).
+    if (verdict.health === (recorded.get(nodeId) ?? 'unknown')) continue;
+    const events = await recordHealth(deps, nodeId, verdict, { actor: 'telemetry-job', recordedAt: now.toISOString() });
+    if (events.length > 0) changed.push(nodeId);
   }
   return changed;
 }

@@ -3,7 +3,7 @@
  * the message is the contract's `detail` text and is shown to the client as is.
  */
 export abstract class DomainError extends Error {
-  abstract readonly kind: 'NotFound' | 'Conflict' | 'IllegalState' | 'Validation' | 'BadReference' | 'Forbidden' | 'Unauthorized' | 'Gone' | 'TooManyRequests' | 'Unavailable';
+  abstract readonly kind: 'NotFound' | 'Conflict' | 'IllegalState' | 'Validation' | 'BadReference' | 'BadRequest' | 'Forbidden' | 'Unauthorized' | 'Gone' | 'TooManyRequests' | 'Unavailable';
   constructor(message: string) {
     super(message);
     this.name = new.target.name;
@@ -46,6 +46,11 @@ export class Validation extends DomainError {
 /** The request names another resource that does not exist (400). */
 export class BadReference extends DomainError {
   readonly kind = 'BadReference' as const;
+}
+
+/** The request cannot be carried out as sent: a proof that does not verify, a session without what the action needs (400). */
+export class BadRequest extends DomainError {
+  readonly kind = 'BadRequest' as const;
 }
 
 export class Forbidden extends DomainError {

@@ -8,6 +8,7 @@
 import { createPublicKey } from 'node:crypto';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ipaddr from 'ipaddr.js';
 
 /** The project directory (where package.json is). */
 export const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -135,11 +136,30 @@ const origins = urlList(AN_ORIGIN, (value, parsed) => {
   return parsed.origin;
 });
 
+/**
+ * Addresses and CIDR prefixes (`10.0.0.0/8`, `::1`), each checked with ipaddr.js
+ * and kept in canonical `address/length` form.
+ */
+function cidrList(raw: string): string[] {
+  return raw.split(',').map((item) => {
+    const value = item.trim();
+    const [address, length, extra] = value.split('/');
+    const plain = ipaddr.IPv4.isValidFourPartDecimal(address) || (!address.includes('%') && ipaddr.IPv6.isValid(address));
+    const ip = plain ? ipaddr.parse(address) : undefined;
+    const width = ip?.kind() === 'ipv4' ? 32 : 128;
+    if (!ip || extra !== undefined || (length !== undefined && (!/^\d{1,3}$/.test(length) || Number(length) > width))) {
+      throw new Error(`${value || '(empty)'} is not an IP address or CIDR prefix`);
+    }
+    return `${ip.toString()}/${length ?? width}`;
+  });
+}
+
 export const settings = {
   databaseUrl: setting('DATABASE_URL', 'PostgreSQL URL; absent: embedded PostgreSQL under DATA_DIR/pg', optional(url('postgres:', 'postgresql:')), undefined),
   eventStoreUrl: setting('EVENTSTORE_URL', 'KurrentDB/EventStoreDB URL (esdb:// or kurrentdb://); absent: PostgreSQL event store', optional(url('esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kdb:')), undefined),
   dataDir: setting('DATA_DIR', 'where the embedded PostgreSQL, the registry cache and the generated local secrets are kept; relative: from the project directory', text, '.data'),
   bindHost: setting('BIND_HOST', 'address the HTTP services listen on', text, '127.0.0.1'),
+  trustedProxies: setting('TRUSTED_PROXIES', 'comma-separated addresses or CIDR prefixes of the reverse proxies whose CF-Connecting-IP and X-Forwarded-For headers are believed; absent: none, the TCP peer is the client', optional(cidrList), undefined),
   controlPort: setting('CONTROL_PORT', 'control server port', port, 8080),
   identityPort: setting('IDENTITY_PORT', 'identity service port', port, 8081),
   registryPort: setting('REGISTRY_PORT', 'registry replica port', port, 8082),

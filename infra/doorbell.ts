@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Delivery, Doorbell, DoorbellBroadcaster, DoorbellEvent } from '../commands/doorbell.js';
+import type { Delivery, Doorbell, DoorbellBroadcaster, DoorbellEvent } from '../domain/doorbell.js';
 import { remoteAgentCounts } from './agent-hub/presence.js';
 import type { Queryable } from './db/pool.js';
 import type { PgListener } from './db/listener.js';

@@ -3,7 +3,7 @@ import { nodeDecider } from '../../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../../domain/node/events.js';
 import type { LiveNode, NodeState } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
-import type { Delivery, DoorbellEvent } from '../doorbell.js';
+import type { Delivery, DoorbellEvent } from '../../domain/doorbell.js';
 import { listNodes } from '../../projections/fleet/queries.js';
 import { FleetLoader, publication, TOPOLOGY_STREAM, type FleetDeps, type Published } from '../fleet-write.js';
 import { execute, type LoadMore } from '../handle.js';

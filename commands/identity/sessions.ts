@@ -2,13 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload, type JWTHeaderParameters } from 'jose';
 import type { DomainEvent } from '../../domain/decider.js';
 import { sha256Hex } from '../../domain/sha256.js';
-import type { ServiceContext } from '../../http/shared/context.js';
+import type pg from 'pg';
+import type { Config } from '../../infra/config.js';
+import type { EventStore } from '../../infra/eventstore/types.js';
 import { currentSigningKey, publishedKey } from '../../infra/identity/keys.js';
 import { execute } from '../handle.js';
-import { maintainerPasskeys } from './passkeys.js';
 
 export type AuthMethod = 'email' | 'pgp' | 'ssh' | 'passkey';
 export const AUTH_METHODS: readonly AuthMethod[] = ['email', 'pgp', 'ssh', 'passkey'];
+
+/** What signing and verifying sessions needs: the signing-key table, the issuer (and key secret), the service clock. */
+export interface SessionDeps {
+  pool: pg.Pool;
+  config: Config;
+  now: () => Date;
+}
 
 /** The contract's session grant (document 1, Session grant). */
 export interface SessionGrant {
@@ -68,18 +76,18 @@ export interface PreparedSession {
  * (a challenge's success), and a signing failure leaves no trace.
  * `passkey_enrollment_available` is not set here.
  */
-export async function prepareSession(ctx: ServiceContext, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<PreparedSession> {
-  const now = ctx.now();
+export async function prepareSession(deps: SessionDeps, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<PreparedSession> {
+  const now = deps.now();
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + SESSION_TTL_SECONDS;
   const jti = randomUUID();
   const sub = subjectOf(identity.mntner, identity.asn);
-  const key = await currentSigningKey(ctx.pool, ctx.config, now);
+  const key = await currentSigningKey(deps.pool, deps.config, now);
   const token = await new SignJWT({ asn: identity.asn, mnt: identity.mntner, method: identity.method })
     .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: key.kid })
     .setSubject(sub)
     .setJti(jti)
-    .setIssuer(ctx.config.identityIssuer)
+    .setIssuer(deps.config.identityIssuer)
     .setAudience(SESSION_AUDIENCE)
     .setIssuedAt(iat)
     .setExpirationTime(exp)
@@ -97,9 +105,9 @@ export async function prepareSession(ctx: ServiceContext, identity: { asn: numbe
 }
 
 /** Signs a session and records it on its own (passkey login, whose success leaves nothing else to write). */
-export async function issueSession(ctx: ServiceContext, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<SessionGrant> {
-  const { grant, write, actor } = await prepareSession(ctx, identity);
-  await execute(ctx.store, [write.streamId], () => ({ writes: [write], result: undefined }), { actor, recordedAt: write.events[0].data.issued_at });
+export async function issueSession(deps: SessionDeps & { store: EventStore }, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<SessionGrant> {
+  const { grant, write, actor } = await prepareSession(deps, identity);
+  await execute(deps.store, [write.streamId], () => ({ writes: [write], result: undefined }), { actor, recordedAt: write.events[0].data.issued_at });
   return grant;
 }
 
@@ -116,10 +124,10 @@ export class InvalidSession extends Error {
  * and HS256 fail before any key is used), issuer and audience exact, expiry by
  * the service clock, and claims of the right types.
  */
-export async function verifySession(ctx: ServiceContext, token: string): Promise<SessionClaims> {
+export async function verifySession(deps: SessionDeps, token: string): Promise<SessionClaims> {
   const keyFor = async (header: JWTHeaderParameters) => {
     if (typeof header.kid !== 'string') throw new InvalidSession('token header has no kid');
-    const key = await publishedKey(ctx.pool, header.kid);
+    const key = await publishedKey(deps.pool, header.kid);
     if (!key) throw new InvalidSession(`kid ${header.kid} is not in the published key set`);
     return key;
   };
@@ -127,9 +135,9 @@ export async function verifySession(ctx: ServiceContext, token: string): Promise
   try {
     ({ payload } = await jwtVerify(token, keyFor, {
       algorithms: ALGORITHMS,
-      issuer: ctx.config.identityIssuer,
+      issuer: deps.config.identityIssuer,
       audience: SESSION_AUDIENCE,
-      currentDate: ctx.now(),
+      currentDate: deps.now(),
       requiredClaims: ['sub', 'jti', 'iat', 'exp'],
     }));
   } catch (err) {
@@ -147,9 +155,4 @@ function checkClaims(p: JWTPayload): SessionClaims {
   if (typeof method !== 'string' || !(AUTH_METHODS as string[]).includes(method)) throw new InvalidSession('method claim missing or unknown');
   if (typeof mnt === 'string' && sub !== subjectOf(mnt, asn)) throw new InvalidSession('sub does not match mnt and asn');
   return { sub: sub!, jti: jti!, iat: iat!, exp: exp!, asn, mnt, method: method as AuthMethod };
-}
-
-/** True when the maintainer has at least one registered passkey. */
-export async function maintainerHasPasskeys(ctx: ServiceContext, mntner: string): Promise<boolean> {
-  return (await maintainerPasskeys(ctx, mntner)).credentials.size > 0;
 }

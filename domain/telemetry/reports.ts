@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 /**
  * Request bodies of the node-agent reports (`POST /agent/*`). The contract names
  * some fields and leaves the rest "not shown"; these schemas are the definition
- * (docs/decisions.md, "Agent reports, telemetry and health"). Every object is
+ * (docs/decisions.md, "Telemetry"). Every object is
  * closed (`additionalProperties: false`): agent and server ship together, so an
  * unknown field is a bug to see, not to drop. Counters are cumulative byte counts
  * as the kernel reports them.

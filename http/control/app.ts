@@ -39,6 +39,7 @@ export function createControlApp(ctx: ServiceContext): Express {
   // The cached anonymous GETs answer ahead of pino-http, the body parser and the other routers (bench/README.md, public-map).
   const publicApi = publicRoutes(ctx);
   const app = createServiceApp('control', ctx.log, {
+    trustedProxies: ctx.config.trustedProxies,
     largeJsonRoutes: [routingTableBody(ctx)],
     front: (front, log) => {
       front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log));

@@ -18,12 +18,12 @@ export const IDENTITY_PREFIX = '/api/v1';
 export function createIdentityApp(ctx: ServiceContext): Express {
   // A public issuer without IDENTITY_KEY_SECRET stops the identity role here, at start.
   keySecret(ctx.config);
-  const app = createServiceApp('identity', ctx.log);
+  const app = createServiceApp('identity', ctx.log, { trustedProxies: ctx.config.trustedProxies });
   app.get('/healthz', healthz(ctx.pool));
   // The authorization page (static files) comes before the provider, which owns the rest of the root.
   app.use(pageRoutes(ctx.config));
   const oidc = oidcRoutes(ctx, IDENTITY_PREFIX);
-  const routers: ApiRouter[] = [sessionRoutes(ctx), passkeyRoutes(ctx), verificationRouter(ctx, IDENTITY_PREFIX), oidc.api];
+  const routers: ApiRouter[] = [sessionRoutes(ctx, IDENTITY_PREFIX), passkeyRoutes(ctx, IDENTITY_PREFIX), verificationRouter(ctx, IDENTITY_PREFIX), oidc.api];
   for (const r of routers) app.use(IDENTITY_PREFIX, r.router);
   // Protocol endpoints live at the root (the issuer is the service's root address).
   const rootRouters: ApiRouter[] = [jwksRoutes(ctx)];

@@ -1,5 +1,6 @@
 import { MailNotSent, issueChallenge, judgeAnswer, recordAnswer, submittableChallenge, type ChallengeDeps } from '../../commands/identity/challenges.js';
-import { maintainerHasPasskeys, prepareSession } from '../../commands/identity/sessions.js';
+import { maintainerHasPasskeys } from '../../commands/identity/passkeys.js';
+import { prepareSession } from '../../commands/identity/sessions.js';
 import { TOO_MANY_ATTEMPTS } from '../../domain/identity/decide.js';
 import { clientAddress } from '../shared/client-address.js';
 import type { ServiceContext } from '../shared/context.js';

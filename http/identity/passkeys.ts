@@ -6,7 +6,6 @@ import { clientAddress } from '../shared/client-address.js';
 import type { ServiceContext } from '../shared/context.js';
 import { requestMetadata } from '../shared/metadata.js';
 import { ApiRouter } from '../shared/routes.js';
-import { IDENTITY_PREFIX } from './app.js';
 import { identityError } from './errors.js';
 import { requireSession, sessionOf } from './require-session.js';
 
@@ -39,8 +38,8 @@ const LoginFinish = Type.Object({ ceremony_id: CeremonyId, credential: Credentia
 const SessionGrant = Type.Object({ token: Type.String(), asn: Type.Integer(), mntner: Type.String(), method: Type.Literal('passkey'), expires_at: Type.String({ format: 'date-time' }) });
 
 /** Passkeys of the session's maintainer (register, list, delete) and passkey login. */
-export function passkeyRoutes(ctx: ServiceContext): ApiRouter {
-  const api = new ApiRouter(IDENTITY_PREFIX);
+export function passkeyRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
+  const api = new ApiRouter(prefix);
   const session = requireSession(ctx);
   // Guards run before the routes' own handlers (and their body validation): a route handler that calls next() hands on.
   api.router.get('/passkeys', session);

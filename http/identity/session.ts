@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../shared/context.js';
 import { ApiRouter } from '../shared/routes.js';
-import { IDENTITY_PREFIX } from './app.js';
 import { requireSession, sessionOf } from './require-session.js';
 
 export const SessionIdentity = Type.Object(
@@ -16,8 +15,8 @@ export const SessionIdentity = Type.Object(
 );
 
 /** `GET /session`: who the bearer session token names, as verified here. */
-export function sessionRoutes(ctx: ServiceContext): ApiRouter {
-  const api = new ApiRouter(IDENTITY_PREFIX);
+export function sessionRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
+  const api = new ApiRouter(prefix);
   api.router.get('/session', requireSession(ctx));
   return api.route({
     method: 'get',

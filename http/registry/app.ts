@@ -16,7 +16,7 @@ export const REGISTRY_PREFIX = '/registry/v1';
  * `syncer` is given by tests (a short time bound, a pause before commit).
  */
 export function createRegistryApp(ctx: ServiceContext, options: { syncer?: RegistrySyncer } = {}): Express {
-  const app = createServiceApp('registry', ctx.log);
+  const app = createServiceApp('registry', ctx.log, { trustedProxies: ctx.config.trustedProxies });
   app.get('/healthz', healthz(ctx.pool));
   const syncer = options.syncer ?? new RegistrySyncer(ctx);
   const routers: ApiRouter[] = [syncRoutes(ctx, syncer, REGISTRY_PREFIX), asnRoutes(ctx, REGISTRY_PREFIX), objectRoutes(ctx, REGISTRY_PREFIX)];

@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../../infra/logger.js';
+import { TRUSTED_PROXIES_LOCAL, TrustedProxies } from './client-address.js';
 import { accessLevel, alreadyLogged, requestIdOf } from './access-log.js';
 import { errorHandler, notFoundHandler, type ErrorStyle } from './errors.js';
 
@@ -27,6 +28,8 @@ export interface ServiceAppOptions {
    * parser and every router after them. For cached anonymous GETs only.
    */
   front?: (app: Express, log: Logger) => void;
+  /** `TRUSTED_PROXIES`: the proxies whose forwarding headers `clientAddress` believes (default none). */
+  trustedProxies?: readonly string[];
 }
 
 export function createServiceApp(service: string, log: Logger, options: ServiceAppOptions = {}): Express {
@@ -34,6 +37,7 @@ export function createServiceApp(service: string, log: Logger, options: ServiceA
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.set('query parser', 'simple');
+  app.locals[TRUSTED_PROXIES_LOCAL] = new TrustedProxies(options.trustedProxies);
   const serviceLog = log.child({ service });
   options.front?.(app, serviceLog);
   app.use(

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Doorbell } from '../../commands/doorbell.js';
+import type { Doorbell } from '../../domain/doorbell.js';
 import type { BackgroundTasks } from '../../infra/background.js';
 import type { Config } from '../../infra/config.js';
 import type { EventStore } from '../../infra/eventstore/types.js';

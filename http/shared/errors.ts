@@ -35,6 +35,7 @@ export class HttpError extends Error {
 
 const STATUS_OF: Record<DomainError['kind'], number> = {
   BadReference: 400,
+  BadRequest: 400,
   Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,

@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { auditScope } from '../../commands/audit.js';
 import { RequestValidationError, type FieldError } from './errors.js';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
@@ -91,8 +92,12 @@ export class ApiRouter {
   ): this {
     this.operations.push({ ...spec, path: this.prefix + spec.path });
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
+    // The status an audited request answers once its write is acknowledged: the route's success response.
+    const successStatus = Object.keys(spec.responses).map(Number).filter((s) => s >= 200 && s < 300).sort()[0];
     this.router[spec.method](expressPath, async (req: Request, res: Response, next: NextFunction) => {
       try {
+        const audit = auditScope.getStore();
+        if (audit) audit.successStatus = successStatus;
         if (spec.params) validate(spec.params, req.params, 'path');
         (req as Request & { validQuery: unknown }).validQuery = spec.query ? validate(spec.query, { ...(req.query as object) }, 'query') : req.query;
         if (spec.body) req.body = validate(spec.body, req.body ?? {}, 'body');

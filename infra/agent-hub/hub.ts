@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { WebSocket } from 'ws';
-import type { Delivery, DoorbellBroadcaster, DoorbellEvent } from '../../commands/doorbell.js';
+import type { Delivery, DoorbellBroadcaster, DoorbellEvent } from '../../domain/doorbell.js';
 import type { Logger } from '../logger.js';
 import { Presence } from './presence.js';
 

@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url';
-import type { ServiceContext } from '../../http/shared/context.js';
 import type { MigrationSet } from '../db/migrate.js';
 import type { Queryable } from '../db/pool.js';
 import type { Logger } from '../logger.js';
@@ -12,13 +11,13 @@ export const PRESENCE = { heartbeat_ms: 10_000, expiry_seconds: 30 } as const;
 
 /**
  * Live instances, by the database clock: presence compares heartbeats written by
- * different instances, whose own clocks may disagree (and tests move `ctx.now()`).
+ * different instances, whose own clocks may disagree (and tests move the service clock).
  */
 const LIVE = `SELECT instance_id FROM agent_hub_instances WHERE heartbeat_at > now() - make_interval(secs => ${PRESENCE.expiry_seconds})`;
 
 /** Agent connections of the node on every server instance (the permanent `WS /agent/ws/{node_id}` channel). */
-export async function onlineAgentCount(ctx: ServiceContext, nodeId: string): Promise<number> {
-  const { rows } = await ctx.pool.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = $1 AND instance_id IN (${LIVE})`, [nodeId]);
+export async function onlineAgentCount(db: Queryable, nodeId: string): Promise<number> {
+  const { rows } = await db.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = $1 AND instance_id IN (${LIVE})`, [nodeId]);
   return rows[0].n;
 }
 

@@ -101,6 +101,11 @@ export interface Subscription {
   readonly position: GlobalPosition;
 }
 
+export interface CountFilter {
+  types?: readonly string[];
+  upTo?: GlobalPosition;
+}
+
 export interface EventStore {
   append(writes: readonly StreamWrite[], metadata: EventMetadata): Promise<AppendResult>;
   readStream(streamId: string, options?: { fromVersion?: number }): Promise<RecordedEvent[]>;
@@ -116,8 +121,12 @@ export interface EventStore {
   headPosition(): Promise<GlobalPosition>;
   /** A head that covers every event committed before the call (may wait for writers in flight). */
   settledHead(): Promise<GlobalPosition>;
-  /** How many deliverable events lie after `from` (null when the backend cannot tell cheaply). */
-  countAfter(from: GlobalPosition): Promise<number | null>;
+  /**
+   * How many deliverable events lie after `from` (null when the backend cannot tell
+   * cheaply); with `types`, only events of those types; with `upTo`, only events at or
+   * before that position.
+   */
+  countAfter(from: GlobalPosition, filter?: CountFilter): Promise<number | null>;
   /** Calls `notify` whenever new events may be there (a hint: also poll); returns its removal. */
   watch(notify: () => void): () => void;
   /**

@@ -1,16 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import type { ReleaseFile } from '../../commands/doorbell.js';
+import type { ReleaseFile, ReleaseManifest } from '../../domain/release/manifest.js';
 import type { MigrationSet } from '../db/migrate.js';
 import { withTransaction, type Queryable } from '../db/pool.js';
 
 export const releaseMigrations: MigrationSet = { name: 'agent-releases', dir: fileURLToPath(new URL('./migrations', import.meta.url)) };
-
-/** Document 2, Other records: the agent release manifest. */
-export interface ReleaseManifest {
-  version: string;
-  wheels: ReleaseFile[];
-}
 
 export interface StoredFile extends ReleaseFile {
   content: Buffer;

@@ -1,4 +1,4 @@
-import type { HealthInputs, NodeHealth } from '../../domain/telemetry/health.js';
+import type { HealthInputs } from '../../domain/telemetry/health.js';
 import type { ApplyResult, PrefixFlaps, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
 import type { Queryable } from '../db/pool.js';
 
@@ -83,8 +83,6 @@ export async function upsertApply(db: Queryable, apply: ApplyResult, now: Date):
 
 export interface NodeStatusRow extends HealthInputs {
   node_id: string;
-  /** The health the last NodeHealthChanged event recorded. */
-  recorded_health: NodeHealth;
   snapshot: RuntimeSnapshot | null;
   report: ReconciliationReport | null;
   report_received_at: Date | null;
@@ -95,7 +93,6 @@ export interface NodeStatusRow extends HealthInputs {
 function statusRow(r: Record<string, any>): NodeStatusRow {
   return {
     node_id: r.node_id,
-    recorded_health: r.health,
     snapshot: r.snapshot,
     snapshot_received_at: r.snapshot_received_at,
     bgp_total: r.bgp_total,
@@ -118,16 +115,8 @@ export async function nodeStatus(db: Queryable, nodeId: string): Promise<NodeSta
 
 /** Latest observations of every node that reported, by node id. */
 export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStatusRow>> {
-  const { rows } = await db.query(`SELECT node_id, health, snapshot_received_at, bgp_total, bgp_established, containers_not_running, report_status, apply_status, report_received_at, apply_received_at, NULL AS snapshot, NULL AS report, NULL AS apply FROM node_status ORDER BY node_id`);
+  const { rows } = await db.query(`SELECT node_id, snapshot_received_at, bgp_total, bgp_established, containers_not_running, report_status, apply_status, report_received_at, apply_received_at, NULL AS snapshot, NULL AS report, NULL AS apply FROM node_status ORDER BY node_id`);
   return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, statusRow(r)]));
-}
-
-/** Notes the health a NodeHealthChanged event recorded (only ever after the append). */
-export async function setRecordedHealth(db: Queryable, nodeId: string, health: NodeHealth, now: Date): Promise<void> {
-  await db.query(
-    `INSERT INTO node_status (node_id, health, updated_at) VALUES ($1, $2, $3) ON CONFLICT (node_id) DO UPDATE SET health = EXCLUDED.health`,
-    [nodeId, health, now],
-  );
 }
 
 /** Per-interface traffic archive of a snapshot (one row per interface). */

@@ -24,3 +24,9 @@ export async function currentNodeStatuses(db: Db, nodeIds: readonly string[]): P
 export async function currentNodeStatus(db: Db, nodeId: string): Promise<CurrentNodeStatus | undefined> {
   return (await currentNodeStatuses(db, [nodeId])).get(nodeId);
 }
+
+/** The health each node's transitions recorded last, by node id (nodes without a row are left out: nothing recorded). */
+export async function recordedHealths(db: Db): Promise<Map<string, NodeHealth>> {
+  const { rows } = await db.query(`SELECT node_id, health FROM node_status_current`);
+  return new Map(rows.map((r) => [r.node_id as string, r.health as NodeHealth]));
+}

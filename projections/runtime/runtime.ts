@@ -71,21 +71,42 @@ export class ProjectionRuntime {
     return [checkpointMigrations, ...this.projections.flatMap((p) => (p.migrations ? [p.migrations] : []))];
   }
 
-  /** Creates missing checkpoint rows and hooks inline projections into appends. Call once per process. */
+  /**
+   * Hooks inline projections into appends and creates missing checkpoint rows. Call
+   * once per process. The first attach of an inline projection (or the first since it
+   * ran async) records the settled head as where its continuous application began
+   * (`live_*`): the hook is in place before that head is read, so every event after
+   * it is applied in its append's transaction; events before it are not provably
+   * applied and count as lag until a rebuild.
+   */
   async attach(): Promise<void> {
-    for (const p of this.projections) {
-      await this.pool.query('INSERT INTO projection_checkpoints (name, mode) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET mode = $2', [p.name, this.modeOf(p)]);
-    }
     const inline = this.projections.filter((p) => this.modeOf(p) === 'inline');
-    if (inline.length === 0) return;
-    this.store.onAppend(
-      async (tx, events) => {
-        for (const projection of inline) {
-          await applyEvents(projection, tx, events);
-        }
-      },
-      inline.flatMap((p) => p.handles),
-    );
+    if (inline.length > 0) {
+      this.store.onAppend(
+        async (tx, events) => {
+          for (const projection of inline) {
+            await applyEvents(projection, tx, events);
+          }
+        },
+        inline.flatMap((p) => p.handles),
+      );
+    }
+    const live = inline.length > 0 ? await this.store.settledHead() : START;
+    for (const p of this.projections) {
+      const mode = this.modeOf(p);
+      await this.pool.query(
+        `INSERT INTO projection_checkpoints (name, mode, live_tx_id, live_position) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (name) DO UPDATE SET
+           live_tx_id = CASE WHEN EXCLUDED.mode <> 'inline' THEN NULL
+                             WHEN projection_checkpoints.mode = 'inline' AND projection_checkpoints.live_tx_id IS NOT NULL THEN projection_checkpoints.live_tx_id
+                             ELSE EXCLUDED.live_tx_id END,
+           live_position = CASE WHEN EXCLUDED.mode <> 'inline' THEN NULL
+                             WHEN projection_checkpoints.mode = 'inline' AND projection_checkpoints.live_tx_id IS NOT NULL THEN projection_checkpoints.live_position
+                             ELSE EXCLUDED.live_position END,
+           mode = EXCLUDED.mode`,
+        [p.name, mode, mode === 'inline' ? live.tx.toString() : null, mode === 'inline' ? live.pos.toString() : null],
+      );
+    }
   }
 
   /** Starts the async loops (the projection runner role of this process). */
@@ -266,19 +287,20 @@ export class ProjectionRuntime {
 
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.store.headPosition();
-    const rows = await this.pool.query('SELECT name, tx_id, position, events, updated_at, rebuilt_at, last_error, last_error_at FROM projection_checkpoints');
+    const rows = await this.pool.query('SELECT name, tx_id, position, events, updated_at, rebuilt_at, last_error, last_error_at, live_tx_id, live_position FROM projection_checkpoints');
     const byName = new Map(rows.rows.map((r) => [r.name as string, r]));
     const out: ProjectionStatus[] = [];
     for (const p of this.projections) {
       const row = byName.get(p.name);
       const mode = this.modeOf(p);
-      const checkpoint: GlobalPosition = mode === 'inline' ? head : row ? { tx: BigInt(row.tx_id), pos: BigInt(row.position) } : START;
+      const stored: GlobalPosition = row ? { tx: BigInt(row.tx_id), pos: BigInt(row.position) } : START;
+      const { checkpoint, lag } = mode === 'inline' ? await this.inlineLag(p, stored, row, head) : { checkpoint: stored, lag: await this.store.countAfter(stored) };
       out.push({
         name: p.name,
         mode,
         checkpoint: formatPosition(checkpoint),
         head: formatPosition(head),
-        lag_events: mode === 'inline' ? 0 : await this.store.countAfter(checkpoint),
+        lag_events: lag,
         events_applied: row ? Number(row.events) : 0,
         updated_at: row?.updated_at ? new Date(row.updated_at).toISOString() : null,
         rebuilt_at: row?.rebuilt_at ? new Date(row.rebuilt_at).toISOString() : null,
@@ -287,6 +309,26 @@ export class ProjectionRuntime {
       });
     }
     return out;
+  }
+
+  /**
+   * An inline projection's lag: the events of the types it handles that are not
+   * provably applied. Everything up to its checkpoint (its last rebuild) is; from
+   * `live_*` on, every append applied it in its own transaction. What lies between
+   * (history from before the projection was attached in this mode) is the lag, and
+   * only when there is none does the projection stand at the head.
+   */
+  private async inlineLag(
+    projection: Projection,
+    stored: GlobalPosition,
+    row: Record<string, any> | undefined,
+    head: GlobalPosition,
+  ): Promise<{ checkpoint: GlobalPosition; lag: number | null }> {
+    // Never attached in this mode: nothing after the checkpoint is provably applied.
+    const live: GlobalPosition | undefined = row?.live_tx_id != null ? { tx: BigInt(row.live_tx_id), pos: BigInt(row.live_position) } : undefined;
+    if (live && comparePositions(stored, live) >= 0) return { checkpoint: head, lag: 0 };
+    const lag = await this.store.countAfter(stored, { types: projection.handles, ...(live ? { upTo: live } : {}) });
+    return { checkpoint: lag === 0 ? head : stored, lag };
   }
 }
 

@@ -85,17 +85,27 @@ describe('telemetry transitions (node-status streams)', function () {
     await recordSnapshot(deps(spy.store), snap('long'), meta, sys.clock.now());
     await sys.context.background.drain();
 
-    // Health and session comparison each read the stream only after the row's version: nothing.
-    expect(spy.reads).to.deep.equal([
-      { streamId: stream, fromVersion: 2001, events: 0 },
-      { streamId: stream, fromVersion: 2002, events: 0 },
-    ]);
+    // The row stands at the stream's version: the stream is not read at all.
+    expect(spy.reads).to.deep.equal([]);
     // The decisions still start from the end of the history.
     expect((await transitions('long')).slice(2001)).to.deep.equal([
       ['NodeHealthChanged', { node_id: 'long', from: 'degraded', to: 'ok', reasons: [] }],
       ['BgpSessionStateChanged', { node_id: 'long', session: 'p1', from: 'active', to: 'established' }],
     ]);
     expect((await currentNodeStatus(sys.pool, 'long'))?.version).to.equal(2002);
+  });
+
+  it('appends the health and the session transitions of one snapshot together, in one transaction', async () => {
+    await recordSnapshot(deps(), snap('once'), meta, sys.clock.now());
+    sys.clock.advance(30_000);
+    await recordSnapshot(deps(), snap('once', { p1: 'established', p2: 'idle' }), meta, sys.clock.now());
+    const events = await sys.store.readStream(nodeStatusStream('once'));
+    expect(events.map((e) => e.type)).to.deep.equal(['NodeHealthChanged', 'BgpSessionStateChanged', 'BgpSessionStateChanged', 'NodeHealthChanged', 'BgpSessionStateChanged']);
+    // Read before the background drained: all of them were appended before recordSnapshot answered.
+    expect(new Set(events.slice(0, 3).map((e) => e.position.tx)).size).to.equal(1);
+    expect(new Set(events.slice(3).map((e) => e.position.tx)).size).to.equal(1);
+    expect(events[3].position.tx).to.not.equal(events[0].position.tx);
+    await sys.context.background.drain();
   });
 
   it('re-decides on the moved stream when another report appended first, so a transition is recorded once', async () => {
@@ -135,7 +145,7 @@ describe('telemetry transitions (node-status streams)', function () {
       ['BgpSessionStateChanged', { node_id: 'busy', session: 'p2', from: 'unknown', to: 'established' }],
     ]);
     // Every report of the second round derives degraded (which reasons depends on which
-    // upsert came first), and the session comparison runs in the background: order free.
+    // upsert came first); an apply result may record it before any snapshot: order free.
     const later = all.slice(3);
     expect(later).to.have.length(2);
     expect(later.filter(([type]) => type === 'NodeHealthChanged').map(([, d]) => [d.from, d.to])).to.deep.equal([['ok', 'degraded']]);

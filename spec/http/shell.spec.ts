@@ -197,7 +197,7 @@ describe('service shell', () => {
 
   describe('audit plumbing', () => {
     it('records every write request with its final status, refused ones included, and no reads', async () => {
-      const app = createServiceApp('probe', sys.log);
+      const app = createServiceApp('probe', sys.log, { trustedProxies: sys.config.trustedProxies });
       app.use('/admin', auditWrites(sys.context));
       app.post('/admin/locked', (_req, res) => void res.status(401).json({ detail: 'not authenticated' }));
       app.delete('/admin/things/:id', (_req, res) => {

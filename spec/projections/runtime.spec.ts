@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { recordAudit } from '../../commands/audit.js';
 import { PgListener } from '../../infra/db/listener.js';
+import { migrate } from '../../infra/db/migrate.js';
 import { createPool } from '../../infra/db/pool.js';
 import { PgEventStore } from '../../infra/eventstore/postgres/store.js';
 import { formatPosition } from '../../infra/eventstore/types.js';
@@ -359,6 +360,38 @@ describe('The projection runtime', function () {
       const behind = (await s.projections.status()).find((p) => p.name === 'test_counter')!;
       expect(behind.lag_events).to.equal(2);
       expect(behind.checkpoint).to.equal(head);
+    });
+
+    it('counts as lag of an inline projection the events of its types appended before it was attached, until a rebuild applies them', async () => {
+      // A system without the audit log: its events are appended and applied by nothing.
+      system = await createTestSystem({ projections: [counterProjection()], pollIntervalMs: 200 });
+      const s = system;
+      await appendAudits(s, 3);
+      await appendCounted(s.store, 4);
+      // The projection arrives (a new release of the process): its tables, then attach.
+      const later = new ProjectionRuntime(s.store, s.pool, [auditLogProjection, counterProjection()], s.log, 200);
+      await migrate(s.pool, later.migrationSets());
+      await later.attach();
+      const auditStatus = async () => (await later.status()).find((p) => p.name === 'audit_log')!;
+      expect(await auditRows(s)).to.deep.equal([]);
+      expect(await auditStatus()).to.include({ mode: 'inline', checkpoint: '0/0', lag_events: 3 });
+
+      // Appended from now on: applied in their append's transaction, the three before still are not.
+      await appendAudits(s, 2, 'b');
+      await allDeliverable(s);
+      expect(await auditRows(s)).to.have.length(2);
+      expect(await auditStatus()).to.include({ checkpoint: '0/0', lag_events: 3 });
+      // Another process attaching it later does not move where application began.
+      const other = await secondInstance(s, [auditLogProjection, counterProjection()]);
+      await other.close();
+      expect((await auditStatus()).lag_events).to.equal(3);
+
+      await later.rebuild(['audit_log']);
+      expect(await auditRows(s)).to.have.length(5);
+      await appendAudits(s, 1, 'c');
+      await allDeliverable(s);
+      const head = formatPosition(await s.store.headPosition());
+      expect(await auditStatus()).to.include({ checkpoint: head, head, lag_events: 0 });
     });
   });
 });

@@ -6,8 +6,8 @@ import type { ServiceContext } from '../../http/shared/context.js';
 import { BackgroundTasks } from '../../infra/background.js';
 import { loadConfig, type Config } from '../../infra/config.js';
 import { PgListener } from '../../infra/db/listener.js';
-import { stateMigrations } from '../../infra/migrations.js';
-import type { Delivery, DoorbellBroadcaster, DoorbellEvent } from '../../commands/doorbell.js';
+import { stateMigrations } from '../../infra/cli/migrations.js';
+import type { Delivery, DoorbellBroadcaster, DoorbellEvent } from '../../domain/doorbell.js';
 import { PgDoorbell } from '../../infra/doorbell.js';
 import { migrate } from '../../infra/db/migrate.js';
 import { createPool } from '../../infra/db/pool.js';
@@ -70,7 +70,8 @@ export interface TestSystemOptions {
 /** A whole system on a fresh database: migrated store, projections attached, a test clock. */
 export async function createTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
   const db = options.database ? { ...options.database, drop: async () => {} } : await createTestDatabase();
-  const config = loadConfig({ ...options.env, DATABASE_URL: db.url, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  // The specs' clients connect over loopback and play the edge proxy with forwarding headers.
+  const config = loadConfig({ TRUSTED_PROXIES: '127.0.0.1,::1,10.0.0.0/8', ...options.env, DATABASE_URL: db.url, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const log = createLogger(config.logLevel);
   const pool = createPool(db.url, 30);
   const listener = new PgListener(db.url, log);

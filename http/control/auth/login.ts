@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { login, type AccountDeps } from '../../../commands/accounts.js';
+import { login, LOGIN_SUCCEEDED, type AccountDeps } from '../../../commands/accounts.js';
 import { clientAddress } from '../../shared/client-address.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
@@ -55,7 +55,7 @@ export function loginRoute(router: ApiRouter, ctx: ServiceContext, deps: Account
         }
         const session = await login(deps, { username, password, now, sessionTtlMs: ctx.config.accountSessionTtlSeconds * 1000 }, requestMetadata(req, res, now));
         res.locals.actor = username;
-        res.locals.auditDetail = 'login succeeded';
+        res.locals.auditDetail = LOGIN_SUCCEEDED;
         res.json({ token: session.token, expires_at: session.expiresAt.toISOString() });
       });
     },

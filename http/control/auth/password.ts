@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { changePassword, MIN_PASSWORD_LENGTH, type AccountDeps } from '../../../commands/accounts.js';
+import { changePassword, MIN_PASSWORD_LENGTH, passwordChangedDetail, type AccountDeps } from '../../../commands/accounts.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import { requestMetadata } from '../../shared/metadata.js';
@@ -34,7 +34,7 @@ export function passwordRoute(router: ApiRouter, ctx: ServiceContext, deps: Acco
           { username: principal.username, oldPassword: req.body.old_password, newPassword: req.body.new_password, now },
           requestMetadata(req, res, now),
         );
-        res.locals.auditDetail = `password changed; ${revokedSessions} session(s) revoked`;
+        res.locals.auditDetail = passwordChangedDetail(revokedSessions);
         res.status(204).end();
       });
     },

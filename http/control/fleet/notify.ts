@@ -26,7 +26,7 @@ export function notifyRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 200: '{node_id, event, generation, subscribers, delivered}', 404: 'unknown node or no desired state', 409: 'node <id> has no connected agent' },
     handler: async (req, res) => {
       const { event = 'desired_state_updated', reason } = req.body;
-      res.json(await notifyNode(ctx, deps, req.params.node_id, event, reason, metadataOf(ctx, req, res)));
+      res.json(await notifyNode(deps, req.params.node_id, event, reason, metadataOf(ctx, req, res)));
     },
   });
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { DoorbellEvent } from '../../../commands/doorbell.js';
+import type { DoorbellEvent } from '../../../domain/doorbell.js';
 import { connectedNode } from '../../../commands/notify.js';
 import { runTimeoutMs, type JobKind, type JobSpec } from '../../../domain/probes/jobs.js';
 import { LogSpecInput, ProbeSpecInput, logSpec, probeSpec } from '../../../domain/probes/spec.js';
@@ -80,7 +80,7 @@ export function probeRoutes(ctx: ServiceContext): ApiRouter {
 
 /** Checks node and agent, takes a quota seat, then rings the agent (after the job row committed, so its stream finds it). */
 async function startJob(ctx: ServiceContext, kind: JobKind, nodeId: string, spec: JobSpec): Promise<string> {
-  await connectedNode(ctx, nodeId);
+  await connectedNode(ctx.pool, nodeId);
   const id = randomUUID();
   await jobStore.create(ctx.pool, { id, kind, node_id: nodeId, spec, run_ms: runTimeoutMs(kind, spec) }, ctx.now());
   const request: DoorbellEvent =

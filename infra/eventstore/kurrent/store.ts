@@ -21,6 +21,7 @@ import {
   type AppendResult,
   type EventMetadata,
   type EventStore,
+  type CountFilter,
   type GlobalPosition,
   type InlineHandler,
   type NewEvent,
@@ -293,7 +294,7 @@ export class KurrentEventStore implements EventStore {
   }
 
   /** KurrentDB cannot count $all cheaply. */
-  async countAfter(_from: GlobalPosition): Promise<number | null> {
+  async countAfter(_from: GlobalPosition, _filter?: CountFilter): Promise<number | null> {
     return null;
   }
 

@@ -47,7 +47,9 @@ export const head = `
 export const countAfter = `
   SELECT count(*) AS count FROM events
   WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
-    AND tx_id < $3::text::xid8`;
+    AND tx_id < $3::text::xid8
+    AND ($4::text[] IS NULL OR type = ANY($4::text[]))
+    AND ($5::text IS NULL OR (tx_id, position) <= ($5::text::xid8, $6::bigint))`;
 
 export const readLast = `
   SELECT ${COLUMNS}

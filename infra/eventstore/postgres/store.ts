@@ -10,6 +10,7 @@ import {
   START,
   WrongExpectedVersion,
   type AppendResult,
+  type CountFilter,
   type EventMetadata,
   type EventStore,
   type GlobalPosition,
@@ -210,9 +211,16 @@ export class PgEventStore implements EventStore {
     return this.headPosition();
   }
 
-  async countAfter(from: GlobalPosition): Promise<number> {
+  async countAfter(from: GlobalPosition, filter: CountFilter = {}): Promise<number> {
     const horizon = await this.horizon();
-    const result = await this.pool.query<{ count: string }>(sql.countAfter, [from.tx.toString(), from.pos.toString(), horizon]);
+    const result = await this.pool.query<{ count: string }>(sql.countAfter, [
+      from.tx.toString(),
+      from.pos.toString(),
+      horizon,
+      filter.types ? [...filter.types] : null,
+      filter.upTo ? filter.upTo.tx.toString() : null,
+      filter.upTo ? filter.upTo.pos.toString() : null,
+    ]);
     return Number(result.rows[0].count);
   }
 

@@ -18,7 +18,7 @@ const session = (name: string, neighbor_address: string) => ({ spec: { name, rem
  * kernel protocol) and a real control server. The desired states carry BGP
  * sessions to IPv4 neighbours and no WireGuard interface or loopback, so the
  * `ip`/`wg` steps are skipped here: they need root and kernel WireGuard
- * support (docs/decisions.md, "Issue 9: agent core").
+ * support (docs/decisions.md, "Agent").
  */
 describe('agent: --once --mode apply against a real BIRD and control server', function () {
   this.timeout(120_000);

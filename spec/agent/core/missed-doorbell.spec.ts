@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { join } from 'node:path';
-import type { DoorbellEvent } from '../../../commands/doorbell.js';
+import type { DoorbellEvent } from '../../../domain/doorbell.js';
 import { bgpProtocolName } from '../../../agent/render/index.js';
 import { ADMIN_TOKEN } from '../../support/agent-socket.js';
 import { api, expectResponse } from '../../support/http.js';

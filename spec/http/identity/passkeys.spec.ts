@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { expect } from 'chai';
-import { maintainerHasPasskeys, subjectOf } from '../../../commands/identity/sessions.js';
+import { maintainerHasPasskeys } from '../../../commands/identity/passkeys.js';
+import { subjectOf } from '../../../commands/identity/sessions.js';
 import { createIdentityApp } from '../../../http/identity/app.js';
 import { api, expectResponse } from '../../support/http.js';
 import { grantFor, mintSession, startIdentity, type IdentityFixture } from '../../support/identity.js';

@@ -180,9 +180,11 @@ describe('Agent reports over HTTP', function () {
       await blocker.query('LOCK TABLE self_metrics_samples IN ACCESS EXCLUSIVE MODE');
       const res = await h.agent.n3.post('/agent/runtime-snapshot', snapshot('n3'));
       expect(res.body).to.deep.equal({ accepted: true, node_id: 'n3', generation: 1, containers: 2, interfaces: 3 });
-      // The health write is there already: status row and the health transition event.
-      expect((await h.sys.pool.query(`SELECT health FROM node_status WHERE node_id = 'n3'`)).rows).to.deep.equal([{ health: 'ok' }]);
-      expect((await h.sys.store.readStream(nodeStatusStream('n3'))).map((e) => e.type)).to.include('NodeHealthChanged');
+      // The health write is there already: status row, the transition events (health and
+      // sessions, one append) and the read model they wrote.
+      expect((await h.sys.pool.query(`SELECT bgp_established FROM node_status WHERE node_id = 'n3'`)).rows).to.deep.equal([{ bgp_established: 2 }]);
+      expect((await h.sys.store.readStream(nodeStatusStream('n3'))).map((e) => e.type)).to.deep.equal(['NodeHealthChanged', 'BgpSessionStateChanged', 'BgpSessionStateChanged']);
+      expect((await h.sys.pool.query(`SELECT health FROM node_status_current WHERE node_id = 'n3'`)).rows).to.deep.equal([{ health: 'ok' }]);
       expect(h.sys.context.background.size).to.be.greaterThan(0);
     } finally {
       await blocker.query('COMMIT');

@@ -26,7 +26,7 @@ describe('two control instances on one database', () => {
   it('an agent on B receives the doorbell of a write made on A, counted in A’s response', async () => {
     const agent = agentSocket(b.url, 'ws/fra1', token);
     expect(await agent.next()).to.deep.equal({ type: 'hello', node_id: 'fra1', generation: 1 });
-    expect(await onlineAgentCount(a.sys.context, 'fra1')).to.equal(1);
+    expect(await onlineAgentCount(a.sys.pool, 'fra1')).to.equal(1);
     const rollback = await a.admin.post('/admin/nodes/fra1/generations/1/rollback');
     expectResponse(rollback).status(200).body({ subscribers: 1, delivered: 1 });
     expect(await agent.next()).to.deep.equal({ type: 'desired_state_updated', generation: rollback.body.new_generation, reason: 'rollback to generation 1' });
@@ -40,7 +40,7 @@ describe('two control instances on one database', () => {
     expectResponse(await a.admin.delete(`/admin/agent-tokens/${issued.token_id}`)).status(204);
     const closed = await Promise.race([agent.closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('socket on B still open')), 3000))]);
     expect(closed.code).to.equal(4401);
-    await eventually(async () => (await onlineAgentCount(a.sys.context, 'fra1')) === 0);
+    await eventually(async () => (await onlineAgentCount(a.sys.pool, 'fra1')) === 0);
   });
 
   it('notify on A finds the agent on B; without it, 409', async () => {
@@ -71,9 +71,9 @@ describe('two control instances on one database', () => {
   it("A stops counting B's agents when B's heartbeat expires (crashed instance)", async () => {
     const agent = agentSocket(b.url, 'ws/fra1', token);
     await agent.next('hello');
-    expect(await onlineAgentCount(a.sys.context, 'fra1')).to.equal(1);
+    expect(await onlineAgentCount(a.sys.pool, 'fra1')).to.equal(1);
     await a.sys.pool.query(`UPDATE agent_hub_instances SET heartbeat_at = now() - interval '1 minute' WHERE instance_id = $1`, [b.sockets.hub.instanceId]);
-    expect(await onlineAgentCount(a.sys.context, 'fra1')).to.equal(0);
+    expect(await onlineAgentCount(a.sys.pool, 'fra1')).to.equal(0);
     expectResponse(await a.admin.post('/admin/nodes/fra1/notify', {})).status(409);
     await disconnect(b, agent, 'fra1');
   });

@@ -43,7 +43,7 @@ describe('WS /agent/ws/{node_id}', () => {
       const client = agentSocket(c.url, 'ws/ams1', token);
       expect((await client.closed).code).to.equal(4403);
       expect(client.messages).to.deep.equal([]);
-      expect(await onlineAgentCount(c.sys.context, 'ams1')).to.equal(0);
+      expect(await onlineAgentCount(c.sys.pool, 'ams1')).to.equal(0);
     });
 
     it('refuses other paths under /agent with 404 and no upgrade', async () => {
@@ -239,9 +239,9 @@ describe('WS /agent/ws/{node_id}', () => {
     it('counts a connected agent until it disconnects', async () => {
       const client = agentSocket(c.url, 'ws/ams1', (await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1')).token);
       await client.next('hello');
-      expect(await onlineAgentCount(c.sys.context, 'ams1')).to.equal(1);
+      expect(await onlineAgentCount(c.sys.pool, 'ams1')).to.equal(1);
       await client.close();
-      await eventually(async () => (await onlineAgentCount(c.sys.context, 'ams1')) === 0);
+      await eventually(async () => (await onlineAgentCount(c.sys.pool, 'ams1')) === 0);
     });
 
     it('leaves no presence row behind for agents that close right after the handshake (race with the insert)', async () => {
@@ -267,9 +267,9 @@ describe('WS /agent/ws/{node_id}', () => {
       const client = agentSocket(c.url, 'ws/ams1', (await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1')).token);
       await client.next('hello');
       await c.sys.pool.query(`UPDATE agent_hub_instances SET heartbeat_at = now() - interval '31 seconds'`);
-      expect(await onlineAgentCount(c.sys.context, 'ams1')).to.equal(0);
+      expect(await onlineAgentCount(c.sys.pool, 'ams1')).to.equal(0);
       await c.sys.pool.query(`UPDATE agent_hub_instances SET heartbeat_at = now()`);
-      expect(await onlineAgentCount(c.sys.context, 'ams1')).to.equal(1);
+      expect(await onlineAgentCount(c.sys.pool, 'ams1')).to.equal(1);
       await disconnect(c, client, 'ams1');
     });
   });

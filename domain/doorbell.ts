@@ -1,3 +1,5 @@
+import type { ReleaseFile } from './release/manifest.js';
+
 /**
  * The doorbell: after a write commits, connected agents are told about it.
  * The command layer rings it; the agent channel (WebSocket hub) delivers,
@@ -12,13 +14,6 @@ export type DoorbellEvent =
   | { type: 'agent_update_available'; node_id: string; version: string; wheels: ReleaseFile[]; reason?: string }
   | { type: 'probe_request'; node_id: string; probe_id: string; spec: Record<string, unknown> }
   | { type: 'log_request'; node_id: string; log_id: string; spec: Record<string, unknown> };
-
-/** One file of an agent release manifest. */
-export interface ReleaseFile {
-  filename: string;
-  sha256: string;
-  size: number;
-}
 
 /** How many agent connections of the node there were and how many took the event. */
 export interface Delivery {
