@@ -29,6 +29,7 @@ import { agentUpdateRoutes } from './agent/update.js';
 import { probeRoutes } from './probes/routes.js';
 import { fleetOpsRoutes } from './fleet-ops/routes.js';
 import { autopeeringAdminRoutes } from './autopeering/routes.js';
+import { publicCors } from './public/cors.js';
 import { publicRoutes } from './public/routes.js';
 import { dnsRoutes } from './dns/index.js';
 
@@ -42,7 +43,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     trustedProxies: ctx.config.trustedProxies,
     largeJsonRoutes: [routingTableBody(ctx)],
     front: (front, log) => {
-      front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log));
+      front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log), publicCors());
       front.use(CONTROL_PREFIX, publicApi.router);
     },
   });

@@ -36,7 +36,7 @@ export async function buildPage(dir = PAGE_BUILD_DIR): Promise<PageBuild> {
  * removed. Another process building at the same time may put its build in
  * between; that one is moved aside too (both builds are of the same sources).
  */
-async function swapIn(staging: string, target: string): Promise<void> {
+export async function swapIn(staging: string, target: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const aside = `${target}.${process.pid}-${randomUUID()}.old`;
     await rename(target, aside).catch((err: NodeJS.ErrnoException) => {

@@ -5,7 +5,7 @@ import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 import { createIdentityApp } from '../../http/identity/app.js';
 import { createRegistryApp } from '../../http/registry/app.js';
 import type { ServiceContext } from '../../http/shared/context.js';
-import { createSiteApp } from '../../http/site/app.js';
+import { startSite } from '../../http/site/app.js';
 import { allProjections } from '../../projections/index.js';
 import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { BackgroundTasks } from '../background.js';
@@ -133,13 +133,16 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   if (wanted.has('identity')) await listen('identity', createIdentityApp(context), config.identityPort);
   if (wanted.has('registry')) await listen('registry', createRegistryApp(context), config.registryPort);
   const registrySync = wanted.has('registry') ? startRegistrySync(context) : undefined;
-  if (wanted.has('site')) await listen('site', createSiteApp(log), config.sitePort);
+  // After the control server: the site bakes its page from the public map at start.
+  const site = wanted.has('site') ? await startSite(config, log) : undefined;
+  if (site) await listen('site', site.app, config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;
   const housekeeping = wanted.has('projections') ? startHousekeeping(context) : undefined;
   return {
     servers,
     async stop() {
+      site?.stop();
       await registrySync?.stop();
       await telemetryJob?.stop();
       await housekeeping?.stop();

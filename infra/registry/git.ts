@@ -42,7 +42,7 @@ export function upstreamSource(source: string): UpstreamSource {
   }
   if (/^[^/]+:/.test(source) && !isAbsolute(source)) return { location: source, needsToken: false };
   const location = resolve(source);
-  return { location, needsToken: false, directory: isPlainDirectory(location) };
+  return isPlainDirectory(location) ? { location, needsToken: false, directory: true } : { location, needsToken: false };
 }
 
 /** A directory with neither `.git` nor the `HEAD` of a bare repository. */

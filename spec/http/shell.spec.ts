@@ -8,7 +8,6 @@ import { auditWrites } from '../../http/shared/audit.js';
 import type { ErrorStyle } from '../../http/shared/errors.js';
 import { HttpError } from '../../http/shared/errors.js';
 import { ApiRouter } from '../../http/shared/routes.js';
-import { createSiteApp } from '../../http/site/app.js';
 import { createPool } from '../../infra/db/pool.js';
 import { NotFound, Validation } from '../../domain/errors.js';
 import { listAuditEntries } from '../../projections/audit-log/queries.js';
@@ -85,26 +84,6 @@ describe('service shell', () => {
         required: ['status'],
         properties: { status: { const: 'ok', type: 'string' } },
       });
-    });
-  });
-
-  describe('home site', () => {
-    it('serves the page at / and sends every other path to / with 302', async () => {
-      const client = await serve(createSiteApp(sys.log));
-      const page = await client.get('/');
-      expectResponse(page).status(200).header('cache-control', 'public, max-age=300');
-      expect(page.text).to.contain('<html');
-      const other = await client.get('/nope/deeper?x=1');
-      expectResponse(other).status(302).header('location', '/');
-      const healthz = await client.get('/healthz');
-      expect(healthz.status).to.equal(302);
-    });
-
-    it('answers HEAD like GET and other methods with 405', async () => {
-      const client = await serve(createSiteApp(sys.log));
-      expect((await client.send('HEAD', '/')).status).to.equal(200);
-      const post = await client.post('/', { x: 1 });
-      expectResponse(post).status(405).header('allow', 'GET, HEAD');
     });
   });
 
