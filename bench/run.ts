@@ -4,6 +4,7 @@
 import { stopTestServer } from '../spec/support/database.js';
 import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
+import { cliHelpBench } from './cli-help.js';
 import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
@@ -18,6 +19,7 @@ const benchmarks: readonly Benchmark[] = [
   provisionBench,
   agentWsBench,
   publicMapBench,
+  cliHelpBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {

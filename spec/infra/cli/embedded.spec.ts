@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -23,6 +23,8 @@ describe('The embedded PostgreSQL of dn42-control', function () {
   let work: string;
   before(() => {
     work = mkdtempSync(join(tmpdir(), 'dn42-embedded-spec-'));
+    // As root, PostgreSQL runs as the postgres user, which must be able to enter DATA_DIR's parents.
+    chmodSync(work, 0o755);
   });
   after(async () => {
     // Whatever a failed run left behind: the server of DATA_DIR stopped, then its files removed.
