@@ -9,6 +9,7 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import { COSEALG } from '@simplewebauthn/server/helpers';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../domain/errors.js';
 import { CEREMONY_NOT_FOUND, ceremonyStreamId, decideCeremony, foldCeremony, type CeremonyCommand, type CeremonyKind, type PasskeyCeremonyStarted } from '../../domain/identity/passkeys-ceremony.js';
 import { PASSKEY_ALREADY_REGISTERED, PASSKEY_NOT_FOUND, decidePasskeys, foldPasskeys, type PasskeyCommand } from '../../domain/identity/passkeys-decide.js';
@@ -34,6 +35,12 @@ export interface PasskeyDeps extends SessionDeps {
 }
 
 const RP_NAME = 'dn42 identity';
+/**
+ * The public-key algorithms offered and accepted: EdDSA, ES256, RS256 on every
+ * runtime. The library's default adds ML-DSA-44 where WebCrypto has it (Node 24),
+ * an experimental algorithm whose probe prints an ExperimentalWarning.
+ */
+export const PASSKEY_ALGORITHMS = [COSEALG.EdDSA, COSEALG.ES256, COSEALG.RS256];
 const CEREMONY_ID = /^[A-Za-z0-9_-]{22}$/;
 
 /** Relying party: id = host of the issuer (never the Host header); origins from WEBAUTHN_ORIGINS, else the issuer's origin. */
@@ -130,6 +137,7 @@ export async function beginRegistration(deps: PasskeyDeps, mntner: string | unde
     timeout: 5 * 60 * 1000,
     excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
     authenticatorSelection: { residentKey: 'preferred', userVerification: 'preferred' },
+    supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
   });
   await startCeremony(deps, { ceremony_id: ceremonyId, kind: 'registration', challenge: options.challenge, mntner }, metadata);
   return { ceremony_id: ceremonyId, options };
@@ -152,6 +160,7 @@ export async function finishRegistration(
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
       requireUserVerification: false,
+      supportedAlgorithmIDs: PASSKEY_ALGORITHMS,
     });
   } catch (err) {
     refuse(deps, metadata, 'registration response rejected', err);

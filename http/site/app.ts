@@ -119,6 +119,8 @@ export function consoleUrlOf(config: Pick<Config, 'consoleUrl' | 'controlUrl'>):
 
 export interface SiteOptions {
   buildDir?: string;
+  /** Where the bake asks for the public map; absent: `CONTROL_URL` (the address the browser uses too). */
+  mapFrom?: string;
   /** How often the snapshot is renewed; 0: only at start. */
   bakeEveryMs?: number;
 }
@@ -189,7 +191,7 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
     baking ??= (async () => {
       let fresh: PublicMap | null = null;
       try {
-        fresh = await fetchSnapshot(config.controlUrl);
+        fresh = await fetchSnapshot(options.mapFrom ?? config.controlUrl);
       } catch (err) {
         siteLog.warn({ err: (err as Error).message }, 'home site: no public map from the control server; the page keeps its snapshot');
       }

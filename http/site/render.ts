@@ -99,7 +99,7 @@ ${portal}
 </main>
 <footer>
 <div class="inner">
-<p>The figures and the map come from our control server and are refreshed while this page is open.</p>
+<p>The figures and the map come from our control server; with JavaScript on, they follow it while this page is open.</p>
 <p>Land outline: Natural Earth (public domain). Photo: a canyon at dusk, rendered by this project.</p>
 </div>
 </footer>

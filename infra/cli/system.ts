@@ -133,8 +133,10 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   if (wanted.has('identity')) await listen('identity', createIdentityApp(context), config.identityPort);
   if (wanted.has('registry')) await listen('registry', createRegistryApp(context), config.registryPort);
   const registrySync = wanted.has('registry') ? startRegistrySync(context) : undefined;
-  // After the control server: the site bakes its page from the public map at start.
-  const site = wanted.has('site') ? await startSite(config, log) : undefined;
+  // After the control server: the site bakes its page from the public map at start,
+  // asked of the control server in this process when there is one (the browser still uses CONTROL_URL).
+  const control = servers.find((s) => s.role === 'control');
+  const site = wanted.has('site') ? await startSite(config, log, { mapFrom: control && loopbackUrl(config.bindHost, control.port) }) : undefined;
   if (site) await listen('site', site.app, config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;
@@ -159,6 +161,12 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
       );
     },
   };
+}
+
+/** `http://host:port` of a service of this process: a wildcard bind address is reached on loopback. */
+function loopbackUrl(bindHost: string, port: number): string {
+  const host = ['0.0.0.0', '::', ''].includes(bindHost) ? '127.0.0.1' : bindHost;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
 /** Prunes state that only ages: rate-limit rows of keys not seen for a day, expired OIDC grants, codes and tokens. One instance at a time, every 10 minutes. */

@@ -48,7 +48,8 @@ export async function migrate(pool: pg.Pool, sets: readonly MigrationSet[]): Pro
   return { applied };
 }
 
-function migrationFiles(dir: string): string[] {
+/** The migration files of a set's directory, in the order they are applied. */
+export function migrationFiles(dir: string): string[] {
   const files = readdirSync(dir).filter((f) => /^\d{4}_[\w-]+\.sql$/.test(f));
   return files.sort();
 }

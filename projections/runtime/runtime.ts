@@ -35,6 +35,11 @@ export interface RebuildProgress {
 
 const BATCH = 1000;
 
+/** The checkpoint table's set, then each projection's own, in order (known before any runtime exists). */
+export function projectionMigrationSets(projections: readonly Projection[]): MigrationSet[] {
+  return [checkpointMigrations, ...projections.flatMap((p) => (p.migrations ? [p.migrations] : []))];
+}
+
 /**
  * Runs the projections of one process: inline ones inside every append, async ones
  * in a loop per projection. Several processes may run the same runtime against
@@ -68,7 +73,7 @@ export class ProjectionRuntime {
   }
 
   migrationSets(): MigrationSet[] {
-    return [checkpointMigrations, ...this.projections.flatMap((p) => (p.migrations ? [p.migrations] : []))];
+    return projectionMigrationSets(this.projections);
   }
 
   /**

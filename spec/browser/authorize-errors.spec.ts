@@ -170,7 +170,9 @@ describe('Authorization page in a browser: refusals of the service and where the
     expect(await page.evaluate(() => window.isSecureContext)).to.equal(false);
     expect(await alert().textContent()).to.equal(INSECURE_CONTEXT);
     expect(await focusedId(page)).to.equal('error');
-    await page.waitForTimeout(300);
+    // Barrier: a request the page sends now is reported after every request it sent before.
+    await page.evaluate(() => fetch('/spec-barrier').catch(() => undefined));
+    expect(requests.at(-1)).to.match(/\/spec-barrier$/);
     expect(requests.filter((r) => r.includes('/api/')), 'no API call').to.deep.equal([]);
     expect(await page.locator('#screen a, #screen button').count()).to.equal(0);
     expect(page.url()).to.equal(insecure.href);

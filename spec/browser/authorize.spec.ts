@@ -186,11 +186,16 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     const arrivals = suite.rp.arrivals.length;
     const navigations: string[] = [];
     page.on('framenavigated', (frame) => frame === page.mainFrame() && navigations.push(frame.url()));
+    const requests: string[] = [];
+    page.on('request', (req) => requests.push(`${req.isNavigationRequest() ? 'navigate' : 'fetch'} ${req.url()}`));
     await page.goto(pending.url.href);
     await page.getByRole('heading', { name: 'This sign-in request cannot continue' }).waitFor();
     expect(await page.locator('#error').textContent()).to.equal('redirect_uri is not registered for this client');
     expect(await focusedId(page), 'the error takes focus').to.equal('error');
-    await page.waitForTimeout(500);
+    // Barrier: a request the page sends now is reported after every request it sent before (a navigation's too).
+    await page.evaluate(() => fetch('/spec-barrier').catch(() => undefined));
+    expect(requests.at(-1)).to.match(/^fetch .*\/spec-barrier$/);
+    expect(requests.filter((r) => r.startsWith('navigate ')), 'navigation requests').to.deep.equal([`navigate ${pending.url.href}`]);
     expect(page.url()).to.equal(pending.url.href);
     expect(navigations, 'only the page load itself').to.deep.equal([pending.url.href]);
     expect(suite.rp.arrivals.length).to.equal(arrivals);

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
-import { NODES, PLACES, PLACE_LINKS, seedFleet, startControl, startSiteWith, type Control, type RunningSite } from '../http/site/support.js';
+import { ADMIN_TOKEN, FLEET_ASN, NODES, PLACES, PLACE_LINKS, seedFleet, startControl, startSiteWith, type Control, type RunningSite } from '../http/site/support.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
 
 /** Screenshots the suite takes (gitignored): look at them after a change to the page. */
@@ -106,6 +106,7 @@ describe('home site in Chromium', function () {
         expect(layout.labels).to.equal('none');
         expect(layout.listFont).to.be.at.least(16);
         await page.screenshot({ path: `${SHOTS}/site-phone.png`, fullPage: true });
+        await page.locator('fleet-map').screenshot({ path: `${SHOTS}/site-phone-map.png` });
       } finally {
         await page.context().close();
       }
@@ -169,6 +170,45 @@ describe('home site in Chromium', function () {
         expect(map.list).to.equal('Our points of presence');
       } finally {
         await page.context().close();
+      }
+    });
+  });
+
+  describe('refreshing', () => {
+    it('redraws the map when /public/fleet brings a change, and leaves the drawing alone when nothing changed', async () => {
+      const own = await startControl();
+      await seedFleet(own);
+      const ownSite = await startSiteWith({ CONTROL_URL: own.url });
+      const page = await open();
+      try {
+        await page.goto(`${ownSite.url}/`);
+        await page.waitForSelector('#network[data-layer="fleet"]');
+        const refresh = () =>
+          page.evaluate(async () => {
+            const map = document.querySelector('fleet-map') as HTMLElement & { refresh(src: string): Promise<boolean> };
+            return map.refresh(map.getAttribute('fleet-src')!);
+          });
+        await page.evaluate(() => ((document.querySelector('fleet-map svg') as SVGElement).dataset.mark = 'first drawing'));
+        expect(await refresh()).to.equal(true);
+        expect(await page.evaluate(() => (document.querySelector('fleet-map svg') as SVGElement).dataset.mark)).to.equal('first drawing');
+        // A new point of presence, seen once the public fleet's 60 s cache has passed.
+        const admin = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+        const created = await fetch(`${own.url}/control/v1/admin/nodes`, {
+          method: 'POST',
+          headers: admin,
+          body: JSON.stringify({ node_id: 'edge-tyo-1', asn: FLEET_ASN, router_id: '172.20.9.50', site: 'tyo1', loopback_ipv4: '172.20.9.50', loopback_ipv6: 'fd42:4242:9::50', link_local: 'fe80::50', ipv4_prefixes: ['172.20.9.0/27'], ipv6_prefixes: ['fd42:4242:9::/48'] }),
+        });
+        expect(created.status).to.equal(201);
+        own.sys.clock.advance(61_000);
+        expect(await refresh()).to.equal(true);
+        const seen = await drawn(page);
+        expect(seen.places).to.deep.equal([...PLACES, 'TYO'].sort());
+        expect(seen.list).to.deep.equal([...PLACES, 'TYO'].sort());
+        expect(await page.evaluate(() => (document.querySelector('fleet-map svg') as SVGElement).dataset.mark)).to.equal(undefined);
+      } finally {
+        await page.context().close();
+        await ownSite.close();
+        await own.close();
       }
     });
   });

@@ -13,6 +13,7 @@ import { NotFound, Validation } from '../../domain/errors.js';
 import { listAuditEntries } from '../../projections/audit-log/queries.js';
 import { api, expectResponse } from '../support/http.js';
 import { createTestSystem, startApp, type TestSystem } from '../support/system.js';
+import { eventually } from '../support/wait.js';
 
 describe('service shell', () => {
   let sys: TestSystem;
@@ -190,11 +191,10 @@ describe('service shell', () => {
       sys.clock.advance(1000);
       await client.delete('/admin/things/7');
       await client.get('/admin/things');
-      let entries: Awaited<ReturnType<typeof listAuditEntries>> = [];
-      for (let i = 0; i < 50 && entries.length < 2; i++) {
-        entries = await listAuditEntries(sys.pool, 100);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const entries = await eventually(async () => {
+        const listed = await listAuditEntries(sys.pool, 100);
+        return listed.length >= 2 && listed;
+      }, { what: 'two audit entries' });
       expect(entries.map((e) => [e.method, e.path, e.status_code, e.actor])).to.deep.equal([
         ['DELETE', '/admin/things/7', 204, 'alice'],
         ['POST', '/admin/locked', 401, 'anonymous@192.0.2.7'],

@@ -27,6 +27,7 @@ function createViaCli(databaseUrl: string, username: string, input: string): Pro
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   child.stdin.end(input);
   return new Promise((resolve, reject) => {
+    // Bound of the run: a hanging command fails the spec instead of hanging it.
     const guard = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`accounts create did not finish; stderr: ${stderr}`));

@@ -13,7 +13,8 @@ import { createLogger } from '../../infra/logger.js';
 import { allProjections } from '../../projections/index.js';
 import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { tableRows, waitFor } from '../support/tables.js';
+import { tableRows } from '../support/tables.js';
+import { eventually } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SECRET = 'cli-spec-admin-token-0123456789';
@@ -37,6 +38,7 @@ function start(args: string[], env: Record<string, string>): { child: ChildProce
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const done = new Promise<Run>((resolve, reject) => {
+    // Bound of the run: a hanging command fails the spec instead of hanging it.
     const guard = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`dn42-control ${args.join(' ')} did not finish; stderr: ${stderr}`));
@@ -167,10 +169,10 @@ describe('The dn42-control command line', function () {
     it('events tail -n 2 prints the two newest events as JSON lines, oldest first', async () => {
       // The reader's guard is cluster-wide: wait until no other transaction holds our appends back.
       let newest = await store.readLast(2);
-      await waitFor('the appends to be deliverable', async () => {
+      await eventually(async () => {
         newest = await store.readLast(2);
         return newest.length === 2 && (newest[1].data as { path: string }).path.endsWith('/3');
-      });
+      }, { what: 'the appends to be deliverable', timeoutMs: 10_000 });
       const run = await cli(['events', 'tail', '-n', '2'], { DATABASE_URL: db.url });
       expect(run.code, run.stderr).to.equal(0);
       const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
@@ -195,7 +197,7 @@ describe('The dn42-control command line', function () {
         for (const round of [1, 2]) {
           const { child, done } = start(['serve'], env);
           try {
-            await waitFor(`round ${round}: the site to answer`, async () => (await get(ports.SITE_PORT, '/')).status === 200, 60_000, 200);
+            await eventually(async () => (await get(ports.SITE_PORT, '/')).status === 200, { what: `round ${round}: the site to answer`, timeoutMs: 60_000, everyMs: 200 });
             for (const port of [ports.CONTROL_PORT, ports.IDENTITY_PORT, ports.REGISTRY_PORT]) {
               const res = await get(port, '/healthz');
               expect(res.status, `round ${round}: /healthz on ${port}`).to.equal(200);
@@ -229,18 +231,13 @@ describe('The dn42-control command line', function () {
       });
       try {
         let answer: { status: number; body: unknown } = { status: 0, body: null };
-        await waitFor(
-          'the identity service to answer registry status',
-          async () => {
-            answer = await fetch(`http://127.0.0.1:${identityPort}/api/v1/registry/status`, { headers: { authorization: `Bearer ${SECRET}` } }).then(
-              async (r) => ({ status: r.status, body: await r.json() }),
-              () => ({ status: 0, body: null }),
-            );
-            return answer.status !== 0;
-          },
-          15_000,
-          100,
-        );
+        await eventually(async () => {
+          answer = await fetch(`http://127.0.0.1:${identityPort}/api/v1/registry/status`, { headers: { authorization: `Bearer ${SECRET}` } }).then(
+            async (r) => ({ status: r.status, body: await r.json() }),
+            () => ({ status: 0, body: null }),
+          );
+          return answer.status !== 0;
+        }, { what: 'the identity service to answer registry status', timeoutMs: 15_000, everyMs: 100 });
         // Without the shared address and token this is 503 (replica unreachable).
         expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
         // A loopback start without REGISTRY_SOURCE serves the sample registry.
@@ -256,18 +253,13 @@ describe('The dn42-control command line', function () {
       const { child, done } = start(['serve', 'control'], { ...env, CONTROL_PORT: String(port) });
       try {
         let status = 0;
-        await waitFor(
-          'the control server to answer /healthz',
-          async () => {
-            status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-              (r) => r.status,
-              () => 0,
-            );
-            return status !== 0;
-          },
-          15_000,
-          100,
-        );
+        await eventually(async () => {
+          status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          );
+          return status !== 0;
+        }, { what: 'the control server to answer /healthz', timeoutMs: 15_000, everyMs: 100 });
         expect(status).to.equal(200);
       } finally {
         child.kill('SIGTERM');

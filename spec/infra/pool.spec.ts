@@ -2,8 +2,7 @@ import { expect } from 'chai';
 import type pg from 'pg';
 import { createPool, withTransaction } from '../../infra/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-
-const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
+import { eventually } from '../support/wait.js';
 
 describe('The connection pool', function () {
   this.timeout(20_000);
@@ -31,7 +30,7 @@ describe('The connection pool', function () {
       await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
       // Idle in the transaction while the server closes the session (the runner
       // does this while it reads events on another connection).
-      await sleep(200);
+      await eventually(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0].pid])).rowCount === 0, { what: 'the session gone' });
       await client.query('SELECT 1');
     }).catch((err) => (error = err));
     expect(error, 'the transaction on a killed connection').to.be.instanceOf(Error);

@@ -4,9 +4,10 @@ import { createPool } from '../../infra/db/pool.js';
 import { runExclusive, scheduleSingleton } from '../../infra/db/singleton.js';
 import { createLogger } from '../../infra/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { waitFor } from '../support/tables.js';
+import { eventually } from '../support/wait.js';
 
 const log = createLogger('silent');
+// Timed pauses, each with its reason where it is used.
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
 /** A promise the test opens when it wants. */
@@ -49,7 +50,7 @@ describe('Singleton jobs under an advisory lock', function () {
         firstRunning = true;
         await held.promise;
       });
-      await waitFor('the first caller to run', () => firstRunning);
+      await eventually(() => firstRunning, { what: 'the first caller to run', timeoutMs: 10_000 });
       let secondRan = false;
       // Same pool and another pool: neither gets in while the first holds the job.
       expect(await runExclusive(a, 'same', async () => void (secondRan = true))).to.equal(false);
@@ -93,8 +94,9 @@ describe('Singleton jobs under an advisory lock', function () {
     it('survives its lock connection being killed during the work, and the job becomes free', async () => {
       const killed = gate();
       const result = runExclusive(a, 'killed', async () => {
-        await b.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
-        await sleep(200);
+        const advisory = `FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+        await b.query(`SELECT pg_terminate_backend(pid) ${advisory}`);
+        await eventually(async () => (await b.query(`SELECT 1 ${advisory}`)).rowCount === 0, { what: 'the lock session gone' });
         killed.open();
       });
       // The lock died with its session; the caller learns that its unlock failed.
@@ -120,20 +122,27 @@ describe('Singleton jobs under an advisory lock', function () {
         inside += 1;
         most = Math.max(most, inside);
         ran[instance] += 1;
-        await sleep(15);
+        await sleep(15); // the work takes a while, so that two runs at once would overlap
         inside -= 1;
       };
       const jobA = scheduleSingleton(a, 'tick', 1, work('a'), log);
       const jobB = scheduleSingleton(b, 'tick', 1, work('b'), log);
       try {
-        await waitFor('30 runs in all', () => ran.a + ran.b >= 30, 20_000);
+        await eventually(() => ran.a + ran.b >= 30, { what: '30 runs in all', timeoutMs: 20_000 });
       } finally {
         await Promise.all([jobA.stop(), jobB.stop()]);
       }
       expect(most, 'instances running the job at once').to.equal(1);
       expect(inside, 'runs still going after stop').to.equal(0);
       const total = ran.a + ran.b;
-      await sleep(100);
+      // Barrier: a job scheduled after the stop, on the same timer and lock path, runs three times meanwhile.
+      let later = 0;
+      const barrierJob = scheduleSingleton(a, 'tick-barrier', 1, async () => void (later += 1), log);
+      try {
+        await eventually(() => later >= 3, { what: 'three runs of a later job' });
+      } finally {
+        await barrierJob.stop();
+      }
       expect(ran.a + ran.b, 'runs after stop').to.equal(total);
     });
   });

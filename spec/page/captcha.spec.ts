@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Fetch } from '../../http/identity/page/api.js';
 import { captchaSource, powSource, PREPARED_TICKET_MAX_AGE_MS } from '../../http/identity/page/captcha.js';
 import { expectResponse } from '../support/http.js';
+import { eventually } from '../support/wait.js';
 import { GAMMA_ASN, startVerification, type VerificationFixture } from '../http/identity/verification-support.js';
 
 /**
@@ -54,12 +55,14 @@ describe('Authorization page: proof-of-work captcha against the service', functi
 
   it('does not hand out a prepared failure: it asks again when the ticket is wanted', async () => {
     let down = true;
-    const flaky: Fetch = (path, init) => (down ? Promise.reject(new TypeError('offline')) : fetchFn(path, init));
+    const calls: boolean[] = [];
+    const flaky: Fetch = (path, init) => (calls.push(down), down ? Promise.reject(new TypeError('offline')) : fetchFn(path, init));
     const source = powSource('/api/v1/captcha/challenge', flaky);
     source.prepare();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await eventually(() => calls.length === 1, { what: 'the prepared request, sent while offline' });
     down = false;
     expect(await source.ticket()).to.have.property('ticket');
+    expect(calls, 'offline (prepared), then online (asked again)').to.deep.equal([true, false]);
   });
 
   it('reports the answer of a puzzle endpoint that refuses, and status 0 when nothing answers', async () => {

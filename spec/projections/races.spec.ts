@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import type { Projection } from '../../projections/runtime/projection.js';
 import { appendCounted, counterProjection } from '../fixtures/counter-projection/projection.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
-import { tableRows, waitFor } from '../support/tables.js';
+import { tableRows } from '../support/tables.js';
+import { eventually } from '../support/wait.js';
 
 const meta = { actor: 'races' };
 
@@ -46,7 +47,7 @@ describe('Projection runtime races', function () {
     runtime = s.projections;
     await appendCounted(s.store, 3);
     runtime.start();
-    await waitFor('a batch to start', () => stopping !== undefined);
+    await eventually(() => stopping !== undefined, { what: 'a batch to start', timeoutMs: 10_000 });
     await stopping;
     expect(Date.now() - stopAsked, 'ms stop() took').to.be.below(1000);
   });
@@ -70,15 +71,15 @@ describe('Projection runtime races', function () {
       await opened;
     };
     const append = s.store.append([{ streamId: 'pc-live', expected: 'no_stream', events: [{ type: 'Made', data: {} }] }], meta);
-    await waitFor('the append to hold its parent row', () => reached);
+    await eventually(() => reached, { what: 'the append to hold its parent row', timeoutMs: 10_000 });
     const rebuild = s.projections.rebuild(['race_parent_child']).then(
       (r) => ({ ok: r[0].events }),
       (e: Error & { code?: string }) => ({ failed: `${e.code} ${e.message}` }),
     );
-    await waitFor('the rebuild to wait for the parent table', async () => {
+    await eventually(async () => {
       const { rows } = await s.pool.query(`SELECT 1 FROM pg_locks WHERE relation = 'race_parent'::regclass AND NOT granted AND mode = 'ExclusiveLock'`);
       return rows.length > 0;
-    });
+    }, { what: 'the rebuild to wait for the parent table', timeoutMs: 10_000 });
     open();
     await append;
     const outcome = await rebuild;

@@ -10,8 +10,10 @@ import type { Projection } from '../../projections/runtime/projection.js';
 import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { appendCounted, counterProjection, type CounterOptions } from '../fixtures/counter-projection/projection.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
-import { tableRows, waitFor } from '../support/tables.js';
+import { tableRows } from '../support/tables.js';
+import { eventually } from '../support/wait.js';
 
+// Timed pauses, each with its reason where it is used.
 const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
 async function counted(system: TestSystem): Promise<number> {
@@ -41,10 +43,10 @@ async function expectExactlyOnce(system: TestSystem): Promise<void> {
  * suite, a bench) holds back later commits for a moment.
  */
 async function allDeliverable(system: TestSystem): Promise<void> {
-  await waitFor('every committed event to be deliverable', async () => {
+  await eventually(async () => {
     const { rows } = await system.pool.query(`SELECT tx_id::text || '/' || position::text AS newest FROM events ORDER BY tx_id DESC, position DESC LIMIT 1`);
     return !rows[0] || formatPosition(await system.store.headPosition()) === rows[0].newest;
-  });
+  }, { what: 'every committed event to be deliverable', timeoutMs: 10_000 });
 }
 
 async function auditRows(system: TestSystem): Promise<unknown[]> {
@@ -108,9 +110,9 @@ describe('The projection runtime', function () {
       await appendCounted(s.store, 25, { perAppend: 5 });
       expect(await counted(s)).to.equal(0);
       s.projections.start();
-      await waitFor('catch-up of 25 events', async () => (await counted(s)) === 25);
+      await eventually(async () => (await counted(s)) === 25, { what: 'catch-up of 25 events', timeoutMs: 10_000 });
       await appendCounted(s.store, 7, { start: 25 });
-      await waitFor('7 live events', async () => (await counted(s)) === 32);
+      await eventually(async () => (await counted(s)) === 32, { what: '7 live events', timeoutMs: 10_000 });
       await expectExactlyOnce(s);
     });
 
@@ -130,7 +132,7 @@ describe('The projection runtime', function () {
       await allDeliverable(s);
       runtime = s.projections;
       runtime.start();
-      await waitFor('the first runtime to stop', () => stopping !== undefined);
+      await eventually(() => stopping !== undefined, { what: 'the first runtime to stop', timeoutMs: 10_000 });
       await stopping;
       // The batch that was running when it stopped committed (normally events
       // 1001-2000); nothing after it.
@@ -143,7 +145,7 @@ describe('The projection runtime', function () {
       const second = await secondInstance(s, [auditLogProjection, counterProjection({ beforeApply: () => void (seen += 1) })]);
       try {
         second.runtime.start();
-        await waitFor('the second runtime to finish', async () => (await counted(s)) === 2600);
+        await eventually(async () => (await counted(s)) === 2600, { what: 'the second runtime to finish', timeoutMs: 10_000 });
         await second.runtime.catchUp();
         await expectExactlyOnce(s);
         // The second runtime only saw what the first had not committed.
@@ -165,7 +167,7 @@ describe('The projection runtime', function () {
       });
       await appendCounted(s.store, 60, { perAppend: 10 });
       s.projections.start();
-      await waitFor('all 60 events after the retry', async () => (await counted(s)) === 60);
+      await eventually(async () => (await counted(s)) === 60, { what: 'all 60 events after the retry', timeoutMs: 10_000 });
       expect(failed).to.equal(true);
       await expectExactlyOnce(s);
     });
@@ -180,14 +182,14 @@ describe('The projection runtime', function () {
       await appendCounted(s.store, 3);
       s.projections.start();
       const statusOf = async () => (await s.projections.status()).find((p) => p.name === 'test_counter')!;
-      await waitFor('the failure in status', async () => (await statusOf()).last_error !== null);
+      await eventually(async () => (await statusOf()).last_error !== null, { what: 'the failure in status', timeoutMs: 10_000 });
       const failing = await statusOf();
       expect(failing.last_error).to.equal('read model table is missing a column');
       expect(failing.last_error_at).to.be.a('string');
       expect(failing.lag_events).to.be.greaterThan(0);
       broken = false;
-      await waitFor('the recovery', async () => (await counted(s)) === 3, 15_000);
-      await waitFor('the failure to clear', async () => (await statusOf()).last_error === null);
+      await eventually(async () => (await counted(s)) === 3, { what: 'the recovery', timeoutMs: 15_000 });
+      await eventually(async () => (await statusOf()).last_error === null, { what: 'the failure to clear', timeoutMs: 10_000 });
     });
 
     it('are applied exactly once when two runtimes on one database run them', async () => {
@@ -202,13 +204,14 @@ describe('The projection runtime', function () {
           appendCounted(second.store, 300, { streams: 4, start: 1000, perAppend: 3 }),
           appendAudits(s, 20),
         ]);
-        await waitFor('both runners to apply 600 events', async () => (await counted(s)) === 600, 10_000, 25, async () => {
+        const explain = async () => {
           const status = await s.projections.status();
           const horizon = (await s.pool.query('SELECT event_store_horizon()::text AS h, pg_snapshot_xmax(pg_current_snapshot())::text AS next')).rows[0];
           const writers = (await s.pool.query(`SELECT a.pid, a.backend_xid::text, a.state, left(a.query, 80) AS query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objid = 1 AND l.classid = 424242`)).rows;
           const locks = (await s.pool.query(`SELECT a.pid, a.state, a.wait_event, left(a.query, 100) AS query FROM pg_stat_activity a WHERE a.datname = current_database() AND a.state <> 'idle'`)).rows;
           return JSON.stringify({ counted: await counted(s), status, horizon, writers, busy: locks });
-        });
+        };
+        await eventually(async () => (await counted(s)) === 600, { what: 'both runners to apply 600 events', timeoutMs: 10_000, everyMs: 25, explain });
         await s.projections.catchUp();
         await expectExactlyOnce(s);
         // The inline projection ran once per append, whichever instance appended.
@@ -227,7 +230,7 @@ describe('The projection runtime', function () {
         await blocker.query('BEGIN');
         await blocker.query('SELECT pg_current_xact_id()');
         await appendCounted(s.store, 4, { start: 5 });
-        const release = sleep(300).then(() => blocker.query('COMMIT'));
+        const release = sleep(300).then(() => blocker.query('COMMIT')); // the older transaction ends while catchUp waits for it
         await s.projections.catchUp();
         expect(await counted(s), 'events applied when catchUp resolved').to.equal(9);
         await release;
@@ -244,7 +247,7 @@ describe('The projection runtime', function () {
       await appendCounted(s.store, 120, { streams: 4, perAppend: 4 });
       await appendAudits(s, 10, 'b');
       s.projections.start();
-      await waitFor('the live async projection', async () => (await counted(s)) === 120);
+      await eventually(async () => (await counted(s)) === 120, { what: 'the live async projection', timeoutMs: 10_000 });
       await s.projections.stop();
 
       const liveAudit = await auditRows(s);
@@ -297,7 +300,7 @@ describe('The projection runtime', function () {
       const rebuilds: number[] = [];
       // Several rebuilds, each overlapping appends that are mid-transaction.
       for (let r = 0; r < 4; r++) {
-        await sleep(40);
+        await sleep(40); // appends go on between two rebuilds
         const [result] = await s.projections.rebuild(['audit_log']);
         rebuilds.push(result.events);
       }
@@ -326,7 +329,7 @@ describe('The projection runtime', function () {
         return n;
       })();
       for (let r = 0; r < 3; r++) {
-        await sleep(50);
+        await sleep(50); // the runner and the appends go on between two rebuilds
         await s.projections.rebuild(['test_counter']);
       }
       appending = false;

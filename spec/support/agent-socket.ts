@@ -1,16 +1,18 @@
+import type pg from 'pg';
 import { WebSocket } from 'ws';
 import { createControlApp } from '../../http/control/app.js';
 import type { ControlSockets } from '../../http/control/sockets.js';
 import { api } from './http.js';
 import { createTestSystem, startApp, type TestSystem } from './system.js';
+import { barrier, eventually, within } from './wait.js';
 
 /** A real `ws` client on an agent socket that records what it receives, for specs. */
 export interface AgentClient {
   ws: WebSocket;
   /** Every JSON message received, in order. */
   messages: Record<string, any>[];
-  /** Resolves with the next message (of that type) not yet taken, or rejects after `timeoutMs`. */
-  next(type?: string, timeoutMs?: number): Promise<Record<string, any>>;
+  /** Resolves with the next message (of that type, or matching) not yet taken, or rejects after `timeoutMs`. */
+  next(type?: string | ((message: Record<string, any>) => boolean), timeoutMs?: number): Promise<Record<string, any>>;
   /** Resolves once the server closed the connection. */
   closed: Promise<{ code: number; reason: string }>;
   send(message: unknown): void;
@@ -33,14 +35,16 @@ export function agentSocket(baseUrl: string, path: string, token?: string, heade
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   ws.on('error', () => {});
-  const find = (type?: string) => messages.findIndex((m, i) => !taken.has(i) && (type === undefined || m.type === type));
+  const find = (type?: string | ((message: Record<string, any>) => boolean)) =>
+    messages.findIndex((m, i) => !taken.has(i) && (type === undefined || (typeof type === 'function' ? type(m) : m.type === type)));
   return {
     ws,
     messages,
     closed,
     next(type, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${type ?? 'message'} within ${timeoutMs} ms; got ${JSON.stringify(messages)}`)), timeoutMs);
+        // The bound of the wait.
+        const timer = setTimeout(() => reject(new Error(`no ${typeof type === 'function' ? 'matching message' : (type ?? 'message')} within ${timeoutMs} ms; got ${JSON.stringify(messages)}`)), timeoutMs);
         const check = () => {
           const i = find(type);
           if (i >= 0) {
@@ -63,14 +67,6 @@ export function agentSocket(baseUrl: string, path: string, token?: string, heade
   };
 }
 
-/** Polls until `check` holds (a closed agent leaves the hub when the server sees the close). */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 3000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Closes the client and waits until the server's hub has let go of it and its presence row is gone. */
 export async function disconnect(instance: ControlInstance, client: AgentClient, nodeId: string): Promise<void> {
@@ -81,6 +77,57 @@ export async function disconnect(instance: ControlInstance, client: AgentClient,
   await client.close();
   await eventually(() => instance.sockets.hub.connectionCount(nodeId) < before);
   await eventually(async () => (await rows()) < rowsBefore);
+}
+
+/** Upstream barrier: the server answers a ping once it has read every frame the client sent before it (one socket keeps its order). */
+export async function pong(client: AgentClient): Promise<void> {
+  const answered = new Promise<void>((resolve) => client.ws.once('pong', () => resolve()));
+  client.ws.ping();
+  await within(answered, 5000, 'pong');
+}
+
+/**
+ * Waits until no query of the pool is running or waiting: every chain of
+ * queries started before has ended (a handler goes from one query to the next
+ * within one turn of the event loop, so a poll between turns never finds it
+ * idle halfway).
+ */
+export async function poolQuiet(pool: pg.Pool): Promise<void> {
+  await eventually(() => pool.waitingCount === 0 && pool.idleCount === pool.totalCount, { what: 'a quiet pool' });
+}
+
+let barriers = 0;
+const isBarrier = (m: Record<string, any>) => m.type === 'snapshot_request' && typeof m.reason === 'string' && m.reason.startsWith('spec barrier ');
+
+/**
+ * Downstream barrier: rings a `snapshot_request` to the node through `POST
+ * /admin/nodes/{id}/notify` and waits until the client has it. Everything handed
+ * to the node's sockets before the ring arrived before it (one socket keeps its
+ * order). Answers the messages received before it (earlier barriers left out).
+ */
+export async function ringBarrier(instance: ControlInstance, client: AgentClient, nodeId: string): Promise<Record<string, any>[]> {
+  const reason = `spec barrier ${++barriers}`;
+  const mark = await barrier(
+    async () => {
+      const rung = await instance.admin.post(`/admin/nodes/${nodeId}/notify`, { event: 'snapshot_request', reason });
+      if (rung.status !== 200) throw new Error(`barrier ring answered ${rung.status}: ${rung.text}`);
+    },
+    () => client.next((m) => m.type === 'snapshot_request' && m.reason === reason),
+  );
+  return client.messages.slice(0, client.messages.indexOf(mark)).filter((m) => !isBarrier(m));
+}
+
+/**
+ * Barrier for "the frames sent so far caused nothing (else)": the server has
+ * read them (pong), finished handling them (its pool is quiet: a socket's
+ * heartbeats are handled one after the other, each a chain of queries), and
+ * whatever they rang reached the client before a later ring (ringBarrier).
+ * Answers the messages received before that ring.
+ */
+export async function settle(instance: ControlInstance, client: AgentClient, nodeId: string): Promise<Record<string, any>[]> {
+  await pong(client);
+  await poolQuiet(instance.sys.pool);
+  return ringBarrier(instance, client, nodeId);
 }
 
 export const ADMIN_TOKEN = 'agent-socket-spec-admin-token-0123456789';

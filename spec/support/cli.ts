@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from './tables.js';
+import { eventually } from './wait.js';
 
 /** The project directory: where `infra/cli/bin.mjs` and `agent/bin.mjs` are run from. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -62,20 +62,17 @@ export async function serveUntilUp(env: Record<string, string>, ports: { control
       (r) => r.status === 200,
       () => false,
     );
-  try {
-    await waitFor(
-      'dn42-control serve to answer on every service',
-      async () => {
-        if (exited) throw new Error(`serve exited early: ${started.output().stderr}\n${started.output().stdout}`);
-        return (await answers(ports.site, '/')) && (await answers(ports.control, '/healthz')) && (await answers(ports.identity, '/healthz')) && (await answers(ports.registry, '/healthz'));
-      },
-      timeoutMs,
-      200,
-    );
-  } catch (err) {
+  const up = await eventually(
+    async () => {
+      if (exited) return 'exited';
+      return (await answers(ports.site, '/')) && (await answers(ports.control, '/healthz')) && (await answers(ports.identity, '/healthz')) && (await answers(ports.registry, '/healthz')) && 'up';
+    },
+    { what: 'dn42-control serve to answer on every service', timeoutMs, everyMs: 200 },
+  ).catch((err: unknown) => {
     started.child.kill('SIGKILL');
     throw err;
-  }
+  });
+  if (up === 'exited') throw new Error(`serve exited early: ${started.output().stderr}\n${started.output().stdout}`);
   return {
     ...started,
     async stop(signal: NodeJS.Signals = 'SIGINT') {

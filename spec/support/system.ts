@@ -15,7 +15,7 @@ import { PgEventStore } from '../../infra/eventstore/postgres/store.js';
 import { createLogger, type Logger } from '../../infra/logger.js';
 import { allProjections } from '../../projections/index.js';
 import type { Projection } from '../../projections/runtime/projection.js';
-import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
+import { projectionMigrationSets, ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 
@@ -67,17 +67,19 @@ export interface TestSystemOptions {
   database?: TestDatabase;
 }
 
-/** A whole system on a fresh database: migrated store, projections attached, a test clock. */
+/** A whole system on a fresh database (a copy of the migrated template): store, projections attached, a test clock. */
 export async function createTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
-  const db = options.database ? { ...options.database, drop: async () => {} } : await createTestDatabase();
+  const projectionList = options.projections ?? allProjections;
+  const sets = [...stateMigrations, ...projectionMigrationSets(projectionList)];
+  const db = options.database ? { ...options.database, drop: async () => {} } : await createTestDatabase(sets);
   // The specs' clients connect over loopback and play the edge proxy with forwarding headers.
   const config = loadConfig({ TRUSTED_PROXIES: '127.0.0.1,::1,10.0.0.0/8', ...options.env, DATABASE_URL: db.url, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
   const log = createLogger(config.logLevel);
   const pool = createPool(db.url, 30);
   const listener = new PgListener(db.url, log);
   const store = new PgEventStore({ pool, listener, log, pollIntervalMs: options.pollIntervalMs ?? 200 });
-  const projections = new ProjectionRuntime(store, pool, options.projections ?? allProjections, log, options.pollIntervalMs ?? 200);
-  await migrate(pool, [...stateMigrations, ...projections.migrationSets()]);
+  const projections = new ProjectionRuntime(store, pool, projectionList, log, options.pollIntervalMs ?? 200);
+  await migrate(pool, sets); // nothing left to apply on a copy of the template; a shared database may need it
   await projections.attach();
   const clock = new TestClock();
   const broadcaster = new RecordingBroadcaster();

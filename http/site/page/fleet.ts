@@ -19,8 +19,13 @@ const FLEET_EVERY_MS = 60_000;
 const MAP_EVERY_MS = 300_000;
 const TIMEOUT_MS = 15_000;
 
-async function getJson(url: string): Promise<unknown> {
-  const res = await fetch(url, { credentials: 'omit', signal: AbortSignal.timeout(TIMEOUT_MS) });
+/**
+ * GET as JSON. The live layers revalidate (`no-cache`: a 304 when nothing
+ * changed): a timer as long as the answer's max-age would otherwise often find
+ * the previous answer still fresh in the browser's cache and skip a period.
+ */
+async function getJson(url: string, cache: RequestCache = 'no-cache'): Promise<unknown> {
+  const res = await fetch(url, { credentials: 'omit', cache, signal: AbortSignal.timeout(TIMEOUT_MS) });
   if (!res.ok) throw new Error(`${url}: ${res.status}`);
   return res.json();
 }
@@ -31,7 +36,7 @@ const lands = new Map<string, Promise<Land>>();
 function landOf(url: string): Promise<Land> {
   let land = lands.get(url);
   if (!land) {
-    land = getJson(url).then((value) => {
+    land = getJson(url, 'default').then((value) => {
       const v = value as Land;
       if (v?.type !== 'FeatureCollection' && v?.type !== 'Feature') throw new Error(`${url}: not GeoJSON`);
       return v;
@@ -79,6 +84,8 @@ export class FleetMap extends HTMLElement {
   /** Draws `network` unless a richer layer is on screen or the land outline cannot be had. */
   async show(network: Network): Promise<boolean> {
     if (!mayReplace(this.source, network.source)) return false;
+    // The same network again (a refresh that found no change): nothing to redraw, no flicker.
+    if (this.network && JSON.stringify(this.network) === JSON.stringify(network)) return true;
     let land: Land;
     try {
       land = await landOf(this.getAttribute('world-src') ?? '/world-land.geojson');

@@ -5,7 +5,7 @@ import { ADMIN_TOKEN } from '../../support/agent-socket.js';
 import { api, expectResponse } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
-import { eventually } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 import { listenControl as listen, type ListeningControl } from '../support/control.js';
 import { spawnAgent, startBird, tempDir, writeAgentConfig, type AgentProcess, type Bird } from '../support/core.js';
 

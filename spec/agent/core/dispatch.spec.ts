@@ -9,7 +9,7 @@ import { openSession } from '../../../agent/session.js';
 import { startControl, type ControlInstance } from '../../support/agent-socket.js';
 import { expectResponse } from '../../support/http.js';
 import { uploadRelease } from '../../support/releases.js';
-import { eventually } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 import { tempDir, writeAgentConfig } from '../support/core.js';
 
 /** What the daemon handed to the services of agent-ops (recorded here; their own specs test what they do with it). */

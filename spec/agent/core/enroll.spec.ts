@@ -15,7 +15,7 @@ import { issueAgentToken } from '../../support/agents.js';
 import { expectResponse } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
 import { runAgent, spawnAgent, tempDir } from '../support/core.js';
-import { eventually } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 
 const nodeBody = { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1' };
 

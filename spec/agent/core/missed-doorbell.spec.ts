@@ -8,7 +8,7 @@ import { freePort } from '../../support/ports.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
 import { listenControl, type ListeningControl } from '../support/control.js';
 import { spawnAgent, startBird, tempDir, writeAgentConfig, type AgentProcess, type Bird } from '../support/core.js';
-import { eventually } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 
 const listed = (name: string) => new RegExp(`^${bgpProtocolName({ name })}\\s+BGP`, 'm');
 const session = (name: string, neighbor_address: string) => ({ spec: { name, remote_asn: 4242420002, neighbor_address } });

@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startControl, type ControlInstance } from '../../support/agent-socket.js';
 import { expectResponse } from '../../support/http.js';
-import { eventually } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 import { runAgent, spawnAgent, startBird, tempDir, writeAgentConfig, type AgentProcess, type Bird } from '../support/core.js';
 
 const BOOTSTRAP = 'token-refused-spec-bootstrap-enrollment-token-0123456789';

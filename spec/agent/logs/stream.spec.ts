@@ -4,7 +4,8 @@ import { journalEntry } from '../../../agent/logs/journal.js';
 import { LogRing } from '../../../agent/logs/ring.js';
 import { streamLogs } from '../../../agent/logs/stream.js';
 import { createJob, jobEvents } from '../support/jobs.js';
-import { eventually, startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 
 describe('agent log streaming', function () {
   this.timeout(40_000);

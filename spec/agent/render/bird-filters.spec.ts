@@ -1,9 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'chai';
 import type { DesiredState } from '../../../domain/desired-state/schema.js';
 import { spawnBird } from '../support/bird-process.js';
+import { eventually } from '../../support/wait.js';
 import { policy } from './cases.js';
 import { PRIVATE_KEYS, renderedInTempDir, run } from './support.js';
 
@@ -45,11 +45,8 @@ async function evaluate(state: DesiredState, probe: Probe): Promise<Map<string, 
     await writeFile(conf, `router id 10.0.0.1;\ninclude "${dir}/bird/filters.conf";\nprotocol device {}\nprotocol static ${name} {\n\t${probe.family} { import filter ${probe.filter}; };\n\t${probe.routes.join('\n\t')}\n}\n`);
     const bird = await spawnBird(conf, join(dir, 'probe.ctl'));
     try {
-      for (let i = 0; i < 50; i++) {
-        const status = await run('birdc', ['-s', bird.socket, 'show', 'protocols', name]);
-        if (/\sup\s/.test(status.stdout)) break;
-        await sleep(100);
-      }
+      // Until the static protocol is up (a probe that never comes up shows no routes below).
+      await eventually(async () => /\sup\s/.test((await run('birdc', ['-s', bird.socket, 'show', 'protocols', name])).stdout), { everyMs: 100 }).catch(() => {});
       const shown = await run('birdc', ['-s', bird.socket, 'show', 'route', 'all', 'protocol', name]);
       return parseRoutes(shown.stdout);
     } finally {

@@ -39,7 +39,7 @@ export async function spawnBird(conf: string, socket: string, extra: readonly st
     if (running()) child.kill('SIGTERM');
     await exited;
   };
-  for (const until = Date.now() + READY_MS; ; await sleep(50)) {
+  for (const until = Date.now() + READY_MS; ; await sleep(50) /* polls the control socket; fails with BIRD's own stderr */) {
     if (!running()) throw new Error(`bird -c ${conf} ended before its control socket answered: ${failed?.message ?? `exit ${child.exitCode ?? child.signalCode}`} ${stderr}`);
     if ((await runCommand(['birdc', '-s', socket, 'show', 'status'])).code === 0) return { socket, stop };
     if (Date.now() > until) {

@@ -27,6 +27,7 @@ export function runAgent(args: string[], timeoutMs = 30_000, options: { umask?: 
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
+    // Bound of the run: a hanging agent fails the spec instead of hanging it.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`dn42-agent ${args.join(' ')} did not exit within ${timeoutMs} ms; stderr: ${stderr}`));
@@ -71,7 +72,7 @@ export function spawnAgent(args: string[]): AgentProcess {
     exit: () => exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null) child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000); // an agent that ignores the signal is killed
       const code = await exited;
       clearTimeout(timer);
       return code;

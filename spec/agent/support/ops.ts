@@ -57,14 +57,3 @@ export async function testAgent(server: OpsServer, options: { version?: string; 
   };
   return { rt, ring, stateDir, applied, cleanup: () => rm(stateDir, { recursive: true, force: true }) };
 }
-
-/** Polls until `check` holds. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`${what} not reached within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

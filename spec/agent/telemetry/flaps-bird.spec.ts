@@ -5,7 +5,8 @@ import { FlapCollector } from '../../../agent/telemetry/flaps/collector.js';
 import { startTelemetry, type Telemetry } from '../../../agent/telemetry/index.js';
 import { prefixFlapsOf } from '../../../infra/telemetry/store.js';
 import { startBirdPair, type BirdPair } from '../support/bird.js';
-import { eventually, startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 
 /** Node A is AS4242420001; B (AS4242420002) announces 172.21.0.0/24 from its static protocol `s4` alone. */
 const FLAPPING = '172.21.0.0/24';

@@ -7,7 +7,8 @@ import { runCommand } from '../../../agent/exec.js';
 import { startTelemetry, type Telemetry } from '../../../agent/telemetry/index.js';
 import { readReportedVersion } from '../../../agent/update/marker.js';
 import { startBirdPair, type BirdPair } from '../support/bird.js';
-import { eventually, startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 
 const FAKE_WG = fileURLToPath(new URL('../support/fake-wg.mjs', import.meta.url));
 const DUMP = fileURLToPath(new URL('./fixtures/wg-show-all-dump.txt', import.meta.url));

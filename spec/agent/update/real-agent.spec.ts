@@ -8,7 +8,8 @@ import { expect } from 'chai';
 import { pack } from '../../../agent/update/pack.js';
 import { records } from '../../../agent/update/records.js';
 import { uploadRelease } from '../../support/releases.js';
-import { eventually, startOpsServer, type OpsServer } from '../support/ops.js';
+import { startOpsServer, type OpsServer } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 
 const RESTART = fileURLToPath(new URL('../support/restart-real-agent.mjs', import.meta.url));
 
@@ -31,8 +32,9 @@ async function stopAgentOf(pidFile: string): Promise<void> {
   const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
   if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return;
   process.kill(pid, 'SIGTERM');
-  for (const until = Date.now() + 10_000; alive(pid) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  await eventually(() => !alive(pid), { what: `pid ${pid} gone`, timeoutMs: 10_000, everyMs: 50 }).catch(() => {
+    if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
 }
 
 /**

@@ -8,7 +8,8 @@ import { stagingDir } from '../../../agent/update/layout.js';
 import { readReportedVersion } from '../../../agent/update/marker.js';
 import { records } from '../../../agent/update/records.js';
 import { uploadRelease } from '../../support/releases.js';
-import { eventually, startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
+import { eventually } from '../../support/wait.js';
 import { installedPrefix, packStandIn, RESTART_STAND_IN } from '../support/releases.js';
 
 const tgz = (v: string) => `dn42-agent-${v}.tgz`;

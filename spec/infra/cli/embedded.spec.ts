@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { dn42Control, ROOT, serveUntilUp } from '../../support/cli.js';
 import { freePort } from '../../support/ports.js';
-import { waitFor } from '../../support/tables.js';
+import { eventually } from '../../support/wait.js';
 
 function alive(pid: number): boolean {
   try {
@@ -33,7 +33,7 @@ describe('The embedded PostgreSQL of dn42-control', function () {
       const left = postmasterPid(join(work, 'data'));
       if (left > 0 && alive(left)) {
         process.kill(left, 'SIGINT');
-        await waitFor('the left-behind PostgreSQL to stop', () => !alive(left), 30_000, 100);
+        await eventually(() => !alive(left), { what: 'the left-behind PostgreSQL to stop', timeoutMs: 30_000, everyMs: 100 });
       }
     }
     rmSync(work, { recursive: true, force: true });
@@ -90,7 +90,7 @@ describe('The embedded PostgreSQL of dn42-control', function () {
 
       const run = await second.stop('SIGINT');
       expect(run.code, run.stderr).to.equal(0);
-      await waitFor('the second PostgreSQL to be gone', () => !alive(own), 10_000, 50);
+      await eventually(() => !alive(own), { what: 'the second PostgreSQL to be gone', timeoutMs: 10_000, everyMs: 50 });
       expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).to.equal(false);
       expect(run.stdout + run.stderr).to.not.match(/\n\s+at /);
     } finally {

@@ -6,7 +6,7 @@ import { LOCAL_SECRETS_FILE } from '../../../infra/cli/local-secrets.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { dn42Control, serveUntilUp } from '../../support/cli.js';
 import { freePort } from '../../support/ports.js';
-import { waitFor } from '../../support/tables.js';
+import { eventually } from '../../support/wait.js';
 
 const ADMIN = 'manage-spec-admin-token-0123456789';
 const IDENTITY_ADMIN = 'manage-spec-identity-token-0123456789';
@@ -72,7 +72,7 @@ describe('The dn42-control management commands against a real server', function 
     const login = await fetch(`${control}/control/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'nobody', password: 'whatever1' }) });
     expect(login.status).to.equal(400);
     expect(((await login.json()) as { detail: string }).detail).to.equal('captcha verification failed');
-    await waitFor('the reason in the log', () => server.output().stdout.includes('CONTROL_LOGIN_CAPTCHA is not set'), 10_000, 50);
+    await eventually(() => server.output().stdout.includes('CONTROL_LOGIN_CAPTCHA is not set'), { what: 'the reason in the log', timeoutMs: 10_000, everyMs: 50 });
   });
 
   it('registry sync loads the sample registry through the identity service; status shows it, --json as the API answers', async () => {

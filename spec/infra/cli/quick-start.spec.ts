@@ -10,7 +10,7 @@ import { LOCAL_SECRETS_FILE } from '../../../infra/cli/local-secrets.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { dn42Control, ROOT, serveUntilUp, startScript } from '../../support/cli.js';
 import { freePort } from '../../support/ports.js';
-import { waitFor } from '../../support/tables.js';
+import { eventually } from '../../support/wait.js';
 
 /**
  * The README quick start, step by step, on a fresh data directory: the real
@@ -65,7 +65,7 @@ describe('The README quick start on a fresh data directory', function () {
       IDENTITY_ISSUER: identity,
     };
     server = await serveUntilUp(env, ports);
-    await waitFor('the admin token to be printed', () => /admin token: \S+/.test(server.output().stdout), 10_000, 50);
+    await eventually(() => /admin token: \S+/.test(server.output().stdout), { what: 'the admin token to be printed', timeoutMs: 10_000, everyMs: 50 });
     token = /admin token: (\S+)/.exec(server.output().stdout)![1];
   });
 
@@ -137,7 +137,7 @@ describe('The README quick start on a fresh data directory', function () {
   });
 
   it('signs in through the authorization page API against the sample registry with the demo SSH key', async () => {
-    await waitFor('the sample registry to be loaded', async () => (await json(await fetch(`${identity}/api/v1/registry/status`))).body?.commit !== null, 30_000, 200);
+    await eventually(async () => (await json(await fetch(`${identity}/api/v1/registry/status`))).body?.commit !== null, { what: 'the sample registry to be loaded', timeoutMs: 30_000, everyMs: 200 });
     const status = await cli(['registry', 'status', '--json']);
     expect(JSON.parse(status.stdout)).to.deep.include({ enabled: true, detail: null });
 

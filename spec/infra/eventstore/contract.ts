@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { eventually } from '../../support/wait.js';
 import { START, WrongExpectedVersion, comparePositions, type EventStore, type RecordedEvent } from '../../../infra/eventstore/types.js';
 
 /**
@@ -14,14 +15,6 @@ export interface ContractSubject {
 const meta = { actor: 'spec', requestId: 'req-1', clientAddress: '127.0.0.1', causationId: 'cause-1' };
 
 const ev = (type: string, data: unknown = {}) => ({ type, data });
-
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 export function describeEventStoreContract(name: string, subject: () => Promise<ContractSubject>): void {
   describe(`event store contract: ${name}`, function () {
@@ -150,7 +143,7 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         // readAll delivers only proven-committed events: another session's open
         // transaction can hold them back for a moment, so wait for all seven.
         let all: RecordedEvent[] = [];
-        await waitFor(async () => (all = mine(await store.readAll(START, 10_000))).length === 7, 'seven events');
+        await eventually(async () => (all = mine(await store.readAll(START, 10_000))).length === 7, { what: 'seven events', timeoutMs: 10_000 });
         expect(all.map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
         for (let i = 1; i < all.length; i++) expect(comparePositions(all[i - 1].position, all[i].position)).to.equal(-1);
         const page = await store.readAll(all[2].position, 2);
@@ -177,9 +170,9 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
           if (e.streamId === id('s')) seen.push((e.data as { i: number }).i);
         });
         try {
-          await waitFor(() => seen.length === 5, 'catch-up');
+          await eventually(() => seen.length === 5, { what: 'catch-up', timeoutMs: 10_000 });
           for (let i = 5; i < 10; i++) await store.append([{ streamId: id('s'), expected: 'any', events: [ev('S', { i })] }], meta);
-          await waitFor(() => seen.length === 10, 'live events');
+          await eventually(() => seen.length === 10, { what: 'live events', timeoutMs: 10_000 });
           expect(seen).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
         } finally {
           await sub.stop();
@@ -213,9 +206,10 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
           { from: checkpoint },
         );
         try {
-          await waitFor(() => seen.length >= 20, 'resumed delivery');
-          await new Promise((r) => setTimeout(r, 100));
-          expect(seen).to.deep.equal(Array.from({ length: 20 }, (_, i) => i));
+          // Barrier: one more event, delivered after every event before it; repeats would be in by then.
+          await store.append([{ streamId: id('p'), expected: 'any', events: [ev('P', { i: 20 })] }], meta);
+          await eventually(() => seen.includes(20), { what: 'resumed delivery', timeoutMs: 10_000 });
+          expect(seen).to.deep.equal(Array.from({ length: 21 }, (_, i) => i));
         } finally {
           await second.stop();
         }
@@ -245,7 +239,7 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
             }
           }),
         );
-        await waitFor(async () => delivered.filter((e) => mine.has(e.id)).length >= mine.size, 'every event', 15_000);
+        await eventually(async () => delivered.filter((e) => mine.has(e.id)).length >= mine.size, { what: 'every event', timeoutMs: 15_000 });
         stop = true;
         await reader;
         const ids = delivered.filter((e) => mine.has(e.id)).map((e) => e.id);
@@ -271,7 +265,7 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
           { onError: () => {} },
         );
         try {
-          await waitFor(() => seen.length === 2, 'retry');
+          await eventually(() => seen.length === 2, { what: 'retry', timeoutMs: 10_000 });
           expect(seen).to.deep.equal([0, 1]);
         } finally {
           await sub.stop();

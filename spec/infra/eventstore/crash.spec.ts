@@ -6,6 +6,7 @@ import { migrate } from '../../../infra/db/migrate.js';
 import { eventStoreMigrations, PgEventStore } from '../../../infra/eventstore/postgres/store.js';
 import { createLogger } from '../../../infra/logger.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { eventually } from '../../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('../../support/append-burst.ts', import.meta.url));
@@ -31,6 +32,7 @@ function burstUntilKilled(url: string, run: string, acks: number): Promise<Ack[]
     let buffered = '';
     let stderr = '';
     let killed = false;
+    // Bound of the burst: a child that stops acknowledging fails the spec instead of hanging it.
     const guard = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`burst child did not reach ${acks} acknowledgements (saw ${seen.length}); stderr: ${stderr}`));
@@ -97,14 +99,10 @@ describe('A process killed with SIGKILL during a burst of appends', function () 
 
       // The killed child's sessions must be gone (their transactions rolled back)
       // before we look; the server notices the closed sockets shortly (bounded wait).
-      for (let i = 0; ; i++) {
-        const { rows } = await pool.query(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control'`,
-        );
-        if (rows[0].n === 0) break;
-        if (i > 100) throw new Error('the killed child still has sessions open');
-        await new Promise((res) => setTimeout(res, 100));
-      }
+      await eventually(
+        async () => (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control'`)).rows[0].n === 0,
+        { what: 'the killed child sessions gone', timeoutMs: 10_000, everyMs: 100 },
+      );
     }
 
     const events = (await pool.query<EventRow>('SELECT position::text, stream_id, version, type, data FROM events ORDER BY events.position')).rows;
@@ -152,11 +150,6 @@ describe('A process killed with SIGKILL during a burst of appends', function () 
     // The global reader still delivers every event (nothing left in flight holds it back).
     const store = new PgEventStore({ pool, log: createLogger('silent') });
     // (Bounded wait: the reader's guard is cluster-wide, any other transaction holds it back a moment.)
-    let delivered = 0;
-    for (let i = 0; i < 100 && delivered !== events.length; i++) {
-      if (i > 0) await new Promise((res) => setTimeout(res, 50));
-      delivered = (await store.readAll(undefined, 100_000)).length;
-    }
-    expect(delivered).to.equal(events.length);
+    await eventually(async () => (await store.readAll(undefined, 100_000)).length === events.length, { what: `all ${events.length} events delivered`, everyMs: 50 });
   });
 });

@@ -6,6 +6,7 @@ import { readAll as readAllSql } from '../../../infra/eventstore/postgres/sql.js
 import { START, type RecordedEvent } from '../../../infra/eventstore/types.js';
 import { createLogger } from '../../../infra/logger.js';
 import { createTestDatabase, useStoreDatabase } from '../../support/database.js';
+import { eventually } from '../../support/wait.js';
 import { describeEventStoreContract } from './contract.js';
 
 const log = createLogger('silent');
@@ -44,13 +45,13 @@ describe('PostgreSQL event store', () => {
         const posB = Number((await b.query(insert, ['late-b'])).rows[0].position);
         expect(posA).to.be.lessThan(posB);
         await b.query('COMMIT');
-        // B is committed but A (earlier position) is still open: the reader must hold back.
+        // B is committed but A (earlier position) is still open: the reader must hold back,
+        // however long A stays open (time passes on purpose: the hold-back is no timeout).
         await new Promise((r) => setTimeout(r, 300));
         const visibleWhileAOpen = (await store.readAll(START, 1000)).filter((e) => e.streamId.startsWith('late-')).map((e) => e.streamId);
         expect(visibleWhileAOpen).to.deep.equal([]);
         await a.query('COMMIT');
-        const until = Date.now() + 5000;
-        while (seen.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        await eventually(() => seen.length >= 2, { what: 'both events' });
         expect([...seen].sort()).to.deep.equal(['late-a', 'late-b']);
       } finally {
         await sub.stop();
@@ -151,10 +152,9 @@ describe('PostgreSQL event store', () => {
         if (e.streamId === 'notify-1') seen.push(e.type);
       }, { from: await store.headPosition() });
       try {
-        await new Promise((r) => setTimeout(r, 200));
+        await new Promise((r) => setTimeout(r, 200)); // the subscription's first (empty) read is over: only NOTIFY can bring what follows
         await writer.append([{ streamId: 'notify-1', expected: 'any', events: [{ type: 'N', data: {} }] }], { actor: 'spec' });
-        const until = Date.now() + 5000;
-        while (seen.length < 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+        await eventually(() => seen.length >= 1, { what: 'the event' });
         expect(seen).to.deep.equal(['N']);
       } finally {
         await sub.stop();

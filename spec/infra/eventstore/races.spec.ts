@@ -5,9 +5,11 @@ import { PgEventStore } from '../../../infra/eventstore/postgres/store.js';
 import { comparePositions, formatPosition, type GlobalPosition } from '../../../infra/eventstore/types.js';
 import { createLogger } from '../../../infra/logger.js';
 import { useStoreDatabase } from '../../support/database.js';
+import { eventually } from '../../support/wait.js';
 
 const log = createLogger('silent');
 const meta = { actor: 'races' };
+// Timed pauses, each with its reason where it is used.
 const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
 const APPEND_SQL = `SELECT * FROM event_store_append($1::text[], $2::text[], $3::int[], ARRAY[NULL]::uuid[], ARRAY['R'], ARRAY['{}']::jsonb[], '{"actor":"races"}'::jsonb)`;
 
@@ -76,7 +78,7 @@ describe('PostgreSQL event store races', function () {
               const kind = i % 4;
               if (kind === 1) await c.query('SAVEPOINT s');
               await c.query(APPEND_SQL, [[`${prefix}h${w}`], ['any'], [1]]);
-              await sleep(Math.random() * 15);
+              await sleep(Math.random() * 15); // a transaction left open a random while, as a slow writer would
               if (kind === 1) {
                 await c.query('ROLLBACK TO SAVEPOINT s');
                 await c.query('COMMIT');
@@ -115,12 +117,12 @@ describe('PostgreSQL event store races', function () {
               from = e.position;
             }
             if (batch.length === 0 && finalPass) return;
-            if (batch.length === 0) await sleep(1);
+            if (batch.length === 0) await sleep(1); // a reader polling in a tight loop
           }
         })().catch((e) => void errors.push(e)),
       );
     }
-    await sleep(3000);
+    await sleep(3000); // how long the writers and readers race
     stop = true;
     await Promise.all(writers);
     await store.settledHead();
@@ -175,11 +177,16 @@ describe('PostgreSQL event store: guards on streams that do not exist', function
     const a = store
       .append([{ streamId: 'skew-x', expected: 'no_stream', events: [{ type: 'HeldOpen', data: {} }] }, { streamId: 'skew-y', expected: 'no_stream', events: [] }], meta)
       .then(() => 'ok', (e: Error) => e.name);
-    while (!holding) await sleep(5);
+    await eventually(() => holding, { what: "A's transaction held open" });
     const b = store
       .append([{ streamId: 'skew-y', expected: 'no_stream', events: [{ type: 'Plain', data: {} }] }, { streamId: 'skew-x', expected: 'no_stream', events: [] }], meta)
       .then(() => 'ok', (e: Error) => e.name);
-    await Promise.race([b, sleep(300)]);
+    // B ends (refused) or waits for A's lock; either way it has made its check while A is open.
+    let bDone = false;
+    void b.then(() => (bDone = true));
+    await eventually(async () => bDone || (await t.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount! > 0, {
+      what: 'B checked while A is open',
+    });
     release();
     const outcomes = [await a, await b];
     const streams = (await t.pool.query(`SELECT stream_id FROM streams WHERE stream_id LIKE 'skew-%' ORDER BY 1`)).rows.map((r) => r.stream_id);
@@ -201,7 +208,8 @@ describe('PostgreSQL event store: stopping', function () {
     const unwatch = store.watch(() => {});
     unwatch();
     await listener.close();
-    await sleep(300);
+    // Barrier: the connection attempt that watch() started is over (close() does not wait for it).
+    await (listener as unknown as { connecting?: Promise<void> }).connecting;
     const { rows } = await t.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control:listener'`);
     expect(rows[0].n, 'LISTEN connections left open').to.equal(0);
   });
@@ -218,7 +226,7 @@ describe('PostgreSQL event store: stopping', function () {
       },
       { onError: () => void (failures += 1) },
     );
-    while (failures < 4) await sleep(10);
+    await eventually(() => failures >= 4, { what: 'four failures' });
     // Now in a 1.6 s backoff.
     const started = Date.now();
     await sub.stop();

@@ -4,6 +4,7 @@ import { openSystem, serve, type Running, type System } from '../../../infra/cli
 import { createLogger } from '../../../infra/logger.js';
 import { readState } from '../../../infra/registry/store.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { eventually } from '../../support/wait.js';
 import { RegistryRepo, registryEnv, rpsl, writeBaseRegistry } from '../../support/registry.js';
 
 describe('Periodic registry sync of the registry role', function () {
@@ -28,13 +29,7 @@ describe('Periodic registry sync of the registry role', function () {
     repo?.destroy();
   });
 
-  async function until(commit: string): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      if ((await readState(system.pool))?.commit === commit) return;
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    expect.fail(`the loop never loaded ${commit}`);
-  }
+  const until = (commit: string) => eventually(async () => (await readState(system.pool))?.commit === commit, { timeoutMs: 10_000, what: `the loop loading ${commit}` });
 
   it('loads the upstream at start and each new commit within an interval', async () => {
     await until(repo.git('rev-parse', 'HEAD').trim());
@@ -42,11 +37,6 @@ describe('Periodic registry sync of the registry role', function () {
     const next = repo.commit('later');
     await until(next);
     // The event is appended right after the tables commit, so it may trail them by a moment.
-    for (let i = 0; i < 100; i++) {
-      const events = await system.store.readStream('registry-sync');
-      if (events.some((e) => (e.data as { commit: string }).commit === next)) return;
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    expect.fail(`no RegistrySynced event for ${next}`);
+    await eventually(async () => (await system.store.readStream('registry-sync')).some((e) => (e.data as { commit: string }).commit === next), { what: `a RegistrySynced event for ${next}` });
   });
 });

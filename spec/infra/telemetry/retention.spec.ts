@@ -4,7 +4,7 @@ import { pruneTelemetry, RETENTION_DAYS } from '../../../infra/telemetry/retenti
 import { archiveInterfaceTraffic, archiveSelfMetrics, insertRoutingTable, insertStatusEvent, insertWireguardTraffic, trafficTotals } from '../../../infra/telemetry/store.js';
 import type { RuntimeSnapshot } from '../../../domain/telemetry/reports.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
-import { waitFor } from '../../support/tables.js';
+import { eventually } from '../../support/wait.js';
 import { snapshot } from '../../http/control/agent/telemetry-support.js';
 
 const DAY = 86_400_000;
@@ -52,13 +52,18 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
   it('runs as a periodic job on the injected clock', async () => {
     const start = sys.clock.now();
     await samplesAt(start);
-    const job = startTelemetryJob(deps, sys.clock.now, 50);
+    let runs = 0;
+    const job = startTelemetryJob(deps, () => (runs++, sys.clock.now()), 50);
     try {
-      await new Promise((res) => setTimeout(res, 200));
+      // Barrier: a run that started has seen the clock; once a second one starts, the first one is over.
+      await eventually(() => runs >= 2, { what: 'two runs of the job' });
       expect(await counts()).to.deep.equal(each(1));
       sys.clock.advance(RETENTION_DAYS * DAY + 1000);
-      await waitFor('the job to prune', async () => (await counts()).status_events === 0);
-      expect(await counts()).to.deep.equal(each(0));
+      // One run prunes the tables one after the other: wait for the last of them.
+      await eventually(async () => {
+        expect(await counts()).to.deep.equal(each(0));
+        return true;
+      }, { what: 'the job to prune every table', timeoutMs: 10_000 });
     } finally {
       await job.stop();
     }

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { NOTIFY_BUDGET } from '../../../../infra/doorbell.js';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
-import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { agentSocket, ADMIN_TOKEN, disconnect, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { eventually, within } from '../../../support/wait.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { node, wg } from '../fleet/support.js';
@@ -38,7 +39,7 @@ describe('two control instances on one database', () => {
     const agent = agentSocket(b.url, 'ws/fra1', issued.token);
     await agent.next('hello');
     expectResponse(await a.admin.delete(`/admin/agent-tokens/${issued.token_id}`)).status(204);
-    const closed = await Promise.race([agent.closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('socket on B still open')), 3000))]);
+    const closed = await within(agent.closed, 3000, 'the socket on B closing');
     expect(closed.code).to.equal(4401);
     await eventually(async () => (await onlineAgentCount(a.sys.pool, 'fra1')) === 0);
   });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { agentSocket, ADMIN_TOKEN, disconnect, poolQuiet, pong, settle, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { eventually } from '../../../support/wait.js';
 import { agentAuth, issueAgentToken } from '../../../support/agents.js';
 import { expectResponse, type ApiResponse } from '../../../support/http.js';
 import { node } from '../fleet/support.js';
@@ -80,8 +81,7 @@ describe('agent self-update', () => {
       await again.next('hello');
       again.send({ type: 'heartbeat', agent_version: '1.0.190', applied_generation: null, apply_status: null });
       again.send({ type: 'heartbeat', agent_version: '1.0.191', applied_generation: null, apply_status: null });
-      await new Promise((r) => setTimeout(r, 300));
-      expect(again.messages.map((m) => m.type)).to.deep.equal(['hello']);
+      expect((await settle(c, again, 'fra1')).map((m) => m.type)).to.deep.equal(['hello']);
       await disconnect(c, again, 'fra1');
     });
 
@@ -90,8 +90,7 @@ describe('agent self-update', () => {
       const agent = agentSocket(c.url, 'ws/ams1', ams.token);
       await agent.next('hello');
       for (const v of ['1.0.200', '1.0.1000', '2.0.0', '1.0.200-rc1', 'garbage']) agent.send({ type: 'heartbeat', agent_version: v, applied_generation: 1, apply_status: 'ok' });
-      await new Promise((r) => setTimeout(r, 300));
-      expect(agent.messages.map((m) => m.type)).to.deep.equal(['hello']);
+      expect((await settle(c, agent, 'ams1')).map((m) => m.type)).to.deep.equal(['hello']);
       // 1.0.99 is below 1.0.200 numerically (but not as text).
       agent.send({ type: 'heartbeat', agent_version: '1.0.99', applied_generation: 1, apply_status: 'ok' });
       expect((await agent.next('agent_update_available')).version).to.equal('1.0.200');
@@ -102,14 +101,14 @@ describe('agent self-update', () => {
       const agent = agentSocket(c.url, 'ws/fra1', token);
       await agent.next('hello');
       agent.send({ type: 'heartbeat', agent_version: '1.0.190', applied_generation: null, apply_status: null });
-      await new Promise((r) => setTimeout(r, 200));
+      await pong(agent);
+      await poolQuiet(c.sys.pool); // the heartbeat is recorded and its own offer check is over
       expectResponse(await uploadRelease(c.url, '1.0.201', [{ name: 'dn42_agent-1.0.201.tgz', content: Buffer.from('201') }])).status(201);
       const set = await c.admin.post('/admin/agent-releases/target', { version: '1.0.201' });
       expect(set.body).to.deep.equal({ target: '1.0.201', offered: ['fra1'] });
       expect((await agent.next('agent_update_available')).version).to.equal('1.0.201');
       agent.send({ type: 'heartbeat', agent_version: '1.0.190', applied_generation: null, apply_status: null });
-      await new Promise((r) => setTimeout(r, 200));
-      expect(agent.messages.filter((m) => m.type === 'agent_update_available')).to.have.length(1);
+      expect((await settle(c, agent, 'fra1')).filter((m) => m.type === 'agent_update_available')).to.have.length(1);
       // The operator retries the same target: offered once more.
       expect((await c.admin.post('/admin/agent-releases/target', { version: '1.0.201' })).body.offered).to.deep.equal(['fra1']);
       expect(await agent.next('agent_update_available')).to.include({ version: '1.0.201' });
@@ -128,14 +127,17 @@ describe('agent self-update', () => {
         await blocker.query('BEGIN');
         await blocker.query('LOCK TABLE agent_liveness IN ACCESS EXCLUSIVE MODE');
         leaving.send({ type: 'heartbeat', agent_version: '1.0.1', applied_generation: null, apply_status: null });
-        await new Promise((r) => setTimeout(r, 100));
+        await eventually(
+          async () => (await c.sys.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%agent_liveness%'`)).rowCount === 1,
+          { what: 'the heartbeat write waiting for the lock' },
+        );
         await disconnect(c, leaving, 'ams1');
         await blocker.query('COMMIT');
       } finally {
         blocker.release();
       }
       await eventually(async () => (await c.sys.pool.query(`SELECT 1 FROM agent_liveness WHERE node_id = 'ams1' AND agent_version = '1.0.1'`)).rowCount === 1);
-      await new Promise((r) => setTimeout(r, 200));
+      await poolQuiet(c.sys.pool); // its offer was claimed and given back, or never claimed
       expect((await c.sys.pool.query(`SELECT 1 FROM agent_update_offers WHERE node_id = 'ams1'`)).rowCount).to.equal(0);
 
       const back = agentSocket(c.url, 'ws/ams1', ams.token);
@@ -149,7 +151,8 @@ describe('agent self-update', () => {
       const agent = agentSocket(c.url, 'ws/fra1', token);
       await agent.next('hello');
       agent.send({ type: 'heartbeat', agent_version: '1.0.190', applied_generation: null, apply_status: null });
-      await new Promise((r) => setTimeout(r, 200));
+      await pong(agent);
+      await poolQuiet(c.sys.pool); // the heartbeat is recorded before the target is set
       const names = ['a_b.whl', 'a-b.whl', 'a.b.whl', 'a.whl', 'B.whl'];
       const byteOrder = ['B.whl', 'a-b.whl', 'a.b.whl', 'a.whl', 'a_b.whl'];
       const uploaded = await uploadRelease(c.url, '1.0.202', names.map((name) => ({ name, content: Buffer.from(name) })));

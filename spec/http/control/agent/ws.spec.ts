@@ -3,8 +3,10 @@ import { WebSocket } from 'ws';
 import { revokeAgentToken } from '../../../../commands/agent-tokens.js';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
 import { QUEUE_LIMIT } from '../../../../infra/agent-hub/hub.js';
+import { DOORBELL_CHANNEL } from '../../../../infra/doorbell.js';
 import { agentStatuses } from '../../../../infra/telemetry/liveness.js';
-import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { agentSocket, ADMIN_TOKEN, disconnect, poolQuiet, pong, ringBarrier, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { eventually, within } from '../../../support/wait.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { node, wg } from '../fleet/support.js';
@@ -84,8 +86,7 @@ describe('WS /agent/ws/{node_id}', () => {
       expect(event.reason).to.be.a('string');
       const generations = await c.admin.get('/admin/nodes/fra1/generations?limit=1');
       expect(generations.body.generations[0].generation).to.equal(2);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(ams.messages.map((m) => m.type)).to.deep.equal(['hello']);
+      expect((await ringBarrier(c, ams, 'ams1')).map((m) => m.type)).to.deep.equal(['hello']);
       await disconnect(c, fra, 'fra1');
       await disconnect(c, ams, 'ams1');
     });
@@ -138,11 +139,13 @@ describe('WS /agent/ws/{node_id}', () => {
       client.send({ type: 'heartbeat', agent_version: 12 });
       client.ws.send(Buffer.from([1, 2, 3]), { binary: true });
       client.send({ type: 'hello' });
-      await new Promise((r) => setTimeout(r, 200));
+      // Barrier: the server has read all of it, and whatever it started has ended.
+      await pong(client);
+      await poolQuiet(c.sys.pool);
       expect(await agentStatuses(c.sys.pool, ['ams1'])).to.deep.equal([]);
-      expect(client.ws.readyState).to.equal(client.ws.OPEN);
       await c.sys.doorbell.ring([{ type: 'snapshot_request', node_id: 'ams1' }]);
       expect(await client.next('snapshot_request')).to.deep.equal({ type: 'snapshot_request' });
+      expect(client.ws.readyState).to.equal(client.ws.OPEN);
       await disconnect(c, client, 'ams1');
     });
   });
@@ -157,12 +160,13 @@ describe('WS /agent/ws/{node_id}', () => {
       expect(deliveries.filter((d) => d.delivered === 1)).to.have.length(QUEUE_LIMIT);
       expect(deliveries.every((d) => d.subscribers === 1)).to.equal(true);
       expect(c.sockets.hub.droppedTotal - before).to.equal(100 - QUEUE_LIMIT);
-      await new Promise((r) => setTimeout(r, 300));
-      const received = client.messages.filter((m) => m.type === 'snapshot_request');
+      // Written events leave the queue: once the client has them, the next event goes through again,
+      // and it arrives after every event of the burst that was sent (the barrier).
+      await eventually(() => client.messages.filter((m) => m.type === 'snapshot_request').length >= QUEUE_LIMIT, { what: 'the queued events' });
+      await eventually(async () => (await c.sys.doorbell.ring([{ type: 'snapshot_request', node_id: 'fra1', reason: 'after' }]))[0].delivered === 1, { what: 'an event taken again' });
+      await client.next((m) => m.reason === 'after');
+      const received = client.messages.filter((m) => m.type === 'snapshot_request' && m.reason !== 'after');
       expect(received.map((m) => m.reason)).to.deep.equal(burst.slice(0, QUEUE_LIMIT).map((e) => e.reason));
-      // Written events leave the queue: the next event goes through again.
-      await c.sys.doorbell.ring([{ type: 'snapshot_request', node_id: 'fra1', reason: 'after' }]);
-      await eventually(async () => client.messages.some((m) => m.reason === 'after'));
       await disconnect(c, client, 'fra1');
     });
 
@@ -191,7 +195,7 @@ describe('WS /agent/ws/{node_id}', () => {
       await doomed.next('hello');
       await other.next('hello');
       expectResponse(await c.admin.delete(`/admin/agent-tokens/${issued.token_id}`)).status(204);
-      expect((await withTimeout(doomed.closed, 3000)).code).to.equal(4401);
+      expect((await within(doomed.closed, 3000)).code).to.equal(4401);
       await eventually(() => c.sockets.hub.connectionCount('fra1') === 1);
       expectResponse(await c.admin.post('/admin/nodes/fra1/notify', { event: 'snapshot_request' })).status(200).body({ subscribers: 1, delivered: 1 });
       expect((await other.next('snapshot_request')).type).to.equal('snapshot_request');
@@ -205,7 +209,7 @@ describe('WS /agent/ws/{node_id}', () => {
       await old.next('hello');
       const rotated = await c.admin.post(`/admin/agent-tokens/${issued.token_id}/rotate`, {});
       expectResponse(rotated).status(201);
-      expect((await withTimeout(old.closed, 3000)).code).to.equal(4401);
+      expect((await within(old.closed, 3000)).code).to.equal(4401);
       const successor = agentSocket(c.url, 'ws/fra1', rotated.body.token);
       await successor.next('hello');
       await disconnect(c, successor, 'fra1');
@@ -215,10 +219,12 @@ describe('WS /agent/ws/{node_id}', () => {
       const issued = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1', { ttl_seconds: 1 });
       const client = agentSocket(c.url, 'ws/fra1', issued.token);
       await client.next('hello');
+      // Wall time passes the token's expiry; the server's expiry timer (armed before this one, so run first) fires meanwhile.
       await new Promise((r) => setTimeout(r, 1300));
-      expect(client.ws.readyState).to.equal(client.ws.OPEN); // the service clock has not moved
+      // The service clock has not moved: a ring sent now still reaches the open socket (a close would come first).
+      expect((await ringBarrier(c, client, 'fra1')).map((m) => m.type)).to.deep.equal(['hello']);
       c.sys.clock.advance(1000);
-      expect((await withTimeout(client.closed, 3000)).code).to.equal(4401);
+      expect((await within(client.closed, 3000)).code).to.equal(4401);
       c.sys.clock.advance(-1000);
     });
 
@@ -228,10 +234,13 @@ describe('WS /agent/ws/{node_id}', () => {
       await client.next('hello');
       // Revoked through the command alone: no notification goes out.
       await revokeAgentToken({ store: c.sys.context.store, db: c.sys.pool }, issued.token_id, c.sys.clock.now(), { actor: 'spec' });
-      await new Promise((r) => setTimeout(r, 200));
+      // Barrier on the notification channel: a doorbell NOTIFY sent after the revocation committed reaches the
+      // socket through the same LISTEN connection; a revocation notice would have closed the socket before it.
+      await c.sys.pool.query(`SELECT pg_notify($1, $2)`, [DOORBELL_CHANNEL, JSON.stringify({ origin: 'spec', events: [{ type: 'snapshot_request', node_id: 'fra1', reason: 'after the revocation' }] })]);
+      expect(await client.next('snapshot_request')).to.deep.equal({ type: 'snapshot_request', reason: 'after the revocation' });
       expect(client.ws.readyState).to.equal(client.ws.OPEN);
       expect(await c.sockets.checkTokens()).to.equal(1);
-      expect((await withTimeout(client.closed, 3000)).code).to.equal(4401);
+      expect((await within(client.closed, 3000)).code).to.equal(4401);
     });
   });
 
@@ -257,7 +266,7 @@ describe('WS /agent/ws/{node_id}', () => {
       for (let round = 0; round < 10; round++) await Promise.all(Array.from({ length: 30 }, dropOnOpen));
       await eventually(() => c.sockets.hub.connectionCount('ams1') === 0);
       await eventually(async () => (await c.sys.pool.query(`SELECT 1 FROM agent_connections WHERE node_id = 'ams1'`)).rowCount === 0, 5000);
-      await new Promise((r) => setTimeout(r, 200)); // a late insert would land now
+      await poolQuiet(c.sys.pool); // every presence insert and removal has ended: a late insert would be in now
       const { rows } = await c.sys.pool.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = 'ams1'`);
       expect(rows[0].n).to.equal(0);
       expectResponse(await c.admin.post('/admin/nodes/ams1/notify', { event: 'snapshot_request' })).status(409).detail('node ams1 has no connected agent');
@@ -292,8 +301,3 @@ describe('agent sockets on shutdown', () => {
     }
   });
 });
-
-/** Rejects when `promise` does not settle within `ms`. */
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not settled within ${ms} ms`)), ms))]);
-}

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { agentSocket, ADMIN_TOKEN, disconnect, eventually, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { agentSocket, ADMIN_TOKEN, disconnect, startControl, type ControlInstance } from '../../../support/agent-socket.js';
+import { eventually } from '../../../support/wait.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { bgp, node, wg } from './support.js';

@@ -4,16 +4,8 @@ import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { node } from '../fleet/support.js';
 import { startAgentProcess, type AgentProcess } from './agent-process.js';
-import { openSse, within } from './support.js';
-
-/** Polls until `check` holds. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 3000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { openSse } from './support.js';
+import { eventually, within } from '../../../support/wait.js';
 
 const ping = { tool: 'ping', target: '172.20.0.53', count: 2 };
 
@@ -53,7 +45,7 @@ describe('probes and logs end to end (agent process, real WebSockets, SSE)', () 
     const first = await stream.next();
     const second = await stream.next();
     const done = await stream.next();
-    await within(3000, 'stream end', stream.ended);
+    await within(stream.ended, 3000, 'stream end');
     expect([first.event, second.event, done.event]).to.deep.equal(['output', 'output', 'done']);
     expect(first.data).to.deep.equal({ type: 'output', probe_id: id, text: 'PING 172.20.0.53 count 2' });
     expect(second.data.text).to.match(/icmp_seq=1/);
@@ -68,7 +60,7 @@ describe('probes and logs end to end (agent process, real WebSockets, SSE)', () 
     expectResponse(res).status(202);
     const id = res.body.log_id as string;
     const stream = await sse('logs', id);
-    await within(10_000, 'stream end', stream.ended);
+    await within(stream.ended, 10_000, 'stream end');
     expect(stream.events.map((e) => e.event)).to.deep.equal(['logentries', 'done']);
     expect(stream.events[0].data).to.deep.include({ log_id: id, seq: 0 });
     expect(stream.events[0].data.entries.map((e: { message: string }) => e.message)).to.deep.equal(['applied generation 3', 'session down (lines 50)']);
@@ -79,7 +71,7 @@ describe('probes and logs end to end (agent process, real WebSockets, SSE)', () 
     await agent('hangup');
     const id = (await c.admin.post('/ui/probes', { node_id: 'fra1', spec: ping })).body.probe_id as string;
     const stream = await sse('probes', id);
-    await within(10_000, 'stream end', stream.ended);
+    await within(stream.ended, 10_000, 'stream end');
     expect(stream.events.map((e) => e.event)).to.deep.equal(['output', 'done']);
     expect(stream.events[1].data).to.deep.equal({ type: 'done', probe_id: id, error: 'agent disconnected' });
   });
@@ -144,7 +136,7 @@ describe('probes and logs end to end (agent process, real WebSockets, SSE)', () 
     stream.send({ type: 'done' });
     expect((await stream.closed).code).to.equal(1000);
     const sseStream = await sse('logs', id);
-    await within(3000, 'stream end', sseStream.ended);
+    await within(sseStream.ended, 3000, 'stream end');
     expect(sseStream.events.map((e) => [e.event, e.data.seq ?? null])).to.deep.equal([
       ['logentries', 1],
       ['done', null],
@@ -166,7 +158,7 @@ describe('probes and logs end to end (agent process, real WebSockets, SSE)', () 
       const id = res.body.probe_id as string;
       await a.printed(new RegExp(`probe-stream/${id} closed 1000`));
       const onA = await sse('probes', id, c);
-      await within(3000, 'stream end on A', onA.ended);
+      await within(onA.ended, 3000, 'stream end on A');
       expect(onA.events.map((e) => e.event)).to.deep.equal(['output', 'output', 'done']);
       expect(onA.events.every((e) => e.data.probe_id === id)).to.equal(true);
     });
@@ -190,7 +182,7 @@ describe('probes and logs end to end (agent process, real WebSockets, SSE)', () 
       if (process.env.PROBE_LATENCY) console.log(`agent on B to SSE on A: ${latencies.join(', ')} ms`);
       stream.send({ type: 'done' });
       expect((await onA.next()).event).to.equal('done');
-      await within(3000, 'stream end', onA.ended);
+      await within(onA.ended, 3000, 'stream end');
       // The poll is 1 s; NOTIFY carries the wake-up well before.
       expect(Math.max(...latencies), `latencies ${latencies}`).to.be.below(500);
       await holder.close();

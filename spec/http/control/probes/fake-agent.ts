@@ -38,7 +38,7 @@ function open(path: string, frames: object[], then: 'done' | 'hangup', done: obj
   ws.on('open', () => {
     for (const frame of frames) ws.send(JSON.stringify(frame));
     if (then === 'done') ws.send(JSON.stringify(done));
-    else setTimeout(() => ws.terminate(), 50);
+    else setTimeout(() => ws.terminate(), 50); // hangs up a moment after its frames, as a crashing agent would
   });
   ws.on('close', (code) => console.log(`${path} closed ${code}`));
   ws.on('error', (err) => console.error(`${path} error ${err.message}`));

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { jobStore } from '../../../../infra/jobs/store.js';
 import { expectResponse } from '../../../support/http.js';
-import { openSse, startProbes, within, type ProbeHarness } from './support.js';
+import { openSse, startProbes, type ProbeHarness } from './support.js';
+import { within } from '../../../support/wait.js';
 
 const ping = (target = '172.20.0.53', extra: Record<string, unknown> = {}) => ({ tool: 'ping', target, ...extra });
 const tail = (extra: Record<string, unknown> = {}) => ({ mode: 'tail', source: 'buffer', ...extra });
@@ -178,7 +179,7 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
     expect(live).to.deep.include({ id: '3', event: 'output' });
     await append(id, 'done', { type: 'done', probe_id: id });
     expect(await sse.next()).to.deep.equal({ id: '4', event: 'done', data: { type: 'done', probe_id: id } });
-    await within(3000, 'stream end after done', sse.ended);
+    await within(sse.ended, 3000, 'stream end after done');
     expect(sse.events.map((e) => e.event)).to.deep.equal(['output', 'output', 'output', 'done']);
   });
 
@@ -188,7 +189,7 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
     await append(id, 'logentries', { type: 'log', log_id: id, seq: 0, entries: [{ ts: '2026-11-01T12:00:00Z', level: 'INFO', logger: 'agent', message: 'hello' }] });
     await append(id, 'done', { type: 'done', log_id: id });
     const sse = await stream('logs', id);
-    await within(3000, 'stream end', sse.ended);
+    await within(sse.ended, 3000, 'stream end');
     expect(sse.events.map((e) => e.event)).to.deep.equal(['logentries', 'done']);
     expect(sse.events[0].data.entries[0].message).to.equal('hello');
 
@@ -206,10 +207,10 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
     for (const line of ['a', 'b', 'c']) await append(id, 'output', { type: 'output', line });
     await append(id, 'done', { type: 'done' });
     const sse = await stream('probes', id, { 'last-event-id': '2' });
-    await within(3000, 'stream end', sse.ended);
+    await within(sse.ended, 3000, 'stream end');
     expect(sse.events.map((e) => e.data.line ?? e.event)).to.deep.equal(['c', 'done']);
     const past = await stream('probes', id, { 'last-event-id': '4' });
-    await within(3000, 'a stream resumed past done ends', past.ended);
+    await within(past.ended, 3000, 'a stream resumed past done ends');
     expect(past.events).to.deep.equal([]);
   });
 
@@ -223,7 +224,7 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
     await h.sys.pool.query(`UPDATE ui_jobs SET last_seq = 1200 WHERE id = $1`, [id]);
     await append(id, 'done', { type: 'done' });
     const sse = await stream('probes', id);
-    await within(5000, 'stream end', sse.ended);
+    await within(sse.ended, 5000, 'stream end');
     expect(sse.events).to.have.length(1201);
     expect(sse.events.slice(0, 1200).every((e, i) => e.data.line === String(i + 1))).to.equal(true);
     expect(sse.events[1200]).to.deep.include({ id: '1201', event: 'done' });
@@ -241,7 +242,7 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
     const sse = await stream('probes', id);
     expect(sse.status).to.equal(200);
     h.sys.clock.advance(30_000);
-    await within(4000, 'stream end on timeout', sse.ended);
+    await within(sse.ended, 4000, 'stream end on timeout');
     expect(sse.events).to.deep.equal([]);
     expect((await stream('probes', id)).status).to.equal(404);
     expect(await jobStore.attach(h.sys.pool, id, 'probe', 'fra1', h.sys.clock.now())).to.equal(undefined);
@@ -254,7 +255,7 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
     const sse = await stream('probes', id);
     await sse.next();
     h.sys.clock.advance(120_000);
-    await within(4000, 'stream end on timeout', sse.ended);
+    await within(sse.ended, 4000, 'stream end on timeout');
     expect(sse.events.map((e) => e.event)).to.deep.equal(['output']);
     expect(await append(id, 'done', { type: 'done' })).to.equal('closed');
   });

@@ -74,6 +74,7 @@ export async function openSse(url: string, token = ADMIN_TOKEN, headers: Record<
     ended,
     next(timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
+        // The bound of the wait.
         const timer = setTimeout(() => reject(new Error(`no event within ${timeoutMs} ms; got ${JSON.stringify(events)}`)), timeoutMs);
         const check = () => {
           if (taken < events.length) {
@@ -89,16 +90,6 @@ export async function openSse(url: string, token = ADMIN_TOKEN, headers: Record<
     },
     close: () => abort.abort(),
   };
-}
-
-/** Resolves within `ms` or fails the spec. */
-export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export interface ProbeHarness {

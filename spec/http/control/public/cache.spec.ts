@@ -7,7 +7,7 @@ describe('PublicCache', () => {
     let builds = 0;
     const cache = new PublicCache(300_000, clock.now, async (at) => {
       builds++;
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 5)); // a build that takes a while, so that concurrent misses overlap it
       return { at: at.toISOString(), n: builds };
     });
     return { cache, builds: () => builds };
