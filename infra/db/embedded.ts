@@ -131,6 +131,8 @@ async function startServer(databaseDir: string, port: number, asRoot: boolean, l
     async stop() {
       process.off('exit', onExit);
       if (child.exitCode !== null || child.signalCode !== null) return;
+      // Held again while it stops: the wait must keep this process alive until PostgreSQL is gone.
+      child.ref();
       await new Promise<void>((res) => {
         child.once('exit', () => res());
         child.kill('SIGINT');

@@ -76,7 +76,9 @@ export function git(args: readonly string[], options: GitOptions & { cwd?: strin
     Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` });
   }
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('git', args, { cwd: options.cwd, env, signal: options.signal, stdio: ['pipe', 'pipe', 'pipe'], killSignal: 'SIGKILL' });
+    // Its own process group: a Ctrl-C at the server's terminal must not kill a sync round half-way (the
+    // shutdown waits for the round instead); the round's signal still ends it.
+    const child = spawn('git', args, { cwd: options.cwd, env, signal: options.signal, stdio: ['pipe', 'pipe', 'pipe'], killSignal: 'SIGKILL', detached: true });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
