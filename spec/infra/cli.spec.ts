@@ -237,7 +237,7 @@ describe('The dn42-control command line', function () {
             () => ({ status: 0, body: null }),
           );
           return answer.status !== 0;
-        }, { what: 'the identity service to answer registry status', timeoutMs: 15_000, everyMs: 100 });
+        }, { what: 'the identity service to answer registry status', timeoutMs: 60_000, everyMs: 100 });
         // Without the shared address and token this is 503 (replica unreachable).
         expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
         // A loopback start without REGISTRY_SOURCE serves the sample registry.
@@ -259,7 +259,7 @@ describe('The dn42-control command line', function () {
             () => 0,
           );
           return status !== 0;
-        }, { what: 'the control server to answer /healthz', timeoutMs: 15_000, everyMs: 100 });
+        }, { what: 'the control server to answer /healthz', timeoutMs: 60_000, everyMs: 100 });
         expect(status).to.equal(200);
       } finally {
         child.kill('SIGTERM');
