@@ -184,7 +184,7 @@ describe('The dn42-control command line', function () {
     });
 
     it('serve with no database configured starts an embedded PostgreSQL, answers every health check, keeps its data and stops cleanly', async function () {
-      this.timeout(90_000);
+      this.timeout(240_000);
       const dataDir = mkdtempSync(join(tmpdir(), 'dn42-embedded-'));
       const ports = { CONTROL_PORT: await freePort(), IDENTITY_PORT: await freePort(), REGISTRY_PORT: await freePort(), SITE_PORT: await freePort() };
       const env = { DATA_DIR: dataDir, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
