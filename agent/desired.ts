@@ -54,7 +54,7 @@ export async function readDesiredFile(path: string): Promise<Desired> {
   try {
     doc = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
-    throw new Error(`cannot read desired state ${path}: ${(err as Error).message}`);
+    throw new Error(`cannot read desired state ${path}: ${(err as Error).message}`, { cause: err });
   }
   const envelope = doc as { generation?: unknown; state?: unknown; node?: unknown };
   if (typeof envelope === 'object' && envelope !== null && envelope.state !== undefined && envelope.node === undefined) {

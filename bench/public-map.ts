@@ -5,63 +5,14 @@
 // Express handler that answers `res.json()` with the same document, in the same
 // run and process.
 import express from 'express';
-import { Agent, request } from 'node:http';
 import { createControlApp } from '../http/control/app.js';
 import { upsertSnapshot } from '../infra/telemetry/store.js';
 import type { RuntimeSnapshot } from '../domain/telemetry/reports.js';
 import { CITIES } from '../domain/public/cities.js';
 import { createTestSystem, startApp, type TestSystem } from '../spec/support/system.js';
-import { envInt, MemorySampler, now, percentile, progress, ratio, report, round, type Benchmark } from './support.js';
+import { combined, envInt, hammer, MemorySampler, progress, ratio, report, round, type Benchmark, type Timing } from './support.js';
 
 const TOKEN = 'bench-admin-token-0123456789abcdef';
-
-interface Timing {
-  perSecond: number;
-  p50: number;
-  p99: number;
-  bytes: number;
-  latencies: Float64Array;
-}
-
-/** GETs `url` `total` times over `concurrency` keep-alive connections; answers per second and latency percentiles. */
-async function hammer(url: string, total: number, concurrency: number): Promise<Timing> {
-  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-  const latencies = new Float64Array(total);
-  let next = 0;
-  let bytes = 0;
-  const one = (i: number) =>
-    new Promise<void>((resolve, reject) => {
-      const t0 = now();
-      request(url, { agent }, (res) => {
-        let size = 0;
-        res.on('data', (chunk: Buffer) => (size += chunk.length));
-        res.on('end', () => {
-          if (res.statusCode !== 200) return reject(new Error(`${url} answered ${res.statusCode}`));
-          bytes = size;
-          latencies[i] = now() - t0;
-          resolve();
-        });
-      })
-        .on('error', reject)
-        .end();
-    });
-  const worker = async () => {
-    while (next < total) await one(next++);
-  };
-  const start = now();
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  const seconds = (now() - start) / 1000;
-  agent.destroy();
-  latencies.sort();
-  return { perSecond: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), bytes, latencies };
-}
-
-/** Several rounds as one: requests over the summed time, percentiles over all latencies. */
-function combined(rounds: readonly Timing[]): Timing {
-  const latencies = Float64Array.from(rounds.flatMap((r) => [...r.latencies])).sort();
-  const seconds = rounds.reduce((sum, r) => sum + r.latencies.length / r.perSecond, 0);
-  return { perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), bytes: rounds[0].bytes, latencies };
-}
 
 /** A fleet of `count` nodes over the city table, each linked to the next, all reporting a fresh snapshot. */
 async function seedFleet(sys: TestSystem, base: string, count: number): Promise<void> {

@@ -9,7 +9,9 @@ import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
+import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
+import { concurrentWritesBench, fleetScaleBench } from './writes.js';
 
 /** Every benchmark; a new one is one more entry here. */
 const benchmarks: readonly Benchmark[] = [
@@ -19,6 +21,9 @@ const benchmarks: readonly Benchmark[] = [
   provisionBench,
   agentWsBench,
   publicMapBench,
+  siteBench,
+  concurrentWritesBench,
+  fleetScaleBench,
   cliHelpBench,
 ];
 

@@ -1,5 +1,6 @@
 // Shared helpers of the benchmarks: registration type, a fresh migrated database
-// per benchmark, timing, percentiles, memory sampling and the one-line JSON output.
+// per benchmark, timing, percentiles, memory sampling, HTTP load and the one-line JSON output.
+import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { migrate, type MigrationSet } from '../infra/db/migrate.js';
@@ -206,3 +207,51 @@ export const EVENT_TYPES = [
   'RoaUpdated',
   'NodeHeartbeatRecorded',
 ] as const;
+
+export interface Timing {
+  perSecond: number;
+  p50: number;
+  p99: number;
+  bytes: number;
+  latencies: Float64Array;
+}
+
+/** GETs `url` (with `headers`) `total` times over `concurrency` keep-alive connections; answers per second and latency percentiles. */
+export async function hammer(url: string, total: number, concurrency: number, headers: Record<string, string> = {}): Promise<Timing> {
+  const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
+  const latencies = new Float64Array(total);
+  let next = 0;
+  let bytes = 0;
+  const one = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const t0 = now();
+      request(url, { agent, headers }, (res) => {
+        let size = 0;
+        res.on('data', (chunk: Buffer) => (size += chunk.length));
+        res.on('end', () => {
+          if (res.statusCode !== 200) return reject(new Error(`${url} answered ${res.statusCode}`));
+          bytes = size;
+          latencies[i] = now() - t0;
+          resolve();
+        });
+      })
+        .on('error', reject)
+        .end();
+    });
+  const worker = async () => {
+    while (next < total) await one(next++);
+  };
+  const start = now();
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = (now() - start) / 1000;
+  agent.destroy();
+  latencies.sort();
+  return { perSecond: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), bytes, latencies };
+}
+
+/** Several rounds as one: requests over the summed time, percentiles over all latencies. */
+export function combined(rounds: readonly Timing[]): Timing {
+  const latencies = Float64Array.from(rounds.flatMap((r) => [...r.latencies])).sort();
+  const seconds = rounds.reduce((sum, r) => sum + r.latencies.length / r.perSecond, 0);
+  return { perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), bytes: rounds[0].bytes, latencies };
+}

@@ -71,19 +71,39 @@ export interface Published {
   reason: string;
 }
 
-export interface NodeWriteOutcome<T> {
+export interface NodeWriteOutcome<T, A = undefined> {
   result: T;
+  /** What the write's `AnswerReader` read: this write's state, not a later one's. */
+  answer: A;
   /** Every generation the write published, the written node's first. */
   published: Published[];
   deliveries: Delivery[];
 }
 
 /**
- * Topology writes of different nodes serialise on this stream: a write that
- * changes facts of node X and a concurrent write that starts referring to X
- * would otherwise each miss the other (neither stream is written by both).
+ * On a store without writer locks (KurrentDB), topology writes of different
+ * nodes serialise on this stream: a write that changes facts of node X and a
+ * concurrent write that starts referring to X would otherwise each miss the
+ * other (neither stream is written by both). With writer locks (PostgreSQL) the
+ * stream is not written: the second write reads X's stream, so it holds X's
+ * lock when it appends, and the first one looks its referrers up while holding
+ * that lock (see `execute`).
  */
 export const TOPOLOGY_STREAM = 'fleet-topology';
+
+/**
+ * The writer lock of the whole fleet: every write through `appendPublishing`
+ * holds it shared (node writes do not wait for each other on it), a fleet-wide
+ * write (`writeNodes`) exclusive, so no node is created or changed while it lists
+ * and decides over every node.
+ */
+export const FLEET_LOCK = '$fleet';
+
+/** Whether writes serialise on writer locks (PostgreSQL), so `TOPOLOGY_STREAM` is not needed. */
+export const hasWriterLocks = (deps: FleetDeps): boolean => deps.store.withWriteLocks !== undefined;
+
+/** Reads what a write answers with, from the read models as the write left them. */
+export type AnswerReader<T, A> = (db: Queryable, result: T) => Promise<A>;
 
 /**
  * One write to one node, and the desired states it changes, in one append:
@@ -91,12 +111,13 @@ export const TOPOLOGY_STREAM = 'fleet-topology';
  * reads (guarded, so no published state mixes facts from before and after a
  * concurrent write), append, then ring the doorbell after commit.
  */
-export async function writeNode<T>(
+export async function writeNode<T, A = undefined>(
   deps: FleetDeps,
   nodeId: string,
   plan: (node: NodeState, more: LoadMore) => Promise<NodePlan<T>> | NodePlan<T>,
   metadata: EventMetadata,
-): Promise<NodeWriteOutcome<T>> {
+  read?: AnswerReader<T, A>,
+): Promise<NodeWriteOutcome<T, A>> {
   const primary = nodeStream(nodeId);
   return appendPublishing(
     deps,
@@ -137,13 +158,14 @@ export async function writeNode<T>(
         writes.push(next.write);
       }
       for (const other of decided.alongside ?? []) writes.push(other);
-      if ((decided.topology || decided.alsoPublish?.length) && decided.events.length > 0) {
+      if (!hasWriterLocks(deps) && (decided.topology || decided.alsoPublish?.length) && decided.events.length > 0) {
         await more(TOPOLOGY_STREAM, 'version');
         writes.push({ streamId: TOPOLOGY_STREAM, events: [{ type: 'FleetTopologyChanged', data: { node_id: nodeId, reason: decided.reason } }] });
       }
       return { writes, published, result: decided.result };
     },
     metadata,
+    read,
   );
 }
 
@@ -164,13 +186,14 @@ export interface PublishingDecision<T> {
  * it read), then, after commit, wait for the read models and ring the doorbell of
  * every published generation.
  */
-export async function appendPublishing<T>(
+export async function appendPublishing<T, A = undefined>(
   deps: FleetDeps,
   streams: readonly string[],
   decide: (streams: Record<string, LoadedStream>, more: LoadMore) => Promise<PublishingDecision<T>>,
   metadata: EventMetadata,
-): Promise<NodeWriteOutcome<T>> {
-  const { result } = await execute(
+  read?: AnswerReader<T, A>,
+): Promise<NodeWriteOutcome<T, A>> {
+  const { result, answered } = await execute(
     deps.store,
     streams,
     async (loaded, load) => {
@@ -186,10 +209,17 @@ export async function appendPublishing<T>(
       return { writes, result: { result: decided.result, published: decided.published } };
     },
     metadata,
+    {
+      locks: [{ name: FLEET_LOCK, shared: true }, ...streams.map((name) => ({ name }))],
+      // The pg client of the append's transaction, as the read-model queries take it.
+      answer: read && ((tx, r) => read(tx as Queryable, r.result)),
+    },
   );
   await deps.settle?.();
+  // Without writer locks (KurrentDB) the answer is read after the projection caught up: another write may show through.
+  const answer = (answered ? answered.value : read ? await read(deps.db, result.result) : undefined) as A;
   const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
-  return { result: result.result, published: result.published, deliveries };
+  return { result: result.result, answer, published: result.published, deliveries };
 }
 
 /** Remote nodes a node's materialisation reads (internal peerings, topology routers). */

@@ -1,7 +1,16 @@
 import { fold, type Decider, type DomainEvent } from '../domain/decider.js';
 import { Conflict } from '../domain/errors.js';
 import { pendingAuditWrite, type DecisionAudit } from './audit.js';
-import { WrongExpectedVersion, type AppendResult, type EventMetadata, type EventStore, type RecordedEvent } from '../infra/eventstore/types.js';
+import {
+  WrongExpectedVersion,
+  type AppendResult,
+  type EventMetadata,
+  type EventStore,
+  type RecordedEvent,
+  type StreamWrite,
+  type TransactionContext,
+  type WriteLock,
+} from '../infra/eventstore/types.js';
 
 /** A stream as a command sees it: its events and the version to expect when appending. */
 export interface LoadedStream<Event extends DomainEvent = DomainEvent> {
@@ -29,52 +38,132 @@ export interface RetryOptions {
   attempts?: number;
 }
 
+/** How `execute` serialises a write with others (stores with writer locks: PostgreSQL), and what it reads back. */
+export interface ExecuteOptions<T, A> extends RetryOptions {
+  /**
+   * What the write holds from before it reads until its append commits. Default:
+   * each of `streamIds`, exclusive. Writers holding a lock in common take turns.
+   */
+  locks?: readonly WriteLock[];
+  /**
+   * Default true: every stream the decision appends to or guards (exact version)
+   * must be locked too when it appends. Those found only while deciding are
+   * tried then without waiting; when one is busy, the write starts over holding
+   * them from the start. False: `locks` cover those streams (a fleet-wide
+   * lock), and they stay optimistic (checked by version).
+   */
+  lockWritten?: boolean;
+  /**
+   * Reads the answer inside the append's transaction, after the append (or with
+   * no append): the read models as this write left them, whatever commits next.
+   * Called only on stores with writer locks; elsewhere `answered` is absent and
+   * the caller reads after commit.
+   */
+  answer?: (tx: TransactionContext, result: T) => Promise<A>;
+}
+
+export interface Executed<T, A> {
+  result: T;
+  append: AppendResult;
+  /** What `answer` read in the append's transaction (absent when it was not called). */
+  answered?: { value: A };
+}
+
 const DEFAULT_ATTEMPTS = 30;
+const NOTHING_APPENDED: AppendResult = { versions: {}, events: [] };
+
+/** A stream to write was locked by another writer when this one found it needed it. */
+class LockLater extends Error {
+  constructor(readonly streams: readonly string[]) {
+    super('writer locks to take from the start');
+  }
+}
 
 /**
  * Loads the streams, lets `decide` turn them into writes, and appends every write
- * with the version it was decided on. A concurrent writer makes the append fail as
- * a whole; then everything is loaded and decided again.
+ * with the version it was decided on. On a store with writer locks (PostgreSQL)
+ * the write first locks its streams, so concurrent writers of a stream wait for
+ * each other instead of failing; every other stream it appends to or guards is
+ * locked before the append (see `ExecuteOptions.lockWritten`). A writer that
+ * takes no locks (KurrentDB, a plain `store.append`) makes the append fail as a
+ * whole; then everything is loaded and decided again.
  */
-export async function execute<T>(
+export async function execute<T, A = never>(
   store: EventStore,
   streamIds: readonly string[],
   decide: (streams: Record<string, LoadedStream>, more: LoadMore) => Promise<Decision & { result: T }> | (Decision & { result: T }),
   metadata: EventMetadata,
-  options: RetryOptions = {},
-): Promise<{ result: T; append: AppendResult }> {
+  options: ExecuteOptions<T, A> = {},
+): Promise<Executed<T, A>> {
   const attempts = options.attempts ?? DEFAULT_ATTEMPTS;
+  const baseLocks = options.locks ?? streamIds.map((name): WriteLock => ({ name }));
+  const learned = new Set<string>();
+  const answer = async (tx: TransactionContext, result: T): Promise<{ answered?: { value: A } }> =>
+    options.answer ? { answered: { value: await options.answer(tx, result) } } : {};
   for (let attempt = 1; ; attempt++) {
-    const loaded: Record<string, LoadedStream> = {};
-    for (const id of streamIds) loaded[id] = await load(store, id);
-    const more: LoadMore = async (streamId, how = 'events') => {
-      const known = loaded[streamId];
-      if (known && (how === 'version' || known.events.length > 0 || known.version < 0)) return known;
-      loaded[streamId] = how === 'version' ? await loadVersion(store, streamId) : await load(store, streamId);
-      return loaded[streamId];
-    };
-    const decision = await decide(loaded, more);
-    const writes = decision.writes
-      .filter((w) => w.events.length > 0 || w.guard)
-      .map((w) => ({
-        streamId: w.streamId,
-        expected: expectedOf(loaded[w.streamId] ?? missing(w.streamId)),
-        events: w.events,
-      }));
-    if (!writes.some((w) => w.events.length > 0)) return { result: decision.result, append: { versions: {}, events: [] } };
     try {
-      // An audited request's entry commits with its write (commands/audit.ts).
-      const audit = pendingAuditWrite(decision);
-      const append = await store.append(audit ? [...writes, audit.write] : writes, metadata);
-      return { result: decision.result, append: audit ? audit.carried(append) : append };
+      if (!store.withWriteLocks) {
+        const { decision, writes } = await decideOnce(store, streamIds, decide);
+        if (!writes.some((w) => w.events.length > 0)) return { result: decision.result, append: NOTHING_APPENDED };
+        // An audited request's entry commits with its write (commands/audit.ts).
+        const audit = pendingAuditWrite(decision);
+        const append = await store.append(audit ? [...writes, audit.write] : writes, metadata);
+        return { result: decision.result, append: audit ? audit.carried(append) : append };
+      }
+      const locks = [...baseLocks, ...[...learned].map((name): WriteLock => ({ name }))];
+      const done = await store.withWriteLocks(locks, async (session) => {
+        const { decision, writes } = await decideOnce(store, streamIds, decide);
+        if (options.lockWritten !== false) {
+          const exact = writes.filter((w) => w.expected !== 'any').map((w) => w.streamId);
+          if (!(await session.tryLock(exact))) throw new LockLater(exact);
+        }
+        if (!writes.some((w) => w.events.length > 0)) return { decision, append: NOTHING_APPENDED, answered: await answer(session.tx, decision.result) };
+        // An audited request's entry commits with its write (commands/audit.ts); its stream is its own, no lock needed.
+        const audit = pendingAuditWrite(decision);
+        const append = await session.append(audit ? [...writes, audit.write] : writes, metadata);
+        return { decision, append, audit, answered: await answer(session.tx, decision.result) };
+      });
+      // Committed: only now is the audit entry written.
+      return { result: done.decision.result, append: done.audit ? done.audit.carried(done.append) : done.append, ...done.answered };
     } catch (err) {
+      if (err instanceof LockLater) {
+        for (const s of err.streams) learned.add(s);
+        if (attempt < attempts) continue;
+        throw new Conflict(`${err.streams[0] ?? 'a stream'} was modified concurrently; retry`);
+      }
       if (!isRetryable(err) || attempt >= attempts) {
         if (err instanceof WrongExpectedVersion) throw new Conflict(`${err.streamId} was modified concurrently; retry`);
         throw err;
       }
+      if (err instanceof WrongExpectedVersion) learned.add(err.streamId);
       await new Promise((res) => setTimeout(res, Math.random() * Math.min(50, 2 * attempt)));
     }
   }
+}
+
+/** One load-and-decide pass: the decision's result and its writes with the versions it read. */
+async function decideOnce<T>(
+  store: EventStore,
+  streamIds: readonly string[],
+  decide: (streams: Record<string, LoadedStream>, more: LoadMore) => Promise<Decision & { result: T }> | (Decision & { result: T }),
+): Promise<{ decision: Decision & { result: T }; writes: StreamWrite[] }> {
+  const loaded: Record<string, LoadedStream> = {};
+  for (const id of streamIds) loaded[id] = await load(store, id);
+  const more: LoadMore = async (streamId, how = 'events') => {
+    const known = loaded[streamId];
+    if (known && (how === 'version' || known.events.length > 0 || known.version < 0)) return known;
+    loaded[streamId] = how === 'version' ? await loadVersion(store, streamId) : await load(store, streamId);
+    return loaded[streamId];
+  };
+  const decision = await decide(loaded, more);
+  const writes = decision.writes
+    .filter((w) => w.events.length > 0 || w.guard)
+    .map((w) => ({
+      streamId: w.streamId,
+      expected: expectedOf(loaded[w.streamId] ?? missing(w.streamId)),
+      events: w.events,
+    }));
+  return { decision, writes };
 }
 
 /** One stream, one decider: load, fold, decide, append with the expected version. */

@@ -7,13 +7,13 @@ import { decideNode } from '../domain/node/decide.js';
 import type { NodeFields, NodePatch } from '../domain/node/specs.js';
 import type { LiveNode } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
 import type { LoadMore } from './handle.js';
 
 /** Fields other nodes materialise from; a change to one of them is a topology change. */
 const FACT_FIELDS: readonly (keyof NodePatch)[] = ['asn', 'router_id', 'site', 'loopback_ipv4', 'loopback_ipv6', 'link_local', 'base_template'];
 
-export function createNode(deps: FleetDeps, nodeId: string, fields: NodeFields, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+export function createNode<A = undefined>(deps: FleetDeps, nodeId: string, fields: NodeFields, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
@@ -26,39 +26,51 @@ export function createNode(deps: FleetDeps, nodeId: string, fields: NodeFields, 
       result: undefined,
     }),
     metadata,
+    read,
   );
 }
 
-export function updateNode(deps: FleetDeps, nodeId: string, changes: NodePatch, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+/**
+ * A node PATCH. Only the fields that differ from their stored form are
+ * recorded; a PATCH that changes nothing appends nothing and publishes nothing.
+ */
+export function updateNode<A = undefined>(deps: FleetDeps, nodeId: string, changes: NodePatch, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
-    (state) => ({
-      events: decideNode({ type: 'UpdateNode', node_id: nodeId, changes }, state),
-      reason: `node updated (${Object.keys(changes).sort().join(', ') || 'no fields'})`,
-      publish: 'if-published',
-      topology: FACT_FIELDS.some((f) => changes[f] !== undefined),
-      result: undefined,
-    }),
+    (state) => {
+      const events = decideNode({ type: 'UpdateNode', node_id: nodeId, changes }, state);
+      const changed = events.flatMap((e) => (e.type === 'NodeUpdated' ? (Object.keys(e.data.changes) as (keyof NodePatch)[]) : []));
+      return {
+        events,
+        reason: `node updated (${changed.sort().join(', ')})`,
+        publish: events.length > 0 ? 'if-published' : 'none',
+        topology: FACT_FIELDS.some((f) => changed.includes(f)),
+        result: undefined,
+      };
+    },
     metadata,
+    read,
   );
 }
 
-export function decommissionNode(deps: FleetDeps, nodeId: string, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+export function decommissionNode<A = undefined>(deps: FleetDeps, nodeId: string, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
     (state) => ({ events: decideNode({ type: 'DecommissionNode', node_id: nodeId }, state), reason: 'node decommissioned', publish: 'empty', topology: true, result: undefined }),
     metadata,
+    read,
   );
 }
 
-export function recommissionNode(deps: FleetDeps, nodeId: string, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+export function recommissionNode<A = undefined>(deps: FleetDeps, nodeId: string, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
     (state) => ({ events: decideNode({ type: 'RecommissionNode', node_id: nodeId }, state), reason: 'node recommissioned', publish: 'always', topology: true, result: undefined }),
     metadata,
+    read,
   );
 }
 

@@ -5,7 +5,7 @@ import type { LiveNode, NodeState } from '../domain/node/state.js';
 import { fold } from '../domain/decider.js';
 import { Conflict } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
 import { load, type LoadMore } from './handle.js';
 import { nextIds } from './ids.js';
 
@@ -31,7 +31,13 @@ export function peeringRecord(id: number, input: PeeringIn): PeeringRecord {
   };
 }
 
-export async function createPeering(deps: FleetDeps, nodeId: string, input: PeeringIn, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
+export async function createPeering<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  input: PeeringIn,
+  metadata: EventMetadata,
+  read?: AnswerReader<number, A>,
+): Promise<NodeWriteOutcome<number, A>> {
   const [id] = await nextIds(deps.db, 'peering');
   return writeNode(
     deps,
@@ -44,25 +50,36 @@ export async function createPeering(deps: FleetDeps, nodeId: string, input: Peer
       result: id,
     }),
     metadata,
+    read,
   );
 }
 
-export async function updatePeering(deps: FleetDeps, nodeId: string, peeringId: number, changes: PeeringPatch, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+/** A PATCH that changes nothing (every field as stored) appends nothing and publishes nothing. */
+export async function updatePeering<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  peeringId: number,
+  changes: PeeringPatch,
+  metadata: EventMetadata,
+  read?: AnswerReader<void, A>,
+): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
     async (state, more) => {
       const before = live(state, nodeId).peerings.find((p) => p.id === peeringId);
       const after = before && { ...before, ...changes };
+      const events = decideNode({ type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: await remoteExists(more, changes.remote_node_id) }, state);
       return {
-        events: decideNode({ type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: await remoteExists(more, changes.remote_node_id) }, state),
+        events,
         reason: `peering ${after?.name ?? peeringId} updated`,
-        publish: 'always',
-        topology: (before && isInternalLink(before)) || (after && isInternalLink(after)),
+        publish: events.length > 0 ? 'always' : 'none',
+        topology: events.length > 0 && ((before && isInternalLink(before)) || (after && isInternalLink(after))),
         result: undefined,
       };
     },
     metadata,
+    read,
   );
 }
 
@@ -217,7 +234,7 @@ export function planBackfill(node: LiveNode): BackfillPlan {
 
 export async function backfillPeerings(deps: FleetDeps, nodeId: string, dryRun: boolean, metadata: EventMetadata): Promise<NodeWriteOutcome<BackfillPlan> & { dry_run: boolean }> {
   const planned = planBackfill(live(fold(nodeDecider, (await load(deps.store, nodeStream(nodeId))).events as NodeEvent[]), nodeId));
-  if (dryRun) return { dry_run: true, result: planned, published: [], deliveries: [] };
+  if (dryRun) return { dry_run: true, result: planned, answer: undefined, published: [], deliveries: [] };
   const reserved = await nextIds(deps.db, 'peering', planned.peerings.filter((p) => p.create).length);
   const outcome = await writeNode(
     deps,

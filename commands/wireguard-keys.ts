@@ -1,7 +1,7 @@
 import { decideNode, live } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { nodesPeeringInternallyWith } from '../projections/fleet/queries.js';
-import { TOPOLOGY_STREAM, writeNode, type FleetDeps, type Published } from './fleet-write.js';
+import { hasWriterLocks, TOPOLOGY_STREAM, writeNode, type FleetDeps, type Published } from './fleet-write.js';
 
 export interface WireguardKeyOutcome {
   status: 'stored' | 'matched';
@@ -33,9 +33,12 @@ export async function registerWireguardKey(
       const stored = events.some((e) => e.type === 'WireguardKeyRegistered');
       if (!stored) return { events, reason: 'wireguard key escrow refreshed', publish: 'none', result: 'matched' };
       // Race: a concurrent write creating an internal peering towards this node
-      // writes `fleet-topology`. Its version is read before the peerings are, so
-      // either this lookup sees that peering or the append fails and decides again.
-      await more(TOPOLOGY_STREAM, 'version');
+      // reads this node's stream, so it holds this node's writer lock when it
+      // appends, and this lookup runs under that lock. Without writer locks
+      // (KurrentDB) that write appends to `fleet-topology`, whose version is read
+      // before the peerings are: either this lookup sees that peering or the
+      // append fails and decides again.
+      if (!hasWriterLocks(deps)) await more(TOPOLOGY_STREAM, 'version');
       const peers = await nodesPeeringInternallyWith(deps.db, node.node_id, { enabledOnly: true });
       return {
         events,

@@ -5,7 +5,7 @@ import type { LiveNode, NodeState } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import type { Delivery, DoorbellEvent } from '../../domain/doorbell.js';
 import { listNodes } from '../../projections/fleet/queries.js';
-import { FleetLoader, publication, TOPOLOGY_STREAM, type FleetDeps, type Published } from '../fleet-write.js';
+import { FLEET_LOCK, FleetLoader, hasWriterLocks, publication, TOPOLOGY_STREAM, type FleetDeps, type Published } from '../fleet-write.js';
 import { execute, type LoadMore } from '../handle.js';
 
 /** What a decision over several nodes produces. */
@@ -46,11 +46,15 @@ export interface FleetWriteOutcome<T> {
  * doorbells after commit. A dry run decides and materialises the same way (so
  * it fails where the real run would) and appends nothing.
  *
- * The node list is read inside each attempt and `fleet-topology` is guarded:
- * creating, deleting, decommissioning or recommissioning a node appends there
- * (`writeNode`, `TOPOLOGY_STREAM`), so a node created while the decision runs
- * makes the append fail and the retry lists it ("every non-decommissioned
- * node" means every one when the write commits).
+ * The node list is read inside each attempt, while the write holds the fleet
+ * lock (`FLEET_LOCK`) exclusively: every node write holds it shared, so none
+ * runs meanwhile ("every non-decommissioned node" means every one when the
+ * write commits). The node streams stay optimistic (guarded), for the few
+ * writers that do not take the fleet lock. On a store without writer locks
+ * (KurrentDB) `fleet-topology` is guarded instead: creating, deleting,
+ * decommissioning or recommissioning a node appends there (`writeNode`,
+ * `TOPOLOGY_STREAM`), so a node created while the decision runs makes the
+ * append fail and the retry lists it.
  */
 export async function writeNodes<T>(
   deps: FleetDeps,
@@ -62,7 +66,8 @@ export async function writeNodes<T>(
     deps.store,
     [],
     async (_streams, load) => {
-      await load(TOPOLOGY_STREAM, 'version');
+      const topology = !hasWriterLocks(deps);
+      if (topology) await load(TOPOLOGY_STREAM, 'version');
       const ids = [...new Set((await listNodes(deps.db)).map((n) => n.node_id))].sort();
       const primaries = new Set(ids.map(nodeStream));
       const read = new Set<string>();
@@ -97,11 +102,13 @@ export async function writeNodes<T>(
       }
       for (const other of decided.alongside ?? []) writes.push(other);
       for (const streamId of [...read].sort()) writes.push({ streamId, events: [], guard: true });
-      writes.push({ streamId: TOPOLOGY_STREAM, events: [], guard: true });
+      if (topology) writes.push({ streamId: TOPOLOGY_STREAM, events: [], guard: true });
       if (options.dryRun) return { writes: [], result: { result: decided.result, changed, generations: {}, published: [] } };
       return { writes, result: { result: decided.result, changed, generations, published } };
     },
     metadata,
+    // A dry run appends nothing: it only keeps node writes from changing what it reads.
+    { locks: [{ name: FLEET_LOCK, shared: options.dryRun }], lockWritten: false },
   );
   if (options.dryRun || result.changed.length === 0) return { ...result, deliveries: [] };
   await deps.settle?.();

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { unreachable, type Decider } from '../decider.js';
 import { BadReference, Conflict, IllegalState, NotFound } from '../errors.js';
 import { checkListenPort, validateNodeFields } from '../desired-state/port-policy.js';
@@ -46,7 +47,9 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeEvent[] 
   switch (command.type) {
     case 'UpdateNode': {
       validateNodeFields({ ...node.fields, ...command.changes });
-      return [{ type: 'NodeUpdated', data: { node_id, changes: command.changes } }];
+      // Only what differs from the stored form is recorded; nothing differs, nothing happens.
+      const changes = changedFields(command.changes, (key) => node.fields[key] ?? STORED_DEFAULTS[key]);
+      return changes ? [{ type: 'NodeUpdated', data: { node_id, changes } }] : [];
     }
     case 'DecommissionNode':
       if (node.lifecycle === 'decommissioned') throw new IllegalState(`node ${node_id} is already decommissioned`);
@@ -67,12 +70,14 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeEvent[] 
     }
     case 'UpdatePeering': {
       const current = peeringOf(node, command.peering_id);
-      const name = command.changes.name;
-      if (name !== undefined && name !== current.name && node.peerings.some((p) => p.name === name)) {
+      const changes = changedFields(command.changes, (key) => current[key]);
+      if (!changes) return [];
+      const name = changes.name;
+      if (name !== undefined && node.peerings.some((p) => p.name === name)) {
         throw new Conflict(`peering ${name} already exists on node ${node_id}`);
       }
-      if (command.changes.remote_node_id !== undefined) checkRemote(command.changes.remote_node_id, command.remoteExists);
-      return [{ type: 'PeeringUpdated', data: { node_id, peering_id: current.id, changes: command.changes } }];
+      if (changes.remote_node_id !== undefined) checkRemote(changes.remote_node_id, command.remoteExists);
+      return [{ type: 'PeeringUpdated', data: { node_id, peering_id: current.id, changes } }];
     }
     case 'DeletePeering': {
       const peering = peeringOf(node, command.peering_id);
@@ -139,6 +144,30 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeEvent[] 
     default:
       return unreachable(command);
   }
+}
+
+/**
+ * How an optional node field reads when it was never given (the answer shows
+ * the same): a PATCH setting it to this value changes nothing.
+ */
+const STORED_DEFAULTS: Record<keyof NodePatch, unknown> = {
+  asn: undefined,
+  router_id: undefined,
+  site: null,
+  loopback_ipv4: null,
+  loopback_ipv6: null,
+  link_local: null,
+  ipv4_prefixes: [],
+  ipv6_prefixes: [],
+  inventory: {},
+  labels: {},
+  base_template: {},
+};
+
+/** The fields of a patch whose value differs from the stored one; undefined when none does. */
+function changedFields<P extends object>(patch: P, stored: (key: keyof P) => unknown): Partial<P> | undefined {
+  const changed = (Object.keys(patch) as (keyof P)[]).filter((key) => patch[key] !== undefined && !isDeepStrictEqual(patch[key], stored(key)));
+  return changed.length > 0 ? (Object.fromEntries(changed.map((key) => [key, patch[key]])) as Partial<P>) : undefined;
 }
 
 /** Decides several commands in a row, each on the state the previous ones left. */

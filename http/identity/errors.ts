@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Express } from 'express';
 import { CaptchaRefused } from '../../commands/identity/verification.js';
 import type { Logger } from '../../infra/logger.js';
-import { HttpError, mapError, notFoundHandler } from '../shared/errors.js';
+import { answerDatabaseUnavailable, DATABASE_UNAVAILABLE, databaseOutage, HttpError, mapError, notFoundHandler } from '../shared/errors.js';
 
 /**
  * Error bodies of the identity service: `{detail, error, fatal}` (document 1,
@@ -100,6 +100,7 @@ export function identityErrorHandler(log: Logger): ErrorRequestHandler {
       res.status(mapped.status).json(mapped.body);
       return;
     }
+    if (answerDatabaseUnavailable(err, req, res, databaseOutage, log, { detail: DATABASE_UNAVAILABLE, error: CODE_OF_STATUS[503], fatal: false })) return;
     (req.log ?? log).error({ err, requestId: req.id }, 'unhandled error');
     if (res.headersSent) return;
     res.status(500).json({ detail: 'internal server error', error: IDENTITY_ERROR.serverError, fatal: false });

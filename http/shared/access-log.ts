@@ -14,14 +14,16 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
 }
 
 /** Writes that machines send all the time (agent reports, the identity's name lookups at the replica): not worth an info line each. */
-const MACHINE_WRITES = /^\/(control\/v1|api\/v1)\/agent\/|^\/registry\/v1\/names\b/;
+const MACHINE_WRITES = /^\/(control\/v1|api\/v1)\/agent\/|^\/registry\/v1\/names/;
 
 /**
  * The level of a finished request's access line: 5xx error, 4xx info, a
  * successful write (not GET, HEAD or OPTIONS) by a person or a script info, the
- * rest (reads, machine reports) debug.
+ * rest (reads, machine reports) debug. A 503 is warn: during a database outage
+ * every request answers it, and the outage itself is logged once as an error.
  */
-export function accessLevel(status: number, method = 'GET', url = ''): 'error' | 'info' | 'debug' {
+export function accessLevel(status: number, method = 'GET', url = ''): 'error' | 'warn' | 'info' | 'debug' {
+  if (status === 503) return 'warn';
   if (status >= 500) return 'error';
   if (status >= 400) return 'info';
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || MACHINE_WRITES.test(url) ? 'debug' : 'info';

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { DomainError, Validation, type FieldError } from '../../domain/errors.js';
 import type { Logger } from '../../infra/logger.js';
 
@@ -104,14 +104,86 @@ function bodyFor(style: ErrorStyle, status: number, detail: string, oauth?: { er
   return { detail, error: oauth?.error ?? OAUTH_CODE[status] ?? 'error', fatal: oauth?.fatal ?? false };
 }
 
+/** What a request that needs the database answers while it cannot be reached. */
+export const DATABASE_UNAVAILABLE = 'service unavailable: database unreachable; retry later';
+/** Seconds a client is asked to wait (`Retry-After`) during a database outage. */
+export const DATABASE_RETRY_AFTER_SECONDS = 5;
+
+// Node socket errors of a connection that cannot be made or was cut.
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+// SQLSTATE: admin shutdown, crash shutdown, cannot connect now, too many connections; class 08 is any connection exception.
+const SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+// node-postgres and pg-pool errors that carry no code.
+const PG_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+];
+
+/** True for an error that says the database cannot be reached now (not that a statement was wrong). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (SOCKET_CODES.has(code) || SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && PG_MESSAGES.some((m) => message.startsWith(m))) return true;
+    if (e instanceof AggregateError && e.errors.some((inner) => isDatabaseUnavailable(inner))) return true;
+  }
+  return false;
+}
+
+/**
+ * One log line per outage, not one per request: the first failure logs, the
+ * following ones are counted; a failure more than `quietMs` after the last one
+ * starts a new outage (and reports how many requests the previous one refused).
+ */
+export class OutageLog {
+  private last = -Infinity;
+  private refused = 0;
+
+  constructor(private readonly quietMs = 30_000) {}
+
+  /** Counts one refused request; true when it is the first of an outage (log it). */
+  note(now = Date.now()): { first: boolean; previous: number } {
+    const first = now - this.last > this.quietMs;
+    const previous = first ? this.refused : 0;
+    if (first) this.refused = 0;
+    this.refused++;
+    this.last = now;
+    return { first, previous };
+  }
+}
+
+/** The process's database outages (every service's error handler notes into it). */
+export const databaseOutage = new OutageLog();
+
+/**
+ * Answers a database-unavailable error with 503 and `Retry-After` (`body` in the
+ * service's style); the outage's first refusal logs it. False for any other error.
+ */
+export function answerDatabaseUnavailable(err: unknown, req: Request, res: Response, outage: OutageLog, log: Logger, body: Record<string, unknown>): boolean {
+  if (!isDatabaseUnavailable(err)) return false;
+  const { first, previous } = outage.note();
+  if (first) (log ?? req.log).error({ err, requestId: req.id, ...(previous ? { previousOutageRefused: previous } : {}) }, 'database unavailable: answering 503 until it is back (logged once per outage)');
+  if (!res.headersSent) {
+    res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+    res.status(503).json(body);
+  }
+  return true;
+}
+
 /** The one place errors become responses. Unknown errors are logged and answered 500 without internals. */
 export function errorHandler(style: ErrorStyle, log: Logger): ErrorRequestHandler {
+  const outage = databaseOutage;
   return (err, req, res, _next) => {
     const mapped = mapError(err, style);
     if (mapped) {
       res.status(mapped.status).json(mapped.body);
       return;
     }
+    if (answerDatabaseUnavailable(err, req, res, outage, log, bodyFor(style, 503, DATABASE_UNAVAILABLE))) return;
     (req.log ?? log).error({ err, requestId: req.id }, 'unhandled error');
     if (res.headersSent) return;
     res.status(500).json(bodyFor(style, 500, 'internal server error'));

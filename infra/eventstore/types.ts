@@ -146,7 +146,40 @@ export interface EventStore {
    * projections under their table locks).
    */
   readAllInTransaction?(tx: TransactionContext, from: GlobalPosition, limit: number): Promise<RecordedEvent[]>;
+  /**
+   * Stores with writer locks only (PostgreSQL): runs `work` in one transaction
+   * that first takes `locks` (waiting for their holders, in this and in other
+   * processes), so writers of one stream take turns instead of failing on each
+   * other's versions. The locks are held until the transaction ends; an append
+   * made through the session commits with them. Absent on KurrentDB, where
+   * writers stay optimistic (expected versions and retries).
+   */
+  withWriteLocks?<T>(locks: readonly WriteLock[], work: (session: WriteSession) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * A lock a writer holds from before it reads until its append commits: a stream
+ * id, or a wider name (`$fleet`). Shared holders of one name do not wait for
+ * each other; an exclusive holder waits for all of them and they for it.
+ */
+export interface WriteLock {
+  name: string;
+  shared?: boolean;
+}
+
+/** The transaction of `withWriteLocks`. */
+export interface WriteSession {
+  /**
+   * Takes more exclusive locks without waiting. False when another writer holds
+   * one of them: the caller then ends this transaction and starts again with
+   * those locks among the first ones (taking them late could deadlock).
+   */
+  tryLock(names: readonly string[]): Promise<boolean>;
+  /** `EventStore.append` inside this transaction (with its inline handlers); committed when `work` returns. */
+  append(writes: readonly StreamWrite[], metadata: EventMetadata): Promise<AppendResult>;
+  /** Queries in this transaction: after `append`, the read models as this append left them. */
+  readonly tx: TransactionContext;
 }
 
 /** A stream did not have the version the writer expected. Nothing of the append was written. */

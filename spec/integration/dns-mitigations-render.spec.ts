@@ -3,7 +3,6 @@ import { expect } from 'chai';
 import { bgpProtocolName, renderAll, type RenderedFile } from '../../agent/render/index.js';
 import { zonePath } from '../../agent/render/dns/index.js';
 import { validateDesiredState, type DesiredState } from '../../domain/desired-state/schema.js';
-import { expectResponse } from '../support/http.js';
 import { bgp, node, startFleet, wg, type FleetHarness } from '../http/control/fleet/support.js';
 import { expectBirdAccepts, inTempDir, PRIVATE_KEYS, run, writeRendered } from '../agent/render/support.js';
 

@@ -38,6 +38,7 @@ describe('Projection runtime races', function () {
     // Race: stop() woke the loops that were idle, but a loop busy with a batch went
     // to sleep for a whole poll interval afterwards before it saw the stop.
     let stopping: Promise<void> | undefined;
+    // eslint-disable-next-line prefer-const -- assigned once the system exists; the hook above reads it later
     let runtime: TestSystem['projections'] | undefined;
     let stopAsked = 0;
     const s = (system = await createTestSystem({

@@ -118,6 +118,7 @@ describe('The projection runtime', function () {
 
     it('resume from the checkpoint after a stop mid-stream, applying no event twice', async () => {
       let seen = 0;
+      // eslint-disable-next-line prefer-const -- assigned once the runtime exists; the hook reads it later
       let runtime: ProjectionRuntime | undefined;
       let stopping: Promise<void> | undefined;
       // Stop the first runtime in the middle of its second batch (of 1000): that

@@ -63,15 +63,7 @@ export interface TestDatabase {
  */
 export async function createTestDatabase(sets?: readonly MigrationSet[]): Promise<TestDatabase> {
   const { adminUrl } = await testServer();
-  const name = `dn42_test_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  try {
-    if (sets) await createFromTemplate(admin, name, sets);
-    else await admin.query(`CREATE DATABASE ${name}`);
-  } finally {
-    await admin.end();
-  }
+  const name = sets ? await copyFor(sets) : await createDatabase(adminUrl, (admin, db) => admin.query(`CREATE DATABASE ${db}`));
   return {
     name,
     url: databaseUrl(adminUrl, name),
@@ -82,6 +74,18 @@ export async function createTestDatabase(sets?: readonly MigrationSet[]): Promis
       void dropping.finally(() => drops.delete(dropping));
     },
   };
+}
+
+async function createDatabase(adminUrl: string, create: (admin: pg.Client, name: string) => Promise<unknown>): Promise<string> {
+  const name = `dn42_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await create(admin, name);
+  } finally {
+    await admin.end();
+  }
+  return name;
 }
 
 const drops = new Set<Promise<void>>();
@@ -100,8 +104,12 @@ async function dropDatabase(adminUrl: string, name: string): Promise<void> {
   }
 }
 
-/** Waits for every database drop still running (mocha's global teardown, before the server stops). */
+/** Waits for every database drop still running, and drops the spare copies (mocha's global teardown, before the server stops). */
 export async function settleDrops(): Promise<void> {
+  const { adminUrl } = await testServer();
+  const left = [...spares.values()];
+  spares.clear();
+  for (const name of await Promise.all(left)) if (name) drops.add(dropDatabase(adminUrl, name));
   const failed = (await Promise.allSettled([...drops])).filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   for (const f of failed) console.error('a test database was not dropped:', f.reason);
 }
@@ -160,6 +168,28 @@ function templateFor(sets: readonly MigrationSet[]): Promise<string> {
     template.catch(() => templates.delete(name));
   }
   return template;
+}
+
+/** How many copies of each template this run asked for; the spare copy of each made ahead of the next ask. */
+const asked = new Map<string, number>();
+const spares = new Map<string, Promise<string | undefined>>();
+
+/**
+ * A copy of the sets' template. From the second ask of a template on, the
+ * next copy is made ahead, while the suite that asked runs (a run of one
+ * suite makes none in vain).
+ */
+async function copyFor(sets: readonly MigrationSet[]): Promise<string> {
+  const { adminUrl } = await testServer();
+  const key = templateName(sets);
+  const copy = () => createDatabase(adminUrl, (admin, name) => createFromTemplate(admin, name, sets));
+  const spare = spares.get(key);
+  spares.delete(key);
+  const name = (await spare) ?? (await copy());
+  const times = (asked.get(key) ?? 0) + 1;
+  asked.set(key, times);
+  if (times >= 2) spares.set(key, copy().catch(() => undefined)); // a failed spare: the next ask copies itself
+  return name;
 }
 
 async function createFromTemplate(admin: pg.Client, name: string, sets: readonly MigrationSet[]): Promise<void> {

@@ -3,7 +3,7 @@ import { provisionState, rollbackGeneration, type ProvisionedToken } from '../..
 import { checkLiteralToken, parseAgentToken } from '../../../domain/agent/secrets.js';
 import { sha256Hex } from '../../../domain/sha256.js';
 import { diffStates } from '../../../domain/desired-state/diff.js';
-import { BadReference, NotFound, Validation } from '../../../domain/errors.js';
+import { BadReference, NotFound } from '../../../domain/errors.js';
 import { parsePosition } from '../../../infra/eventstore/types.js';
 import { generationAt, getGeneration, listGenerations, nodeHasHistory, nodeHistory } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { createNode, decommissionNode, deleteNode, recommissionNode, updateNode } from '../../../commands/nodes.js';
 import { NodeInSchema, NodePatchSchema } from '../../../domain/node/specs.js';
-import { listNodes } from '../../../projections/fleet/queries.js';
+import { getNode, listNodes, type NodeOut } from '../../../projections/fleet/queries.js';
+import { NotFound } from '../../../domain/errors.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN, fleetDeps, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
@@ -30,8 +31,8 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 201: 'NodeOut', 409: 'node already exists', 422: 'invalid field' },
     handler: async (req, res) => {
       const { node_id, ...fields } = req.body;
-      await createNode(deps, node_id, fields, metadataOf(ctx, req, res));
-      res.status(201).json(await nodeOr404(ctx, node_id));
+      const { answer } = await createNode(deps, node_id, fields, metadataOf(ctx, req, res), (db) => getNode(db, node_id));
+      res.status(201).json(found(answer, node_id));
     },
   });
   r.route({
@@ -54,8 +55,9 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     body: NodePatchSchema,
     responses: { 200: 'NodeOut', 404: 'unknown node', 422: 'invalid field' },
     handler: async (req, res) => {
-      await updateNode(deps, req.params.node_id, req.body, metadataOf(ctx, req, res));
-      res.json(await nodeOr404(ctx, req.params.node_id));
+      const nodeId = req.params.node_id;
+      const { answer } = await updateNode(deps, nodeId, req.body, metadataOf(ctx, req, res), (db) => getNode(db, nodeId));
+      res.json(found(answer, nodeId));
     },
   });
   r.route({
@@ -82,10 +84,17 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
       params: NodeIdParams,
       responses: { 200: Type.Object({}, { description: 'NodeOut' }), 404: 'unknown node', 409: 'wrong lifecycle' },
       handler: async (req, res) => {
-        await run(deps, req.params.node_id, metadataOf(ctx, req, res));
-        res.json(await nodeOr404(ctx, req.params.node_id));
+        const nodeId = req.params.node_id;
+        const { answer } = await run(deps, nodeId, metadataOf(ctx, req, res), (db) => getNode(db, nodeId));
+        res.json(found(answer, nodeId));
       },
     });
   }
   return r;
+}
+
+/** A node as the write that answers left it (read in the write's transaction). */
+function found(node: NodeOut | undefined, nodeId: string): NodeOut {
+  if (!node) throw new NotFound(`unknown node ${nodeId}`);
+  return node;
 }

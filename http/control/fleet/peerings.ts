@@ -57,6 +57,10 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     return nodeId;
   }
 
+  const notFound = (id: number): never => {
+    throw new NotFound(`unknown peering ${id}`);
+  };
+
   async function peering(id: number) {
     const found = await getPeering(ctx.pool, id);
     if (!found) throw new NotFound(`unknown peering ${id}`);
@@ -84,8 +88,8 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     body: PeeringInSchema,
     responses: { 201: 'PeeringOut', 400: 'unknown remote node', 404: 'unknown node', 409: 'duplicate name' },
     handler: async (req, res) => {
-      const { result: id } = await createPeering(deps, req.params.node_id, req.body, metadataOf(ctx, req, res));
-      res.status(201).json(await peering(id));
+      const { answer } = await createPeering(deps, req.params.node_id, req.body, metadataOf(ctx, req, res), (db, id) => getPeering(db, id).then((p) => p ?? notFound(id)));
+      res.status(201).json(answer);
     },
   });
   r.route({
@@ -109,8 +113,8 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     responses: { 200: 'PeeringOut', 400: 'unknown remote node', 404: 'unknown peering', 409: 'duplicate name' },
     handler: async (req, res) => {
       const id = intParam(req.params.peering_id);
-      await updatePeering(deps, await owner(id), id, req.body, metadataOf(ctx, req, res));
-      res.json(await peering(id));
+      const { answer } = await updatePeering(deps, await owner(id), id, req.body, metadataOf(ctx, req, res), (db) => getPeering(db, id).then((p) => p ?? notFound(id)));
+      res.json(answer);
     },
   });
   r.route({

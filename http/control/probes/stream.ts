@@ -25,7 +25,7 @@ export async function streamJob(ctx: ServiceContext, kind: JobKind, jobId: strin
 
   let gone = false;
   let wake = () => {};
-  let woken = false;
+  let woken: boolean; // set before each wait in the loop below
   const signal = () => {
     woken = true;
     wake();

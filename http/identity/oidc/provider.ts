@@ -5,6 +5,7 @@ import { lookUpAccountBeforeConsumption } from './account-before-consumption.js'
 import { compareSecretsByDigest } from './clients.js';
 import { providerConfiguration, PROVIDER_ROUTES, type ProviderDeps } from './configuration.js';
 import { contractDiscovery } from './discovery.js';
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, databaseOutage, isDatabaseUnavailable } from '../../shared/errors.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
@@ -22,6 +23,9 @@ interface Built {
  * every ID token is then signed by the key the JWKS route publishes first.
  * Nothing else lives in a provider instance: its storage is the event store.
  */
+/** Marks a provider request whose failure was the database's. */
+const DATABASE_DOWN = 'dn42DatabaseDown';
+
 export class OidcProviders {
   private built: Built | undefined;
 
@@ -50,10 +54,26 @@ export class OidcProviders {
     lookUpAccountBeforeConsumption(provider, this.deps);
     provider.use(async (ctx, next) => {
       await next();
+      if (ctx.status === 500 && ctx.state[DATABASE_DOWN]) {
+        // The database, not the request, failed: 503 with Retry-After, as on every other route.
+        ctx.status = 503;
+        ctx.set('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+        ctx.body = { error: 'temporarily_unavailable', error_description: DATABASE_UNAVAILABLE };
+        return;
+      }
       answerAsContract(ctx as KoaContextWithOIDC, this.deps.config.identityIssuer);
     });
-    // The provider answers its own failures with a bare server_error: the cause goes to the log.
-    provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error) => this.deps.log.error({ err, path: ctx.path, requestId: (ctx.req as { id?: unknown }).id }, 'oidc-provider failed'));
+    // The provider answers its own failures with a bare server_error: the cause goes to the log
+    // (a database outage once per outage, and the answer becomes a 503 above).
+    provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error) => {
+      if (isDatabaseUnavailable(err)) {
+        ctx.state[DATABASE_DOWN] = true;
+        const { first } = databaseOutage.note();
+        if (first) this.deps.log.error({ err, path: ctx.path }, 'database unavailable: answering 503 until it is back (logged once per outage)');
+        return;
+      }
+      this.deps.log.error({ err, path: ctx.path, requestId: (ctx.req as { id?: unknown }).id }, 'oidc-provider failed');
+    });
     return { kid: key.kid, provider, handle: provider.callback() as unknown as Handler };
   }
 }

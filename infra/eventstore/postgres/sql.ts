@@ -69,3 +69,14 @@ export const readAllInSnapshot = `
   WHERE (tx_id, position) > ($1::text::xid8, $2::bigint)
   ORDER BY events.tx_id, events.position
   LIMIT $3`;
+
+/**
+ * Writer locks, taken in the order given (callers sort them), each waiting for
+ * its holders; transaction-scoped, so a commit or rollback releases them. A
+ * plain scan of unnest evaluates the rows in array order.
+ */
+export const lock = `SELECT CASE WHEN s THEN pg_advisory_xact_lock_shared(k) ELSE pg_advisory_xact_lock(k) END
+  FROM unnest($1::bigint[], $2::bool[]) AS t(k, s)`;
+
+/** More exclusive writer locks, none waited for: false when one is held elsewhere. */
+export const tryLock = `SELECT coalesce(bool_and(pg_try_advisory_xact_lock(k)), true) AS ok FROM unnest($1::bigint[]) AS k`;

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { MigrationSet } from '../../db/migrate.js';
 import { PgListener } from '../../db/listener.js';
 import { sleep } from '../../timing.js';
-import { withTransaction } from '../../db/pool.js';
+import { withTransaction, type Queryable } from '../../db/pool.js';
 import type { Logger } from '../../logger.js';
 import { subscribeByPolling } from '../subscription.js';
 import {
@@ -20,8 +20,11 @@ import {
   type SubscribeOptions,
   type TransactionContext,
   type Subscription,
+  type WriteLock,
+  type WriteSession,
 } from '../types.js';
 import * as sql from './sql.js';
+import { KeyedLocks, Semaphore, sortLocks, writeLockKey } from './write-locks.js';
 
 export const eventStoreMigrations: MigrationSet = {
   name: 'eventstore',
@@ -80,9 +83,12 @@ export class PgEventStore implements EventStore {
   private readonly listener?: PgListener;
   private readonly log: Logger;
   private readonly pollIntervalMs: number;
+  private readonly keyed = new KeyedLocks();
+  private readonly writers: Semaphore;
 
   constructor(options: PgEventStoreOptions) {
     this.pool = options.pool;
+    this.writers = new Semaphore(Math.max(1, Math.floor((options.pool.options.max ?? 10) / 2)));
     this.listener = options.listener;
     this.log = options.log;
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
@@ -95,70 +101,88 @@ export class PgEventStore implements EventStore {
   }
 
   async append(writes: readonly StreamWrite[], metadata: EventMetadata): Promise<AppendResult> {
-    // Streams are locked in a fixed order so that two multi-stream appends over the
-    // same streams cannot deadlock.
-    const ordered = [...writes].sort((a, b) => (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
-    for (let i = 1; i < ordered.length; i++) {
-      if (ordered[i].streamId === ordered[i - 1].streamId) throw new Error(`stream ${ordered[i].streamId} appears twice in one append`);
-    }
-    const flat = ordered.flatMap((w) => w.events);
-    const dataText = flat.map((e) => JSON.stringify(e.data ?? null));
-    const metadataText = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
-    const params = [
-      ordered.map((w) => w.streamId),
-      ordered.map((w) => String(w.expected)),
-      ordered.map((w) => w.events.length),
-      flat.map((e) => e.id ?? null),
-      flat.map((e) => e.type),
-      dataText,
-      metadataText,
-    ];
-    // The statement returns the written rows in the order they were sent (stream by stream, in order).
-    const toWritten = (rows: AppendedRow[]): RecordedEvent[] => {
-      if (rows.length !== flat.length) throw new Error(`append wrote ${rows.length} events, expected ${flat.length}`);
-      const meta = JSON.parse(metadataText) as EventMetadata;
-      const streams = ordered.flatMap((w) => w.events.map(() => w.streamId));
-      return rows.map((row, i) => {
-        if (row.stream_id !== streams[i] || row.type !== flat[i].type) throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
-        return toRecorded({ ...row, data: JSON.parse(dataText[i]), metadata: meta });
-      });
-    };
-    const inline = this.inline.filter((h) => !h.types || flat.some((e) => h.types!.has(e.type)));
+    const prepared = prepareAppend(writes, metadata);
+    const inline = this.inlineFor(prepared);
     let events: RecordedEvent[];
     try {
       if (inline.length === 0) {
         // Nothing else to do in the transaction: one autocommitted statement.
-        events = toWritten((await this.pool.query<AppendedRow>(sql.append, params)).rows);
+        events = prepared.toWritten((await this.pool.query<AppendedRow>(sql.append, prepared.params)).rows);
       } else {
-        events = await withTransaction(this.pool, async (client) => {
-          const written = toWritten((await client.query<AppendedRow>(sql.append, params)).rows);
-          for (const { handler } of inline) await handler(client, written);
-          return written;
-        });
+        events = await withTransaction(this.pool, (client) => this.appendIn(client, prepared, inline));
       }
     } catch (err) {
-      throw asConflict(err, ordered);
+      throw asConflict(err, prepared.ordered);
     }
     events.sort((a, b) => (a.position.pos < b.position.pos ? -1 : 1));
     if (events.length > 0) this.announce();
-    return { versions: await this.versionsAfter(ordered, events), events };
+    return { versions: await versionsAfter(this.pool, prepared.ordered, events), events };
   }
 
-  /** Each written stream's version: its last new event's, or for a pure guard what it was checked to be. */
-  private async versionsAfter(writes: readonly StreamWrite[], events: readonly RecordedEvent[]): Promise<Record<string, number>> {
-    const versions: Record<string, number> = {};
-    for (const e of events) versions[e.streamId] = Math.max(versions[e.streamId] ?? -1, e.version);
-    const lookUp: string[] = [];
-    for (const w of writes.filter((w) => w.events.length === 0)) {
-      if (typeof w.expected === 'number') versions[w.streamId] = w.expected;
-      else if (w.expected === 'no_stream') versions[w.streamId] = -1;
-      else lookUp.push(w.streamId);
+  private inlineFor(prepared: PreparedAppend) {
+    return this.inline.filter((h) => !h.types || prepared.flat.some((e) => h.types!.has(e.type)));
+  }
+
+  private async appendIn(client: pg.PoolClient, prepared: PreparedAppend, inline: readonly { handler: InlineHandler }[]): Promise<RecordedEvent[]> {
+    const written = prepared.toWritten((await client.query<AppendedRow>(sql.append, prepared.params)).rows);
+    for (const { handler } of inline) await handler(client, written);
+    return written;
+  }
+
+  /**
+   * Writer locks: first in this process (`KeyedLocks`, no connection held while
+   * waiting), then a connection among at most half the pool (the rest stays free
+   * for the reads the writers make meanwhile, so waiting writers can never take
+   * every connection from the one holding the lock), then the transaction-scoped
+   * advisory locks every process on the database sees. All three in one order.
+   */
+  async withWriteLocks<T>(locks: readonly WriteLock[], work: (session: WriteSession) => Promise<T>): Promise<T> {
+    const ordered = sortLocks(locks);
+    const held = new Map(ordered.map((l) => [l.name, l]));
+    const taken: WriteLock[] = [...ordered];
+    let appended = false;
+    await this.keyed.acquire(ordered);
+    try {
+      await this.writers.acquire();
+      try {
+        const result = await withTransaction(this.pool, async (client) => {
+          if (ordered.length > 0) await client.query(sql.lock, [ordered.map((l) => writeLockKey(l.name)), ordered.map((l) => !!l.shared)]);
+          const session: WriteSession = {
+            tx: client,
+            tryLock: async (names) => {
+              // Held exclusively already: nothing to take. Held shared: an upgrade, which waits like any other.
+              const wanted = sortLocks(names.filter((name) => !held.has(name) || !!held.get(name)!.shared).map((name) => ({ name })));
+              if (wanted.length === 0) return true;
+              if (!this.keyed.tryAcquire(wanted)) return false;
+              for (const l of wanted) {
+                taken.push(l);
+                held.set(l.name, l);
+              }
+              return (await client.query<{ ok: boolean }>(sql.tryLock, [wanted.map((l) => writeLockKey(l.name))])).rows[0].ok === true;
+            },
+            append: async (writes, metadata) => {
+              const prepared = prepareAppend(writes, metadata);
+              let events: RecordedEvent[];
+              try {
+                events = await this.appendIn(client, prepared, this.inlineFor(prepared));
+              } catch (err) {
+                throw asConflict(err, prepared.ordered);
+              }
+              events.sort((a, b) => (a.position.pos < b.position.pos ? -1 : 1));
+              appended ||= events.length > 0;
+              return { versions: await versionsAfter(client, prepared.ordered, events), events };
+            },
+          };
+          return work(session);
+        });
+        if (appended) this.announce();
+        return result;
+      } finally {
+        this.writers.release();
+      }
+    } finally {
+      this.keyed.release(taken);
     }
-    if (lookUp.length > 0) {
-      const rows = (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [lookUp])).rows;
-      for (const id of lookUp) versions[id] = rows.find((r) => r.stream_id === id)?.version ?? -1;
-    }
-    return versions;
   }
 
   async readStream(streamId: string, options: { fromVersion?: number } = {}): Promise<RecordedEvent[]> {
@@ -271,6 +295,63 @@ export class PgEventStore implements EventStore {
     // The pool and listener belong to the caller; only a NOTIFY in flight is ours.
     await this.notifying;
   }
+}
+
+interface PreparedAppend {
+  ordered: StreamWrite[];
+  flat: StreamWrite['events'][number][];
+  params: unknown[];
+  toWritten(rows: AppendedRow[]): RecordedEvent[];
+}
+
+/** The parameters of one `event_store_append` call, and how to read its rows back. */
+function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata): PreparedAppend {
+  // Streams are locked in a fixed order so that two multi-stream appends over the
+  // same streams cannot deadlock.
+  const ordered = [...writes].sort((a, b) => (a.streamId < b.streamId ? -1 : a.streamId > b.streamId ? 1 : 0));
+  for (let i = 1; i < ordered.length; i++) {
+    if (ordered[i].streamId === ordered[i - 1].streamId) throw new Error(`stream ${ordered[i].streamId} appears twice in one append`);
+  }
+  const flat = ordered.flatMap((w) => w.events);
+  const dataText = flat.map((e) => JSON.stringify(e.data ?? null));
+  const metadataText = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
+  const params = [
+    ordered.map((w) => w.streamId),
+    ordered.map((w) => String(w.expected)),
+    ordered.map((w) => w.events.length),
+    flat.map((e) => e.id ?? null),
+    flat.map((e) => e.type),
+    dataText,
+    metadataText,
+  ];
+  // The statement returns the written rows in the order they were sent (stream by stream, in order).
+  const toWritten = (rows: AppendedRow[]): RecordedEvent[] => {
+    if (rows.length !== flat.length) throw new Error(`append wrote ${rows.length} events, expected ${flat.length}`);
+    const meta = JSON.parse(metadataText) as EventMetadata;
+    const streams = ordered.flatMap((w) => w.events.map(() => w.streamId));
+    return rows.map((row, i) => {
+      if (row.stream_id !== streams[i] || row.type !== flat[i].type) throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
+      return toRecorded({ ...row, data: JSON.parse(dataText[i]), metadata: meta });
+    });
+  };
+  return { ordered, flat, params, toWritten };
+}
+
+/** Each written stream's version: its last new event's, or for a pure guard what it was checked to be. */
+async function versionsAfter(db: Queryable, writes: readonly StreamWrite[], events: readonly RecordedEvent[]): Promise<Record<string, number>> {
+  const versions: Record<string, number> = {};
+  for (const e of events) versions[e.streamId] = Math.max(versions[e.streamId] ?? -1, e.version);
+  const lookUp: string[] = [];
+  for (const w of writes.filter((w) => w.events.length === 0)) {
+    if (typeof w.expected === 'number') versions[w.streamId] = w.expected;
+    else if (w.expected === 'no_stream') versions[w.streamId] = -1;
+    else lookUp.push(w.streamId);
+  }
+  if (lookUp.length > 0) {
+    const rows = (await db.query<{ stream_id: string; version: number }>(sql.streamVersions, [lookUp])).rows;
+    for (const id of lookUp) versions[id] = rows.find((r) => r.stream_id === id)?.version ?? -1;
+  }
+  return versions;
 }
 
 /** The append function's ES409 as the port's typed conflict; anything else unchanged. */

@@ -10,7 +10,9 @@ const [prefix, pidFile, logFile, ...agentArgs] = process.argv.slice(2);
 let old = null;
 try {
   old = Number(readFileSync(pidFile, 'utf8'));
-} catch {}
+} catch {
+  // no pid file: no daemon to stop
+}
 if (old) {
   try {
     process.kill(old, 'SIGTERM');
@@ -18,7 +20,9 @@ if (old) {
       process.kill(old, 0);
       await new Promise((r) => setTimeout(r, 100));
     }
-  } catch {}
+  } catch {
+    // kill(old, 0) threw: the old daemon has exited
+  }
 }
 const out = openSync(logFile, 'a');
 const child = spawn(process.execPath, [`${prefix}/current/dist/dn42-agent.mjs`, ...agentArgs], { detached: true, stdio: ['ignore', out, out] });

@@ -2,7 +2,6 @@ import { request } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'chai';
 import { createControlApp } from '../../../http/control/app.js';
 import { buildSite } from '../../../http/site/build.js';
 import { startSite, type Site, type SiteOptions } from '../../../http/site/app.js';

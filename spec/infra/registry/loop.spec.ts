@@ -1,4 +1,3 @@
-import { expect } from 'chai';
 import { loadConfig } from '../../../infra/config.js';
 import { openSystem, serve, type Running, type System } from '../../../infra/cli/system.js';
 import { createLogger } from '../../../infra/logger.js';
