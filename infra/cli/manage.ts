@@ -56,7 +56,7 @@ async function call<T = unknown>(o: RemoteOptions, service: Service, method: str
     });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new Error(`cannot reach ${base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    throw new Error(`cannot reach ${base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
   }
   const text = await res.text();
   let payload: unknown = text;
@@ -114,7 +114,7 @@ function readJsonFile(path: string): Record<string, unknown> {
   try {
     return JSON.parse(text) as Record<string, unknown>;
   } catch (err) {
-    throw new Error(`${path}: not JSON (${(err as Error).message})`);
+    throw new Error(`${path}: not JSON (${(err as Error).message})`, { cause: err });
   }
 }
 
