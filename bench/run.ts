@@ -11,6 +11,7 @@ import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
+import { telemetryIngestBench } from './telemetry-ingest.js';
 import { concurrentWritesBench, fleetScaleBench } from './writes.js';
 
 /** Every benchmark; a new one is one more entry here. */
@@ -22,6 +23,7 @@ const benchmarks: readonly Benchmark[] = [
   agentWsBench,
   publicMapBench,
   siteBench,
+  telemetryIngestBench,
   concurrentWritesBench,
   fleetScaleBench,
   cliHelpBench,
