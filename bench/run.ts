@@ -4,12 +4,14 @@
 import { stopTestServer } from '../spec/support/database.js';
 import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
+import { cliHelpBench } from './cli-help.js';
 import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
+import { telemetryIngestBench } from './telemetry-ingest.js';
 import { concurrentWritesBench, fleetScaleBench } from './writes.js';
 
 /** Every benchmark; a new one is one more entry here. */
@@ -21,8 +23,10 @@ const benchmarks: readonly Benchmark[] = [
   agentWsBench,
   publicMapBench,
   siteBench,
+  telemetryIngestBench,
   concurrentWritesBench,
   fleetScaleBench,
+  cliHelpBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {
