@@ -10,6 +10,8 @@ import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { siteBench } from './site.js';
 import { progress, type Benchmark } from './support.js';
+import { telemetryIngestBench } from './telemetry-ingest.js';
+import { concurrentWritesBench, fleetScaleBench } from './writes.js';
 
 /** Every benchmark; a new one is one more entry here. */
 const benchmarks: readonly Benchmark[] = [
@@ -20,6 +22,9 @@ const benchmarks: readonly Benchmark[] = [
   agentWsBench,
   publicMapBench,
   siteBench,
+  telemetryIngestBench,
+  concurrentWritesBench,
+  fleetScaleBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {

@@ -64,6 +64,7 @@ export async function writeDnsGroup<T>(
       }
       const loader = new FleetLoader(deps.db, more, decidedNodes);
       loader.dnsGroups.set(groupId, after.status === 'Active' ? after : null);
+      await loader.prefetch([...decidedNodes.keys()]);
       for (const [nodeId, state] of decidedNodes) {
         if (state.status !== 'Live' || state.lifecycle !== 'active' || (await loader.generation(nodeId)) === 0) continue;
         const next = await publication(loader, state, decided.reason);

@@ -12,7 +12,7 @@ import type { ActiveDnsGroup } from '../domain/dns/state.js';
 import type { Queryable } from '../infra/db/pool.js';
 import { agentStatuses } from '../infra/telemetry/liveness.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
-import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
+import { nodesPeeringInternallyWith, nodesPeeringInternallyWithAny, nodesReferring } from '../projections/fleet/queries.js';
 import type { Delivery, Doorbell, DoorbellEvent } from '../domain/doorbell.js';
 import { loadDnsGroup } from './dns-load.js';
 import { execute, type Decision, type LoadedStream, type LoadMore } from './handle.js';
@@ -267,6 +267,9 @@ export class FleetLoader {
    * here first, so its members materialise from the group as it will be.
    */
   readonly dnsGroups = new Map<number, ActiveDnsGroup | null>();
+  /** Read-model lookups made for many nodes at once (`prefetch`), by node id. */
+  private agentVersions?: Map<string, string | null>;
+  private inboundCandidates?: Map<string, string[]>;
 
   constructor(
     private readonly db: Queryable,
@@ -295,6 +298,24 @@ export class FleetLoader {
     return this.generations.get(nodeId)!;
   }
 
+  /**
+   * Looks up, in one query each, what materialising these nodes reads from the
+   * read models (agent versions, candidates for inbound internal peerings), so a
+   * write re-materialising hundreds of nodes (a DNS group, a fleet-wide write)
+   * does not make two round trips per node.
+   */
+  async prefetch(nodeIds: readonly string[]): Promise<void> {
+    if (nodeIds.length === 0) return;
+    this.agentVersions ??= new Map();
+    this.inboundCandidates ??= new Map();
+    for (const id of nodeIds) {
+      this.agentVersions.set(id, null);
+      this.inboundCandidates.set(id, []);
+    }
+    for (const s of await agentStatuses(this.db, nodeIds)) this.agentVersions.set(s.node_id, s.agent_version ?? null);
+    for (const [remote, peers] of await nodesPeeringInternallyWithAny(this.db, nodeIds)) this.inboundCandidates.set(remote, peers);
+  }
+
   async context(node: LiveNode): Promise<FleetContext> {
     const inbound = await this.inbound(node.node_id);
     const ids = new Set([...referencedNodeIds(node), ...inbound.map((p) => p.node_id)]);
@@ -304,7 +325,9 @@ export class FleetLoader {
       const other = await this.node(id);
       if (other) nodes.set(id, factsOf(other));
     }
-    const agent_version = (await agentStatuses(this.db, [node.node_id]))[0]?.agent_version ?? null;
+    const agent_version = this.agentVersions?.has(node.node_id)
+      ? this.agentVersions.get(node.node_id)!
+      : ((await agentStatuses(this.db, [node.node_id]))[0]?.agent_version ?? null);
     return { nodes, inbound, wireguard_public_key: node.wireguard?.public_key ?? null, agent_version, dns_group: await this.dnsGroup(node.dns_group_id) };
   }
 
@@ -320,7 +343,7 @@ export class FleetLoader {
    * append then guards), and the nodes being written count as decided.
    */
   private async inbound(nodeId: string): Promise<InboundPeering[]> {
-    const candidates = new Set(await nodesPeeringInternallyWith(this.db, nodeId));
+    const candidates = new Set(this.inboundCandidates?.get(nodeId) ?? (await nodesPeeringInternallyWith(this.db, nodeId)));
     for (const id of this.decidedIds) if (id !== nodeId) candidates.add(id);
     const out: InboundPeering[] = [];
     for (const id of [...candidates].sort()) {

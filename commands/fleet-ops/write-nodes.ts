@@ -90,6 +90,7 @@ export async function writeNodes<T>(
       const published: Published[] = [];
       const generations: Record<string, number> = {};
       for (const id of ids) writes.push({ streamId: nodeStream(id), events: decided.events.get(id) ?? [], guard: true });
+      await loader.prefetch(changed);
       for (const id of changed) {
         const node = after.get(id)!;
         const current = await loader.generation(id);

@@ -58,11 +58,70 @@ export function toFieldErrors(where: 'body' | 'query' | 'path', errors: ErrorObj
   });
 }
 
+/** At most this many field errors per 422; a last entry says how many more were cut. */
+export const MAX_FIELD_ERRORS = 20;
+
+/** The first `MAX_FIELD_ERRORS` errors, and a note of how many more there were. */
+export function capFieldErrors(where: 'body' | 'query' | 'path', errors: FieldError[]): FieldError[] {
+  if (errors.length <= MAX_FIELD_ERRORS) return errors;
+  return [...errors.slice(0, MAX_FIELD_ERRORS), { loc: [where], msg: `${errors.length - MAX_FIELD_ERRORS} more errors not shown`, type: 'too_many_errors' }];
+}
+
 /** Validates a value against a schema, throwing the 422 error on failure. */
 export function validate<S extends TSchema>(schema: S, value: unknown, where: 'body' | 'query' | 'path' = 'body'): Static<S> {
   const fn = compile(where === 'body' ? bodyAjv : queryAjv, schema);
-  if (!fn(value)) throw new RequestValidationError(toFieldErrors(where, fn.errors));
+  if (!fn(value)) throw new RequestValidationError(capFieldErrors(where, toFieldErrors(where, fn.errors)));
   return value as Static<S>;
+}
+
+/** Deepest nesting of arrays and objects a request may carry (free-form `labels`, `inventory`, `base_template` included). */
+export const MAX_NESTING = 64;
+
+/**
+ * What PostgreSQL cannot store, refused before any schema runs: NUL (text and
+ * jsonb refuse it) and lone UTF-16 surrogates in any string or key, nesting deeper
+ * than `MAX_NESTING`, numbers beyond ±2^53 (no column of ours holds them exactly;
+ * a bigint column refuses 1e308). Walks at most `MAX_NESTING` levels, so a body
+ * nested thousands deep costs nothing more. Throws the 422 of the first problems.
+ */
+export function checkStorable(value: unknown, where: 'body' | 'query' | 'path'): void {
+  const errors: FieldError[] = [];
+  const walk = (v: unknown, loc: (string | number)[], depth: number): void => {
+    if (errors.length > MAX_FIELD_ERRORS) return;
+    if (typeof v === 'string') {
+      const problem = unstorableText(v);
+      if (problem) errors.push({ loc, msg: problem.msg, type: problem.type });
+    } else if (typeof v === 'number') {
+      if (!Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER) errors.push({ loc, msg: 'number out of range', type: 'number_range' });
+    } else if (v !== null && typeof v === 'object') {
+      if (depth >= MAX_NESTING) {
+        errors.push({ loc, msg: `nested deeper than ${MAX_NESTING} levels`, type: 'depth' });
+        return;
+      }
+      if (Array.isArray(v)) v.forEach((item, i) => walk(item, [...loc, i], depth + 1));
+      else
+        for (const [key, item] of Object.entries(v)) {
+          const problem = unstorableText(key);
+          if (problem) errors.push({ loc: [...loc, storableKey(key)], msg: `field name: ${problem.msg}`, type: problem.type });
+          walk(item, [...loc, storableKey(key)], depth + 1);
+        }
+    }
+  };
+  walk(value, [where], 0);
+  if (errors.length) throw new RequestValidationError(capFieldErrors(where, errors));
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function unstorableText(text: string): { msg: string; type: string } | undefined {
+  if (text.includes('\u0000')) return { msg: 'NUL character not allowed', type: 'string_nul' };
+  if (LONE_SURROGATE.test(text)) return { msg: 'unpaired UTF-16 surrogate not allowed', type: 'string_unpaired_surrogate' };
+  return undefined;
+}
+
+/** A key as a 422 location can show it (the answer itself must be valid JSON text). */
+function storableKey(key: string): string {
+  return key.replace(/\u0000/g, '\uFFFD').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
 }
 
 interface Operation {
@@ -98,6 +157,9 @@ export class ApiRouter {
       try {
         const audit = auditScope.getStore();
         if (audit) audit.successStatus = successStatus;
+        checkStorable(req.params, 'path');
+        checkStorable(req.query, 'query');
+        if (spec.body) checkStorable(req.body, 'body');
         if (spec.params) validate(spec.params, req.params, 'path');
         (req as Request & { validQuery: unknown }).validQuery = spec.query ? validate(spec.query, { ...(req.query as object) }, 'query') : req.query;
         if (spec.body) req.body = validate(spec.body, req.body ?? {}, 'body');

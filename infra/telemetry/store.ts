@@ -119,7 +119,7 @@ export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStat
   return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, statusRow(r)]));
 }
 
-/** Per-interface traffic archive of a snapshot (one row per interface). */
+/** Per-interface traffic archive of a snapshot: one row per interface and 5-minute bucket, the bucket's first snapshot (later ones in it are skipped). */
 export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
   if (snapshot.interfaces.length === 0) return;
   await db.query(
@@ -130,6 +130,7 @@ export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSn
   );
 }
 
+/** Self-metrics archive of a snapshot: one row per node and 5-minute bucket, the bucket's first snapshot. */
 export async function archiveSelfMetrics(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
   const m = snapshot.self_metrics;
   await db.query(
@@ -165,12 +166,37 @@ export function trafficTotals(sample: WireguardTraffic): TrafficTotals {
   };
 }
 
+/**
+ * One statement: the sums into the time series, the per-peer breakdown into the
+ * node's latest two samples (`wireguard_traffic_latest`, for current rates per peer).
+ */
 export async function insertWireguardTraffic(db: Queryable, sample: WireguardTraffic, totals: TrafficTotals, now: Date): Promise<void> {
   await db.query(
-    `INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count, peers) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (node_id, at) DO UPDATE SET rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes, peer_count = EXCLUDED.peer_count, peers = EXCLUDED.peers`,
+    `WITH series AS (
+       INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (node_id, at) DO UPDATE SET rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes, peer_count = EXCLUDED.peer_count
+     )
+     INSERT INTO wireguard_traffic_latest (node_id, at, peers) VALUES ($1, $2, $6)
+     ON CONFLICT (node_id) DO UPDATE SET
+       previous_at = CASE WHEN wireguard_traffic_latest.at < EXCLUDED.at THEN wireguard_traffic_latest.at ELSE wireguard_traffic_latest.previous_at END,
+       previous_peers = CASE WHEN wireguard_traffic_latest.at < EXCLUDED.at THEN wireguard_traffic_latest.peers ELSE wireguard_traffic_latest.previous_peers END,
+       at = EXCLUDED.at, peers = EXCLUDED.peers
+     WHERE wireguard_traffic_latest.at <= EXCLUDED.at`,
     [sample.node_id, now, totals.rx_bytes, totals.tx_bytes, totals.peer_count, JSON.stringify(sample.peers)],
   );
+}
+
+export interface WireguardPeerSample {
+  at: string;
+  peers: WireguardTraffic['peers'];
+}
+
+/** A node's latest WireGuard traffic sample per peer and the one before it (null until there are two). */
+export async function latestWireguardTraffic(db: Queryable, nodeId: string): Promise<{ latest: WireguardPeerSample; previous: WireguardPeerSample | null } | undefined> {
+  const { rows } = await db.query(`SELECT at, peers, previous_at, previous_peers FROM wireguard_traffic_latest WHERE node_id = $1`, [nodeId]);
+  const r = rows[0];
+  if (!r) return undefined;
+  return { latest: { at: iso(r.at)!, peers: r.peers }, previous: r.previous_at ? { at: iso(r.previous_at)!, peers: r.previous_peers } : null };
 }
 
 /** Stores a routing observation: a summary row, and the routes as the node's latest table. Returns the observation id. */

@@ -22,7 +22,92 @@ export const fleetProjection: Projection = {
     await applyFleetEvent(tx, event, recorded);
     await recordHistory(tx, event, recorded);
   },
+  /**
+   * The same rows as `apply` one by one, with a run of publications (a DNS group
+   * or fleet-wide write publishes hundreds in one append) and of node updates of
+   * distinct nodes written by one statement each, and the history by one: a
+   * fleet-wide write on 1,000 nodes made some 5,000 round trips inside its
+   * transaction.
+   */
+  async applyBatch(tx, events) {
+    let published: RecordedEvent[] = [];
+    let updated = new Map<string, RecordedEvent>();
+    const flush = async () => {
+      if (published.length > 0) await publishBatch(tx, published);
+      if (updated.size > 0) await updateBatch(tx, [...updated.values()]);
+      published = [];
+      updated = new Map();
+    };
+    for (const recorded of events) {
+      const event = { type: recorded.type, data: recorded.data } as FleetEvent;
+      if (event.type === 'DesiredStatePublished' && updated.size === 0) {
+        published.push(recorded);
+        continue;
+      }
+      if (event.type === 'NodeUpdated' && published.length === 0 && !updated.has(event.data.node_id)) {
+        updated.set(event.data.node_id, recorded);
+        continue;
+      }
+      await flush();
+      if (event.type === 'DesiredStatePublished') published.push(recorded);
+      else if (event.type === 'NodeUpdated') updated.set(event.data.node_id, recorded);
+      else await applyFleetEvent(tx, event, recorded);
+    }
+    await flush();
+    await historyBatch(tx, events);
+  },
 };
+
+/** `DesiredStatePublished` events as `apply` writes them, in two statements (at most one per node and generation). */
+async function publishBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
+  const rows = events.map((e) => ({ d: (e.data as DesiredStatePublished['data']), e }));
+  await tx.query(
+    `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at)
+     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[], $5::int[], $6::text[], $7::text[], $8::timestamptz[])`,
+    [
+      rows.map((r) => r.d.node_id),
+      rows.map((r) => r.d.generation),
+      rows.map((r) => r.d.reason),
+      rows.map((r) => JSON.stringify(r.d.state)),
+      rows.map((r) => r.d.rollback_of ?? null),
+      rows.map((r) => r.e.metadata.actor),
+      rows.map((r) => r.e.metadata.requestId ?? null),
+      rows.map((r) => eventTime(r.e)),
+    ],
+  );
+  // The last publication of a node wins, as applying them in order would leave it.
+  const current = new Map(rows.map((r) => [r.d.node_id, r.d.generation]));
+  await tx.query(`UPDATE nodes n SET current_generation = u.g FROM unnest($1::text[], $2::int[]) AS u(id, g) WHERE n.node_id = u.id`, [[...current.keys()], [...current.values()]]);
+}
+
+/** `NodeUpdated` events of distinct nodes as `apply` writes them, in one statement. */
+async function updateBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
+  const data = events.map((e) => e.data as Extract<NodeEvent, { type: 'NodeUpdated' }>['data']);
+  await tx.query(
+    `UPDATE nodes n SET fields = n.fields || u.changes, updated_at = u.at FROM unnest($1::text[], $2::jsonb[], $3::timestamptz[]) AS u(id, changes, at) WHERE n.node_id = u.id`,
+    [data.map((d) => d.node_id), data.map((d) => JSON.stringify(d.changes)), events.map(eventTime)],
+  );
+}
+
+/** `recordHistory` for every event, in one statement. */
+async function historyBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const data = events.map((e) => (e.type === 'DesiredStatePublished' ? { ...(e.data as object), state: undefined } : e.data));
+  await tx.query(
+    `INSERT INTO node_history (tx, pos, node_id, type, data, actor, request_id, recorded_at)
+     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::timestamptz[])`,
+    [
+      events.map((e) => e.position.tx.toString()),
+      events.map((e) => e.position.pos.toString()),
+      events.map((e) => (e.data as { node_id: string }).node_id),
+      events.map((e) => e.type),
+      data.map((d) => JSON.stringify(d)),
+      events.map((e) => e.metadata.actor),
+      events.map((e) => e.metadata.requestId ?? null),
+      events.map(eventTime),
+    ],
+  );
+}
 
 async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, recorded: RecordedEvent): Promise<void> {
   const at = eventTime(recorded);

@@ -165,6 +165,20 @@ export async function nodesPeeringInternallyWith(db: Queryable, nodeId: string, 
   return rows.map((r: { node_id: string }) => r.node_id);
 }
 
+/** `nodesPeeringInternallyWith` for many nodes in one query: remote node id → peering nodes, sorted. */
+export async function nodesPeeringInternallyWithAny(db: Queryable, nodeIds: readonly string[]): Promise<Map<string, string[]>> {
+  const { rows } = await db.query(
+    `SELECT DISTINCT remote_node_id, node_id FROM peerings WHERE remote_node_id = ANY($1::text[]) AND is_internal AND node_id <> remote_node_id ORDER BY remote_node_id, node_id`,
+    [nodeIds],
+  );
+  const out = new Map<string, string[]>();
+  for (const r of rows as { remote_node_id: string; node_id: string }[]) {
+    if (!out.has(r.remote_node_id)) out.set(r.remote_node_id, []);
+    out.get(r.remote_node_id)!.push(r.node_id);
+  }
+  return out;
+}
+
 export async function nodesReferring(db: Queryable, nodeId: string): Promise<string[]> {
   const { rows } = await db.query(
     `SELECT node_id FROM peerings WHERE remote_node_id = $1 AND is_internal AND node_id <> $1

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { expect } from 'chai';
-import { PROJECT_ROOT, sourceFiles, violations, type SourceFile } from './import-rules.js';
+import { PROJECT_ROOT, SOURCE_ROOTS, sourceFiles, violations, type SourceFile } from './import-rules.js';
 
 /** A synthetic file set: path -> text. */
 const files = (set: Record<string, string>): SourceFile[] => Object.entries(set).map(([path, text]) => ({ path, text }));
@@ -10,6 +12,11 @@ describe('import rules of the architecture', () => {
     expect(tree.length).to.be.above(300);
     expect(tree.map((f) => f.path)).to.include.members(['domain/doorbell.ts', 'commands/fleet-write.ts', 'infra/cli/system.ts', 'http/control/app.ts']);
     expect(violations(tree)).to.deep.equal([]);
+  });
+
+  it('know every folder that the typecheck compiles, spec/ aside, so a new top folder needs its rules first', () => {
+    const { include } = JSON.parse(readFileSync(join(PROJECT_ROOT, 'tsconfig.json'), 'utf8')) as { include: string[] };
+    expect([...SOURCE_ROOTS].sort()).to.deep.equal(include.filter((folder) => folder !== 'spec').sort());
   });
 
   it('refuse commands/ importing http/, by value or by type', () => {

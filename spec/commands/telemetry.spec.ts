@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { recordApply, recordSnapshot, type TelemetryDeps } from '../../commands/telemetry.js';
 import { foldNodeStatus, nodeStatusStream, type NodeStatusEvent } from '../../domain/telemetry/health.js';
 import type { ApplyResult, BgpState, RuntimeSnapshot } from '../../domain/telemetry/reports.js';
-import { WrongExpectedVersion, type EventStore, type StreamWrite } from '../../infra/eventstore/types.js';
+import { WrongExpectedVersion, type EventMetadata, type EventStore, type StreamWrite, type WriteLock, type WriteSession } from '../../infra/eventstore/types.js';
 import { currentNodeStatus } from '../../projections/node-status/queries.js';
 import { applyResult, snapshot } from '../http/control/agent/telemetry-support.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
@@ -17,10 +17,27 @@ interface Spied {
   conflicts: number;
 }
 
-/** The store with its reads counted; `beforeAppend` runs (once) before the first append goes through. */
-function spied(store: EventStore, beforeAppend?: (writes: readonly StreamWrite[]) => Promise<void>): Spied {
+/**
+ * The store with its reads counted; `beforeAppend` runs (once) just before the first
+ * write goes ahead: before its writer lock is taken (stores with writer locks), else
+ * before its append.
+ */
+function spied(store: EventStore, beforeAppend?: () => Promise<void>): Spied {
   const spy: Spied = { store, reads: [], conflicts: 0 };
   let hook = beforeAppend;
+  const once = async () => {
+    const run = hook;
+    hook = undefined;
+    await run?.();
+  };
+  const counted = async <T>(append: () => Promise<T>): Promise<T> => {
+    try {
+      return await append();
+    } catch (err) {
+      if (err instanceof WrongExpectedVersion) spy.conflicts += 1;
+      throw err;
+    }
+  };
   spy.store = new Proxy(store, {
     get(target, prop) {
       if (prop === 'readStream') {
@@ -31,17 +48,23 @@ function spied(store: EventStore, beforeAppend?: (writes: readonly StreamWrite[]
         };
       }
       if (prop === 'append') {
-        return async (writes: readonly StreamWrite[], metadata: Parameters<EventStore['append']>[1]) => {
-          const run = hook;
-          hook = undefined;
-          await run?.(writes);
-          try {
-            return await target.append(writes, metadata);
-          } catch (err) {
-            if (err instanceof WrongExpectedVersion) spy.conflicts += 1;
-            throw err;
-          }
+        return async (writes: readonly StreamWrite[], metadata: EventMetadata) => {
+          await once();
+          return counted(() => target.append(writes, metadata));
         };
+      }
+      if (prop === 'withWriteLocks' && target.withWriteLocks) {
+        return (locks: readonly WriteLock[], work: (session: WriteSession) => Promise<unknown>) =>
+          target.withWriteLocks!(locks, (session) =>
+            work({
+              ...session,
+              tryLock: async (names) => {
+                await once();
+                return session.tryLock(names);
+              },
+              append: (writes, metadata) => counted(() => session.append(writes, metadata)),
+            }),
+          );
       }
       const value = Reflect.get(target, prop, target);
       return typeof value === 'function' ? value.bind(target) : value;

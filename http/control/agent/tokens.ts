@@ -118,6 +118,7 @@ export function agentTokenRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 201: AgentTokenOut, 400: 'invalid token (literal too short, not base64url or too little entropy)', 404: 'unknown node', 422: 'invalid field' },
     handler: async (req, res) => {
       const issued = await issueAgentToken(deps, req.params.node_id, { ...req.body, now: ctx.now() }, metadataOf(ctx, req, res));
+      res.setHeader('Cache-Control', 'no-store');
       res.status(201).json(shownOnce(issued));
     },
   });
@@ -132,6 +133,7 @@ export function agentTokenRoutes(ctx: ServiceContext): ApiRouter {
     handler: async (req, res) => {
       const issued = await rotateAgentToken(deps, req.params.token_id, { ...req.body, now: ctx.now() }, metadataOf(ctx, req, res));
       await closeSocketsOf(ctx, req.params.token_id);
+      res.setHeader('Cache-Control', 'no-store');
       res.status(201).json(shownOnce(issued));
     },
   });
@@ -183,6 +185,7 @@ function enrollmentRoutes(ctx: ServiceContext, r: ApiRouter): void {
     body: EnrollmentBody,
     responses: { 201: EnrollmentTokenCreated, 400: 'invalid token, or unknown node', 409: 'enrollment token already exists', 422: 'invalid field' },
     handler: async (req, res) => {
+      res.setHeader('Cache-Control', 'no-store');
       res.status(201).json(await createEnrollmentToken(deps, { ...req.body, now: ctx.now() }, metadataOf(ctx, req, res)));
     },
   });

@@ -52,6 +52,7 @@ export function loginRoute(router: ApiRouter, ctx: ServiceContext, deps: Account
         const session = await login(deps, { username, password, now, sessionTtlMs: ctx.config.accountSessionTtlSeconds * 1000 }, requestMetadata(req, res, now));
         res.locals.actor = username;
         res.locals.auditDetail = LOGIN_SUCCEEDED;
+        res.setHeader('Cache-Control', 'no-store');
         res.json({ token: session.token, expires_at: session.expiresAt.toISOString() });
       });
     },

@@ -49,6 +49,21 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
     expect(await counts()).to.deep.equal(each(2));
   });
 
+  it('archives a snapshot per 5-minute bucket: the first of the bucket, per interface and for the self metrics', async () => {
+    const s = snapshot('n1') as unknown as RuntimeSnapshot;
+    const start = sys.clock.now(); // 12:00:00, a bucket start
+    for (const offset of [0, 60_000, 240_000, 299_999, 300_000, 360_000, 900_000]) {
+      const at = new Date(start.getTime() + offset);
+      await archiveInterfaceTraffic(sys.pool, s, at);
+      await archiveSelfMetrics(sys.pool, s, at);
+    }
+    const times = async (sql: string) => (await sys.pool.query(sql)).rows.map((r) => (r.at as Date).toISOString());
+    const buckets = ['2026-11-01T12:00:00.000Z', '2026-11-01T12:05:00.000Z', '2026-11-01T12:15:00.000Z'];
+    expect(await times(`SELECT at FROM self_metrics_samples ORDER BY at`)).to.deep.equal(buckets);
+    expect(await times(`SELECT at FROM interface_traffic_samples WHERE interface = 'eth0' ORDER BY at`)).to.deep.equal(buckets);
+    expect((await sys.pool.query(`SELECT count(*)::int AS n FROM interface_traffic_samples`)).rows[0].n).to.equal(3 * s.interfaces.length);
+  });
+
   it('runs as a periodic job on the injected clock', async () => {
     const start = sys.clock.now();
     await samplesAt(start);

@@ -34,15 +34,23 @@ describe('control: POST /admin/provision with an agent_token', () => {
     expect(rows[0].n).to.equal(1);
   });
 
-  it('repeats without conflict for the same token and node; 409 for another node or another secret, nothing written', async () => {
+  it('repeats without conflict for the same token and node: a new generation', async () => {
     expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: TOKEN })).status(201);
     expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: TOKEN })).status(201).body({ generation: 2 });
+  });
+
+  it('answers 409 for a token already bound to another node, and writes nothing', async () => {
+    expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: TOKEN })).status(201);
     expectResponse(await h.admin.post('/admin/provision', { state: state('edge8'), agent_token: TOKEN }))
       .status(409)
       .detail('agent token agt_0123456789abcdef already exists');
-    expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: OTHER_SECRET })).status(409);
     expectResponse(await h.admin.get('/admin/nodes/edge8')).status(404);
-    expect((await h.admin.get('/admin/nodes/edge9/generations')).body.generations).to.have.length(2);
+  });
+
+  it('answers 409 for the same token id with another secret, and writes nothing', async () => {
+    expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: TOKEN })).status(201);
+    expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: OTHER_SECRET })).status(409);
+    expect((await h.admin.get('/admin/nodes/edge9/generations')).body.generations).to.have.length(1);
   });
 
   it('answers 400 for a token that is not a full agent token or has a weak secret, before writing anything', async () => {

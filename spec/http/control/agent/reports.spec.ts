@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { nodeStatusStream } from '../../../../domain/telemetry/health.js';
 import { ROUTING_TABLE_BODY_LIMIT_BYTES } from '../../../../http/control/agent/reports.js';
-import { prefixFlapsOf } from '../../../../infra/telemetry/store.js';
+import { latestWireguardTraffic, prefixFlapsOf } from '../../../../infra/telemetry/store.js';
 import { expectResponse } from '../../../support/http.js';
 import { anonymous, applyResult, reconciliation, snapshot, startAgents, type AgentHarness } from './telemetry-support.js';
 
@@ -106,6 +106,25 @@ describe('Agent reports over HTTP', function () {
       expect(schema.additionalProperties, r.path).to.equal(false);
     }
     expect(doc.paths['/control/v1/agent/wireguard-keys'].post.requestBody.content['application/json'].schema.required).to.deep.equal(['node_id', 'public_key']);
+  });
+
+  it('keeps the traffic sums of every sample and the per-peer breakdown of the latest two', async () => {
+    const sample = (rx: number, peers = [{ interface: 'dn42_a', public_key: KEY, rx_bytes: rx, tx_bytes: 2 * rx }, { interface: 'dn42_b', rx_bytes: 10, tx_bytes: 20 }]) => ({ node_id: 'n2', captured_at: '2026-11-01T12:00:00Z', peers });
+    expect(await latestWireguardTraffic(h.sys.pool, 'n2')).to.equal(undefined);
+    for (const rx of [100, 400, 1000]) {
+      expectResponse(await h.agent.n2.post('/agent/wireguard-traffic', sample(rx))).status(200);
+      h.sys.clock.advance(30_000);
+    }
+    const { rows } = await h.sys.pool.query(`SELECT rx_bytes::int AS rx, tx_bytes::int AS tx, peer_count FROM wireguard_traffic_samples WHERE node_id = 'n2' ORDER BY at`);
+    expect(rows).to.deep.equal([
+      { rx: 110, tx: 220, peer_count: 2 },
+      { rx: 410, tx: 820, peer_count: 2 },
+      { rx: 1010, tx: 2020, peer_count: 2 },
+    ]);
+    const latest = await latestWireguardTraffic(h.sys.pool, 'n2');
+    expect(latest?.latest.peers).to.deep.equal(sample(1000).peers);
+    expect(latest?.previous?.peers).to.deep.equal(sample(400).peers);
+    expect(Date.parse(latest!.latest.at) - Date.parse(latest!.previous!.at)).to.equal(30_000);
   });
 
   it('replaces the prefix flap table with each report', async () => {

@@ -51,9 +51,12 @@ describe('agent self-update', () => {
       expect(bytes.length).to.equal(body.wheels[0].size);
     });
 
-    it('answers 404 for a missing file and 422 for names outside the allow-list', async () => {
+    it('answers 404 for a file the release does not have, or a release that does not exist', async () => {
       expect((await agentGet('/wheels/1.0.200/other.tgz')).status).to.equal(404);
       expect((await agentGet('/wheels/1.0.201/dn42_agent-1.0.200.tgz')).status).to.equal(404);
+    });
+
+    it('answers 422 for versions and file names outside the allow-list', async () => {
       expect((await agentGet('/wheels/1.0.200/..%2F..%2Fetc%2Fpasswd.whl')).status).to.equal(422);
       expect((await agentGet('/wheels/1.0.200/secret.txt')).status).to.equal(422);
       expect((await agentGet('/wheels/latest/dn42_agent-1.0.200.tgz')).status).to.equal(422);

@@ -1,0 +1,553 @@
+// Telemetry ingest at fleet size: N agents (default 1,000) report to one control
+// process over the real HTTP endpoints with their own agent Bearer tokens, at the
+// agents' real intervals: runtime snapshot every 60 s, WireGuard traffic every 30 s,
+// prefix flaps every 60 s, a routing table of ~1,500 routes every 5 min.
+//
+// Two phases after an untimed warm-up (one snapshot, traffic sample and flap report
+// per agent, so the first-sighting transitions and latest-value rows exist):
+// - replay: BENCH_TELEMETRY_MINUTES (default 5, one routing-table cycle) simulated
+//   minutes of the fleet's schedule sent as fast as the server takes them over
+//   BENCH_TELEMETRY_CONCURRENCY (default 32) keep-alive connections. The sustainable
+//   rate over the required rate is the headroom; CPU per request (server process
+//   and its PostgreSQL backends) gives the cores the required rate needs, whatever
+//   else runs on the machine. Table and index sizes
+//   (pg_total_relation_size) before and after give the database growth per day.
+// - window: BENCH_TELEMETRY_WINDOW_S (default 30) seconds of real time at the real
+//   rate (each request sent at its scheduled instant, open loop): answer latency
+//   p50/p99 per kind, and the server process's CPU (process.cpuUsage) as a share of
+//   one core.
+//
+// The agents run in a child process (this file, forked with
+// BENCH_TELEMETRY_ROLE=agents), so the server's CPU is measured without theirs.
+import { fork, type ChildProcess } from 'node:child_process';
+import express from 'express';
+import http from 'node:http';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { newAgentToken } from '../commands/agent-tokens.js';
+import { handleCommand } from '../commands/handle.js';
+import { startTelemetryJob } from '../commands/telemetry.js';
+import { agentTokenDecider, agentTokenStream } from '../domain/agent/agent-token.js';
+import { createControlApp } from '../http/control/app.js';
+import { createTestSystem, startApp } from '../spec/support/system.js';
+import { envInt, mb, percentile, progress, report, round, type Benchmark } from './support.js';
+
+const TOKEN = 'bench-admin-token-0123456789abcdef';
+
+type Kind = 'snapshot' | 'traffic' | 'flaps' | 'routing';
+const PATH: Record<Kind, string> = {
+  snapshot: '/control/v1/agent/runtime-snapshot',
+  traffic: '/control/v1/agent/wireguard-traffic',
+  flaps: '/control/v1/agent/prefix-flaps',
+  routing: '/control/v1/agent/routing-table',
+};
+/** Seconds between two reports of one agent (the agent's real timers). */
+const INTERVAL_S: Record<Kind, number> = { snapshot: 60, traffic: 30, flaps: 60, routing: 300 };
+const KINDS = Object.keys(PATH) as Kind[];
+/** The simulated instant of a request (epoch ms): the server's clock follows it, so samples are stamped in simulated time. */
+const SIM_TIME_HEADER = 'x-bench-simulated-time';
+/** Start of the simulated schedule: a 5-minute bucket start, like the archives' buckets. */
+const SIM_START = Date.parse('2026-11-01T12:00:00Z');
+
+// ---------------------------------------------------------------- the agents' side
+
+/** One agent's reports, shaped like a mid-size dn42 node: 12 WireGuard peers, 16 BGP sessions, 20 flap entries, 1,500 routes. */
+const PEERS = 12;
+const SESSIONS = 16;
+const FLAP_ENTRIES = 20;
+const ROUTES = 1500;
+/** Chance that a snapshot finds one BGP session in another state than the previous one. */
+const FLAP_CHANCE = 0.02;
+
+const key = (i: number, j: number) => `${(i * 7919 + j * 104729).toString(36).padStart(8, 'k').slice(0, 8).repeat(6).slice(0, 42)}A=`.replace(/[^A-Za-z0-9+/=]/g, 'x');
+
+/** A deterministic pseudo-random number in [0, 1) from two integers. */
+function noise(a: number, b: number): number {
+  let x = (a * 374761393 + b * 668265263) >>> 0;
+  x = Math.imul(x ^ (x >>> 13), 1274126177) >>> 0;
+  return ((x ^ (x >>> 16)) >>> 0) / 4294967296;
+}
+
+class Agent {
+  readonly sessions: string[] = Array.from({ length: SESSIONS }, () => 'established');
+  private readonly routesJson: string;
+  private bytes = 1_000_000;
+
+  constructor(
+    readonly index: number,
+    readonly nodeId: string,
+    readonly token: string,
+  ) {
+    const routes = Array.from({ length: ROUTES }, (_, r) => {
+      const v6 = r % 3 === 0;
+      const prefix = v6 ? `fd${(r % 250).toString(16).padStart(2, '0')}:${(r * 13).toString(16)}::/48` : `172.2${r % 4}.${(r >> 2) & 255}.${(r * 16) & 255}/28`;
+      const path = [4242420000 + (r % 900), 4242420000 + ((r * 7) % 900), 4242420000 + ((r * 13) % 900)];
+      return { prefix, protocol: `dn42_peer${r % PEERS}`, origin_asn: path[2], as_path: path, rpki: r % 10 === 0 ? 'not_found' : 'valid', local: r < 4 };
+    });
+    this.routesJson = JSON.stringify(routes);
+  }
+
+  body(kind: Kind, simMinute: number, at: string): string {
+    const node_id = this.nodeId;
+    this.bytes += 50_000 + this.index;
+    switch (kind) {
+      case 'snapshot': {
+        // Now and then one session changes state (a flap): a transition to record.
+        if (noise(this.index, simMinute) < FLAP_CHANCE) {
+          const s = Math.floor(noise(simMinute, this.index) * SESSIONS);
+          this.sessions[s] = this.sessions[s] === 'established' ? 'active' : 'established';
+        }
+        return JSON.stringify({
+          node_id,
+          generation: 3,
+          captured_at: at,
+          containers: ['bird', 'wireguard', 'agent'].map((name) => ({ name, state: 'running', image: `${name}:1.0` })),
+          interfaces: [
+            { name: 'eth0', up: true, mtu: 1500, rx_bytes: this.bytes * 3, tx_bytes: this.bytes * 2 },
+            { name: 'lo', up: true, mtu: 65536, rx_bytes: 1000, tx_bytes: 1000 },
+            ...Array.from({ length: PEERS }, (_, p) => ({ name: `dn42_p${p}`, up: true, mtu: 1420, rx_bytes: this.bytes + p, tx_bytes: this.bytes * 2 + p })),
+          ],
+          wireguard_interfaces: Array.from({ length: PEERS }, (_, p) => ({
+            name: `dn42_p${p}`,
+            public_key: key(this.index, 0),
+            listen_port: 51800 + p,
+            peers: [{ public_key: key(this.index, p + 1), endpoint: `198.51.100.${p + 1}:51820`, latest_handshake_at: at, rx_bytes: this.bytes + p, tx_bytes: this.bytes + 2 * p }],
+          })),
+          bgp_protocols: this.sessions.map((state, s) => ({
+            name: `dn42_p${s % PEERS}_v${s < PEERS ? 6 : 4}`,
+            state,
+            since: '2026-11-01T10:00:00Z',
+            remote_asn: 4242420000 + s,
+            routes_imported: state === 'established' ? 90 : 0,
+            routes_exported: state === 'established' ? 1400 : 0,
+          })),
+          self_metrics: { cpu: 1.5, rss: 60_000_000, total_failures: 0, log_warning_count: 1, log_error_count: 0, last_error_at: null, last_error_message: null, last_routing_collect_seconds: 0.4, last_reresolve_seconds: 0.1 },
+        });
+      }
+      case 'traffic':
+        return JSON.stringify({
+          node_id,
+          captured_at: at,
+          peers: Array.from({ length: PEERS }, (_, p) => ({ interface: `dn42_p${p}`, public_key: key(this.index, p + 1), rx_bytes: this.bytes + p, tx_bytes: this.bytes * 2 + p })),
+        });
+      case 'flaps':
+        return JSON.stringify({
+          node_id,
+          captured_at: at,
+          feed_state: 'established',
+          entries: Array.from({ length: FLAP_ENTRIES }, (_, e) => ({
+            prefix: `172.2${e % 4}.${(e * 5 + simMinute) & 255}.0/24`,
+            peer_asn: 4242420000 + (e % PEERS),
+            origin_asn: 4242420100 + e,
+            score: round(1 + noise(e, simMinute) * 5, 3),
+            flaps: 1 + e,
+            last_flap_at: at,
+          })),
+        });
+      case 'routing':
+        return `{"node_id":${JSON.stringify(node_id)},"captured_at":${JSON.stringify(at)},"rpki_observed":true,"routes":${this.routesJson}}`;
+    }
+  }
+}
+
+interface Send {
+  /** Simulated milliseconds since the start of the schedule. */
+  at: number;
+  agent: number;
+  kind: Kind;
+}
+
+/**
+ * The fleet's reports between simulated times `from` and `to` (ms), in time order.
+ * Agent i's timers are spread evenly over each interval (agents start at different
+ * moments), so every kind arrives at its real average rate.
+ */
+function schedule(n: number, from: number, to: number): Send[] {
+  const out: Send[] = [];
+  for (const kind of KINDS) {
+    const period = INTERVAL_S[kind] * 1000;
+    for (let agent = 0; agent < n; agent++) {
+      const phase = Math.floor((agent * period) / n);
+      for (let t = phase + Math.ceil((from - phase) / period) * period; t < to; t += period) out.push({ at: t, agent, kind });
+    }
+  }
+  return out.sort((a, b) => a.at - b.at || a.agent - b.agent);
+}
+
+interface Outcome {
+  kind: Kind;
+  ms: number;
+  status: number;
+}
+
+function post(agentPool: http.Agent, url: URL, path: string, token: string, body: string, simTime: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: url.hostname, port: url.port, path, method: 'POST', agent: agentPool, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [SIM_TIME_HEADER]: String(simTime) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+type ToAgents =
+  | { cmd: 'setup'; url: string; agents: { nodeId: string; token: string }[]; concurrency: number }
+  | { cmd: 'warmup' }
+  | { cmd: 'replay'; minutes: number }
+  | { cmd: 'window'; fromMinute: number; seconds: number };
+type FromAgents = { ready: true } | { done: true; wall_s: number; outcomes: Outcome[] };
+
+async function runAgents(): Promise<void> {
+  let agents: Agent[] = [];
+  let url = new URL('http://127.0.0.1');
+  let concurrency = 32;
+  let pool = new http.Agent({ keepAlive: true });
+  const simStart = SIM_START;
+
+  const sendOne = async (s: Send): Promise<Outcome> => {
+    const agent = agents[s.agent];
+    const body = agent.body(s.kind, Math.floor(s.at / 60_000), new Date(simStart + s.at).toISOString());
+    const t0 = performance.now();
+    const status = await post(pool, url, PATH[s.kind], agent.token, body, simStart + s.at).catch(() => 0);
+    return { kind: s.kind, ms: performance.now() - t0, status };
+  };
+
+  /** As fast as the server takes them, `concurrency` requests at a time, in schedule order. */
+  const closedLoop = async (sends: Send[]): Promise<Outcome[]> => {
+    const outcomes: Outcome[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < sends.length) outcomes.push(await sendOne(sends[next++]));
+      }),
+    );
+    return outcomes;
+  };
+
+  /** Each request at its scheduled instant (simulated time = real time from the first), whatever is still open. */
+  const openLoop = async (sends: Send[]): Promise<Outcome[]> => {
+    const t0 = performance.now();
+    const base = sends[0]?.at ?? 0;
+    const pending: Promise<Outcome>[] = [];
+    for (const s of sends) {
+      const wait = s.at - base - (performance.now() - t0);
+      if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+      pending.push(sendOne(s));
+    }
+    return Promise.all(pending);
+  };
+
+  process.on('message', async (m: ToAgents) => {
+    const reply = (msg: FromAgents) => process.send!(msg);
+    if (m.cmd === 'setup') {
+      url = new URL(m.url);
+      concurrency = m.concurrency;
+      pool = new http.Agent({ keepAlive: true, maxSockets: 4096 });
+      agents = m.agents.map((a, i) => new Agent(i, a.nodeId, a.token));
+      reply({ ready: true });
+      return;
+    }
+    const t0 = performance.now();
+    let outcomes: Outcome[];
+    if (m.cmd === 'warmup') {
+      // One of each frequent kind per agent, at simulated time -60 s (before the replay).
+      const sends = agents.flatMap((_, agent) => (['snapshot', 'traffic', 'flaps'] as Kind[]).map((kind) => ({ at: -60_000 + agent, agent, kind })));
+      outcomes = await closedLoop(sends);
+    } else if (m.cmd === 'replay') {
+      outcomes = await closedLoop(schedule(agents.length, 0, m.minutes * 60_000));
+    } else {
+      const from = m.fromMinute * 60_000;
+      outcomes = await openLoop(schedule(agents.length, from, from + m.seconds * 1000));
+    }
+    reply({ done: true, wall_s: (performance.now() - t0) / 1000, outcomes });
+  });
+  process.send!({ ready: true });
+}
+
+// ---------------------------------------------------------------- the server's side
+
+class Agents {
+  private readonly child: ChildProcess;
+  private readonly inbox: FromAgents[] = [];
+  private waiting: (() => void) | undefined;
+
+  constructor() {
+    this.child = fork(fileURLToPath(import.meta.url), [], {
+      execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
+      env: { ...process.env, BENCH_TELEMETRY_ROLE: 'agents' },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (m) => {
+      this.inbox.push(m as FromAgents);
+      this.waiting?.();
+    });
+  }
+
+  async ask<T extends FromAgents>(message: ToAgents | null, timeoutMs = 900_000): Promise<T> {
+    if (message) this.child.send(message);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`agents process: no answer within ${timeoutMs} ms`)), timeoutMs);
+      const check = () => {
+        const m = this.inbox.shift();
+        if (!m) return;
+        clearTimeout(timer);
+        this.waiting = undefined;
+        resolve(m as T);
+      };
+      this.waiting = check;
+      check();
+    });
+  }
+
+  stop(): void {
+    this.child.kill();
+  }
+}
+
+/** Latency figures per kind and over all, and the answers that were not 200. */
+function latencies(outcomes: readonly Outcome[]) {
+  const figures = (of: readonly Outcome[]) => {
+    const ms = of.map((o) => o.ms).sort((a, b) => a - b);
+    return { count: ms.length, p50_ms: round(percentile(ms, 50)), p99_ms: round(percentile(ms, 99)), max_ms: round(ms.at(-1) ?? NaN) };
+  };
+  const failed = outcomes.filter((o) => o.status !== 200);
+  return {
+    all: figures(outcomes),
+    ...Object.fromEntries(KINDS.map((k) => [k, figures(outcomes.filter((o) => o.kind === k))])),
+    not_200: failed.length,
+    not_200_statuses: [...new Set(failed.map((o) => o.status))],
+  };
+}
+
+/** Total size (table, TOAST and indexes) of every table of the public schema, in bytes. */
+async function tableSizes(pool: import('pg').Pool): Promise<Map<string, number>> {
+  const { rows } = await pool.query(
+    `SELECT c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public'`,
+  );
+  return new Map(rows.map((r: { name: string; bytes: string }) => [r.name, Number(r.bytes)]));
+}
+
+/** Exact row counts of the given tables. */
+async function rowCounts(pool: import('pg').Pool, tables: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const table of tables) out.set(table, Number((await pool.query(`SELECT count(*) AS n FROM "${table}"`)).rows[0].n));
+  return out;
+}
+
+/** Archives keeping one row per node (and interface) per 5-minute bucket (infra/telemetry/migrations/0006). */
+const ARCHIVE_TABLES = new Set(['interface_traffic_samples', 'self_metrics_samples']);
+
+/**
+ * Tables holding one row (or one set of rows) per node that each report replaces:
+ * their size is bounded by the fleet, not by time, so they are not extrapolated.
+ */
+const LATEST_VALUE_TABLES = new Set(['wireguard_traffic_latest', 'node_status', 'node_status_current', 'routing_tables', 'prefix_flaps', 'prefix_flap_feeds', 'streams', 'agent_liveness', 'projection_checkpoints']);
+
+/**
+ * CPU time of this database's PostgreSQL backends (the server's pool connections),
+ * read from /proc/<pid>/stat every `intervalMs` (PostgreSQL runs on this machine).
+ * A backend's CPU counts from its first sighting to its last; one that exits between
+ * two samples loses at most one interval. Null when /proc cannot be read.
+ */
+class BackendCpu {
+  private readonly first = new Map<number, number>();
+  private readonly last = new Map<number, number>();
+  private readonly timer: NodeJS.Timeout;
+  private readable = true;
+
+  constructor(
+    private readonly pool: import('pg').Pool,
+    intervalMs = 500,
+  ) {
+    this.timer = setInterval(() => void this.sample(), intervalMs);
+  }
+
+  private async sample(): Promise<void> {
+    const { rows } = await this.pool.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`).catch(() => ({ rows: [] as { pid: number }[] }));
+    const fs = await import('node:fs/promises');
+    for (const { pid } of rows) {
+      const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+      if (stat === undefined) {
+        this.readable = this.readable && this.last.size > 0;
+        continue;
+      }
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      if (!this.first.has(pid)) this.first.set(pid, ticks);
+      this.last.set(pid, ticks);
+    }
+  }
+
+  /** Seconds of CPU used by the backends since the start. */
+  async stop(): Promise<number | null> {
+    clearInterval(this.timer);
+    await this.sample();
+    if (!this.readable) return null;
+    let ticks = 0;
+    for (const [pid, end] of this.last) ticks += end - (this.first.get(pid) ?? end);
+    return ticks / 100;
+  }
+}
+
+async function runServer(): Promise<void> {
+  const n = envInt('BENCH_TELEMETRY_AGENTS', 1000);
+  const minutes = envInt('BENCH_TELEMETRY_MINUTES', 1);
+  const windowSeconds = envInt('BENCH_TELEMETRY_WINDOW_S', 30);
+  const concurrency = envInt('BENCH_TELEMETRY_CONCURRENCY', 32);
+  const sys = await createTestSystem({ env: { ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'silent' } });
+  // The clock follows the simulated time of the requests (the latest seen), so samples
+  // are stamped, bucketed and judged stale as at the fleet's real pace.
+  let simulated = SIM_START - 120_000;
+  const context = { ...sys.context, now: () => new Date(simulated) };
+  const outer = express();
+  outer.use((req, _res, next) => {
+    const t = Number(req.headers[SIM_TIME_HEADER]);
+    if (t > simulated) simulated = t;
+    next();
+  });
+  outer.use(createControlApp(context));
+  const control = await startApp(outer);
+  const job = startTelemetryJob(context, context.now);
+  const agents = new Agents();
+  try {
+    await agents.ask<{ ready: true }>(null);
+    progress(`telemetry-ingest: issuing ${n} agent tokens`);
+    // Tokens straight through the token decider (what the admin endpoint appends, without
+    // its node lookup): the report endpoints check only the token and its node id, and a
+    // fleet of 1,000 node records would take minutes to create on 2 shared cores.
+    const ids = Array.from({ length: n }, (_, i) => `tn${String(i).padStart(4, '0')}`);
+    const issued: { nodeId: string; token: string }[] = [];
+    for (let i = 0; i < n; i += 50) {
+      issued.push(
+        ...(await Promise.all(
+          ids.slice(i, i + 50).map(async (nodeId) => {
+            const { secret, parts } = newAgentToken({ now: new Date() });
+            await handleCommand(sys.store, agentTokenStream(parts.token_id), agentTokenDecider, { type: 'IssueAgentToken', node_id: nodeId, ...parts }, { actor: 'bench' });
+            return { nodeId, token: `${parts.token_id}.${secret}` };
+          }),
+        )),
+      );
+    }
+    await agents.ask({ cmd: 'setup', url: control.url, agents: issued, concurrency });
+
+    progress('telemetry-ingest: warm-up (one snapshot, traffic sample and flap report per agent)');
+    const warm = await agents.ask<{ done: true; wall_s: number; outcomes: Outcome[] }>({ cmd: 'warmup' });
+    const warmFigures = latencies(warm.outcomes);
+    if (warmFigures.not_200 > 0) throw new Error(`warm-up: ${warmFigures.not_200} answers were not 200 (${warmFigures.not_200_statuses.join(', ')})`);
+    await sys.context.background.drain();
+
+    progress(`telemetry-ingest: replay of ${minutes} simulated minutes as fast as it goes (${concurrency} connections)`);
+    await sys.pool.query('VACUUM ANALYZE');
+    const sizesBefore = await tableSizes(sys.pool);
+    const rowsBefore = await rowCounts(sys.pool, [...sizesBefore.keys()]);
+    const cpuReplay = process.cpuUsage();
+    const pgReplay = new BackendCpu(sys.pool);
+    const replay = await agents.ask<{ done: true; wall_s: number; outcomes: Outcome[] }>({ cmd: 'replay', minutes });
+    await sys.context.background.drain();
+    const replayCpu = process.cpuUsage(cpuReplay);
+    const replayPgSeconds = await pgReplay.stop();
+    const sizesAfter = await tableSizes(sys.pool);
+    const rowsAfter = await rowCounts(sys.pool, [...sizesAfter.keys()]);
+    const required = replay.outcomes.length / (minutes * 60);
+    const sustained = replay.outcomes.length / replay.wall_s;
+
+    // Growth per day of each table that grows with time: bytes per row over the replay
+    // (size and row count before and after) times rows per day. A replay of M simulated
+    // minutes adds M/1440 of a day's rows, except to the 5-minute archives, whose rows
+    // cover ceil(M/5) buckets (the schedule starts at a bucket start).
+    const rowsPerDay = (table: string, added: number) => (ARCHIVE_TABLES.has(table) ? (added * 288) / Math.ceil(minutes / 5) : (added * 1440) / minutes);
+    const growing = [...sizesAfter.keys()]
+      .filter((table) => !LATEST_VALUE_TABLES.has(table) && (sizesAfter.get(table) ?? 0) !== (sizesBefore.get(table) ?? 0))
+      .map((table) => {
+        const addedRows = (rowsAfter.get(table) ?? 0) - (rowsBefore.get(table) ?? 0);
+        const addedBytes = (sizesAfter.get(table) ?? 0) - (sizesBefore.get(table) ?? 0);
+        const bytesPerRow = addedRows > 0 ? addedBytes / addedRows : 0;
+        return { table, bytesPerRow, perDay: bytesPerRow * rowsPerDay(table, addedRows) };
+      })
+      .sort((a, b) => b.perDay - a.perDay);
+    const growingPerDay = growing.reduce((sum, g) => sum + g.perDay, 0);
+    const bounded = [...sizesAfter].filter(([table]) => LATEST_VALUE_TABLES.has(table)).sort((a, b) => b[1] - a[1]);
+
+    progress(`telemetry-ingest: ${windowSeconds} s at the real rate`);
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
+    const cpuWindow = process.cpuUsage();
+    const pgWindow = new BackendCpu(sys.pool);
+    const wallWindow = performance.now();
+    const win = await agents.ask<{ done: true; wall_s: number; outcomes: Outcome[] }>({ cmd: 'window', fromMinute: minutes, seconds: windowSeconds });
+    const windowCpu = process.cpuUsage(cpuWindow);
+    const windowWall = (performance.now() - wallWindow) / 1000;
+    const windowPgSeconds = await pgWindow.stop();
+    loop.disable();
+    await sys.context.background.drain();
+    const cpuSeconds = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1e6;
+    const cpuShare = (c: NodeJS.CpuUsage, seconds: number) => round(cpuSeconds(c) / seconds, 3);
+    // CPU per request (the server process and its PostgreSQL backends), measured over the
+    // replay: unlike wall time it does not depend on what else runs on the machine. The
+    // share of one core the fleet's real rate needs follows from it.
+    const serverMsPerRequest = (cpuSeconds(replayCpu) * 1000) / replay.outcomes.length;
+    const pgMsPerRequest = replayPgSeconds === null ? null : (replayPgSeconds * 1000) / replay.outcomes.length;
+
+    const replayFigures = latencies(replay.outcomes);
+    const windowFigures = latencies(win.outcomes);
+    const load = (await import('node:os')).loadavg().map((l) => round(l, 1));
+    report({
+      bench: 'telemetry-ingest',
+      agents: n,
+      load_average: load,
+      replay: {
+        simulated_minutes: minutes,
+        requests: replay.outcomes.length,
+        concurrency,
+        wall_s: round(replay.wall_s),
+        required_per_s: round(required),
+        sustained_per_s: round(sustained),
+        headroom: round(sustained / required, 2),
+        server_cpu_share_of_one_core: cpuShare(replayCpu, replay.wall_s),
+        server_cpu_ms_per_request: round(serverMsPerRequest),
+        postgres_cpu_ms_per_request: pgMsPerRequest === null ? null : round(pgMsPerRequest),
+        cores_needed_at_required_rate: {
+          server: round((serverMsPerRequest * required) / 1000, 3),
+          postgres: pgMsPerRequest === null ? null : round((pgMsPerRequest * required) / 1000, 3),
+        },
+        latency_saturated: replayFigures,
+      },
+      window: {
+        seconds: windowSeconds,
+        requests: win.outcomes.length,
+        offered_per_s: round(win.outcomes.length / windowSeconds),
+        latency: windowFigures,
+        wall_s: round(windowWall),
+        server_cpu_share_of_one_core: cpuShare(windowCpu, windowWall),
+        postgres_cpu_share_of_one_core: windowPgSeconds === null ? null : round(windowPgSeconds / windowWall, 3),
+        event_loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
+      },
+      database: {
+        growth_per_day_mb: mb(growingPerDay),
+        retained_60_days_gb: round((growingPerDay * 60) / 1024 ** 3, 1),
+        growing_tables_per_day_mb: Object.fromEntries(growing.slice(0, 10).map((g) => [g.table, mb(g.perDay)])),
+        bytes_per_row: Object.fromEntries(growing.slice(0, 10).map((g) => [g.table, Math.round(g.bytesPerRow)])),
+        latest_value_tables_mb: Object.fromEntries(bounded.slice(0, 6).map(([table, bytes]) => [table, mb(bytes)])),
+      },
+      ok: replayFigures.not_200 === 0 && windowFigures.not_200 === 0,
+    });
+  } finally {
+    agents.stop();
+    await job.stop();
+    await control.close();
+    await sys.close();
+  }
+}
+
+export const telemetryIngestBench: Benchmark = {
+  name: 'telemetry-ingest',
+  description: "1,000 agents' reports at their real intervals over HTTP: sustainable vs required rate, p99, CPU share, database growth per day",
+  run: runServer,
+};
+
+if (process.env.BENCH_TELEMETRY_ROLE === 'agents') void runAgents();

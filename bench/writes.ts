@@ -1,0 +1,304 @@
+// Write concurrency and fleet scale (issue 16).
+//
+// `concurrent-writes`: 100 writes to one node, 100 DNS record writes to one
+// group of 10 members and 100 creates of different nodes, each batch done
+// sequentially (the in-run baseline) and then all at once over real HTTP; every
+// answer must be a success. `ratio` = concurrent batch time / sequential batch
+// time (target: at most 2).
+//
+// `fleet-scale`: a fleet of 1,000 nodes with 10,000 BGP sessions (each node: an
+// internal mesh to its 4 ring neighbours and 6 external peerings, each peering
+// with a WireGuard interface and one session), seeded through the write commands
+// in parallel batches, every node published. Measures a single-node PATCH
+// against the same PATCH on a 10-node fleet of the same shape (`ratio`, target
+// at most 1.5), a DNS record write to a group of 100 members, and a fleet-wide
+// prefix block on all 1,000 nodes (target under 5 s; every document published
+// and validated against the desired-state schema).
+import { createControlApp } from '../http/control/app.js';
+import { fleetDeps } from '../http/control/fleet/common.js';
+import { writeNode } from '../commands/fleet-write.js';
+import { nextIds } from '../commands/ids.js';
+import { peeringRecord } from '../commands/peerings.js';
+import { decideAll, type NodeCommand } from '../domain/node/decide.js';
+import { validateDesiredState } from '../domain/desired-state/schema.js';
+import { api } from '../spec/support/http.js';
+import { createTestSystem, startApp, type TestSystem } from '../spec/support/system.js';
+import { envInt, now, percentile, progress, report, round, type Benchmark } from './support.js';
+
+const TOKEN = 'bench-admin-token-0123456789abcdef';
+type Client = ReturnType<typeof api>;
+
+interface Harness {
+  sys: TestSystem;
+  client: Client;
+  close(): Promise<void>;
+}
+
+async function start(): Promise<Harness> {
+  const sys = await createTestSystem({ env: { ADMIN_TOKEN: TOKEN } });
+  const control = await startApp(createControlApp(sys.context));
+  return {
+    sys,
+    client: api(`${control.url}/control/v1`, { token: TOKEN }),
+    async close() {
+      await control.close();
+      await sys.close();
+    },
+  };
+}
+
+const PUBLIC_KEY = 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
+const BASE_TEMPLATE = { runtime: { wireguard_port_range: '20000-29999' } };
+
+const nodeId = (i: number) => `n${String(i).padStart(4, '0')}`;
+
+/** A node's fields; `i` makes its addresses unique (up to 65,000 nodes). */
+function nodeFields(i: number) {
+  const hi = Math.floor(i / 250);
+  const lo = (i % 250) + 1;
+  return {
+    asn: 4242420001,
+    router_id: `172.20.${hi}.${lo}`,
+    site: `site${i % 20}`,
+    loopback_ipv4: `172.20.${hi}.${lo}`,
+    loopback_ipv6: `fd42:4242:${(i + 1).toString(16)}::1`,
+    link_local: 'fe80::1',
+    ipv4_prefixes: [],
+    ipv6_prefixes: [],
+    base_template: BASE_TEMPLATE,
+  };
+}
+
+const wg = (name: string, port: number, addresses?: string[]) => ({
+  name,
+  kind: 'wireguard',
+  listen_port: port,
+  ...(addresses ? { addresses } : {}),
+  peer: { public_key: PUBLIC_KEY, endpoint: `${name}.example.net:51820` },
+  peer_link_local: 'fe80::2',
+});
+
+/** Runs `work` over 0..count-1 with at most `parallel` at a time. */
+async function inBatches(count: number, parallel: number, work: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, count) }, async () => {
+      while (next < count) await work(next++);
+    }),
+  );
+}
+
+/**
+ * Seeds `count` nodes through the write commands: first every node with its 6
+ * external peerings, then every node's internal mesh (ring neighbours ±1, ±2),
+ * published in the same write. 10 sessions per node.
+ */
+async function seedFleet(h: Harness, count: number): Promise<void> {
+  const deps = fleetDeps(h.sys.context);
+  const meta = { actor: 'bench' };
+  const EXTERNAL = 6;
+  const neighbours = (i: number) => [...new Set([1, 2, count - 1, count - 2].map((d) => (i + d) % count))].filter((j) => j !== i);
+  const peeringsOf = async (i: number, remote: (k: number) => { name: string; remote_asn: number; remote_node_id?: string; is_internal?: boolean }, n: number, firstPort: number) => {
+    const [peeringIds, interfaceIds, sessionIds] = [await nextIds(deps.db, 'peering', n), await nextIds(deps.db, 'interface', n), await nextIds(deps.db, 'bgp_session', n)];
+    const commands: NodeCommand[] = [];
+    for (let k = 0; k < n; k++) {
+      const input = remote(k);
+      const ifname = `${input.is_internal ? 'int' : 'ext'}${k}`;
+      commands.push(
+        { type: 'CreatePeering', node_id: nodeId(i), peering: peeringRecord(peeringIds[k], input), remoteExists: true },
+        { type: 'CreateInterface', node_id: nodeId(i), interface: { id: interfaceIds[k], peering_id: peeringIds[k], spec: wg(ifname, firstPort + k, input.is_internal ? ['fe80::1/64'] : undefined) as never, enabled: true, sort_order: k } },
+        {
+          type: 'CreateSession',
+          node_id: nodeId(i),
+          session: { id: sessionIds[k], peering_id: peeringIds[k], spec: { name: ifname, remote_asn: input.remote_asn, neighbor_address: 'fe80::2', interface: ifname } as never, sort_order: k },
+        },
+      );
+    }
+    return commands;
+  };
+  await inBatches(count, 6, async (i) => {
+    const externals = await peeringsOf(i, (k) => ({ name: `ext${k}`, remote_asn: 4242421000 + k }), EXTERNAL, 21000);
+    await writeNode(deps, nodeId(i), (state) => ({
+      events: decideAll([{ type: 'CreateNode', node_id: nodeId(i), fields: nodeFields(i) }, ...externals], state).events,
+      reason: 'seed',
+      publish: 'none',
+      result: undefined,
+    }), meta);
+  });
+  await inBatches(count, 6, async (i) => {
+    const ring = neighbours(i);
+    const internals = await peeringsOf(i, (k) => ({ name: `int-${nodeId(ring[k])}`, remote_asn: 4242420001, remote_node_id: nodeId(ring[k]), is_internal: true }), ring.length, 22000);
+    await writeNode(deps, nodeId(i), (state) => ({ events: decideAll(internals, state).events, reason: 'seed mesh', publish: 'always', result: undefined }), meta);
+  });
+}
+
+async function expectStatus(res: Promise<{ status: number; text: string }>, status: number, what: string): Promise<void> {
+  const r = await res;
+  if (r.status !== status) throw new Error(`${what} answered ${r.status}: ${r.text.slice(0, 300)}`);
+}
+
+/** Latencies of `count` sequential calls, sorted ascending. */
+async function sequentialLatencies(count: number, one: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const t0 = now();
+    await one(i);
+    out.push(now() - t0);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** A DNS group with the given members, one zone; answers the records URL. */
+async function dnsGroup(h: Harness, members: readonly string[]): Promise<string> {
+  const group = await h.client.post('/admin/dns-groups', { name: `g${members.length}`, bind_addresses: ['172.20.0.53'] });
+  if (group.status !== 201) throw new Error(`dns group answered ${group.status}: ${group.text}`);
+  await inBatches(members.length, 6, async (i) => expectStatus(h.client.put(`/admin/nodes/${members[i]}/dns-group`, { dns_group_id: group.body.id }), 200, 'dns-group assignment'));
+  const zone = await h.client.post(`/admin/dns-groups/${group.body.id}/zones`, { zone: `g${members.length}.dn42` });
+  if (zone.status !== 201) throw new Error(`zone answered ${zone.status}: ${zone.text}`);
+  return `/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`;
+}
+
+interface BatchFigures {
+  sequential_ms: number;
+  concurrent_ms: number;
+  /** concurrent / sequential: at most 2 is the target. */
+  ratio: number;
+  failures: number;
+  statuses: Record<string, number>;
+}
+
+/** The same kind of write `count` times in sequence, then `count` times at once; every answer must be `ok`. */
+async function batch(count: number, write: (i: number, phase: 'seq' | 'con') => Promise<{ status: number }>, ok: number): Promise<BatchFigures> {
+  const statuses: Record<string, number> = {};
+  const count1 = (s: number) => (statuses[s] = (statuses[s] ?? 0) + 1);
+  let t0 = now();
+  for (let i = 0; i < count; i++) count1((await write(i, 'seq')).status);
+  const sequential = now() - t0;
+  t0 = now();
+  (await Promise.all(Array.from({ length: count }, (_, i) => write(i, 'con')))).forEach((r) => count1(r.status));
+  const concurrent = now() - t0;
+  const failures = Object.entries(statuses).reduce((n, [s, c]) => (Number(s) === ok ? n : n + c), 0);
+  return { sequential_ms: round(sequential), concurrent_ms: round(concurrent), ratio: round(concurrent / sequential), failures, statuses };
+}
+
+export const concurrentWritesBench: Benchmark = {
+  name: 'concurrent-writes',
+  description: '100 writes to one node, 100 DNS record writes to a group of 10, 100 creates of different nodes: concurrent batch time vs the same writes in sequence',
+  async run() {
+    const count = envInt('BENCH_CONCURRENT_WRITES', 100);
+    const h = await start();
+    try {
+      await expectStatus(h.client.post('/admin/nodes', { node_id: 'busy', ...nodeFields(0) }), 201, 'create');
+      await expectStatus(h.client.post('/admin/nodes/busy/interfaces', { spec: wg('dn42_a', 20001) }), 201, 'interface');
+      progress(`concurrent-writes: ${count} PATCHes of one node`);
+      const oneNode = await batch(count, (i, phase) => h.client.patch('/admin/nodes/busy', { labels: { phase, i } }), 200);
+      report({ bench: 'concurrent-writes', case: 'one node (PATCH, re-materialised)', writes: count, ...oneNode });
+
+      const members = Array.from({ length: 10 }, (_, i) => `m${i}`);
+      for (const [i, m] of members.entries()) {
+        await expectStatus(h.client.post('/admin/nodes', { node_id: m, ...nodeFields(i + 1) }), 201, 'create');
+        await expectStatus(h.client.post(`/admin/nodes/${m}/interfaces`, { spec: wg('dn42_a', 20001) }), 201, 'interface');
+      }
+      const records = await dnsGroup(h, members);
+      progress(`concurrent-writes: ${count} DNS record writes to a group of 10`);
+      const dns = await batch(count, (i, phase) => h.client.post(records, { name: `${phase}${i}`, type: 'A', content: `172.20.1.${(i % 250) + 1}` }), 201);
+      report({ bench: 'concurrent-writes', case: 'DNS records, group of 10 members', writes: count, ...dns });
+
+      progress(`concurrent-writes: ${count} creates of different nodes`);
+      const creates = await batch(count, (i, phase) => h.client.post('/admin/nodes', { node_id: `${phase}${i}`, ...nodeFields(100 + i) }), 201);
+      report({ bench: 'concurrent-writes', case: 'creates of different nodes', writes: count, ...creates });
+    } finally {
+      await h.close();
+    }
+  },
+};
+
+interface ScaleFigures {
+  median_ms: number;
+  p95_ms: number;
+}
+
+/** PATCHes of one node's labels on a seeded fleet (re-materialises the node). */
+async function nodeWrite(h: Harness, target: string, count: number): Promise<ScaleFigures> {
+  await h.client.patch(`/admin/nodes/${target}`, { labels: { warm: true } });
+  const latencies = await sequentialLatencies(count, (i) => expectStatus(h.client.patch(`/admin/nodes/${target}`, { labels: { i } }), 200, 'PATCH'));
+  return { median_ms: round(percentile(latencies, 50)), p95_ms: round(percentile(latencies, 95)) };
+}
+
+async function dnsWrite(h: Harness, records: string, count: number): Promise<ScaleFigures> {
+  const latencies = await sequentialLatencies(count, (i) => expectStatus(h.client.post(records, { name: `r${i}`, type: 'A', content: `172.20.2.${i + 1}` }), 201, 'record'));
+  return { median_ms: round(percentile(latencies, 50)), p95_ms: round(percentile(latencies, 95)) };
+}
+
+export const fleetScaleBench: Benchmark = {
+  name: 'fleet-scale',
+  description: '1,000 nodes / 10,000 BGP sessions: node write vs a 10-node fleet, DNS write to a group of 100, fleet-wide prefix block',
+  async run() {
+    const size = envInt('BENCH_FLEET_NODES', 1000);
+    const writes = envInt('BENCH_FLEET_WRITES', 30);
+    const small = await start();
+    const results: Record<string, unknown> = {};
+    try {
+      await seedFleet(small, 10);
+      const records10 = await dnsGroup(small, Array.from({ length: 10 }, (_, i) => nodeId(i)));
+      results.small = { node: await nodeWrite(small, nodeId(5), writes), dns: await dnsWrite(small, records10, 10) };
+    } finally {
+      await small.close();
+    }
+    const big = await start();
+    try {
+      progress(`fleet-scale: seeding ${size} nodes`);
+      const t0 = now();
+      await seedFleet(big, size);
+      const seedSeconds = (now() - t0) / 1000;
+      const sessions = Number((await big.sys.pool.query(`SELECT count(*) AS n FROM bgp_sessions`)).rows[0].n);
+      const published = Number((await big.sys.pool.query(`SELECT count(*) AS n FROM nodes WHERE current_generation > 0`)).rows[0].n);
+      progress(`fleet-scale: seeded ${size} nodes, ${sessions} sessions in ${round(seedSeconds)} s`);
+      const node = await nodeWrite(big, nodeId(Math.floor(size / 2)), writes);
+      const small10 = results.small as { node: ScaleFigures; dns: ScaleFigures };
+      report({
+        bench: 'fleet-scale',
+        case: 'single-node write (labels PATCH, re-materialised)',
+        nodes: size,
+        bgp_sessions: sessions,
+        published_nodes: published,
+        seed_s: round(seedSeconds),
+        ...node,
+        baseline_nodes: 10,
+        baseline_median_ms: small10.node.median_ms,
+        baseline_p95_ms: small10.node.p95_ms,
+        ratio: round(node.median_ms / small10.node.median_ms),
+      });
+
+      progress('fleet-scale: DNS group of 100 members');
+      const records100 = await dnsGroup(big, Array.from({ length: 100 }, (_, i) => nodeId(i)));
+      const dns = await dnsWrite(big, records100, 10);
+      report({ bench: 'fleet-scale', case: 'DNS record write, group of 100 members', nodes: size, ...dns, baseline: 'group of 10 on the 10-node fleet', baseline_median_ms: small10.dns.median_ms, ratio: round(dns.median_ms / small10.dns.median_ms) });
+
+      progress('fleet-scale: fleet-wide prefix block');
+      const before = new Map((await big.sys.pool.query<{ node_id: string; current_generation: number }>(`SELECT node_id, current_generation FROM nodes`)).rows.map((r) => [r.node_id, r.current_generation]));
+      const t1 = now();
+      const block = await big.client.post('/admin/fleet/mitigations/prefix-block', { prefix: '172.23.99.0/24' });
+      const blockMs = now() - t1;
+      if (block.status !== 200) throw new Error(`prefix block answered ${block.status}: ${block.text.slice(0, 300)}`);
+      const docs = (await big.sys.pool.query<{ node_id: string; generation: number; state: Record<string, unknown> }>(
+        `SELECT g.node_id, g.generation, g.state FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation`,
+      )).rows;
+      const republished = docs.filter((d) => d.generation === (before.get(d.node_id) ?? 0) + 1);
+      const valid = republished.filter((d) => validateDesiredState(d.state).ok && JSON.stringify(d.state).includes('172.23.99.0/24'));
+      report({
+        bench: 'fleet-scale',
+        case: 'fleet-wide prefix block',
+        nodes: size,
+        block_ms: round(blockMs),
+        target_ms: 5000,
+        nodes_named: block.body.nodes.length,
+        deferred: block.body.deferred.length,
+        documents_published: republished.length,
+        documents_valid_with_block: valid.length,
+      });
+    } finally {
+      await big.close();
+    }
+  },
+};

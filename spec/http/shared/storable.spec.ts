@@ -1,0 +1,84 @@
+import { expect } from 'chai';
+import { createIdentityApp } from '../../../http/identity/app.js';
+import { MAX_FIELD_ERRORS, MAX_NESTING } from '../../../http/shared/routes.js';
+import { api, type ApiResponse } from '../../support/http.js';
+import { startApp } from '../../support/system.js';
+import { node, startFleet, type FleetHarness } from '../control/fleet/support.js';
+
+/** The control 422 of the given kind at the given location. */
+function expect422(res: ApiResponse, type: string, loc: (string | number)[]): void {
+  expect(res.status, res.text.slice(0, 300)).to.equal(422);
+  expect(res.body.detail.message).to.equal('request validation failed');
+  expect(res.body.detail.errors.map((e: { loc: unknown[]; type: string }) => [e.type, e.loc])).to.deep.include([type, loc]);
+}
+
+describe('inputs PostgreSQL cannot store are refused with 422 before any handler runs', function () {
+  this.timeout(120_000);
+  let h: FleetHarness;
+
+  before(async () => {
+    h = await startFleet();
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  // As text: JSON.stringify itself overflows the stack at this depth.
+  const nested = (depth: number): string => `${'{"a":'.repeat(depth)}"leaf"${'}'.repeat(depth)}`;
+
+  it('refuses a NUL in a JSON string, and one in a field name', async () => {
+    expect422(await h.client.post('/admin/nodes', { ...node('fra1'), labels: { role: 'edge\u0000' } }), 'string_nul', ['body', 'labels', 'role']);
+    expect422(await h.client.post('/admin/nodes', { ...node('fra1'), labels: { 'ro\u0000le': 'edge' } }), 'string_nul', ['body', 'labels', 'ro\uFFFDle']);
+  });
+
+  it('refuses a lone surrogate in a JSON string', async () => {
+    // JSON.stringify writes a lone surrogate as the escape \ud800, as an attacker would.
+    expect422(await h.client.post('/admin/nodes', { ...node('fra1'), site: 'x\ud800' }), 'string_unpaired_surrogate', ['body', 'site']);
+    expectStored(await h.client.post('/admin/nodes', { ...node('fra2'), labels: { emoji: '\ud83d\ude00' } }));
+  });
+
+  it(`refuses free-form objects nested deeper than ${MAX_NESTING} levels (5,000 deep included)`, async () => {
+    for (const field of ['labels', 'inventory', 'base_template']) {
+      const res = await h.client.post('/admin/nodes', `${JSON.stringify(node('fra3')).slice(0, -1)},"${field}":${nested(5000)}}`);
+      expect(res.status, field).to.equal(422);
+      expect(res.body.detail.errors[0].type).to.equal('depth');
+    }
+  });
+
+  it('refuses a NUL in a path parameter (%00)', async () => {
+    expect422(await h.client.get('/admin/nodes/fra%00x'), 'string_nul', ['path', 'node_id']);
+    expect422(await h.client.patch('/admin/nodes/fra%00x', { site: 'x' }), 'string_nul', ['path', 'node_id']);
+  });
+
+  it('refuses a number no column holds (1e308) instead of dropping what carries it', async () => {
+    expect422(await h.client.post('/admin/nodes', { ...node('fra4'), labels: { big: 1e308 } }), 'number_range', ['body', 'labels', 'big']);
+  });
+
+  it(`lists at most ${MAX_FIELD_ERRORS} validation errors, with a note of how many more there were`, async () => {
+    const body: Record<string, unknown> = {};
+    for (let i = 0; i < 5000; i++) body[`unknown_${i}`] = i;
+    const res = await h.client.post('/agent/register', body);
+    expect(res.status).to.equal(422);
+    const errors = res.body.detail.errors as { loc: unknown[]; msg: string; type: string }[];
+    expect(errors).to.have.length(MAX_FIELD_ERRORS + 1);
+    expect(errors[MAX_FIELD_ERRORS].type).to.equal('too_many_errors');
+    expect(errors[MAX_FIELD_ERRORS].msg).to.match(/^\d+ more errors not shown$/);
+    expect(res.text.length).to.be.below(8 * 1024);
+  });
+
+  it('refuses the same on the identity service, in its 422 style', async () => {
+    const server = await startApp(createIdentityApp(h.sys.context));
+    try {
+      const res = await api(server.url).post('/api/v1/passkeys/login/begin', { asn: 4242420000, extra: 'a\u0000' });
+      expect(res.status).to.equal(422);
+      expect(res.body.error).to.equal('invalid_request');
+      expect(res.body.detail.map((e: { type: string }) => e.type)).to.include('string_nul');
+    } finally {
+      await server.close();
+    }
+  });
+
+  function expectStored(res: ApiResponse): void {
+    expect(res.status, res.text.slice(0, 200)).to.equal(201);
+  }
+});
