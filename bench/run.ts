@@ -4,6 +4,7 @@
 import { stopTestServer } from '../spec/support/database.js';
 import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
+import { cliHelpBench } from './cli-help.js';
 import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
@@ -25,6 +26,7 @@ const benchmarks: readonly Benchmark[] = [
   telemetryIngestBench,
   concurrentWritesBench,
   fleetScaleBench,
+  cliHelpBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {

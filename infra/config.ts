@@ -6,7 +6,21 @@
  */
 
 import { createPublicKey } from 'node:crypto';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ipaddr from 'ipaddr.js';
+
+/** The project directory (where package.json is). */
+export const PROJECT_ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * `DATA_DIR` as an absolute path: a relative one is taken from the project
+ * directory, not the working directory, so a command run from elsewhere finds
+ * the same cluster instead of creating a new one.
+ */
+export function dataDirOf(config: Pick<Config, 'dataDir'>): string {
+  return resolve(PROJECT_ROOT, config.dataDir);
+}
 
 export class ConfigError extends Error {
   constructor(
@@ -143,7 +157,7 @@ function cidrList(raw: string): string[] {
 export const settings = {
   databaseUrl: setting('DATABASE_URL', 'PostgreSQL URL; absent: embedded PostgreSQL under DATA_DIR/pg', optional(url('postgres:', 'postgresql:')), undefined),
   eventStoreUrl: setting('EVENTSTORE_URL', 'KurrentDB/EventStoreDB URL (esdb:// or kurrentdb://); absent: PostgreSQL event store', optional(url('esdb:', 'esdb+discover:', 'kurrentdb:', 'kurrentdb+discover:', 'kdb:')), undefined),
-  dataDir: setting('DATA_DIR', 'where the embedded PostgreSQL keeps its files', text, '.data'),
+  dataDir: setting('DATA_DIR', 'where the embedded PostgreSQL, the registry cache and the generated local secrets are kept; relative: from the project directory', text, '.data'),
   bindHost: setting('BIND_HOST', 'address the HTTP services listen on', text, '127.0.0.1'),
   trustedProxies: setting('TRUSTED_PROXIES', 'comma-separated addresses or CIDR prefixes of the reverse proxies whose CF-Connecting-IP and X-Forwarded-For headers are believed; absent: none, the TCP peer is the client', optional(cidrList), undefined),
   controlPort: setting('CONTROL_PORT', 'control server port', port, 8080),
@@ -178,6 +192,7 @@ export const settings = {
   siteUrl: setting('SITE_URL', 'public URL of the home site (its sitemap and robots.txt name it)', url('https:', 'http:'), 'http://127.0.0.1:8083'),
   consoleUrl: setting('CONSOLE_URL', "address of the operator console, where the home site sends /nodes/*; absent: CONTROL_URL's /console/", optional(url('https:', 'http:')), undefined),
   logLevel: setting('LOG_LEVEL', 'pino log level', oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), 'info'),
+  logFormat: setting('LOG_FORMAT', 'log format: json (one JSON line per entry, ISO timestamps), pretty (one human line) or auto (pretty on a terminal, else json)', oneOf('auto', 'json', 'pretty'), 'auto'),
   projectionPollMs: setting('PROJECTION_POLL_MS', 'how often async projections poll when no NOTIFY arrives (ms)', positiveInt, 1000),
 } as const;
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
+import { projectVersion } from '../../infra/version.js';
 
 /**
  * `npm run agent:pack [-- --out DIR] [--version x.y.z]`: the agent release
@@ -18,9 +19,9 @@ import { build, type BuildOptions } from 'esbuild';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** `1.0.<number of commits on HEAD>`: grows with every commit, never goes backwards on one branch. */
+/** `1.0.<number of commits on HEAD>`: grows with every commit, never goes backwards on one branch; the project's one version (infra/version.ts). */
 export function commitVersion(cwd = ROOT): string {
-  return `1.0.${execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd, encoding: 'utf8' }).trim()}`;
+  return projectVersion(cwd);
 }
 
 /** ESM bundles of CommonJS packages (pino, ws) call `require`; give them one. */

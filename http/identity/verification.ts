@@ -1,11 +1,14 @@
 import { listVerificationOptions, type OptionsDeps } from '../../commands/identity/verification.js';
+import { NotFound } from '../../domain/errors.js';
 import { clientAddress } from '../shared/client-address.js';
+import { emptyReplicaWarner } from './admin/registry.js';
 import type { ServiceContext } from '../shared/context.js';
 import type { ApiRouter } from '../shared/routes.js';
 import { captchaTicket, OptionsBody, OptionsOut } from './verification-schemas.js';
 
 /** `POST /verification-options`: the ASN's verification options, e-mail masked, never cached. */
 export function verificationOptionsRoute(router: ApiRouter, ctx: ServiceContext, deps: OptionsDeps): void {
+  const warnIfEmpty = emptyReplicaWarner(ctx);
   router.route({
     method: 'post',
     path: '/verification-options',
@@ -22,8 +25,12 @@ export function verificationOptionsRoute(router: ApiRouter, ctx: ServiceContext,
     },
     handler: async (req, res) => {
       res.set('cache-control', 'no-store');
-      const view = await listVerificationOptions(deps, { asn: req.body.asn, ticket: captchaTicket(req.body), remoteIp: clientAddress(req), now: ctx.now() });
-      res.json(view);
+      try {
+        res.json(await listVerificationOptions(deps, { asn: req.body.asn, ticket: captchaTicket(req.body), remoteIp: clientAddress(req), now: ctx.now() }));
+      } catch (err) {
+        if (err instanceof NotFound) await warnIfEmpty();
+        throw err;
+      }
     },
   });
 }

@@ -13,12 +13,21 @@ export function requestIdOf(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
+/** Writes that machines send all the time (agent reports, the identity's name lookups at the replica): not worth an info line each. */
+const MACHINE_WRITES = /^\/(control\/v1|api\/v1)\/agent\/|^\/registry\/v1\/names/;
+
 /**
- * The level of a finished request's access line: 5xx error, 4xx info, the rest
- * debug (as the common front logs). A 503 is warn: during a database outage every
- * request answers it, and the outage itself is logged once as an error.
+ * The level of a finished request's access line: 5xx error, 4xx info, a
+ * successful write (not GET, HEAD or OPTIONS) by a person or a script info, the
+ * rest (reads, machine reports) debug. A 503 is warn: during a database outage
+ * every request answers it, and the outage itself is logged once as an error.
  */
-export const accessLevel = (status: number): 'error' | 'warn' | 'info' | 'debug' => (status === 503 ? 'warn' : status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug');
+export function accessLevel(status: number, method = 'GET', url = ''): 'error' | 'warn' | 'info' | 'debug' {
+  if (status === 503) return 'warn';
+  if (status >= 500) return 'error';
+  if (status >= 400) return 'info';
+  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || MACHINE_WRITES.test(url) ? 'debug' : 'info';
+}
 
 /** Marks a request whose access line this logger writes, so pino-http further down leaves it alone. */
 const LOGGED = Symbol('access-logged');
@@ -43,7 +52,7 @@ export function leanAccessLog(log: Logger): RequestHandler {
     const done = () => {
       res.removeListener('finish', done);
       res.removeListener('close', done);
-      const level = accessLevel(res.statusCode);
+      const level = accessLevel(res.statusCode, req.method, req.originalUrl);
       if (!log.isLevelEnabled(level)) return;
       const line = { req: { id, method: req.method, url: req.originalUrl }, res: { statusCode: res.statusCode }, responseTime: Date.now() - start };
       log[level](line, res.writableFinished ? 'request completed' : 'request aborted');

@@ -46,7 +46,7 @@ export function createServiceApp(service: string, log: Logger, options: ServiceA
       genReqId: (req, res) => requestIdOf(req, res),
       // A request the lean access log in front already logs (one that passed the front routes unanswered).
       autoLogging: { ignore: alreadyLogged },
-      customLogLevel: (_req, res, err) => (err ? 'error' : accessLevel(res.statusCode)),
+      customLogLevel: (req, res, err) => (err ? 'error' : accessLevel(res.statusCode, req.method, (req as { originalUrl?: string }).originalUrl ?? req.url)),
       serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
     }),
   );

@@ -9,7 +9,7 @@ import { startSite } from '../../http/site/app.js';
 import { allProjections } from '../../projections/index.js';
 import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { BackgroundTasks } from '../background.js';
-import type { Config } from '../config.js';
+import { dataDirOf, type Config } from '../config.js';
 import { startEmbeddedPostgres } from '../db/embedded.js';
 import { PgListener } from '../db/listener.js';
 import { stateMigrations } from './migrations.js';
@@ -44,8 +44,14 @@ export interface System {
   close(): Promise<void>;
 }
 
-export async function openSystem(config: Config, log: Logger, options: { migrate?: boolean } = {}): Promise<System> {
-  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(`${config.dataDir}`, log);
+export interface OpenOptions {
+  migrate?: boolean;
+  /** false: a missing embedded cluster is refused (NoCluster) instead of created: read-only commands. */
+  createCluster?: boolean;
+}
+
+export async function openSystem(config: Config, log: Logger, options: OpenOptions = {}): Promise<System> {
+  const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(dataDirOf(config), log, { create: options.createCluster });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const pool = createPool(databaseUrl, 20);
   const listener = new PgListener(databaseUrl, log);
@@ -90,13 +96,15 @@ export async function openSystem(config: Config, log: Logger, options: { migrate
       await eventStore.close();
       await listener.close();
       await pool.end();
-      await embedded?.stop();
+      // Last, after everything that used it; what it says while stopping is of interest only when debugging.
+      await embedded?.stop().catch((err: unknown) => log.debug({ err }, 'embedded PostgreSQL stop'));
     },
   };
 }
 
-export const ROLES = ['control', 'identity', 'registry', 'site', 'projections'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from './roles.js';
+
+export { ROLES, type Role };
 
 export interface Running {
   servers: { role: Role; server: Server; port: number }[];

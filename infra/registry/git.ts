@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { RegistryFile } from '../../domain/registry/snapshot.js';
 
 /**
@@ -24,6 +25,8 @@ export interface UpstreamSource {
   location: string;
   /** True for http(s) URLs without credentials of their own: git hosts want a token there. */
   needsToken: boolean;
+  /** A local directory that is not a git repository (say `examples/registry`): its files are read as they are. */
+  directory?: boolean;
 }
 
 /**
@@ -38,7 +41,17 @@ export function upstreamSource(source: string): UpstreamSource {
     return { location: source, needsToken: http && !url.password };
   }
   if (/^[^/]+:/.test(source) && !isAbsolute(source)) return { location: source, needsToken: false };
-  return { location: resolve(source), needsToken: false };
+  const location = resolve(source);
+  return isPlainDirectory(location) ? { location, needsToken: false, directory: true } : { location, needsToken: false };
+}
+
+/** A directory with neither `.git` nor the `HEAD` of a bare repository. */
+function isPlainDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory() && !existsSync(join(path, '.git')) && !existsSync(join(path, 'HEAD'));
+  } catch {
+    return false;
+  }
 }
 
 export interface GitOptions {
@@ -49,9 +62,10 @@ export interface GitOptions {
 }
 
 /** Runs git, collecting stdout as a Buffer; a non-zero exit or the signal's abort rejects. */
-export function git(args: readonly string[], options: GitOptions & { cwd?: string; input?: string }): Promise<Buffer> {
+export function git(args: readonly string[], options: GitOptions & { cwd?: string; input?: string; env?: NodeJS.ProcessEnv }): Promise<Buffer> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
+    ...options.env,
     GIT_TERMINAL_PROMPT: '0',
     GIT_ASKPASS: 'true',
     GIT_SSH_COMMAND: process.env.GIT_SSH_COMMAND ?? 'ssh -o BatchMode=yes',
@@ -62,7 +76,9 @@ export function git(args: readonly string[], options: GitOptions & { cwd?: strin
     Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` });
   }
   return new Promise((resolvePromise, reject) => {
-    const child = spawn('git', args, { cwd: options.cwd, env, signal: options.signal, stdio: ['pipe', 'pipe', 'pipe'], killSignal: 'SIGKILL' });
+    // Its own process group: a Ctrl-C at the server's terminal must not kill a sync round half-way (the
+    // shutdown waits for the round instead); the round's signal still ends it.
+    const child = spawn('git', args, { cwd: options.cwd, env, signal: options.signal, stdio: ['pipe', 'pipe', 'pipe'], killSignal: 'SIGKILL', detached: true });
     const out: Buffer[] = [];
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -99,6 +115,28 @@ export async function fetchHead(cacheDir: string, source: UpstreamSource, option
   const location = source.location.startsWith('/') ? `file://${source.location}` : source.location;
   await git(['-C', cacheDir, 'fetch', '--quiet', '--no-tags', '--depth=1', '--', location, `+HEAD:${REF}`], options);
   return (await git(['-C', cacheDir, 'rev-parse', '--verify', `${REF}^{commit}`], options)).toString('utf8').trim();
+}
+
+/**
+ * A plain directory as a commit of the cache repository: its `data/` tree is
+ * staged into a throwaway index, written as a tree and committed with a fixed
+ * author and date, so the same files always give the same commit id (an
+ * unchanged directory syncs as "upstream unchanged"). Returns the commit.
+ */
+export async function snapshotDirectory(cacheDir: string, source: UpstreamSource, options: GitOptions): Promise<string> {
+  await mkdir(cacheDir, { recursive: true });
+  await git(['init', '--quiet', '--bare', cacheDir], options);
+  const index = join(cacheDir, 'dn42-snapshot.index');
+  await rm(index, { force: true });
+  const fixed = { GIT_INDEX_FILE: index, GIT_AUTHOR_NAME: 'dn42-control', GIT_AUTHOR_EMAIL: 'snapshot@dn42-control.invalid', GIT_COMMITTER_NAME: 'dn42-control', GIT_COMMITTER_EMAIL: 'snapshot@dn42-control.invalid', GIT_AUTHOR_DATE: '1970-01-01T00:00:00Z', GIT_COMMITTER_DATE: '1970-01-01T00:00:00Z' };
+  const withTree = { ...options, env: fixed };
+  if (!existsSync(join(source.location, 'data'))) throw new UpstreamError(`${source.location} has no data/ folder: not a dn42 registry`);
+  await git(['--git-dir', cacheDir, '--work-tree', source.location, 'add', '--all', '--force', '--', 'data'], { ...withTree, cwd: source.location });
+  const tree = (await git(['--git-dir', cacheDir, 'write-tree'], withTree)).toString('utf8').trim();
+  const commit = (await git(['--git-dir', cacheDir, 'commit-tree', tree, '-m', 'snapshot of a registry directory'], withTree)).toString('utf8').trim();
+  await git(['--git-dir', cacheDir, 'update-ref', REF, commit], options);
+  await rm(index, { force: true });
+  return commit;
 }
 
 /** Every blob under `data/<class>/<name>` of a commit in the cache, read in one `cat-file --batch`. */

@@ -3,11 +3,11 @@ import type pg from 'pg';
 import { Conflict } from '../../domain/errors.js';
 import { REGISTRY_SYNC_STREAM, type RegistrySynced } from '../../domain/registry/events.js';
 import { buildSnapshot } from '../../domain/registry/snapshot.js';
-import type { Config } from '../config.js';
+import { dataDirOf, type Config } from '../config.js';
 import { runExclusive } from '../db/singleton.js';
 import type { EventMetadata, EventStore } from '../eventstore/types.js';
 import type { Logger } from '../logger.js';
-import { fetchHead, readObjects, remoteHead, upstreamSource, UpstreamError, type GitOptions } from './git.js';
+import { fetchHead, readObjects, remoteHead, snapshotDirectory, upstreamSource, UpstreamError, type GitOptions } from './git.js';
 import { markChecked, markRecorded, readState, replaceSnapshot, type RegistryState } from './store.js';
 
 /** The contract's upper bound of one sync round. */
@@ -61,7 +61,7 @@ export class RegistrySyncer {
     private readonly deps: RegistrySyncDeps,
     private readonly options: { timeoutMs?: number; cacheDir?: string; beforeCommit?: () => Promise<void> } = {},
   ) {
-    this.cacheDir = options.cacheDir ?? join(deps.config.dataDir, 'registry-cache.git');
+    this.cacheDir = options.cacheDir ?? join(dataDirOf(deps.config), 'registry-cache.git');
   }
 
   get enabled(): boolean {
@@ -100,13 +100,15 @@ export class RegistrySyncer {
     if (state && !state.recorded) await this.record(state, options.metadata);
 
     try {
-      const head = await phase('ls-remote', () => remoteHead(source, gitOptions));
+      const head = source.directory
+        ? await phase('snapshot', () => snapshotDirectory(this.cacheDir, source, gitOptions))
+        : await phase('ls-remote', () => remoteHead(source, gitOptions));
       if (!force && state?.commit === head) {
         await markChecked(pool, now());
         log.info({ commit: head }, 'registry sync: upstream unchanged');
         return { synced: false, commit: head, previous_commit: state.commit, counts: state.counts, duration_ms: Math.round(performance.now() - started) };
       }
-      const commit = await phase('fetch', () => fetchHead(this.cacheDir, source, gitOptions));
+      const commit = source.directory ? head : await phase('fetch', () => fetchHead(this.cacheDir, source, gitOptions));
       const files = await phase('read', () => readObjects(this.cacheDir, commit, gitOptions));
       const snapshot = await phase('parse', async () => buildSnapshot(files));
       if (snapshot.malformed.length) log.warn({ malformed: snapshot.malformed.length, first: snapshot.malformed.slice(0, 10) }, 'registry sync: malformed objects skipped');

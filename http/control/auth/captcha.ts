@@ -16,6 +16,24 @@ export function controlLoginCaptcha(ctx: ServiceContext): CaptchaVerifier & Part
   return configuredCaptcha(ctx.config, ctx.config.controlLoginCaptcha, CONTROL_LOGIN_ACTION, ctx.store);
 }
 
+/**
+ * Why the control login's captcha refuses every ticket, or undefined when it is
+ * configured: logged with each refused login, since the answer itself must stay
+ * the contract's fixed `captcha verification failed`.
+ */
+export function loginCaptchaProblem(config: ServiceContext['config']): string | undefined {
+  const hint = 'a start on a loopback BIND_HOST sets up pow by itself (DATA_DIR/local-secrets.json)';
+  switch (config.controlLoginCaptcha) {
+    case undefined:
+      return `CONTROL_LOGIN_CAPTCHA is not set, so every control login fails closed with "${CAPTCHA_FAILED}": set CONTROL_LOGIN_CAPTCHA=pow and CAPTCHA_SECRET, or external with CAPTCHA_VERIFY_URL and CAPTCHA_VERIFY_SECRET; ${hint}`;
+    case 'pow':
+      return config.captchaSecret ? undefined : `CONTROL_LOGIN_CAPTCHA=pow but CAPTCHA_SECRET is not set, so every control login fails closed with "${CAPTCHA_FAILED}"; ${hint}`;
+    case 'external':
+      return config.captchaVerifyUrl && config.captchaVerifySecret
+        ? undefined
+        : `CONTROL_LOGIN_CAPTCHA=external but CAPTCHA_VERIFY_URL or CAPTCHA_VERIFY_SECRET is not set, so every control login fails closed with "${CAPTCHA_FAILED}"`;
+  }
+}
 
 /** `GET /auth/captcha`: a proof-of-work challenge for the login form, when the login captcha is `pow`. */
 export function captchaChallengeRoute(router: ApiRouter, ctx: ServiceContext, captcha: Partial<ChallengeIssuer>): void {

@@ -6,7 +6,7 @@ import { HttpError } from '../../shared/errors.js';
 import { requestMetadata } from '../../shared/metadata.js';
 import type { ApiRouter } from '../../shared/routes.js';
 import { auditOutcome } from './audit-outcome.js';
-import { CAPTCHA_FAILED } from './captcha.js';
+import { CAPTCHA_FAILED, loginCaptchaProblem } from './captcha.js';
 import type { CaptchaVerifier } from '../../../infra/captcha/index.js';
 
 /** The provider-branded name some login forms still send the captcha ticket under. */
@@ -27,6 +27,7 @@ const LoginOut = Type.Object({ token: Type.String(), expires_at: Type.String({ f
  * until the login succeeds, then the username.
  */
 export function loginRoute(router: ApiRouter, ctx: ServiceContext, deps: AccountDeps, captcha: CaptchaVerifier): void {
+  const unconfigured = loginCaptchaProblem(ctx.config);
   router.route({
     method: 'post',
     path: '/auth/login',
@@ -48,7 +49,10 @@ export function loginRoute(router: ApiRouter, ctx: ServiceContext, deps: Account
       await auditOutcome(res, async () => {
         const now = ctx.now();
         const ticket = req.body.captcha_token ?? req.body[LEGACY_CAPTCHA_FIELD] ?? '';
-        if (!(await captcha.verify(ticket, { remoteIp: ip, now }))) throw new HttpError(400, CAPTCHA_FAILED);
+        if (!(await captcha.verify(ticket, { remoteIp: ip, now }))) {
+          if (unconfigured) ctx.log.warn({ username }, `control login refused: ${unconfigured}`);
+          throw new HttpError(400, CAPTCHA_FAILED);
+        }
         const session = await login(deps, { username, password, now, sessionTtlMs: ctx.config.accountSessionTtlSeconds * 1000 }, requestMetadata(req, res, now));
         res.locals.actor = username;
         res.locals.auditDetail = LOGIN_SUCCEEDED;

@@ -10,9 +10,37 @@ const Status = Type.Object(
     commit: Type.Union([Type.String(), Type.Null()], { description: 'commit identifier of the loaded registry' }),
     synced_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     counts: Type.Record(Type.String(), Type.Integer(), { description: 'objects per class' }),
+    detail: Type.Union([Type.String(), Type.Null()], { description: 'why the replica has no data (never synced, no source), else null' }),
   },
   { description: 'registry replica status' },
 );
+
+/** What an empty replica means for sign-ins, and what to do about it. */
+export function neverSynced(enabled: boolean): string {
+  return enabled
+    ? 'the registry replica has never synced: every ASN is unknown (404) until a sync succeeds; run one with POST /api/v1/registry/sync (dn42-control registry sync) or look at the replica log for the failing sync'
+    : 'the registry replica has never synced and has no source: set REGISTRY_SOURCE (a dn42 registry checkout, or examples/registry for the made-up sample), then run dn42-control registry sync';
+}
+
+const WARN_EVERY_MS = 60_000;
+
+/**
+ * Says in the log, at most once a minute, that an ASN was unknown because the
+ * replica has never synced (the answer itself stays the contract's 404). A
+ * replica that cannot be asked is left to the caller's own error.
+ */
+export function emptyReplicaWarner(ctx: ServiceContext): () => Promise<void> {
+  const client = registryClient(ctx.config, ctx.log);
+  let last = -Infinity;
+  return async () => {
+    if (Date.now() - last < WARN_EVERY_MS) return;
+    const status = await client.status().catch(() => undefined);
+    if (status && status.commit === null) {
+      last = Date.now();
+      ctx.log.warn({ registryUrl: ctx.config.registryUrl }, neverSynced(status.enabled));
+    }
+  };
+}
 
 /**
  * `POST /registry/sync` (admin token) asks the registry replica this service
@@ -49,7 +77,7 @@ export function registryRoutes(router: ApiRouter, ctx: ServiceContext): void {
       responses: { 200: Status, 503: 'replica unavailable' },
       handler: async (_req, res) => {
         const s = await client.status();
-        res.json({ enabled: s.enabled, commit: s.commit, synced_at: s.synced_at, counts: s.counts });
+        res.json({ enabled: s.enabled, commit: s.commit, synced_at: s.synced_at, counts: s.counts, detail: s.commit === null ? neverSynced(s.enabled) : null });
       },
     });
 }

@@ -104,7 +104,8 @@ describe('Identity administration: OAuth applications, registry sync and status'
     it('shows the replica status without authentication: commit, counts, sync time, nothing else', async () => {
       const res = await f.client.get('/api/v1/registry/status');
       expectResponse(res).status(200);
-      expect(res.body).to.have.all.keys('enabled', 'commit', 'synced_at', 'counts');
+      expect(res.body).to.have.all.keys('enabled', 'commit', 'synced_at', 'counts', 'detail');
+      expect(res.body.detail).to.equal(null);
       expect(res.body.commit).to.equal(f.repo.git('rev-parse', 'HEAD').trim());
       expect(res.body.counts['aut-num']).to.be.greaterThan(0);
       expect(new Date(res.body.synced_at).getTime()).to.be.greaterThan(0);
