@@ -25,6 +25,8 @@ export function jwksRoutes(ctx: ServiceContext): ApiRouter {
       // Public parts only, nothing decrypted; the first request of a fresh installation creates the first key, so the set is never empty.
       const keys = await publishedKeySet(ctx.pool, ctx.config, ctx.now());
       res.setHeader('Cache-Control', 'public, max-age=300');
+      // Public keys: readable by a browser app of any origin, never with credentials.
+      res.setHeader('Access-Control-Allow-Origin', '*');
       res.json({ keys });
     },
   });

@@ -4,6 +4,7 @@ import { currentSigningKey } from '../../../infra/identity/keys.js';
 import { lookUpAccountBeforeConsumption } from './account-before-consumption.js';
 import { compareSecretsByDigest } from './clients.js';
 import { providerConfiguration, PROVIDER_ROUTES, type ProviderDeps } from './configuration.js';
+import { providerCors } from './cors.js';
 import { contractDiscovery } from './discovery.js';
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE, databaseOutage, isDatabaseUnavailable } from '../../shared/errors.js';
 
@@ -63,6 +64,7 @@ export class OidcProviders {
       }
       answerAsContract(ctx as KoaContextWithOIDC, this.deps.config.identityIssuer);
     });
+    provider.use(providerCors(this.deps.pool));
     // The provider answers its own failures with a bare server_error: the cause goes to the log
     // (a database outage once per outage, and the answer becomes a 503 above).
     provider.on('server_error', (ctx: KoaContextWithOIDC, err: Error) => {
