@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type pg from 'pg';
+import { limitServer } from '../../http/shared/server-limits.js';
 import { createControlApp } from '../../http/control/app.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 import { createIdentityApp } from '../../http/identity/app.js';
@@ -122,6 +123,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
       const s = app.listen(port, config.bindHost, (err?: Error) => (err ? reject(err) : resolve(s)));
       s.once('error', reject);
     });
+    limitServer(server);
     const attached = await socketsOf(app, server);
     if (attached) sockets.push(attached);
     const address = server.address();
