@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { Response } from 'express';
+import type { RequestHandler, Response } from 'express';
 import {
   recordApply,
   recordPrefixFlaps,
@@ -42,9 +42,26 @@ export function checkAgentNode(res: Response, nodeId: string): AgentPrincipal {
 /** A router for agent routes: `requireAgent` runs on exactly these paths (before validation, so 401 comes first). */
 export function agentRouter(ctx: ServiceContext, paths: readonly string[]): ApiRouter {
   const r = new ApiRouter('/control/v1');
-  r.router.use([...paths], requireAgent(ctx));
+  r.router.use([...paths], requireAgent(ctx), bodyNodeFirst);
   return r;
 }
+
+/**
+ * The contract's order for agent bodies: token (401), then the body's node against
+ * the token's (403), and only then the full validation (422), so a token holder
+ * cannot make the server validate bodies for another node.
+ */
+const bodyNodeFirst: RequestHandler = (req, res, next) => {
+  const nodeId = (req.body as { node_id?: unknown } | undefined)?.node_id;
+  if (req.method !== 'GET' && typeof nodeId === 'string') {
+    try {
+      checkAgentNode(res, nodeId);
+    } catch (err) {
+      return next(err);
+    }
+  }
+  next();
+};
 
 export function telemetryDeps(ctx: ServiceContext): TelemetryDeps {
   return { pool: ctx.pool, store: ctx.store, log: ctx.log, background: ctx.background };

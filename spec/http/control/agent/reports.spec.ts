@@ -90,6 +90,13 @@ describe('Agent reports over HTTP', function () {
     }
   });
 
+  it("checks the body's node against the token before validating the rest (403 before 422)", async () => {
+    for (const r of REPORTS) {
+      const unknownKeys = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`unknown_${i}`, i]));
+      expectResponse(await h.agent.n2.post(r.path, { node_id: 'n1', ...unknownKeys })).status(403).detail('agent token is not bound to node n1');
+    }
+  });
+
   it('validates the bodies strictly (422): missing node_id, unknown fields, bad values', async () => {
     expectResponse(await h.agent.n1.post('/agent/apply-result', { ...applyResult('n1'), node_id: undefined })).status(422);
     expectResponse(await h.agent.n1.post('/agent/apply-result', { ...applyResult('n1'), surprise: true })).status(422);
