@@ -85,6 +85,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     {
       title: 'dn42-control control server',
       version: '1',
+      errorStyle: 'control',
       securitySchemes: {
         admin: { type: 'http', scheme: 'bearer', description: 'static admin token or account session token' },
         agent: { type: 'http', scheme: 'bearer', description: 'agent token bound to one node' },

@@ -15,7 +15,7 @@ const AuditEntry = Type.Object({
 
 /** `GET /admin/audit-log?limit=`: newest first; limit 1 to 1000, default 100. */
 export function auditLogRoutes(ctx: ServiceContext): ApiRouter {
-  return new ApiRouter().route({
+  return new ApiRouter('/control/v1').route({
     method: 'get',
     path: '/admin/audit-log',
     summary: 'Audit log, newest first',

@@ -34,6 +34,7 @@ export function createIdentityApp(ctx: ServiceContext): Express {
     {
       title: 'dn42-control identity service',
       version: '1',
+      errorStyle: 'identity',
       securitySchemes: {
         session: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session JWT (EdDSA) from challenge submit or passkey login' },
         admin: { type: 'http', scheme: 'bearer', description: 'IDENTITY_ADMIN_TOKEN' },

@@ -24,6 +24,7 @@ export function createRegistryApp(ctx: ServiceContext, options: { syncer?: Regis
     {
       title: 'dn42-control registry replica',
       version: '1',
+      errorStyle: 'control',
       securitySchemes: { service: { type: 'http', scheme: 'bearer', description: 'REGISTRY_SERVICE_TOKEN' } },
     },
     routers,

@@ -18,6 +18,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   /** OpenAPI style: `/nodes/{node_id}`. */
   path: string;
   summary: string;
+  /** The OpenAPI operationId; by default derived from the method and the path (`operationIdOf`). */
+  operationId?: string;
   tags?: string[];
   body?: B;
   query?: Q;
@@ -128,6 +130,7 @@ interface Operation {
   method: Method;
   path: string;
   summary: string;
+  operationId?: string;
   tags?: string[];
   body?: TSchema;
   query?: TSchema;
@@ -177,11 +180,77 @@ export interface OpenApiInfo {
   version: string;
   description?: string;
   securitySchemes?: Record<string, unknown>;
+  /** The error bodies the service answers: control/registry `{detail}`, identity `{detail, error, fatal}`. */
+  errorStyle: 'control' | 'identity';
+}
+
+/**
+ * The operationId of a route without an explicit one: the method, then the path
+ * after its `/<service>/v1` prefix in camel case, a `{param}` read as `By<Param>`
+ * (`GET /control/v1/admin/nodes/{node_id}` → `getAdminNodesByNodeId`).
+ */
+export function operationIdOf(method: string, path: string): string {
+  const words = path
+    .replace(/^\/[a-z]+\/v\d+(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean)
+    .flatMap((segment) => {
+      const param = /^\{(\w+)\}$/.exec(segment);
+      return param ? ['by', ...param[1].split('_')] : segment.split(/[^A-Za-z0-9]+/);
+    })
+    .filter(Boolean);
+  return method + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+}
+
+const FieldError = {
+  type: 'object',
+  required: ['loc', 'msg', 'type'],
+  properties: {
+    loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, description: 'where the value came from (`body`, `query`, `path`), then the field path' },
+    msg: { type: 'string', description: 'what is wrong with the value' },
+    type: { type: 'string', description: 'the rule that failed' },
+  },
+};
+
+/** The error bodies of each style, as shared components. */
+function errorComponents(style: OpenApiInfo['errorStyle']): Record<string, unknown> {
+  if (style === 'control') {
+    return {
+      FieldError,
+      Error: { type: 'object', required: ['detail'], properties: { detail: { type: 'string', description: 'the error text the contract words' } } },
+      ValidationError: {
+        type: 'object',
+        required: ['detail'],
+        properties: {
+          detail: {
+            type: 'object',
+            required: ['message', 'errors'],
+            properties: { message: { type: 'string', description: '`request validation failed`, or the rule that refused the value' }, errors: { type: 'array', items: { $ref: '#/components/schemas/FieldError' } } },
+          },
+        },
+      },
+    };
+  }
+  const oauthFields = {
+    error: { type: 'string', description: 'OAuth-style error code (`invalid_request`, `unauthorized`, ...)' },
+    fatal: { type: 'boolean', description: 'true when the flow cannot go on and must start over' },
+  };
+  return {
+    FieldError,
+    Error: { type: 'object', required: ['detail', 'error', 'fatal'], properties: { detail: { type: 'string', description: 'the error text the contract words' }, ...oauthFields } },
+    ValidationError: {
+      type: 'object',
+      required: ['detail', 'error', 'fatal'],
+      properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/FieldError' } }, ...oauthFields },
+    },
+  };
 }
 
 /** An OpenAPI 3.1 document from the routers' declared schemas. */
 export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const ids = new Set<string>();
+  const components = errorComponents(info.errorStyle);
   for (const op of routers.flatMap((r) => r.operations)) {
     const parameters: unknown[] = [];
     for (const [where, schema] of [['path', op.params], ['query', op.query]] as const) {
@@ -195,26 +264,49 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
     }
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(op.responses)) {
-      responses[status] = typeof r === 'string' ? { description: r } : { description: r.description ?? `status ${status}`, content: { 'application/json': { schema: plain(r) } } };
+      const code = Number(status);
+      if (typeof r !== 'string') responses[status] = { description: r.description ?? `status ${status}`, content: { 'application/json': { schema: plain(r) } } };
+      else if (code >= 400) responses[status] = { description: r, content: { 'application/json': { schema: { $ref: `#/components/schemas/${code === 422 ? 'ValidationError' : 'Error'}` } } } };
+      else responses[status] = { description: r };
     }
+    const operationId = op.operationId ?? operationIdOf(op.method, op.path);
+    if (ids.has(operationId)) throw new Error(`duplicate operationId ${operationId} (${op.method} ${op.path})`);
+    ids.add(operationId);
     (paths[op.path] ??= {})[op.method] = {
+      operationId,
       summary: op.summary,
       ...(op.tags ? { tags: op.tags } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(op.body) } } } } : {}),
       responses,
-      ...(op.security ? { security: op.security.map((name) => ({ [name]: [] })) } : {}),
+      // A route that names no scheme is public: `security: []` says so rather than leaving it unknown.
+      security: (op.security ?? []).map((name) => ({ [name]: [] })),
     };
   }
   return {
     openapi: '3.1.0',
-    info: { title: info.title, version: info.version, ...(info.description ? { description: info.description } : {}) },
+    info: {
+      title: info.title,
+      version: info.version,
+      ...(info.description ? { description: info.description } : {}),
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: '/', description: 'the service that serves this document' }],
     paths,
-    ...(info.securitySchemes ? { components: { securitySchemes: info.securitySchemes } } : {}),
+    components: { schemas: components, ...(info.securitySchemes ? { securitySchemes: info.securitySchemes } : {}) },
   };
 }
 
-/** A schema without TypeBox's symbol keys, as plain JSON Schema. */
+/**
+ * A schema without TypeBox's symbol keys, as plain JSON Schema 2020-12 (OpenAPI 3.1):
+ * TypeBox's tuples (`items: [...]`, `additionalItems: false`) become `prefixItems`, `items: false`.
+ */
 function plain(schema: TSchema): unknown {
-  return JSON.parse(JSON.stringify(schema));
+  return JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
+    if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray((value as { items?: unknown }).items)) {
+      const { items, additionalItems, ...rest } = value as { items: unknown[]; additionalItems?: unknown };
+      return { ...rest, prefixItems: items, ...(additionalItems === false ? { items: false } : {}) };
+    }
+    return value;
+  });
 }

@@ -13,7 +13,7 @@ import { requireAdmin, requireAdminSurface } from './require-admin.js';
  * static admin token is configured; `/auth/password` needs an account session.
  */
 export function controlAuthRoutes(ctx: ServiceContext): ApiRouter {
-  const router = new ApiRouter();
+  const router = new ApiRouter('/control/v1');
   const deps = { store: ctx.store, passwords: argon2Hasher() };
   const captcha = controlLoginCaptcha(ctx);
   router.router.use('/auth', auditWrites(ctx), requireAdminSurface(ctx));
