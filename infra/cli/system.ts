@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type pg from 'pg';
 import { limitServer } from '../../http/shared/server-limits.js';
+import { flushAnonymousRefusals } from '../../http/shared/audit.js';
 import { createControlApp } from '../../http/control/app.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 import { createIdentityApp } from '../../http/identity/app.js';
@@ -161,6 +162,10 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
             }),
         ),
       );
+      // The minute's counted anonymous refusals (control and identity share the context's bound) would die with the process.
+      if (wanted.has('control') || wanted.has('identity')) {
+        await flushAnonymousRefusals(context).catch((err: unknown) => log.error({ err }, 'audit aggregate at shutdown failed'));
+      }
     },
   };
 }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { AUDIT_PATH_LIMIT } from '../../../commands/audit.js';
 import { createControlApp } from '../../../http/control/app.js';
 import { ANONYMOUS_REFUSALS, flushAnonymousRefusals } from '../../../http/shared/audit.js';
+import { serve, type System } from '../../../infra/cli/system.js';
 import { api, expectResponse } from '../../support/http.js';
 import { createTestSystem, startApp, type TestSystem } from '../../support/system.js';
 import { node } from './fleet/support.js';
@@ -145,5 +146,32 @@ describe('control audit: in the write, bounded for anonymous clients', function 
       String(12 - ANONYMOUS_REFUSALS.perAddress),
     ]);
     expect(entries.filter((e) => e.path === '/control/v1/admin/nodes/c').map((e) => e.actor)).to.deep.equal(['anonymous@203.0.113.1']);
+  });
+});
+
+describe('control audit: the anonymous-refusal aggregate at shutdown', function () {
+  this.timeout(60_000);
+  let sys: TestSystem;
+
+  before(async () => {
+    sys = await createTestSystem({ env: { ...POW_ENV, CONTROL_PORT: '0' } });
+  });
+  after(async () => {
+    await sys?.close();
+  });
+
+  it("writes the window's counted refusals when the served roles stop, not a minute later or never", async () => {
+    const running = await serve(sys as unknown as System, ['control']);
+    const client = api(`http://127.0.0.1:${running.servers[0].port}`);
+    for (let i = 0; i < 8; i++) expectResponse(await client.delete('/control/v1/admin/nodes/a', { headers: { 'x-forwarded-for': '203.0.113.9' } })).status(401);
+    await sys.context.background.drain();
+    const counted = (e: { detail?: string | null }) => e.detail?.includes('counted, not recorded one by one');
+    // The barrier: the singly recorded ones are in, the aggregate is still only counted.
+    expect((await auditEntries(sys)).filter((e) => e.actor === 'anonymous@203.0.113.9')).to.have.length(ANONYMOUS_REFUSALS.perAddress);
+    expect((await auditEntries(sys)).filter(counted)).to.have.length(0);
+    await running.stop();
+    await sys.context.background.drain();
+    const aggregate = (await auditEntries(sys)).filter(counted);
+    expect(aggregate.map((e) => e.detail?.split(' ')[0])).to.deep.equal([String(8 - ANONYMOUS_REFUSALS.perAddress)]);
   });
 });
