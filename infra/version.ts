@@ -2,23 +2,25 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { projectVersionOf } from '../domain/version.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-/**
- * The one version of the project: `<major>.<minor>` from package.json and, in a
- * git checkout, the number of commits on HEAD as the patch (`1.0.<commit
- * count>`, the contract's agent versioning, which never goes backwards on one
- * branch). Without git the package.json version as it is. `dn42-control
- * --version` prints it and `npm run agent:pack` stamps it into the agent release.
- */
-export function projectVersion(root = ROOT): string {
-  const declared = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+/** The declared version of package.json under `root`. */
+export function declaredVersion(root = ROOT): string {
+  return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** The number of commits on HEAD in `root`, or undefined outside a git checkout. */
+export function commitCount(root = ROOT): string | undefined {
   try {
-    const count = execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    if (/^\d+$/.test(count)) return `${declared.split('.').slice(0, 2).join('.')}.${count}`;
+    return execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
-    // not a git checkout (an unpacked release): the declared version
+    return undefined; // not a git checkout (an unpacked release): the declared version
   }
-  return declared;
+}
+
+/** The one version of the project (domain/version.ts); `dn42-control --version` prints it. */
+export function projectVersion(root = ROOT): string {
+  return projectVersionOf(declaredVersion(root), commitCount(root));
 }

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
-import { projectVersion } from '../../infra/version.js';
+import { projectVersionOf } from '../../domain/version.js';
 
 /**
  * `npm run agent:pack [-- --out DIR] [--version x.y.z]`: the agent release
@@ -19,9 +20,10 @@ import { projectVersion } from '../../infra/version.js';
  */
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** `1.0.<number of commits on HEAD>`: grows with every commit, never goes backwards on one branch; the project's one version (infra/version.ts). */
+/** `1.0.<number of commits on HEAD>`: grows with every commit, never goes backwards on one branch; the project's one version rule (domain/version.ts). */
 export function commitVersion(cwd = ROOT): string {
-  return projectVersion(cwd);
+  const declared = (JSON.parse(readFileSync(join(cwd, 'package.json'), 'utf8')) as { version: string }).version;
+  return projectVersionOf(declared, execFileSync('git', ['rev-list', '--count', 'HEAD'], { cwd, encoding: 'utf8' }));
 }
 
 /** ESM bundles of CommonJS packages (pino, ws) call `require`; give them one. */
