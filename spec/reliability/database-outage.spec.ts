@@ -1,4 +1,3 @@
-import { createServer, connect, type Server, type Socket, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -6,6 +5,7 @@ import { pino } from 'pino';
 import { createControlApp } from '../../http/control/app.js';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseOutage } from '../../http/shared/errors.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { TcpRelay } from '../support/tcp-relay.js';
 import { api } from '../support/http.js';
 import { createTestSystem, startApp, type TestSystem } from '../support/system.js';
 import { node } from '../http/control/fleet/support.js';
@@ -13,48 +13,17 @@ import { node } from '../http/control/fleet/support.js';
 const ADMIN_TOKEN = 'outage-load-spec-admin-token-0123456789';
 const WORKERS = 6;
 
-/** A TCP relay in front of PostgreSQL: cut closes every connection and refuses new ones; open restores it on the same port. */
-class Relay {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: URL) {}
-
-  async open(): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(Number(this.target.port || 5432), this.target.hostname);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => s.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server!;
-    this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const s of this.sockets) s.destroy();
-    await closed;
-  }
-}
-
 describe('a control server whose database goes away under load', function () {
   this.timeout(120_000);
   let db: TestDatabase;
   let sys: TestSystem;
-  let relay: Relay;
+  let relay: TcpRelay;
   let server: { url: string; close(): Promise<void> };
   const logged: { level: number; msg: string }[] = [];
 
   before(async () => {
     db = await createTestDatabase();
-    relay = new Relay(new URL(db.url));
+    relay = new TcpRelay(new URL(db.url));
     await relay.open();
     const relayed = new URL(db.url);
     relayed.host = `127.0.0.1:${relay.port}`;

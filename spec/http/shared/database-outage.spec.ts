@@ -1,5 +1,3 @@
-import { createServer, type Server, type Socket, connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { createControlApp } from '../../../http/control/app.js';
 import { createIdentityApp } from '../../../http/identity/app.js';
@@ -9,52 +7,25 @@ import { migrate } from '../../../infra/db/migrate.js';
 import { registryMigrations } from '../../../infra/registry/store.js';
 import { api, type ApiResponse } from '../../support/http.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
+import { TcpRelay } from '../../support/tcp-relay.js';
 import { createTestSystem, startApp, type TestSystem } from '../../support/system.js';
 import { node } from '../control/fleet/support.js';
 import { ADMIN_TOKEN } from '../control/support.js';
 
 const SERVICE_TOKEN = 'outage-spec-registry-token-0123456789';
 
-/** A TCP relay in front of PostgreSQL that can be cut (every connection closed, new ones refused) and restored on the same port. */
-class Relay {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  async open(target: URL): Promise<void> {
-    this.server = createServer((client) => {
-      const upstream = connect(Number(target.port || 5432), target.hostname);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => s.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server!;
-    this.server = undefined;
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    for (const s of this.sockets) s.destroy();
-    await closed;
-  }
-}
-
 describe('every service answers 503 with Retry-After while its database is unreachable', function () {
   this.timeout(120_000);
   let db: TestDatabase;
   let sys: TestSystem;
-  const relay = new Relay();
+  let relay: TcpRelay;
   let servers: { url: string; close(): Promise<void> }[] = [];
 
   before(async () => {
     db = await createTestDatabase();
     const target = new URL(db.url);
-    await relay.open(target);
+    relay = new TcpRelay(target);
+    await relay.open();
     const relayed = new URL(db.url);
     relayed.host = `127.0.0.1:${relay.port}`;
     sys = await createTestSystem({ database: { ...db, url: relayed.toString() }, env: { ADMIN_TOKEN, REGISTRY_SERVICE_TOKEN: SERVICE_TOKEN } });
@@ -96,7 +67,7 @@ describe('every service answers 503 with Retry-After while its database is unrea
       }
     }
 
-    await relay.open(new URL(db.url));
+    await relay.open();
     const back = await Promise.all(requests().map((r) => r.send()));
     for (const [i, res] of back.entries()) expect([requests()[i].name, res.status < 500]).to.deep.equal([requests()[i].name, true]);
   });
