@@ -5,6 +5,7 @@
  * grain). The project ships no photograph it does not own; this one it makes
  * at build time, the same pixels every time.
  */
+import { mulberry32 as random } from '../../domain/seeded-random.js';
 
 export interface Rgba {
   width: number;
@@ -12,17 +13,6 @@ export interface Rgba {
   data: Buffer;
 }
 
-/** mulberry32: a small seeded generator, so the picture is the same on every build. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Smooth 1-D value noise over a table of 1024 random values. */
 function noise1(seed: number): (x: number) => number {

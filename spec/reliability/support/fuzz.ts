@@ -7,20 +7,13 @@
  * bad JSON, wrong content types, and each credential missing, forged or of
  * another kind. Same seed, same requests.
  */
+import { mulberry32 } from '../../../domain/seeded-random.js';
+
+/** The fuzz pass's seeded generator. */
+export const prng = mulberry32;
 
 export type Schema = Record<string, any>;
 
-/** mulberry32: a seeded PRNG, good enough to pick mutations reproducibly. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface Operation {
   method: string;
