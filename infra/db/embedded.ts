@@ -149,7 +149,8 @@ function readLock(databaseDir: string): { pid: number } | undefined {
   return Number.isInteger(pid) && pid > 0 ? { pid } : undefined;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it exists, owned by another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
