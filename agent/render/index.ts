@@ -16,7 +16,7 @@ export { RenderError } from './types.js';
 export { generateWireguardPrivateKey, wireguardPublicKey } from './keys.js';
 export { interfacePlan, type IpCommand } from './interface-plan.js';
 export { presharedKeyRefs, presharedKeyPath, readPresharedKeys } from './preshared-keys.js';
-export { bgpProtocolName } from './bird/names.js';
+export { bgpProtocolName } from '../../domain/desired-state/bird-names.js';
 export { dnsServiceWanted } from './dns/index.js';
 
 /** Every file of the node, sorted by path. */

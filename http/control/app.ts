@@ -17,6 +17,8 @@ import { peeringRoutes } from './fleet/peerings.js';
 import { asNames } from '../../infra/registry/client.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
+import { peerDefaultsRoutes } from './ui/peer-defaults.js';
+import { routeTuningRoutes } from './ui/route-tuning.js';
 import { agentDesiredStateRoutes } from './agent/desired-state.js';
 import { agentRecoveryKeyRoutes } from './agent/recovery-key.js';
 import { agentReportRoutes, routingTableBody } from './agent/reports.js';
@@ -52,6 +54,8 @@ export function createControlApp(ctx: ServiceContext): Express {
   // Audit runs before authentication so that refused writes carry their status code.
   const admin = requireAdmin(ctx);
   app.use(`${CONTROL_PREFIX}/admin`, auditWrites(ctx), admin);
+  // The console's configuration writes (route tuning, link latency) are audited as /admin writes are.
+  app.use([`${CONTROL_PREFIX}/ui/nodes`, `${CONTROL_PREFIX}/ui/bgp-sessions`], auditWrites(ctx));
   app.use(`${CONTROL_PREFIX}/ui`, admin);
 
   const routers: ApiRouter[] = [
@@ -63,6 +67,8 @@ export function createControlApp(ctx: ServiceContext): Express {
     interfaceRoutes(ctx),
     generationRoutes(ctx),
     registryProxyRoutes(ctx),
+    routeTuningRoutes(ctx),
+    peerDefaultsRoutes(ctx),
     probeRoutes(ctx),
     agentTokenRoutes(ctx),
     agentRegisterRoutes(ctx),

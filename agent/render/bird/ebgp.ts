@@ -2,7 +2,7 @@ import type { BgpSessionState, DesiredState } from '../../../domain/desired-stat
 import { isIpv6LinkLocal, parseIp } from '../../../domain/desired-state/ip.js';
 import { linkCommunityStatements } from './communities.js';
 import { FN, type FilterFacts } from './filters.js';
-import { bgpFilterName, bgpProtocolName } from './names.js';
+import { bgpFilterName, bgpProtocolName } from '../../../domain/desired-state/bird-names.js';
 import { block, channelOf, type Family } from './syntax.js';
 
 /**

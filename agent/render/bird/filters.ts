@@ -1,7 +1,7 @@
 import type { DesiredState } from '../../../domain/desired-state/schema.js';
 import { safeComment } from '../text.js';
 import { communityFunctions } from './communities.js';
-import { PROTOCOL } from './names.js';
+import { PROTOCOL } from '../../../domain/desired-state/bird-names.js';
 import { FAMILIES, channelOf, indent, prefixSet, prefixesOf, type Family } from './syntax.js';
 
 /**

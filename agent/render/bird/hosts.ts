@@ -1,6 +1,6 @@
 import type { DesiredState } from '../../../domain/desired-state/schema.js';
 import { safeComment } from '../text.js';
-import { PROTOCOL } from './names.js';
+import { PROTOCOL } from '../../../domain/desired-state/bird-names.js';
 import { FAMILIES, block, channelOf, familyOfPrefix, network, type Family } from './syntax.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { DesiredState, Router } from '../../../domain/desired-state/schema.js';
 import { safeComment } from '../text.js';
 import { FN, type FilterFacts } from './filters.js';
-import { ibgpProtocolName } from './names.js';
+import { ibgpProtocolName } from '../../../domain/desired-state/bird-names.js';
 import { FAMILIES, block, channelOf, type Family } from './syntax.js';
 
 /**

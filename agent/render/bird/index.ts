@@ -5,7 +5,7 @@ import { ebgpConf, needsBfd, sessionFilters } from './ebgp.js';
 import { filterFacts, filtersConf } from './filters.js';
 import { hostStatics } from './hosts.js';
 import { ibgpProtocols } from './ibgp.js';
-import { PROTOCOL } from './names.js';
+import { PROTOCOL } from '../../../domain/desired-state/bird-names.js';
 import { ospfProtocols } from './ospf.js';
 
 /**

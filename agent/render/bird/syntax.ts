@@ -1,3 +1,4 @@
+import type { Family } from '../../../domain/desired-state/bird-names.js';
 import { canonicalPrefix, parseIpWithOptionalLength, parsePrefix } from '../../../domain/desired-state/ip.js';
 
 /**
@@ -6,7 +7,7 @@ import { canonicalPrefix, parseIpWithOptionalLength, parsePrefix } from '../../.
  * and a set is only written when it has members.
  */
 
-export type Family = 'v4' | 'v6';
+export type { Family };
 export const FAMILIES: readonly Family[] = ['v4', 'v6'];
 /** The BIRD channel (and table family) keyword of a family. */
 export const channelOf = (f: Family): 'ipv4' | 'ipv6' => (f === 'v4' ? 'ipv4' : 'ipv6');

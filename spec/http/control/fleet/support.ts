@@ -8,6 +8,8 @@ export type Client = ReturnType<typeof api>;
 
 export interface FleetHarness {
   sys: TestSystem;
+  /** The server's origin (for agent clients: `issueAgentToken`). */
+  url: string;
   client: Client;
   close(): Promise<void>;
 }
@@ -18,6 +20,7 @@ export async function startFleet(env: Record<string, string> = {}): Promise<Flee
   const started = await startApp(createControlApp(sys.context));
   return {
     sys,
+    url: started.url,
     client: api(`${started.url}/control/v1`, { token: ADMIN_TOKEN }),
     async close() {
       await started.close();

@@ -1,12 +1,15 @@
 import { createHash } from 'node:crypto';
-import type { BgpSessionState, Router } from '../../../domain/desired-state/schema.js';
-import type { Family } from './syntax.js';
+import type { BgpSessionState, Router } from './schema.js';
+
+/** An address family as the protocol names spell it. */
+export type Family = 'v4' | 'v6';
 
 /**
- * BIRD protocol names. Every keyword of BIRD is a reserved word even inside
- * apostrophes (`protocol bgp 'import'` is a syntax error), and a name of hex
- * pairs reads as a byte string, so no name of the document becomes a protocol
- * name as is: eBGP sessions get `ebgp_`, iBGP neighbours `ibgp_`, the fixed
+ * BIRD protocol names, shared by the agent (which renders them) and the control
+ * server (which finds them again in the routing tables agents report). Every
+ * keyword of BIRD is a reserved word even inside apostrophes (`protocol bgp
+ * 'import'` is a syntax error), and a name of hex pairs reads as a byte string,
+ * so no name of the document becomes a protocol name as is: eBGP sessions get `ebgp_`, iBGP neighbours `ibgp_`, the fixed
  * protocols names no prefix of those. BIRD symbols are at most 64 characters;
  * a longer name keeps its start and gets a hash of the whole (stays unique).
  */
@@ -52,3 +55,6 @@ export function ibgpProtocolName(router: Pick<Router, 'node_id'>, family: Family
   if (/^[\w.:-]+$/.test(id)) return `'${symbol('ibgp_', id, `_${family}`)}'`;
   return symbol('ibgp_', `${id.replace(/\W/g, '_')}_${hash8(id)}`, `_${family}`);
 }
+
+/** A protocol symbol as BIRD shows it (`birdc show route` prints `'ibgp_a-b_v4'` as `ibgp_a-b_v4`). */
+export const shownProtocolName = (symbol: string): string => (symbol.startsWith("'") && symbol.endsWith("'") ? symbol.slice(1, -1) : symbol);

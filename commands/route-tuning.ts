@@ -1,0 +1,54 @@
+import { decideNode, live } from '../domain/node/decide.js';
+import { mergeRouteTuning, type RouteTuningPatch } from '../domain/desired-state/route-tuning.js';
+import { NotFound } from '../domain/errors.js';
+import type { EventMetadata } from '../infra/eventstore/types.js';
+import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+
+/**
+ * The console's route-tuning writes. Each merges into the node's stream as the
+ * write found it (under the node's writer lock), so two helpers changing
+ * different fields at the same time both land; a write that changes nothing
+ * appends nothing and publishes nothing.
+ */
+
+/** Merges `cold_potato_med` / `route_local_pref` into `base_template.bird`; a published node gets a new generation when one changed. */
+export function tuneRoutes<A = undefined>(deps: FleetDeps, nodeId: string, patch: RouteTuningPatch, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
+  return writeNode(
+    deps,
+    nodeId,
+    (state) => {
+      const node = live(state, nodeId);
+      const { template, changed } = mergeRouteTuning(node.fields.base_template ?? {}, patch);
+      const events = changed.length > 0 ? decideNode({ type: 'UpdateNode', node_id: nodeId, changes: { base_template: template } }, state) : [];
+      // Route tuning is read by this node's materialisation only: no topology fan-out.
+      return { events, reason: `route tuning updated (${changed.join(', ')})`, publish: events.length > 0 ? 'if-published' : 'none', result: undefined };
+    },
+    metadata,
+    read,
+  );
+}
+
+/** Sets one session's `link_latency` (1 to 9; null clears) and nothing else of its specification. */
+export function setLinkLatency<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  sessionId: number,
+  linkLatency: number | null,
+  metadata: EventMetadata,
+  read?: AnswerReader<void, A>,
+): Promise<NodeWriteOutcome<void, A>> {
+  return writeNode(
+    deps,
+    nodeId,
+    (state) => {
+      const session = live(state, nodeId).sessions.find((s) => s.id === sessionId);
+      // Deleted (or moved) since the caller looked its node up.
+      if (!session) throw new NotFound(`unknown bgp session ${sessionId}`);
+      const unchanged = (session.spec.link_latency ?? null) === linkLatency;
+      const events = unchanged ? [] : decideNode({ type: 'UpdateSession', node_id: nodeId, session_id: sessionId, changes: { spec: { ...session.spec, link_latency: linkLatency } } }, state);
+      return { events, reason: `bgp session ${session.spec.name} updated (link_latency)`, publish: unchanged ? 'none' : 'always', result: undefined };
+    },
+    metadata,
+    read,
+  );
+}
