@@ -16,6 +16,8 @@ import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
+import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
+import { placeSample, type Placement } from '../domain/series/placement.js';
 import {
   allNodeStatus,
   archiveInterfaceTraffic,
@@ -60,20 +62,35 @@ export async function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnaps
   });
   const nodeId = snapshot.node_id;
   await appendTransitions(deps, nodeId, (state) => [...decideHealth(nodeId, state, verdict), ...decideSessions(nodeId, state, snapshot.bgp_protocols)], metadata);
-  const afterwards = async (what: string, work: () => Promise<unknown>) => {
-    try {
-      await work();
-    } catch (err) {
-      deps.log.error({ err, node_id: nodeId, requestId: metadata.requestId }, `runtime snapshot: ${what} failed`);
-    }
-  };
-  void deps.background.run(
-    Promise.all([
-      afterwards('interface traffic archive', () => archiveInterfaceTraffic(deps.pool, snapshot, now)),
-      afterwards('self-metrics archive', () => archiveSelfMetrics(deps.pool, snapshot, now)),
-    ]),
-  );
+  const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
+  if (at) {
+    void deps.background.run(
+      Promise.all([
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: interface traffic archive', () => archiveInterfaceTraffic(deps.pool, snapshot, at)),
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: self-metrics archive', () => archiveSelfMetrics(deps.pool, snapshot, at)),
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at)),
+      ]),
+    );
+  }
   return verdict;
+}
+
+/** Work after the answer: a failure is a gap in a graph, not a lie, so it is only logged. */
+async function afterwards(deps: TelemetryDeps, nodeId: string, metadata: EventMetadata, what: string, work: () => Promise<unknown>): Promise<void> {
+  try {
+    await work();
+  } catch (err) {
+    deps.log.error({ err, node_id: nodeId, requestId: metadata.requestId }, `${what} failed`);
+  }
+}
+
+/** A sample's place in time (domain/series/placement.ts); a clamped or dropped one is logged. */
+function placed(deps: TelemetryDeps, nodeId: string, what: string, capturedAt: string, now: Date): Placement {
+  const placement = placeSample(capturedAt, now);
+  if (placement.clamped === 'ahead' || placement.clamped === 'expired') {
+    deps.log.warn({ node_id: nodeId, captured_at: capturedAt, placement: placement.clamped }, `${what}: captured_at ${placement.clamped === 'ahead' ? 'ahead of the server clock, placed now' : 'older than the retention, not stored in the series'}`);
+  }
+  return placement;
 }
 
 /** Re-derives health from the stored inputs (after an apply or a reconciliation) and records a change. */
@@ -141,6 +158,8 @@ export async function recordReconciliation(deps: TelemetryDeps, report: Reconcil
     await upsertReport(tx, report, now);
     await insertStatusEvent(tx, report.node_id, { kind: 'report', generation: report.generation, status: report.status, drift_count: report.drift_items.length, payload: report }, now);
   });
+  const { at } = placed(deps, report.node_id, 'reconciliation report', report.captured_at, now);
+  if (at) void deps.background.run(afterwards(deps, report.node_id, metadata, 'reconciliation report: series rollups', () => addReportToSeries(deps.pool, report.node_id, report.status === 'failed', at)));
   await refreshHealth(deps, report.node_id, metadata, now);
 }
 
@@ -174,9 +193,11 @@ export async function recordPrefixFlaps(deps: TelemetryDeps, flaps: PrefixFlaps,
   return new Set(flaps.entries.map((e) => `${e.prefix} ${e.peer_asn}`)).size;
 }
 
+/** A 30 s sample, placed at its `captured_at` (bounded); one older than the retention is answered but not stored. */
 export async function recordWireguardTraffic(deps: TelemetryDeps, sample: WireguardTraffic, now: Date): Promise<TrafficTotals> {
   const totals = trafficTotals(sample);
-  await insertWireguardTraffic(deps.pool, sample, totals, now);
+  const { at } = placed(deps, sample.node_id, 'wireguard traffic', sample.captured_at, now);
+  if (at) await insertWireguardTraffic(deps.pool, sample, totals, at);
   return totals;
 }
 

@@ -34,6 +34,9 @@ import { autopeeringAdminRoutes } from './autopeering/routes.js';
 import { publicCors } from './public/cors.js';
 import { publicRoutes } from './public/routes.js';
 import { dnsRoutes } from './dns/index.js';
+import { adminTrafficRoutes } from './health/traffic.js';
+import { nodesMetricsRoutes } from './ui/nodes-metrics.js';
+import { trafficRoutes } from './ui/traffic.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -77,6 +80,9 @@ export function createControlApp(ctx: ServiceContext): Express {
     agentWireguardKeyRoutes(ctx),
     agentReportRoutes(ctx),
     healthRoutes(ctx),
+    adminTrafficRoutes(ctx),
+    trafficRoutes(ctx),
+    nodesMetricsRoutes(ctx),
     notifyRoutes(ctx),
     releaseRoutes(ctx),
     agentUpdateRoutes(ctx),

@@ -45,7 +45,7 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
     await samplesAt(new Date(now.getTime() - RETENTION_DAYS * DAY + 1000));
     await samplesAt(now);
     expect(await counts()).to.deep.equal(each(3));
-    expect(await pruneTelemetry(sys.pool, now)).to.deep.equal(each(1));
+    expect(await pruneTelemetry(sys.pool, now)).to.deep.include(each(1));
     expect(await counts()).to.deep.equal(each(2));
   });
 

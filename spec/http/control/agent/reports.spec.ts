@@ -116,7 +116,8 @@ describe('Agent reports over HTTP', function () {
   });
 
   it('keeps the traffic sums of every sample and the per-peer breakdown of the latest two', async () => {
-    const sample = (rx: number, peers = [{ interface: 'dn42_a', public_key: KEY, rx_bytes: rx, tx_bytes: 2 * rx }, { interface: 'dn42_b', rx_bytes: 10, tx_bytes: 20 }]) => ({ node_id: 'n2', captured_at: '2026-11-01T12:00:00Z', peers });
+    // Samples are placed at their captured_at (the clock's time here, as an agent in step would send).
+    const sample = (rx: number, peers = [{ interface: 'dn42_a', public_key: KEY, rx_bytes: rx, tx_bytes: 2 * rx }, { interface: 'dn42_b', rx_bytes: 10, tx_bytes: 20 }]) => ({ node_id: 'n2', captured_at: h.sys.clock.now().toISOString(), peers });
     expect(await latestWireguardTraffic(h.sys.pool, 'n2')).to.equal(undefined);
     for (const rx of [100, 400, 1000]) {
       expectResponse(await h.agent.n2.post('/agent/wireguard-traffic', sample(rx))).status(200);

@@ -1,0 +1,120 @@
+import { gridEnd, rollupWidthFor, type Grid } from '../../domain/series/grid.js';
+import type { Queryable } from '../db/pool.js';
+
+/**
+ * Reads of the console's time series from the rollups (migrations/0007). Each
+ * query reads the widest rollup dividing the grid's width, through the index
+ * `(width_s, bucket)` or the key `(width_s, node_id, bucket)`, and answers per
+ * grid bucket (epoch seconds of its start). A rate is bytes over measured
+ * seconds; a bucket nobody measured has no row.
+ */
+
+export interface Rate {
+  rx: number;
+  tx: number;
+}
+
+/** The window's SQL arguments: rollup width, grid width, start and end in epoch seconds. */
+const window = (grid: Grid) => [rollupWidthFor(grid.bucket_seconds), grid.bucket_seconds, grid.start, gridEnd(grid)];
+const GRID_BUCKET = `(floor(extract(epoch FROM bucket) / $2) * $2)::bigint`;
+const IN_WINDOW = `width_s = $1 AND bucket >= to_timestamp($3) AND bucket < to_timestamp($4)`;
+
+/**
+ * Throughput per grid bucket summed over nodes (all nodes, or `nodeIds`): each
+ * node's rate is its bytes over its measured seconds in the bucket, and the
+ * fleet's is the sum of the node rates measured there.
+ */
+export async function trafficRates(db: Queryable, grid: Grid, nodeIds: readonly string[] | null): Promise<Map<number, Rate>> {
+  const { rows } = await db.query(
+    `SELECT b, sum(rx / secs) AS rx, sum(tx / secs) AS tx FROM (
+       SELECT node_id, ${GRID_BUCKET} AS b, sum(rx_bytes) AS rx, sum(tx_bytes) AS tx, sum(traffic_seconds) AS secs
+       FROM node_series_rollups WHERE ${IN_WINDOW} AND traffic_seconds > 0 AND ($5::text[] IS NULL OR node_id = ANY($5))
+       GROUP BY node_id, b) n
+     GROUP BY b`,
+    [...window(grid), nodeIds],
+  );
+  return new Map(rows.map((r: { b: string; rx: number; tx: number }) => [Number(r.b), { rx: r.rx, tx: r.tx }]));
+}
+
+/** Bytes counted in the grid's window over every node (measured bytes, not rates). */
+export async function trafficBytes(db: Queryable, grid: Grid): Promise<Rate> {
+  const [width, , from, to] = window(grid);
+  const { rows } = await db.query(
+    `SELECT coalesce(sum(rx_bytes), 0) AS rx, coalesce(sum(tx_bytes), 0) AS tx FROM node_series_rollups WHERE width_s = $1 AND bucket >= to_timestamp($2) AND bucket < to_timestamp($3)`,
+    [width, from, to],
+  );
+  return { rx: rows[0].rx, tx: rows[0].tx };
+}
+
+export interface MetricsCell {
+  node_id: string;
+  b: number;
+  cpu: number | null;
+  rss: number | null;
+  rx: number | null;
+  tx: number | null;
+  reports: number;
+  failures: number;
+}
+
+/** Per node and grid bucket: average CPU and RSS of its snapshots, its throughput, its reports and failed reports. */
+export async function metricsCells(db: Queryable, grid: Grid): Promise<MetricsCell[]> {
+  const { rows } = await db.query(
+    `SELECT node_id, ${GRID_BUCKET} AS b,
+       sum(cpu_sum) / nullif(sum(metric_samples), 0) AS cpu, sum(rss_sum) / nullif(sum(metric_samples), 0) AS rss,
+       sum(rx_bytes) / nullif(sum(traffic_seconds), 0) AS rx, sum(tx_bytes) / nullif(sum(traffic_seconds), 0) AS tx,
+       sum(reports)::int AS reports, sum(report_failures)::int AS failures
+     FROM node_series_rollups WHERE ${IN_WINDOW} GROUP BY node_id, b`,
+    window(grid),
+  );
+  return rows.map((r: MetricsCell & { b: string }) => ({ ...r, b: Number(r.b) }));
+}
+
+/** An interface and the group it counts for (a peer AS, say). */
+export interface InterfaceGroup {
+  node_id: string;
+  interface: string;
+  group: string;
+}
+
+export interface GroupCell {
+  group: string;
+  b: number;
+  rx: number;
+  tx: number;
+  rx_bytes: number;
+  tx_bytes: number;
+}
+
+/** Per group and grid bucket: the sum of its interfaces' rates, and the bytes they counted. */
+export async function groupTraffic(db: Queryable, grid: Grid, groups: readonly InterfaceGroup[]): Promise<GroupCell[]> {
+  if (groups.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT m.grp AS group, i.b, sum(i.rx / i.secs) AS rx, sum(i.tx / i.secs) AS tx, sum(i.rx) AS rx_bytes, sum(i.tx) AS tx_bytes
+     FROM (
+       SELECT node_id, interface, ${GRID_BUCKET} AS b, sum(rx_bytes) AS rx, sum(tx_bytes) AS tx, sum(seconds) AS secs
+       FROM interface_traffic_rollups WHERE ${IN_WINDOW} AND seconds > 0 AND node_id = ANY($5)
+       GROUP BY node_id, interface, b) i
+     JOIN unnest($6::text[], $7::text[], $8::text[]) AS m(node_id, interface, grp) ON m.node_id = i.node_id AND m.interface = i.interface
+     GROUP BY m.grp, i.b`,
+    [...window(grid), [...new Set(groups.map((g) => g.node_id))], groups.map((g) => g.node_id), groups.map((g) => g.interface), groups.map((g) => g.group)],
+  );
+  return rows.map((r: GroupCell & { b: string }) => ({ ...r, b: Number(r.b) }));
+}
+
+export interface ArchiveRow {
+  at: string;
+  interface: string;
+  rx_bytes: number;
+  tx_bytes: number;
+}
+
+/** A node's 5-minute interface traffic archive rows in [from, to), ascending (cumulative counters as reported). */
+export async function interfaceArchive(db: Queryable, nodeId: string, from: Date, to: Date): Promise<ArchiveRow[]> {
+  const { rows } = await db.query(
+    `SELECT at, interface, rx_bytes::float8 AS rx_bytes, tx_bytes::float8 AS tx_bytes FROM interface_traffic_samples
+     WHERE node_id = $1 AND at >= $2 AND at < $3 ORDER BY at, interface`,
+    [nodeId, from, to],
+  );
+  return rows.map((r: { at: Date } & Omit<ArchiveRow, 'at'>) => ({ ...r, at: r.at.toISOString() }));
+}

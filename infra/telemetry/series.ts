@@ -1,0 +1,141 @@
+import { trafficContributions, type CounterReading } from '../../domain/series/counters.js';
+import { ROLLUP_WIDTHS } from '../../domain/series/grid.js';
+import type { RuntimeSnapshot } from '../../domain/telemetry/reports.js';
+import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+
+/**
+ * The console's time series (migrations/0007_series_rollups.sql): what a snapshot
+ * or a reconciliation report adds to the rollups, written when it arrives, placed
+ * at the agent's time. Reads are in series-queries.ts.
+ */
+
+export type SeriesOutcome = 'added' | 'late';
+
+/**
+ * Locks the node's cursor row and answers whether a sample at `at` is newer than
+ * the newest one taken. Race: two snapshots of one node arrive together; the row
+ * lock makes the second wait and read the first one's time and counters.
+ */
+async function claimCursor(tx: Queryable, nodeId: string, column: 'snapshot_at' | 'report_at', at: Date): Promise<{ newer: boolean; previous: Date | null }> {
+  await tx.query(`INSERT INTO series_cursors (node_id) VALUES ($1) ON CONFLICT DO NOTHING`, [nodeId]);
+  const { rows } = await tx.query(`SELECT ${column} AS at FROM series_cursors WHERE node_id = $1 FOR UPDATE`, [nodeId]);
+  const previous: Date | null = rows[0].at;
+  return { newer: previous === null || previous < at, previous };
+}
+
+interface NodeRollupRow {
+  width: number;
+  bucket: number;
+  rx: number;
+  tx: number;
+  seconds: number;
+  cpu: number;
+  rss: number;
+  samples: number;
+  reports: number;
+  failures: number;
+}
+
+const emptyRow = (width: number, bucket: number): NodeRollupRow => ({ width, bucket, rx: 0, tx: 0, seconds: 0, cpu: 0, rss: 0, samples: 0, reports: 0, failures: 0 });
+const bucketOf = (at: Date, width: number) => Math.floor(at.getTime() / 1000 / width) * width;
+
+/** Adds rows to the node rollups in one statement (sums on conflict). */
+async function addNodeRollups(db: Queryable, nodeId: string, rows: readonly NodeRollupRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const col = <K extends keyof NodeRollupRow>(k: K) => rows.map((r) => r[k]);
+  await db.query(
+    `INSERT INTO node_series_rollups AS t (width_s, node_id, bucket, rx_bytes, tx_bytes, traffic_seconds, cpu_sum, rss_sum, metric_samples, reports, report_failures)
+     SELECT r.width, $1, to_timestamp(r.bucket), r.rx, r.tx, r.seconds, r.cpu, r.rss, r.samples, r.reports, r.failures
+     FROM unnest($2::int[], $3::bigint[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::int[], $10::int[], $11::int[])
+       AS r(width, bucket, rx, tx, seconds, cpu, rss, samples, reports, failures)
+     ON CONFLICT (width_s, node_id, bucket) DO UPDATE SET
+       rx_bytes = t.rx_bytes + EXCLUDED.rx_bytes, tx_bytes = t.tx_bytes + EXCLUDED.tx_bytes, traffic_seconds = t.traffic_seconds + EXCLUDED.traffic_seconds,
+       cpu_sum = t.cpu_sum + EXCLUDED.cpu_sum, rss_sum = t.rss_sum + EXCLUDED.rss_sum, metric_samples = t.metric_samples + EXCLUDED.metric_samples,
+       reports = t.reports + EXCLUDED.reports, report_failures = t.report_failures + EXCLUDED.report_failures`,
+    [nodeId, col('width'), col('bucket'), col('rx'), col('tx'), col('seconds'), col('cpu'), col('rss'), col('samples'), col('reports'), col('failures')],
+  );
+}
+
+/** The WireGuard interfaces' counters of a snapshot: the interfaces the agent also lists under `wireguard_interfaces`. */
+export function wireguardCounters(snapshot: RuntimeSnapshot): CounterReading[] {
+  const wireguard = new Set(snapshot.wireguard_interfaces.map((w) => w.name));
+  return snapshot.interfaces.filter((i) => wireguard.has(i.name)).map((i) => ({ interface: i.name, rx_bytes: i.rx_bytes, tx_bytes: i.tx_bytes }));
+}
+
+/**
+ * A snapshot's share of the series, in one transaction: the traffic since the
+ * node's previous snapshot (per interface and summed), its self metrics, and its
+ * counters as the next snapshot's base. A snapshot at or before the newest one
+ * taken (a retry, or out of order) adds nothing: its interval was counted already.
+ */
+export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot, at: Date): Promise<SeriesOutcome> {
+  return withTransaction(pool, async (tx) => {
+    const nodeId = snapshot.node_id;
+    const cursor = await claimCursor(tx, nodeId, 'snapshot_at', at);
+    if (!cursor.newer) return 'late';
+    const current = wireguardCounters(snapshot);
+    const { rows: before } = cursor.previous
+      ? await tx.query(`SELECT interface, rx_bytes::float8 AS rx_bytes, tx_bytes::float8 AS tx_bytes FROM interface_counters_latest WHERE node_id = $1 AND at = $2`, [nodeId, cursor.previous])
+      : { rows: [] };
+    const previous = new Map<string, CounterReading>(before.map((r: CounterReading) => [r.interface, r]));
+    const contributions = trafficContributions(cursor.previous?.getTime() ?? null, previous, current, at.getTime());
+
+    const perInterface = contributions.filter((c) => c.interface !== null);
+    if (perInterface.length > 0) {
+      await tx.query(
+        `INSERT INTO interface_traffic_rollups AS t (width_s, node_id, bucket, interface, rx_bytes, tx_bytes, seconds)
+         SELECT c.width, $1, to_timestamp(c.bucket), c.interface, c.rx, c.tx, c.seconds
+         FROM unnest($2::int[], $3::bigint[], $4::text[], $5::float8[], $6::float8[], $7::float8[]) AS c(width, bucket, interface, rx, tx, seconds)
+         ON CONFLICT (width_s, node_id, bucket, interface) DO UPDATE SET
+           rx_bytes = t.rx_bytes + EXCLUDED.rx_bytes, tx_bytes = t.tx_bytes + EXCLUDED.tx_bytes, seconds = t.seconds + EXCLUDED.seconds`,
+        [nodeId, ...(['width', 'bucket', 'interface', 'rx_bytes', 'tx_bytes', 'seconds'] as const).map((k) => perInterface.map((c) => c[k]))],
+      );
+    }
+
+    const rows = new Map<string, NodeRollupRow>();
+    const rowAt = (width: number, bucket: number) => {
+      const key = `${width} ${bucket}`;
+      if (!rows.has(key)) rows.set(key, emptyRow(width, bucket));
+      return rows.get(key)!;
+    };
+    for (const c of contributions.filter((c) => c.interface === null)) Object.assign(rowAt(c.width, c.bucket), { rx: c.rx_bytes, tx: c.tx_bytes, seconds: c.seconds });
+    for (const width of ROLLUP_WIDTHS) {
+      const row = rowAt(width, bucketOf(at, width));
+      row.cpu = snapshot.self_metrics.cpu;
+      row.rss = snapshot.self_metrics.rss;
+      row.samples = 1;
+    }
+    await addNodeRollups(tx, nodeId, [...rows.values()]);
+
+    await tx.query(`DELETE FROM interface_counters_latest WHERE node_id = $1`, [nodeId]);
+    if (current.length > 0) {
+      await tx.query(
+        `INSERT INTO interface_counters_latest (node_id, interface, at, rx_bytes, tx_bytes) SELECT $1, c.name, $2, c.rx, c.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS c(name, rx, tx)`,
+        [nodeId, at, current.map((c) => c.interface), current.map((c) => c.rx_bytes), current.map((c) => c.tx_bytes)],
+      );
+    }
+    await tx.query(`UPDATE series_cursors SET snapshot_at = $2 WHERE node_id = $1`, [nodeId, at]);
+    return 'added';
+  });
+}
+
+/** A reconciliation report's share: one report (a failure when its status is `failed`) in its bucket of every width. */
+export async function addReportToSeries(pool: Pool, nodeId: string, failed: boolean, at: Date): Promise<SeriesOutcome> {
+  return withTransaction(pool, async (tx) => {
+    if (!(await claimCursor(tx, nodeId, 'report_at', at)).newer) return 'late';
+    await addNodeRollups(
+      tx,
+      nodeId,
+      ROLLUP_WIDTHS.map((w) => ({ ...emptyRow(w, bucketOf(at, w)), reports: 1, failures: failed ? 1 : 0 })),
+    );
+    await tx.query(`UPDATE series_cursors SET report_at = $2 WHERE node_id = $1`, [nodeId, at]);
+    return 'added';
+  });
+}
+
+/** Rollup tables and their time column, pruned by the retention job like the samples. */
+export const SERIES_RETAINED_TABLES: readonly { table: string; column: string }[] = [
+  { table: 'interface_traffic_rollups', column: 'bucket' },
+  { table: 'node_series_rollups', column: 'bucket' },
+  { table: 'interface_counters_latest', column: 'at' },
+];
