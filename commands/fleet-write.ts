@@ -240,7 +240,9 @@ export async function publication(
   rollbackOf?: number,
 ): Promise<{ published: Published; write: { streamId: string; events: DomainEvent[] } }> {
   const state = given ?? materialise(node, await loader.context(node));
-  const check = validateDesiredState(state);
+  // Validation fills absent defaults in place. A materialised document is complete already, but may leave
+  // `bird.rpki` out on purpose (an agent that predates it): that one is checked on a copy, so the default stays out.
+  const check = validateDesiredState(given ? state : structuredClone(state));
   if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
   const generation = (await loader.generation(node.node_id)) + 1;
   const data = {

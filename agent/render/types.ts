@@ -1,4 +1,5 @@
 import type { DesiredState } from '../../domain/desired-state/schema.js';
+import type { RoaSet } from '../../domain/rpki/roa.js';
 
 /** One rendered file; the apply step writes it atomically under the rendered dir. */
 export interface RenderedFile {
@@ -23,6 +24,8 @@ export interface RenderInputs {
   birdControlSocket?: string;
   /** Render the kernel protocols (default true). Off for a BIRD without access to the kernel tables (tests). */
   kernel?: boolean;
+  /** The ROA set the agent holds (`agent/rpki/`); null or absent: none fetched yet, the ROA tables stay empty. */
+  roas?: RoaSet | null;
   /** Preshared keys by `preshared_key_ref` (base64); see `preshared-keys.ts` for where the agent reads them. */
   presharedKeys?: Readonly<Record<string, string>>;
 }

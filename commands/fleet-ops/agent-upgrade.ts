@@ -1,4 +1,4 @@
-import { BLOCKED_PREFIXES_MIN_AGENT, takesBlockedPrefixes } from '../../domain/fleet-ops/agent-gate.js';
+import { BLOCKED_PREFIXES_MIN_AGENT, RPKI_MIN_AGENT, takesBlockedPrefixes, takesRpki } from '../../domain/fleet-ops/agent-gate.js';
 import { blockedBy } from '../../domain/fleet-ops/prefix-block.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import { writeNode, type FleetDeps, type Published } from '../fleet-write.js';
@@ -8,7 +8,9 @@ import { writeNode, type FleetDeps, type Published } from '../fleet-write.js';
  * the node when its template blocks prefixes: an upgraded agent gets the
  * blocks it was denied, and an agent rolled back by its health gate stops
  * getting a document it would refuse. Without this a deferred block would
- * wait for the node's next unrelated write. `previous` is the version the
+ * wait for the node's next unrelated write. Crossing `RPKI_MIN_AGENT`
+ * re-publishes every published node: every document carries `bird.rpki`
+ * (or leaves it out). `previous` is the version the
  * liveness registry held before this heartbeat (undefined: first heartbeat).
  *
  * Race: two instances may see the same crossing (a reconnect moves the
@@ -22,14 +24,20 @@ export async function republishOnAgentVersion(
   metadata: EventMetadata,
 ): Promise<Published[]> {
   const takes = takesBlockedPrefixes(current);
-  if (takesBlockedPrefixes(previous) === takes) return [];
+  const blocks = takesBlockedPrefixes(previous) !== takes;
+  const rpki = takesRpki(current);
+  const rpkiCrossed = takesRpki(previous) !== rpki;
+  if (!blocks && !rpkiCrossed) return [];
+  const reason = rpkiCrossed
+    ? `agent ${current ?? 'without a version'} ${rpki ? 'takes' : 'predates'} the RPKI policy (${RPKI_MIN_AGENT})`
+    : `agent ${current ?? 'without a version'} ${takes ? 'takes' : 'predates'} blocked_prefixes (${BLOCKED_PREFIXES_MIN_AGENT})`;
   const outcome = await writeNode(
     deps,
     nodeId,
     (state) => ({
       events: [],
-      reason: `agent ${current ?? 'without a version'} ${takes ? 'takes' : 'predates'} blocked_prefixes (${BLOCKED_PREFIXES_MIN_AGENT})`,
-      publish: state.status === 'Live' && blockedBy(state.fields.base_template).length > 0 ? 'if-published' : 'none',
+      reason,
+      publish: state.status === 'Live' && (rpkiCrossed || blockedBy(state.fields.base_template).length > 0) ? 'if-published' : 'none',
       result: undefined,
     }),
     metadata,

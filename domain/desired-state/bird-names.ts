@@ -26,6 +26,7 @@ export const PROTOCOL = {
   own: (f: Family) => `own_${f}`,
   hosts: (f: Family) => `hosts_${f}`,
   ospf: (f: Family) => `ospf_${f}`,
+  roa: (f: Family) => `roa_${f}`,
 } as const;
 
 /** `prefix + name + suffix`, shortened to 64 characters with a hash of `name` when longer. */

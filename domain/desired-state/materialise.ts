@@ -10,6 +10,7 @@ import {
   DEFAULT_IMPORT_LIMIT,
   DEFAULT_MTU,
   DEFAULT_OSPF_COST,
+  DEFAULT_RPKI_MODE,
   DESIRED_STATE_SCHEMA_VERSION,
   DN42_IMPORT_PREFIXES,
   MATERIALIZATION_FAILED,
@@ -23,7 +24,7 @@ import {
   type Router,
 } from './schema.js';
 import { readBaseTemplate, type BaseTemplate } from './template.js';
-import { takesBlockedPrefixes } from '../fleet-ops/agent-gate.js';
+import { takesBlockedPrefixes, takesRpki } from '../fleet-ops/agent-gate.js';
 import { dnsStateOf } from '../dns/desired-state.js';
 
 /**
@@ -59,19 +60,22 @@ function identity(node: LiveNode): NodeIdentity {
   };
 }
 
-function emptyBird(): BirdState {
-  return {
+const dn42ImportPrefixes = () => ({ ipv4: [...DN42_IMPORT_PREFIXES.ipv4], ipv6: [...DN42_IMPORT_PREFIXES.ipv6] });
+
+/**
+ * What a decommissioned node runs: its identity and nothing else. `bird.rpki`
+ * is left out (no session imports anything): every agent takes the document,
+ * one that knows the field fills in its default.
+ */
+export function emptyDesiredState(node: LiveNode): DesiredState {
+  const bird: Omit<BirdState, 'rpki'> = {
     internal_topology: { routers: [], hosts: [], adjacencies: [] },
     cold_potato_med: null,
     route_local_pref: [],
     blocked_prefixes: [],
-    import_prefixes: { ipv4: [...DN42_IMPORT_PREFIXES.ipv4], ipv6: [...DN42_IMPORT_PREFIXES.ipv6] },
+    import_prefixes: dn42ImportPrefixes(),
   };
-}
-
-/** What a decommissioned node runs: its identity and nothing else. */
-export function emptyDesiredState(node: LiveNode): DesiredState {
-  return { schema_version: DESIRED_STATE_SCHEMA_VERSION, node: identity(node), interfaces: [], bgp_sessions: [], bird: emptyBird(), dns: null };
+  return { schema_version: DESIRED_STATE_SCHEMA_VERSION, node: identity(node), interfaces: [], bgp_sessions: [], bird: bird as BirdState, dns: null };
 }
 
 /**
@@ -102,27 +106,24 @@ export function materialise(node: LiveNode, ctx: FleetContext): DesiredState {
     .sort(byOrderThenId)
     .map((s, index) => sessionState(s, template, interfaceRecords, index));
 
-  return {
-    schema_version: DESIRED_STATE_SCHEMA_VERSION,
-    node: identity(node),
-    interfaces,
-    bgp_sessions: sessions,
-    bird: {
-      internal_topology: {
-        routers: routers(node, template, ctx),
-        hosts: (template.bird?.internal_topology?.hosts ?? [])
-          .map((h) => ({ name: h.name, addresses: [...h.addresses], interface: h.interface }))
-          .sort((a, b) => compareStrings(a.name, b.name)),
-        adjacencies: interfaceRecords.flatMap((i) => adjacency(i, peeringOf(i.peering_id))),
-      },
-      cold_potato_med: template.bird?.cold_potato_med ?? null,
-      route_local_pref: (template.bird?.route_local_pref ?? []).map((r) => ({ prefix: canonicalPrefix(r.prefix) ?? r.prefix, local_pref: r.local_pref })),
-      // Agents before 1.0.187 refuse a document that blocks prefixes; the template keeps them until the agent reports a newer version.
-      blocked_prefixes: takesBlockedPrefixes(ctx.agent_version) ? [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings) : [],
-      import_prefixes: emptyBird().import_prefixes,
+  const bird: BirdState = {
+    internal_topology: {
+      routers: routers(node, template, ctx),
+      hosts: (template.bird?.internal_topology?.hosts ?? [])
+        .map((h) => ({ name: h.name, addresses: [...h.addresses], interface: h.interface }))
+        .sort((a, b) => compareStrings(a.name, b.name)),
+      adjacencies: interfaceRecords.flatMap((i) => adjacency(i, peeringOf(i.peering_id))),
     },
-    dns: dnsStateOf(ctx.dns_group),
+    cold_potato_med: template.bird?.cold_potato_med ?? null,
+    route_local_pref: (template.bird?.route_local_pref ?? []).map((r) => ({ prefix: canonicalPrefix(r.prefix) ?? r.prefix, local_pref: r.local_pref })),
+    // Agents before 1.0.187 refuse a document that blocks prefixes; the template keeps them until the agent reports a newer version.
+    blocked_prefixes: takesBlockedPrefixes(ctx.agent_version) ? [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings) : [],
+    rpki: { mode: template.bird?.rpki?.mode ?? DEFAULT_RPKI_MODE },
+    import_prefixes: dn42ImportPrefixes(),
   };
+  // Agents that predate the RPKI policy refuse a document with the field; theirs leave it out.
+  if (!takesRpki(ctx.agent_version)) delete (bird as Partial<BirdState>).rpki;
+  return { schema_version: DESIRED_STATE_SCHEMA_VERSION, node: identity(node), interfaces, bgp_sessions: sessions, bird, dns: dnsStateOf(ctx.dns_group) };
 }
 
 const isInternal = (p: PeeringRecord | undefined): p is PeeringRecord & { is_internal: true } => p?.is_internal === true;

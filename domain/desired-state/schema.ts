@@ -49,6 +49,17 @@ export const DN42_IMPORT_PREFIXES: { readonly ipv4: readonly string[]; readonly 
   ipv6: ['fd00::/8{44,64}'],
 };
 
+/**
+ * How the node treats RPKI (ROAs derived from the dn42 registry, handed out by
+ * the control server): `reject_invalid` drops ROA-invalid routes on eBGP import
+ * (the default, what dn42 peers expect), `observe` loads the ROA tables and
+ * reports each route's state without dropping anything, `off` loads no ROA
+ * table and reports no state.
+ */
+export const RPKI_MODES = ['reject_invalid', 'observe', 'off'] as const;
+export type RpkiMode = (typeof RPKI_MODES)[number];
+export const DEFAULT_RPKI_MODE: RpkiMode = 'reject_invalid';
+
 /** Nullable, null when absent. */
 const OrNull = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()], { default: null });
 const Fmt = (format: keyof typeof ADDRESS_FORMATS) => Type.String({ format, maxLength: 64 });
@@ -201,6 +212,12 @@ export const BirdStateSchema = Type.Object(
     ),
     /** Exact-match rejects on eBGP import (flap mitigations); canonical, sorted. */
     blocked_prefixes: Def(Type.Array(Fmt('ip-prefix')), []),
+    /**
+     * RPKI policy of the node. Absent from the documents of agents that predate
+     * it (they refuse unknown fields, `takesRpki`); an agent that knows the
+     * field and gets a document without it applies the default.
+     */
+    rpki: Def(Type.Object({ mode: Type.Union(RPKI_MODES.map((m) => Type.Literal(m)), { default: DEFAULT_RPKI_MODE }) }, { additionalProperties: false }), { mode: DEFAULT_RPKI_MODE }),
     /** Prefixes accepted from eBGP peers, in BIRD prefix-pattern syntax. */
     import_prefixes: Def(Type.Object({ ipv4: Type.Array(BirdPrefixPattern), ipv6: Type.Array(BirdPrefixPattern) }, { additionalProperties: false }), DN42_IMPORT_PREFIXES),
   },

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { Validation, type FieldError } from '../errors.js';
-import { HostSchema, MATERIALIZATION_FAILED, desiredStateAjv, toFieldErrors } from './schema.js';
+import { HostSchema, MATERIALIZATION_FAILED, RPKI_MODES, desiredStateAjv, toFieldErrors } from './schema.js';
 
 /**
  * The parts of a node's `base_template` that materialisation reads. Other keys are
@@ -37,6 +37,8 @@ export const BaseTemplateSchema = Type.Object({
         Type.Array(Type.Object({ prefix: Type.String({ format: 'ip-prefix' }), local_pref: Type.Integer({ minimum: 0, maximum: 4294967295 }) }, { additionalProperties: false })),
       ),
       blocked_prefixes: Type.Optional(Type.Array(Type.String({ format: 'ip-prefix' }))),
+      /** RPKI policy (`reject_invalid` when absent). */
+      rpki: Type.Optional(Type.Object({ mode: Type.Union(RPKI_MODES.map((m) => Type.Literal(m))) }, { additionalProperties: false })),
       /** Default import limit of eBGP sessions that set none (8500). */
       import_limit: Type.Optional(Type.Integer({ minimum: 1 })),
     }),

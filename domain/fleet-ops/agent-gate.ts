@@ -14,6 +14,23 @@ export const BLOCKED_PREFIXES_MIN_AGENT = '1.0.187';
  * gets them, so a fresh install of a current agent is not left unprotected.
  */
 export function takesBlockedPrefixes(agentVersion: string | null | undefined): boolean {
+  return atLeast(agentVersion, BLOCKED_PREFIXES_MIN_AGENT);
+}
+
+/**
+ * The first agent version that knows `bird.rpki` (ROA tables, `roa_check` on
+ * eBGP import). Older agents refuse a document with the field (unknown
+ * fields fail their schema), so theirs leave it out.
+ */
+export const RPKI_MIN_AGENT = '1.0.541';
+
+/** Whether a node's document may carry `bird.rpki`, by the same rule as `takesBlockedPrefixes`. */
+export function takesRpki(agentVersion: string | null | undefined): boolean {
+  return atLeast(agentVersion, RPKI_MIN_AGENT);
+}
+
+/** Only a reported, readable version below `minimum` is refused the feature. */
+function atLeast(agentVersion: string | null | undefined, minimum: string): boolean {
   if (agentVersion == null || !isVersion(agentVersion)) return true;
-  return compareVersions(agentVersion, BLOCKED_PREFIXES_MIN_AGENT) >= 0;
+  return compareVersions(agentVersion, minimum) >= 0;
 }

@@ -2,6 +2,7 @@ import type { DesiredState } from '../../../domain/desired-state/schema.js';
 import { safeComment } from '../text.js';
 import { communityFunctions } from './communities.js';
 import { PROTOCOL } from '../../../domain/desired-state/bird-names.js';
+import { roaImportCheck, roaTables } from './rpki.js';
 import { FAMILIES, channelOf, indent, prefixSet, prefixesOf, type Family } from './syntax.js';
 
 /**
@@ -14,8 +15,8 @@ import { FAMILIES, channelOf, indent, prefixSet, prefixesOf, type Family } from 
  * eBGP import keeps what a dn42 peer may announce (the registry's prefix
  * filters), drops our own prefixes, the exact `blocked_prefixes` (flap
  * mitigations: exact match, more-specifics pass) and AS paths longer than
- * `DN42_AS_PATH_MAX`. No ROA check: the desired state has no RPKI section, so
- * there is no ROA table to check against (see docs/decisions.md).
+ * `DN42_AS_PATH_MAX`, and, when `bird.rpki.mode` is `reject_invalid`, ROA-invalid
+ * routes (`rpki.ts`).
  */
 
 export const AS_PATH_MAX = 64;
@@ -91,17 +92,18 @@ function sets(state: DesiredState, facts: FilterFacts): string[] {
 /** `if !(net ~ DN42_IMPORT_V4) then return false;`, or a plain `return false;` when the document allows no prefix. */
 const inDn42 = (f: Family, facts: FilterFacts) => (facts.dn42[f].length > 0 ? `if !(net ~ ${SET.dn42(f)}) then return false;` : 'return false;');
 
-function familyFunctions(f: Family, facts: FilterFacts): string[] {
+function familyFunctions(state: DesiredState, f: Family, facts: FilterFacts): string[] {
   const own = facts.own[f].length > 0;
   const importChecks = [
     inDn42(f, facts),
     ...(own ? [`if net ~ ${SET.own(f)} then return false;`] : []),
     ...(facts.blocked[f].length > 0 ? [`if net ~ ${SET.blocked(f)} then return false;`] : []),
     'if bgp_path.len > DN42_AS_PATH_MAX then return false;',
+    ...roaImportCheck(state, f),
     'return true;',
   ];
   const lines = [
-    `# eBGP import (${channelOf(f)}): dn42 space, not ours, not blocked, a sane AS path.`,
+    `# eBGP import (${channelOf(f)}): dn42 space, not ours, not blocked, a sane AS path${roaImportCheck(state, f).length ? ', not ROA-invalid' : ''}.`,
     ...fn(FN.importOk(f), importChecks),
     `# eBGP export (${channelOf(f)}): dn42 space, our own prefixes and what BGP taught us.`,
     ...fn(FN.exportOk(f), [inDn42(f, facts), 'if source = RTS_BGP then return true;', `return proto = "${PROTOCOL.own(f)}";`]),
@@ -138,9 +140,10 @@ export function filtersConf(state: DesiredState, facts: FilterFacts, sessionFilt
     `# dn42-agent: constants, sets, functions and eBGP filters of node ${safeComment(state.node.node_id)}, rendered; included by bird.conf.`,
     ...constants(state),
     ...sets(state, facts),
+    ...roaTables(state),
     ...communityFunctions(),
     '',
-    ...FAMILIES.flatMap((f) => familyFunctions(f, facts)),
+    ...FAMILIES.flatMap((f) => familyFunctions(state, f, facts)),
     ...(facts.coldPotato ? coldPotatoFunction() : []),
     ...sessionFilters,
   ];

@@ -37,7 +37,14 @@ describe('agent render: BIRD 2', () => {
       for (const kernel of [true, false]) {
         it(`${name}, kernel protocol ${kernel ? 'on' : 'off'}`, () =>
           renderedInTempDir(inputs(make(), kernel), async (dir, files) => {
-            expect(files.filter((f) => f.path.startsWith('bird/')).map((f) => f.path)).to.deep.equal(['bird/bird.conf', 'bird/ebgp.conf', 'bird/filters.conf', 'bird/internal.conf']);
+            expect(files.filter((f) => f.path.startsWith('bird/')).map((f) => f.path)).to.deep.equal([
+              'bird/bird.conf',
+              'bird/ebgp.conf',
+              'bird/filters.conf',
+              'bird/internal.conf',
+              'bird/roa_v4.conf',
+              'bird/roa_v6.conf',
+            ]);
             await expectBirdAccepts(join(dir, 'bird/bird.conf'));
           }));
       }
@@ -155,8 +162,8 @@ describe('agent render: BIRD 2', () => {
       expect(text).to.include('define DN42_IMPORT_V4 = [ 172.20.0.0/14{21,29} ];');
     });
 
-    it('has no RPKI: the document has no ROA source', () => {
-      expect(birdText(policy())).not.to.match(/roa|rpki/i);
+    it('RPKI is rendered by the mode of bird.rpki (bird-rpki.spec.ts); off renders none of it', () => {
+      expect(birdText(desired({ ...policy(), bird: { ...policy().bird, rpki: { mode: 'off' } } }))).not.to.match(/roa[46_]|roa_check/);
     });
   });
 
@@ -174,12 +181,12 @@ describe('agent render: BIRD 2', () => {
       expect(protocol(main, 'kernel_v4')).to.include('krt_prefsrc = OWN_IPV4;');
       expect(protocol(main, 'kernel_v6')).to.include('krt_prefsrc = OWN_IPV6;');
       expect(birdText(standalone(), false)).not.to.include('protocol kernel');
-      expect(birdText(bare())).not.to.match(/krt_prefsrc|OWN_NETS|protocol static/);
+      expect(birdText(bare())).not.to.match(/krt_prefsrc|OWN_NETS|protocol static (?!roa_)/);
     });
 
-    it('a standalone node has no BGP, OSPF or statics for hosts', () => {
+    it('a standalone node has no BGP, OSPF or statics for hosts (the ROA statics are there)', () => {
       const names = protocolNames(birdText(standalone()));
-      expect(names).to.deep.equal(['device1', 'direct1', 'kernel_v4', 'kernel_v6', 'own_v4', 'own_v6']);
+      expect(names).to.deep.equal(['device1', 'direct1', 'kernel_v4', 'kernel_v6', 'own_v4', 'own_v6', 'roa_v4', 'roa_v6']);
     });
   });
 

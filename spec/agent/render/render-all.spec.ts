@@ -23,6 +23,8 @@ describe('agent render: renderAll', () => {
       'bird/ebgp.conf',
       'bird/filters.conf',
       'bird/internal.conf',
+      'bird/roa_v4.conf',
+      'bird/roa_v6.conf',
       'interfaces/dn42-as42.json',
       'interfaces/int-ams1.json',
       'interfaces/int-ber1.json',

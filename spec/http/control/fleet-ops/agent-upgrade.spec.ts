@@ -4,6 +4,10 @@ import { eventually } from '../../../support/wait.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { bgp, node, wg } from './support.js';
+import { RPKI_MIN_AGENT } from '../../../../domain/fleet-ops/agent-gate.js';
+
+/** The release just below `version` (`1.0.560` -> `1.0.559`). */
+const below = (version: string) => version.replace(/\d+$/, (n) => String(Number(n) - 1));
 
 describe('control: blocked_prefixes follow the agent version over heartbeats', () => {
   let c: ControlInstance;
@@ -25,6 +29,9 @@ describe('control: blocked_prefixes follow the agent version over heartbeats', (
     await agent.next('hello');
     agent.send({ type: 'heartbeat', agent_version: '1.0.150', applied_generation: 2, apply_status: 'succeeded' });
     await eventually(async () => (await c.sys.pool.query(`SELECT agent_version FROM agent_liveness WHERE node_id = 'fra1'`)).rows[0]?.agent_version === '1.0.150');
+    // The first version heard is below the RPKI gate too: bird.rpki leaves the document.
+    await agent.next('desired_state_updated');
+    expect((await c.admin.get('/admin/nodes/fra1/desired-state')).body.state.bird).not.to.have.property('rpki');
 
     const block = await c.admin.post('/admin/fleet/mitigations/prefix-block', { prefix: '172.20.1.0/24' });
     expectResponse(block).status(200).body({ deferred: [{ node_id: 'fra1', agent_version: '1.0.150' }] });
@@ -43,6 +50,21 @@ describe('control: blocked_prefixes follow the agent version over heartbeats', (
     agent.send({ type: 'heartbeat', agent_version: '1.0.186', applied_generation: deferredAt + 1, apply_status: 'failed' });
     expect((await agent.next('desired_state_updated')).generation).to.equal(deferredAt + 2);
     expect(await blocked()).to.deep.equal([]);
+    await disconnect(c, agent, 'fra1');
+  });
+
+  it(`re-publishes a node that blocks nothing when its agent crosses ${RPKI_MIN_AGENT} (bird.rpki), in either direction`, async () => {
+    const rpki = async () => (await c.admin.get('/admin/nodes/fra1/desired-state')).body.state.bird.rpki;
+    const agent = agentSocket(c.url, 'ws/fra1', token);
+    await agent.next('hello');
+    const before = await generation();
+    agent.send({ type: 'heartbeat', agent_version: RPKI_MIN_AGENT, applied_generation: before, apply_status: 'succeeded' });
+    expect((await agent.next('desired_state_updated')).generation).to.equal(before + 1);
+    expect(await rpki()).to.deep.equal({ mode: 'reject_invalid' });
+    expect((await c.admin.get(`/admin/nodes/fra1/generations/${before + 1}`)).body.reason).to.include(`takes the RPKI policy (${RPKI_MIN_AGENT})`);
+    agent.send({ type: 'heartbeat', agent_version: below(RPKI_MIN_AGENT), applied_generation: before + 1, apply_status: 'failed' });
+    expect((await agent.next('desired_state_updated')).generation).to.equal(before + 2);
+    expect(await rpki()).to.equal(undefined);
     await disconnect(c, agent, 'fra1');
   });
 
