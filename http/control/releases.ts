@@ -5,12 +5,9 @@ import { readReleaseUpload, UploadTooLarge } from '../../infra/releases/multipar
 import type { ServiceContext } from '../shared/context.js';
 import { HttpError } from '../shared/errors.js';
 import { ApiRouter } from '../shared/routes.js';
+import { ManifestSchema, ReleaseStatusSchema, TargetSet } from './release-schemas.js';
 
 const TAGS = ['agent releases'];
-const Manifest = Type.Object({
-  version: Type.String(),
-  wheels: Type.Array(Type.Object({ filename: Type.String(), sha256: Type.String(), size: Type.Integer() })),
-});
 
 /** Agent releases: upload (multipart), the global target, and the fleet's versions. */
 export function releaseRoutes(ctx: ServiceContext): ApiRouter {
@@ -22,7 +19,7 @@ export function releaseRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/agent-releases',
     summary:
       'upload a release: multipart/form-data with a `version` field (x.y.z) and `files` parts (*.whl or *.tgz); replaces an earlier upload of the version; does not roll out',
-    responses: { 201: Manifest, 413: 'upload beyond the size limits', 422: 'invalid version, file name or upload' },
+    responses: { 201: ManifestSchema, 413: 'upload beyond the size limits', 422: 'invalid version, file name or upload' },
     handler: async (req, res) => {
       const upload = await readReleaseUpload(req).catch((err) => {
         throw err instanceof UploadTooLarge ? new HttpError(413, err.message) : err;
@@ -38,7 +35,7 @@ export function releaseRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'set the global target version; connected agents below it are offered the update',
     // No length limit: `setTarget` answers any bad version with `invalid version: …` (the body limit bounds it).
     body: Type.Object({ version: Type.String() }, { additionalProperties: false }),
-    responses: { 200: '{target, offered[]}', 422: 'invalid version, not uploaded, or below the current target' },
+    responses: { 200: TargetSet, 422: 'invalid version, not uploaded, or below the current target' },
     handler: async (req, res) => {
       res.json(await setTarget(ctx, req.body.version));
     },
@@ -48,7 +45,7 @@ export function releaseRoutes(ctx: ServiceContext): ApiRouter {
     method: 'get',
     path: '/admin/agent-releases',
     summary: 'releases status: target, uploaded versions, every node with its agent version and liveness',
-    responses: { 200: '{target, versions[], nodes[{node_id, agent_version, applied_generation, apply_status, last_seen, up_to_date, liveness}]}' },
+    responses: { 200: ReleaseStatusSchema },
     handler: async (_req, res) => {
       res.json(await releaseStatus(ctx));
     },

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Kind, type Static, type TSchema } from '@sinclair/typebox';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { auditScope } from '../../commands/audit.js';
 import { RequestValidationError, type FieldError } from './errors.js';
@@ -24,8 +24,13 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   body?: B;
   query?: Q;
   params?: P;
-  /** Status → response schema (or description only). */
-  responses: Record<number, TSchema | string>;
+  /**
+   * Status → what the route answers: a JSON body's schema (its `description` says
+   * what it is), a body of another media type (`OtherBody`), or for 204 a
+   * description only; the OpenAPI spec refuses any other status without a schema.
+   * An error status may give its text only: the service's shared error body is used.
+   */
+  responses: Record<number, ResponseSpec>;
   /** Names of security schemes that apply (OpenAPI), e.g. ['admin']. */
   security?: string[];
   handler: (
@@ -126,6 +131,26 @@ function storableKey(key: string): string {
   return key.replace(/\u0000/g, '\uFFFD').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
 }
 
+/** A body that is not JSON: a file, a stream of Server-Sent Events. */
+export interface OtherBody {
+  mediaType: string;
+  schema: TSchema;
+  description: string;
+}
+
+export type ResponseSpec = TSchema | OtherBody | string;
+
+const isOtherBody = (r: ResponseSpec): r is OtherBody => typeof r === 'object' && typeof (r as OtherBody).mediaType === 'string' && !(Kind in r);
+
+/** Names of shared schemas: the OpenAPI document lists each once in `components` and refers to it. */
+const componentNames = new WeakMap<object, string>();
+
+/** Marks a schema as a shared component of the OpenAPI documents under `name` (the schema itself is returned unchanged). */
+export function component<S extends TSchema>(name: string, schema: S): S {
+  componentNames.set(schema, name);
+  return schema;
+}
+
 interface Operation {
   method: Method;
   path: string;
@@ -135,7 +160,7 @@ interface Operation {
   body?: TSchema;
   query?: TSchema;
   params?: TSchema;
-  responses: Record<number, TSchema | string>;
+  responses: Record<number, ResponseSpec>;
   security?: string[];
 }
 
@@ -251,6 +276,8 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
   const paths: Record<string, Record<string, unknown>> = {};
   const ids = new Set<string>();
   const components = errorComponents(info.errorStyle);
+  const written = new Map<string, object>();
+  const plain = (schema: TSchema) => toJsonSchema(schema, components, written);
   for (const op of routers.flatMap((r) => r.operations)) {
     const parameters: unknown[] = [];
     for (const [where, schema] of [['path', op.params], ['query', op.query]] as const) {
@@ -265,7 +292,8 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(op.responses)) {
       const code = Number(status);
-      if (typeof r !== 'string') responses[status] = { description: r.description ?? `status ${status}`, content: { 'application/json': { schema: plain(r) } } };
+      if (isOtherBody(r)) responses[status] = { description: r.description, content: { [r.mediaType]: { schema: plain(r.schema) } } };
+      else if (typeof r !== 'string') responses[status] = { description: r.description ?? componentNames.get(r) ?? `status ${status}`, content: { 'application/json': { schema: plain(r) } } };
       else if (code >= 400) responses[status] = { description: r, content: { 'application/json': { schema: { $ref: `#/components/schemas/${code === 422 ? 'ValidationError' : 'Error'}` } } } };
       else responses[status] = { description: r };
     }
@@ -298,15 +326,41 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
 }
 
 /**
- * A schema without TypeBox's symbol keys, as plain JSON Schema 2020-12 (OpenAPI 3.1):
- * TypeBox's tuples (`items: [...]`, `additionalItems: false`) become `prefixItems`, `items: false`.
+ * A schema as plain JSON Schema 2020-12 (OpenAPI 3.1), without TypeBox's symbol
+ * keys: TypeBox's tuples (`items: [...]`, `additionalItems: false`) become
+ * `prefixItems`, `items: false`; a schema marked with `component()` is written
+ * once into `components` and referred to by `$ref` everywhere it appears.
  */
-function plain(schema: TSchema): unknown {
-  return JSON.parse(JSON.stringify(schema), (_key, value: unknown) => {
-    if (value && typeof value === 'object' && !Array.isArray(value) && Array.isArray((value as { items?: unknown }).items)) {
-      const { items, additionalItems, ...rest } = value as { items: unknown[]; additionalItems?: unknown };
+function toJsonSchema(schema: TSchema, components: Record<string, unknown>, written: Map<string, object>): unknown {
+  const walk = (value: unknown, top: boolean): unknown => {
+    if (Array.isArray(value)) return value.map((v) => walk(v, false));
+    if (!value || typeof value !== 'object') return value;
+    const name = componentNames.get(value);
+    if (name && !top) {
+      if (!(name in components)) {
+        components[name] = {};
+        components[name] = walk(value, true);
+        written.set(name, value);
+      } else if (written.get(name) !== value && JSON.stringify(written.get(name)) !== JSON.stringify(value)) {
+        throw new Error(`two different schemas are named ${name}`);
+      }
+      return { $ref: `#/components/schemas/${name}` };
+    }
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) out[key] = walk(v, false);
+    if (Array.isArray(out.items)) {
+      const { items, additionalItems, ...rest } = out as { items: unknown[]; additionalItems?: unknown };
       return { ...rest, prefixItems: items, ...(additionalItems === false ? { items: false } : {}) };
     }
-    return value;
-  });
+    return out;
+  };
+  // A response or body that is itself a component is referred to as well.
+  return walk(schema, !componentNames.has(schema));
 }
+
+/**
+ * `true` when a response schema describes exactly the type the code answers with
+ * (each assignable to the other): `const _: Describes<typeof NodeOut, NodeOutRow> = true`
+ * fails the typecheck as soon as the two drift apart.
+ */
+export type Describes<S extends TSchema, T> = [T] extends [Static<S>] ? ([Static<S>] extends [T] ? true : false) : false;

@@ -1,5 +1,5 @@
 import type { PeeringRecord } from '../../domain/node/events.js';
-import { addressingOf, type NodeAddressing, type NodeFields } from '../../domain/node/specs.js';
+import { addressingOf, type InterfaceSpec, type NodeAddressing, type NodeFields, type SessionSpec } from '../../domain/node/specs.js';
 import type { Queryable } from '../../infra/db/pool.js';
 
 /** The read side of nodes, peerings, interfaces, sessions and generations, in the contract's shapes. */
@@ -91,7 +91,7 @@ export interface InterfaceOut {
   kind: string;
   enabled: boolean;
   sort_order: number;
-  spec: Record<string, unknown>;
+  spec: InterfaceSpec;
 }
 
 function interfaceOut(r: Record<string, any>): InterfaceOut {
@@ -116,7 +116,7 @@ export interface SessionOut {
   remote_asn: number;
   enabled: boolean;
   sort_order: number;
-  spec: Record<string, unknown>;
+  spec: SessionSpec;
 }
 
 function sessionOut(r: Record<string, any>): SessionOut {

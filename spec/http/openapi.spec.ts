@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { expect } from 'chai';
 import { createControlApp } from '../../http/control/app.js';
 import { createIdentityApp } from '../../http/identity/app.js';
@@ -66,6 +67,65 @@ describe('OpenAPI documents', function () {
     expect(operationIdOf('get', '/.well-known/jwks.json')).to.equal('getWellKnownJwksJson');
   });
 
+  it('documents the bodies the control server really answers: a walk through nodes, peerings, generations and DNS validates against the document', async () => {
+    const doc = docs.get('control')!;
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    const client = api(urls.get('control')!, { token: ADMIN });
+    const templates = Object.keys(doc.paths).map((path) => ({ path, pattern: new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`) }));
+    const checked: string[] = [];
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await client.send(method, path, { body });
+      const template = templates.find((t) => t.pattern.test(path.split('?')[0]))?.path;
+      expect(template, path).to.be.a('string');
+      const response = doc.paths[template!][method.toLowerCase()].responses[String(res.status)];
+      expect(response, `${method} ${path} answered ${res.status}, which is not documented: ${res.text.slice(0, 200)}`).to.be.an('object');
+      if (res.status !== 204) {
+        const validate = ajv.compile({ ...(response.content!['application/json'].schema as object), components: doc.components });
+        expect(validate(res.body), `${method} ${path} ${res.status}: ${ajv.errorsText(validate.errors)}`).to.equal(true);
+      }
+      checked.push(`${method} ${template} ${res.status}`);
+      return res;
+    };
+    await call('POST', '/control/v1/admin/nodes', { node_id: 'walk-a', asn: 4242420002, router_id: '172.20.1.1', site: 'fra', ipv4_prefixes: ['172.20.1.0/27'], labels: { role: 'edge' } });
+    await call('POST', '/control/v1/admin/nodes', { node_id: 'walk-a', asn: 4242420002, router_id: '172.20.1.1' });
+    await call('POST', '/control/v1/admin/nodes', { node_id: '', asn: 0 });
+    await call('GET', '/control/v1/admin/nodes');
+    await call('PATCH', '/control/v1/admin/nodes/walk-a', { site: 'ams' });
+    await call('GET', '/control/v1/admin/nodes/nobody');
+    const provisioned = await call('POST', '/control/v1/admin/nodes/walk-a/peerings/provision', {
+      peering: { name: 'peer_1', remote_asn: 4242421234 },
+      interface_spec: { name: 'dn42_1234', listen_port: 51801, addresses: ['fe80::1/64'], peer: { endpoint: '198.51.100.7:51820' } },
+      bgp_spec: { name: 'peer_1_v6', remote_asn: 4242421234, neighbor_address: 'fe80::1234', interface: 'dn42_1234' },
+    });
+    expect(provisioned.status, provisioned.text).to.equal(201);
+    const peeringId = provisioned.body.peering.id;
+    await call('GET', '/control/v1/admin/nodes/walk-a/peerings');
+    await call('GET', `/control/v1/admin/peerings/${peeringId}`);
+    await call('GET', '/control/v1/admin/nodes/walk-a/peerings/full');
+    await call('GET', `/control/v1/admin/peerings/${peeringId}/full`);
+    await call('GET', '/control/v1/admin/nodes/walk-a/interfaces');
+    await call('GET', '/control/v1/admin/nodes/walk-a/bgp-sessions');
+    await call('POST', '/control/v1/admin/nodes/walk-a/peerings/backfill?dry_run=true');
+    await call('GET', '/control/v1/admin/nodes/walk-a/desired-state');
+    await call('GET', '/control/v1/admin/nodes/walk-a/generations');
+    await call('PATCH', '/control/v1/admin/nodes/walk-a', { site: 'fra' });
+    await call('GET', '/control/v1/admin/nodes/walk-a/generations/1');
+    await call('GET', '/control/v1/admin/nodes/walk-a/generations/2/diff');
+    await call('POST', '/control/v1/admin/nodes/walk-a/generations/1/rollback');
+    await call('GET', '/control/v1/admin/nodes/walk-a/history?limit=2');
+    const group = await call('POST', '/control/v1/admin/dns-groups', { name: 'walk-anycast', bind_addresses: ['172.20.1.53'] });
+    await call('GET', '/control/v1/admin/dns-groups');
+    const zone = await call('POST', `/control/v1/admin/dns-groups/${group.body.id}/zones`, { zone: 'walk.dn42', primary_ns: 'ns1.walk.dn42' });
+    const record = await call('POST', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`, { name: 'ns1', type: 'A', content: '172.20.1.53' });
+    await call('GET', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`);
+    await call('DELETE', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records/${record.body.record.id}`);
+    await call('PUT', '/control/v1/admin/nodes/walk-a/dns-group', { dns_group_id: group.body.id });
+    await call('GET', '/control/v1/admin/agent-releases');
+    await call('POST', '/control/v1/admin/nodes/walk-a/decommission');
+    await call('DELETE', `/control/v1/admin/peerings/${peeringId}`);
+    expect(checked).to.include.members(['POST /control/v1/admin/nodes 201', 'POST /control/v1/admin/nodes 409', 'POST /control/v1/admin/nodes 422', 'GET /control/v1/admin/nodes/{node_id} 404']);
+  });
+
   for (const s of SERVICES) {
     describe(s.name, () => {
       it('passes redocly lint (recommended rules, redocly.yaml) without errors', async () => {
@@ -84,6 +144,35 @@ describe('OpenAPI documents', function () {
         expect(ids.every((id) => typeof id === 'string' && id.length > 0)).to.equal(true);
         expect(new Set(ids).size).to.equal(ids.length);
         for (const { path, method, op } of operations(doc)) expect(op.security, `${method} ${path}`).to.be.an('array');
+      });
+
+      it('gives every status of every operation a response schema (204 alone has no body)', () => {
+        const doc = docs.get(s.name)!;
+        const problems: string[] = [];
+        for (const { path, method, op } of operations(doc)) {
+          for (const [status, response] of Object.entries(op.responses)) {
+            const where = `${status} ${method.toUpperCase()} ${path}`;
+            const media = Object.entries(response.content ?? {});
+            if (status === '204') {
+              if (media.length) problems.push(`${where}: a 204 has no body`);
+              continue;
+            }
+            if (!media.length) problems.push(`${where}: no response schema (give the route's responses a TypeBox schema for ${status})`);
+            for (const [type, { schema }] of media) {
+              const body = schema as { $ref?: string; type?: string; properties?: object; additionalProperties?: unknown; allOf?: unknown } | undefined;
+              if (!body || typeof body !== 'object') problems.push(`${where} ${type}: no schema`);
+              // A placeholder `Type.Object({})` describes nothing.
+              else if (body.type === 'object' && !body.$ref && !body.allOf && Object.keys(body.properties ?? {}).length === 0 && body.additionalProperties === undefined) problems.push(`${where} ${type}: an empty object schema`);
+            }
+          }
+        }
+        expect(problems, problems.join('\n')).to.deep.equal([]);
+      });
+
+      it('lists every named schema once in components and refers to it', () => {
+        const doc = docs.get(s.name)!;
+        const text = JSON.stringify(doc);
+        for (const match of text.matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)) expect(doc.components?.schemas, match[1]).to.have.property(match[1]);
       });
 
       it('describes the body of every error status with a shared schema', () => {

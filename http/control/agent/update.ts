@@ -4,6 +4,7 @@ import { checkFileName, checkVersion } from '../../../domain/release/rules.js';
 import { manifestOf, releaseFile, targetVersion } from '../../../infra/releases/store.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { ManifestSchema } from '../release-schemas.js';
 import { requireAgent } from './auth.js';
 
 /** Agent self-update: the target's manifest and its files, served from PostgreSQL by every instance. */
@@ -16,7 +17,7 @@ export function agentUpdateRoutes(ctx: ServiceContext): ApiRouter {
     method: 'get',
     path: '/agent/update/manifest',
     summary: 'manifest of the global target version; 204 without a target or manifest',
-    responses: { 200: '{version, wheels[{filename, sha256, size}]}', 204: 'no update available' },
+    responses: { 200: ManifestSchema, 204: 'no update available' },
     handler: async (_req, res) => {
       const target = await targetVersion(ctx.pool);
       const manifest = target ? await manifestOf(ctx.pool, target) : undefined;
@@ -31,7 +32,7 @@ export function agentUpdateRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'one release file as application/octet-stream (version and name checked by allow-list)',
     // No length limits here: the allow-lists below answer every bad value with the same `invalid …` detail.
     params: Type.Object({ version: Type.String(), filename: Type.String() }),
-    responses: { 200: 'the file', 404: 'no such file', 422: 'invalid version or file name' },
+    responses: { 200: { mediaType: 'application/octet-stream', schema: Type.String({ contentEncoding: 'binary' }), description: 'the file' }, 404: 'no such file', 422: 'invalid version or file name' },
     handler: async (req, res) => {
       const { version, filename } = req.params;
       checkVersion(version, ['path', 'version']);

@@ -3,6 +3,8 @@ import { DnsGroupInSchema, DnsGroupPatchSchema } from '../../../domain/dns/specs
 import { listDnsGroups } from '../../../projections/dns/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { Type } from '@sinclair/typebox';
+import { DnsGroupOutSchema } from './schemas.js';
 import { fleetDeps, metadataOf } from '../fleet/common.js';
 import { DNS_ROUTE, GroupParams, groupOr404, ids } from './common.js';
 
@@ -15,7 +17,7 @@ export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     method: 'get',
     path: '/admin/dns-groups',
     summary: 'all DNS groups by name, with zone_count and member_count',
-    responses: { 200: 'DnsGroupOut[]' },
+    responses: { 200: Type.Array(DnsGroupOutSchema, { description: 'DNS groups' }) },
     handler: async (_req, res) => {
       res.json(await listDnsGroups(ctx.pool));
     },
@@ -26,7 +28,7 @@ export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups',
     summary: 'create a DNS group',
     body: DnsGroupInSchema,
-    responses: { 201: 'DnsGroupOut', 409: 'dns group already exists', 422: 'invalid field' },
+    responses: { 201: DnsGroupOutSchema, 409: 'dns group already exists', 422: 'invalid field' },
     handler: async (req, res) => {
       const { result: id } = await createDnsGroup(deps, req.body, metadataOf(ctx, req, res));
       res.status(201).json(await groupOr404(ctx, id));
@@ -38,7 +40,7 @@ export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}',
     summary: 'one DNS group with its counts',
     params: GroupParams,
-    responses: { 200: 'DnsGroupOut', 404: 'unknown dns group' },
+    responses: { 200: DnsGroupOutSchema, 404: 'unknown dns group' },
     handler: async (req, res) => {
       res.json(await groupOr404(ctx, ids(req.params).group));
     },
@@ -50,7 +52,7 @@ export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update; every member is re-materialised in the same append (a PATCH that changes nothing writes nothing)',
     params: GroupParams,
     body: DnsGroupPatchSchema,
-    responses: { 200: 'DnsGroupOut', 404: 'unknown dns group', 409: 'dns group name already exists', 422: 'invalid field' },
+    responses: { 200: DnsGroupOutSchema, 404: 'unknown dns group', 409: 'dns group name already exists', 422: 'invalid field' },
     handler: async (req, res) => {
       const { group } = ids(req.params);
       await updateDnsGroup(deps, group, req.body, metadataOf(ctx, req, res));

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { assignDnsGroup } from '../../../commands/dns.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { NodeOutSchema } from '../fleet/schemas.js';
 import { fleetDeps, metadataOf, NodeIdParams, nodeOr404 } from '../fleet/common.js';
 import { DNS_ROUTE } from './common.js';
 
@@ -18,7 +19,7 @@ export function nodeDnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     summary: "assign (integer) or clear (null) the node's DNS group; the node is re-materialised",
     params: NodeIdParams,
     body: Body,
-    responses: { 200: 'NodeOut', 400: 'unknown dns group', 404: 'unknown node', 422: 'invalid body' },
+    responses: { 200: NodeOutSchema, 400: 'unknown dns group', 404: 'unknown node', 422: 'invalid body' },
     handler: async (req, res) => {
       await assignDnsGroup(deps, req.params.node_id, req.body.dns_group_id, metadataOf(ctx, req, res));
       res.json(await nodeOr404(ctx, req.params.node_id));

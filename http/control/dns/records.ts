@@ -3,6 +3,8 @@ import { DnsRecordInSchema, DnsRecordPatchSchema } from '../../../domain/dns/spe
 import { listDnsRecords } from '../../../projections/dns/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { Type } from '@sinclair/typebox';
+import { DnsRecordOutSchema, RecordWrite } from './schemas.js';
 import { fleetDeps, metadataOf } from '../fleet/common.js';
 import { DNS_ROUTE, ids, RecordParams, recordOr404, ZoneParams, zoneOr404 } from './common.js';
 
@@ -23,7 +25,7 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}/records',
     summary: "the zone's records ordered by (sort_order, id)",
     params: ZoneParams,
-    responses: { 200: 'DnsRecordOut[]', 404: 'unknown dns group or zone' },
+    responses: { 200: Type.Array(DnsRecordOutSchema, { description: 'records ordered by (sort_order, id)' }), 404: 'unknown dns group or zone' },
     handler: async (req, res) => {
       const { group, zone } = ids(req.params);
       await zoneOr404(ctx, group, zone);
@@ -37,7 +39,7 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'create a record (content checked per type); every member is re-materialised',
     params: ZoneParams,
     body: DnsRecordInSchema,
-    responses: { 201: '{record, zone}', 404: 'unknown dns group or zone', 409: 'CNAME conflict', 422: 'invalid field or content' },
+    responses: { 201: RecordWrite('the record created and its zone'), 404: 'unknown dns group or zone', 409: 'CNAME conflict', 422: 'invalid field or content' },
     handler: async (req, res) => {
       const { group, zone } = ids(req.params);
       const { result: record } = await createDnsRecord(deps, group, zone, req.body, metadataOf(ctx, req, res));
@@ -51,7 +53,7 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update of a record; type and content are checked together (a PATCH that changes nothing writes nothing)',
     params: RecordParams,
     body: DnsRecordPatchSchema,
-    responses: { 200: '{record, zone}', 404: 'unknown dns group, zone or record', 409: 'CNAME conflict', 422: 'invalid field or content' },
+    responses: { 200: RecordWrite('the record updated and its zone'), 404: 'unknown dns group, zone or record', 409: 'CNAME conflict', 422: 'invalid field or content' },
     handler: async (req, res) => {
       const { group, zone, record } = ids(req.params);
       await updateDnsRecord(deps, group, zone, record, req.body, metadataOf(ctx, req, res));
@@ -64,7 +66,7 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}/records/{record_id}',
     summary: 'delete a record; answers the refreshed zone summary (record_count)',
     params: RecordParams,
-    responses: { 200: '{record: null, zone}', 404: 'unknown dns group, zone or record' },
+    responses: { 200: RecordWrite('record deleted: `record` is null', Type.Null()), 404: 'unknown dns group, zone or record' },
     handler: async (req, res) => {
       const { group, zone, record } = ids(req.params);
       await deleteDnsRecord(deps, group, zone, record, metadataOf(ctx, req, res));

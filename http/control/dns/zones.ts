@@ -3,6 +3,8 @@ import { DnsZoneInSchema, DnsZonePatchSchema } from '../../../domain/dns/specs.j
 import { listDnsZones } from '../../../projections/dns/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { Type } from '@sinclair/typebox';
+import { DnsZoneOutSchema, ZoneWrite } from './schemas.js';
 import { fleetDeps, metadataOf } from '../fleet/common.js';
 import { DNS_ROUTE, GroupParams, groupOr404, ids, ZoneParams, zoneOr404 } from './common.js';
 
@@ -23,7 +25,7 @@ export function dnsZoneRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}/zones',
     summary: "the group's zones by name, with record_count",
     params: GroupParams,
-    responses: { 200: 'DnsZoneOut[]', 404: 'unknown dns group' },
+    responses: { 200: Type.Array(DnsZoneOutSchema, { description: 'zones by name' }), 404: 'unknown dns group' },
     handler: async (req, res) => {
       const { group } = ids(req.params);
       await groupOr404(ctx, group);
@@ -37,7 +39,7 @@ export function dnsZoneRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'create a zone; every member is re-materialised',
     params: GroupParams,
     body: DnsZoneInSchema,
-    responses: { 201: '{zone, group}', 404: 'unknown dns group', 409: 'zone already exists in the group', 422: 'invalid field' },
+    responses: { 201: ZoneWrite('the zone created and its group'), 404: 'unknown dns group', 409: 'zone already exists in the group', 422: 'invalid field' },
     handler: async (req, res) => {
       const { group } = ids(req.params);
       const { result: zone } = await createDnsZone(deps, group, req.body, metadataOf(ctx, req, res));
@@ -51,7 +53,7 @@ export function dnsZoneRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update of a zone; its SOA serial moves on (a PATCH that changes nothing writes nothing)',
     params: ZoneParams,
     body: DnsZonePatchSchema,
-    responses: { 200: '{zone, group}', 404: 'unknown dns group or zone', 409: 'zone already exists in the group', 422: 'invalid field' },
+    responses: { 200: ZoneWrite('the zone updated and its group'), 404: 'unknown dns group or zone', 409: 'zone already exists in the group', 422: 'invalid field' },
     handler: async (req, res) => {
       const { group, zone } = ids(req.params);
       await updateDnsZone(deps, group, zone, req.body, metadataOf(ctx, req, res));
@@ -64,7 +66,7 @@ export function dnsZoneRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}',
     summary: 'delete a zone with its records; answers the refreshed group summary',
     params: ZoneParams,
-    responses: { 200: '{zone: null, group}', 404: 'unknown dns group or zone' },
+    responses: { 200: ZoneWrite('zone deleted: `zone` is null', Type.Null()), 404: 'unknown dns group or zone' },
     handler: async (req, res) => {
       const { group, zone } = ids(req.params);
       await deleteDnsZone(deps, group, zone, metadataOf(ctx, req, res));

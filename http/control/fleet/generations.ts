@@ -8,6 +8,7 @@ import { parsePosition } from '../../../infra/eventstore/types.js';
 import { generationAt, getGeneration, listGenerations, nodeHasHistory, nodeHistory } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { GenerationDetailSchema, GenerationDiff, GenerationList, NodeHistory, ProvisionResult, PublishedState, RollbackResult } from './schemas.js';
 import { ADMIN, fleetDeps, intParam, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
 
 const GenerationParams = Type.Object({ node_id: Type.String({ minLength: 1, maxLength: 64 }), generation: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
@@ -31,7 +32,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'the published desired state; with `at`, the generation in force at that time',
     params: NodeIdParams,
     query: Type.Object({ at: Type.Optional(Type.String({ format: 'date-time' })) }),
-    responses: { 200: '{node_id, generation, reason, created_at, state}', 404: 'unknown node or no desired state' },
+    responses: { 200: PublishedState, 404: 'unknown node or no desired state' },
     handler: async (req, res) => {
       const nodeId = req.params.node_id;
       await nodeOr404(ctx, nodeId);
@@ -48,7 +49,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'generation history, newest first',
     params: NodeIdParams,
     query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }) }),
-    responses: { 200: '{generations: [...]}', 404: 'unknown node' },
+    responses: { 200: GenerationList, 404: 'unknown node' },
     handler: async (req, res) => {
       await nodeOr404(ctx, req.params.node_id);
       res.json({ generations: await listGenerations(ctx.pool, req.params.node_id, req.validQuery.limit) });
@@ -60,7 +61,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/nodes/{node_id}/generations/{generation}',
     summary: 'metadata plus the full snapshot',
     params: GenerationParams,
-    responses: { 200: 'generation detail', 404: 'unknown node or generation' },
+    responses: { 200: GenerationDetailSchema, 404: 'unknown node or generation' },
     handler: async (req, res) => {
       await nodeOr404(ctx, req.params.node_id);
       res.json(await generation(req.params.node_id, intParam(req.params.generation)));
@@ -73,7 +74,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'field-level diff against another generation (default: the previous one)',
     params: GenerationParams,
     query: Type.Object({ against: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647 })) }),
-    responses: { 200: '{node_id, generation, against, changes[]}', 400: 'no previous generation', 404: 'unknown node or generation' },
+    responses: { 200: GenerationDiff, 400: 'no previous generation', 404: 'unknown node or generation' },
     handler: async (req, res) => {
       const nodeId = req.params.node_id;
       const g = intParam(req.params.generation);
@@ -91,7 +92,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/nodes/{node_id}/generations/{generation}/rollback',
     summary: 're-publish the snapshot of a generation as a new generation',
     params: GenerationParams,
-    responses: { 200: '{node_id, target_generation, new_generation, reason, subscribers, delivered}', 404: 'unknown node or generation' },
+    responses: { 200: RollbackResult, 404: 'unknown node or generation' },
     handler: async (req, res) => {
       const nodeId = req.params.node_id;
       const g = intParam(req.params.generation);
@@ -115,7 +116,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'store a complete desired state as a new generation (creates the node record when missing)',
     body: Type.Object({ state: Type.Record(Type.String(), Type.Unknown()), agent_token: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: false }),
     responses: {
-      201: '{node_id, generation, subscribers, delivered}',
+      201: ProvisionResult,
       400: '`agent_token` is not a full agent token `agt_<suffix>.<secret>` with a strong secret (`invalid token: ...`)',
       409: '`agent token <id> already exists` (for another node or with another secret)',
       422: 'invalid state',
@@ -138,7 +139,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     summary: "the node's events, newest first (type, time, actor, request id, data); `before` pages",
     params: NodeIdParams,
     query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 500, default: 50 }), before: Type.Optional(Type.String({ pattern: '^\\d+/\\d+$' })) }),
-    responses: { 200: '{node_id, events[], next_before}', 404: 'unknown node' },
+    responses: { 200: NodeHistory, 404: 'unknown node' },
     handler: async (req, res) => {
       const nodeId = req.params.node_id;
       if (!(await nodeHasHistory(ctx.pool, nodeId))) throw new NotFound(`unknown node ${nodeId}`);

@@ -8,6 +8,7 @@ import type { Queryable } from '../../../infra/db/pool.js';
 import { getInterface, getSession, listInterfaces, listSessions, ownerOf } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { InterfaceOutSchema, SessionOutSchema } from './schemas.js';
 import { ADMIN, fleetDeps, IdParam, intParam, metadataOf, NodeIdParams, nodeOr404, SortOrder, TAGS } from './common.js';
 
 const PeeringRef = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]);
@@ -36,6 +37,8 @@ const SessionPatch = Type.Object(
 interface ChildKind<In extends TSchema, Patch extends TSchema> {
   /** `interface`, `bgp session`: the word in summaries and 404 texts. */
   label: string;
+  /** The record as the routes answer it. */
+  out: TSchema;
   owner: 'interface' | 'bgp_session';
   /** `/nodes/{node_id}/<collection>` and `/<collection>/{<param>}`. */
   collection: string;
@@ -51,6 +54,7 @@ interface ChildKind<In extends TSchema, Patch extends TSchema> {
 
 const INTERFACES: ChildKind<typeof InterfaceIn, typeof InterfacePatch> = {
   label: 'interface',
+  out: InterfaceOutSchema,
   owner: 'interface',
   collection: 'interfaces',
   param: 'iface_id',
@@ -65,6 +69,7 @@ const INTERFACES: ChildKind<typeof InterfaceIn, typeof InterfacePatch> = {
 
 const SESSIONS: ChildKind<typeof SessionIn, typeof SessionPatch> = {
   label: 'bgp session',
+  out: SessionOutSchema,
   owner: 'bgp_session',
   collection: 'bgp-sessions',
   param: 'session_id',
@@ -108,7 +113,7 @@ function childRoutes<In extends TSchema, Patch extends TSchema>(ctx: ServiceCont
     path: `/admin/nodes/{node_id}/${kind.collection}`,
     summary: `${kind.label} records of a node ordered by (sort_order, id)`,
     params: NodeIdParams,
-    responses: { 200: `${kind.label} records`, 404: 'unknown node' },
+    responses: { 200: Type.Array(kind.out, { description: `${kind.label} records ordered by (sort_order, id)` }), 404: 'unknown node' },
     handler: async (req, res) => {
       await nodeOr404(ctx, req.params.node_id);
       res.json(await kind.list(ctx.pool, req.params.node_id));
@@ -121,7 +126,7 @@ function childRoutes<In extends TSchema, Patch extends TSchema>(ctx: ServiceCont
     summary: `create a ${kind.label}; materialise and broadcast`,
     params: NodeIdParams,
     body: kind.body,
-    responses: { 201: kind.label, 400: 'peering not on node', 404: 'unknown node', 409: 'duplicate name (or WireGuard port in use)', 422: 'invalid (or port out of range)' },
+    responses: { 201: kind.out, 400: 'peering not on node', 404: 'unknown node', 409: 'duplicate name (or WireGuard port in use)', 422: 'invalid (or port out of range)' },
     handler: async (req, res) => {
       const { result: id } = await kind.create(deps, req.params.node_id, req.body as Static<In>, metadataOf(ctx, req, res));
       res.status(201).json(await found(id));
@@ -133,7 +138,7 @@ function childRoutes<In extends TSchema, Patch extends TSchema>(ctx: ServiceCont
     path: one,
     summary: `one ${kind.label}`,
     params,
-    responses: { 200: kind.label, 404: `unknown ${kind.label}` },
+    responses: { 200: kind.out, 404: `unknown ${kind.label}` },
     handler: async (req, res) => {
       res.json(await found(intParam(req.params[kind.param])));
     },
@@ -145,7 +150,7 @@ function childRoutes<In extends TSchema, Patch extends TSchema>(ctx: ServiceCont
     summary: `update a ${kind.label} (clear_peering unlinks it from its peering)`,
     params,
     body: kind.patch,
-    responses: { 200: kind.label, 400: 'peering not on node', 404: `unknown ${kind.label}`, 409: 'conflict', 422: 'invalid' },
+    responses: { 200: kind.out, 400: 'peering not on node', 404: `unknown ${kind.label}`, 409: 'conflict', 422: 'invalid' },
     handler: async (req, res) => {
       const id = intParam(req.params[kind.param]);
       await kind.update(deps, await owner(id), id, req.body as Static<Patch>, metadataOf(ctx, req, res));

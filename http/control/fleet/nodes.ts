@@ -5,6 +5,7 @@ import { getNode, listNodes, type NodeOut } from '../../../projections/fleet/que
 import { NotFound } from '../../../domain/errors.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { NodeOutSchema } from './schemas.js';
 import { ADMIN, fleetDeps, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
 
 /** `/admin/nodes`: create, list, read, patch, delete, decommission, recommission. */
@@ -17,7 +18,7 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     method: 'get',
     path: '/admin/nodes',
     summary: 'all nodes ordered by node_id',
-    responses: { 200: 'NodeOut[]' },
+    responses: { 200: Type.Array(NodeOutSchema, { description: 'all nodes ordered by node_id' }) },
     handler: async (_req, res) => {
       res.json(await listNodes(ctx.pool));
     },
@@ -28,7 +29,7 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/nodes',
     summary: 'create a node',
     body: NodeInSchema,
-    responses: { 201: 'NodeOut', 409: 'node already exists', 422: 'invalid field' },
+    responses: { 201: NodeOutSchema, 409: 'node already exists', 422: 'invalid field' },
     handler: async (req, res) => {
       const { node_id, ...fields } = req.body;
       const { answer } = await createNode(deps, node_id, fields, metadataOf(ctx, req, res), (db) => getNode(db, node_id));
@@ -41,7 +42,7 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/nodes/{node_id}',
     summary: 'one node',
     params: NodeIdParams,
-    responses: { 200: 'NodeOut', 404: 'unknown node' },
+    responses: { 200: NodeOutSchema, 404: 'unknown node' },
     handler: async (req, res) => {
       res.json(await nodeOr404(ctx, req.params.node_id));
     },
@@ -53,7 +54,7 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update; a published node is re-materialised in the same append',
     params: NodeIdParams,
     body: NodePatchSchema,
-    responses: { 200: 'NodeOut', 404: 'unknown node', 422: 'invalid field' },
+    responses: { 200: NodeOutSchema, 404: 'unknown node', 422: 'invalid field' },
     handler: async (req, res) => {
       const nodeId = req.params.node_id;
       const { answer } = await updateNode(deps, nodeId, req.body, metadataOf(ctx, req, res), (db) => getNode(db, nodeId));
@@ -82,7 +83,7 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
       path: `/admin/nodes/{node_id}/${verb}`,
       summary: verb === 'decommission' ? 'publish an empty desired state; rows are kept' : 're-materialise a decommissioned node',
       params: NodeIdParams,
-      responses: { 200: Type.Object({}, { description: 'NodeOut' }), 404: 'unknown node', 409: 'wrong lifecycle' },
+      responses: { 200: NodeOutSchema, 404: 'unknown node', 409: 'wrong lifecycle' },
       handler: async (req, res) => {
         const nodeId = req.params.node_id;
         const { answer } = await run(deps, nodeId, metadataOf(ctx, req, res), (db) => getNode(db, nodeId));

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { notifyNode } from '../../../commands/notify.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { NotifyResult } from './schemas.js';
 import { ADMIN, fleetDeps, metadataOf, NodeIdParams, TAGS } from './common.js';
 
 const NotifyBody = Type.Object(
@@ -23,7 +24,7 @@ export function notifyRoutes(ctx: ServiceContext): ApiRouter {
     tags: TAGS.generations,
     params: NodeIdParams,
     body: NotifyBody,
-    responses: { 200: '{node_id, event, generation, subscribers, delivered}', 404: 'unknown node or no desired state', 409: 'node <id> has no connected agent' },
+    responses: { 200: NotifyResult, 404: 'unknown node or no desired state', 409: 'node <id> has no connected agent' },
     handler: async (req, res) => {
       const { event = 'desired_state_updated', reason } = req.body;
       res.json(await notifyNode(deps, req.params.node_id, event, reason, metadataOf(ctx, req, res)));

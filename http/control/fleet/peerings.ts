@@ -5,6 +5,7 @@ import { InterfaceSpecSchema, PeeringInSchema, PeeringPatchSchema, SessionSpecSc
 import { getInterface, getPeering, getSession, listPeerings, ownerOf, peeringsFull, type PeeringOut } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { BackfillResult, PeeringFullSchema, PeeringOutSchema, PeeringRowSchema, ProvisionPeeringResult, ReplacePeeringResult } from './schemas.js';
 import { ADMIN, fleetDeps, IdParam, intParam, metadataOf, NodeIdParams, nodeOr404, SortOrder, TAGS } from './common.js';
 
 /** Looks up AS names for peering rows; null where unknown or when no registry replica is reachable. */
@@ -73,7 +74,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     path: '/admin/nodes/{node_id}/peerings',
     summary: 'peerings of a node ordered by name, with remote_as_name',
     params: NodeIdParams,
-    responses: { 200: 'PeeringOut[]', 404: 'unknown node' },
+    responses: { 200: Type.Array(PeeringRowSchema, { description: 'peerings ordered by name' }), 404: 'unknown node' },
     handler: async (req, res) => {
       await nodeOr404(ctx, req.params.node_id);
       res.json(await withNames(await listPeerings(ctx.pool, req.params.node_id)));
@@ -86,7 +87,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     summary: 'create a peering',
     params: NodeIdParams,
     body: PeeringInSchema,
-    responses: { 201: 'PeeringOut', 400: 'unknown remote node', 404: 'unknown node', 409: 'duplicate name' },
+    responses: { 201: PeeringOutSchema, 400: 'unknown remote node', 404: 'unknown node', 409: 'duplicate name' },
     handler: async (req, res) => {
       const { answer } = await createPeering(deps, req.params.node_id, req.body, metadataOf(ctx, req, res), (db, id) => getPeering(db, id).then((p) => p ?? notFound(id)));
       res.status(201).json(answer);
@@ -98,7 +99,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     path: '/admin/peerings/{peering_id}',
     summary: 'one peering',
     params: PeeringParams,
-    responses: { 200: 'PeeringOut', 404: 'unknown peering' },
+    responses: { 200: PeeringOutSchema, 404: 'unknown peering' },
     handler: async (req, res) => {
       res.json(await peering(intParam(req.params.peering_id)));
     },
@@ -110,7 +111,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     summary: 'partial update of a peering',
     params: PeeringParams,
     body: PeeringPatchSchema,
-    responses: { 200: 'PeeringOut', 400: 'unknown remote node', 404: 'unknown peering', 409: 'duplicate name' },
+    responses: { 200: PeeringOutSchema, 400: 'unknown remote node', 404: 'unknown peering', 409: 'duplicate name' },
     handler: async (req, res) => {
       const id = intParam(req.params.peering_id);
       const { answer } = await updatePeering(deps, await owner(id), id, req.body, metadataOf(ctx, req, res), (db) => getPeering(db, id).then((p) => p ?? notFound(id)));
@@ -137,7 +138,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     summary: 'one transaction: a peering, its interface and its BGP sessions',
     params: NodeIdParams,
     body: ProvisionBody,
-    responses: { 201: 'peering, interface, bgp_session, sessions[], generation', 400: 'unknown remote node', 404: 'unknown node', 409: 'conflict', 422: 'invalid' },
+    responses: { 201: ProvisionPeeringResult, 400: 'unknown remote node', 404: 'unknown node', 409: 'conflict', 422: 'invalid' },
     handler: async (req, res) => {
       const body = req.body as Static<typeof ProvisionBody>;
       if (body.bgp_spec && body.bgp_specs) {
@@ -171,7 +172,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     path: '/admin/nodes/{node_id}/peerings/full',
     summary: 'peerings of a node with their interfaces and sessions',
     params: NodeIdParams,
-    responses: { 200: 'PeeringFull[]', 404: 'unknown node' },
+    responses: { 200: Type.Array(PeeringFullSchema, { description: 'peerings with their interfaces and sessions' }), 404: 'unknown node' },
     handler: async (req, res) => {
       await nodeOr404(ctx, req.params.node_id);
       res.json(await peeringsFull(ctx.pool, { nodeId: req.params.node_id }));
@@ -183,7 +184,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     path: '/admin/peerings/{peering_id}/full',
     summary: 'one peering with its interfaces and sessions',
     params: PeeringParams,
-    responses: { 200: 'PeeringFull', 404: 'unknown peering' },
+    responses: { 200: PeeringFullSchema, 404: 'unknown peering' },
     handler: async (req, res) => {
       const id = intParam(req.params.peering_id);
       const [found] = await peeringsFull(ctx.pool, { peeringId: id });
@@ -198,7 +199,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     summary: 'create or replace a peering by name; its interfaces and sessions are replaced',
     params: NodeIdParams,
     body: FullBody,
-    responses: { 200: '{peering, generation}', 400: 'unknown remote node', 404: 'unknown node', 409: 'conflict', 422: 'invalid' },
+    responses: { 200: ReplacePeeringResult, 400: 'unknown remote node', 404: 'unknown node', 409: 'conflict', 422: 'invalid' },
     handler: async (req, res) => {
       const body = req.body as Static<typeof FullBody>;
       const outcome = await replacePeeringFull(
@@ -222,7 +223,7 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     summary: 'fold orphan interfaces and sessions into peerings; dry_run (default false) only plans',
     params: NodeIdParams,
     body: Type.Object({ dry_run: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-    responses: { 200: '{dry_run, peerings[], skipped[], generation}', 404: 'unknown node' },
+    responses: { 200: BackfillResult, 404: 'unknown node' },
     handler: async (req, res) => {
       const outcome = await backfillPeerings(deps, req.params.node_id, req.body.dry_run ?? false, metadataOf(ctx, req, res));
       res.json({ dry_run: outcome.dry_run, ...outcome.result, generation: outcome.published[0]?.generation ?? null });

@@ -12,6 +12,8 @@ import { streamJob } from './stream.js';
 const NodeId = Type.String({ minLength: 1, maxLength: 64 });
 const StreamParams = (name: string) => Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 128 }) });
 const SSE = 'text/event-stream; buffered messages first, then live ones; ends after `done`, or without it when the job timed out';
+/** A Server-Sent Events stream is text: `event:` and `data:` lines, the data JSON. */
+const SseStream = Type.String({ description: 'Server-Sent Events: `event: <name>` and `data: <JSON>` lines' });
 
 /**
  * `/control/v1/ui/probes` and `/ui/logs` (admin Bearer via the `/ui` guard): start
@@ -45,7 +47,7 @@ export function probeRoutes(ctx: ServiceContext): ApiRouter {
       tags: ['probes'],
       security: ['admin'],
       params: StreamParams('probe_id'),
-      responses: { 200: SSE, 404: 'unknown or expired probe' },
+      responses: { 200: { mediaType: 'text/event-stream', schema: SseStream, description: SSE }, 404: 'unknown or expired probe' },
       handler: (req, res) => streamJob(ctx, 'probe', req.params.probe_id as string, req, res),
     })
     .route({
@@ -73,7 +75,7 @@ export function probeRoutes(ctx: ServiceContext): ApiRouter {
       tags: ['probes'],
       security: ['admin'],
       params: StreamParams('log_id'),
-      responses: { 200: SSE, 404: 'unknown or expired log view' },
+      responses: { 200: { mediaType: 'text/event-stream', schema: SseStream, description: SSE }, 404: 'unknown or expired log view' },
       handler: (req, res) => streamJob(ctx, 'log', req.params.log_id as string, req, res),
     });
 }

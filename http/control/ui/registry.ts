@@ -4,6 +4,7 @@ import { registryClient, RegistryRefused, RegistryUnavailable, type RegistryClie
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError, throwIt } from '../../shared/errors.js';
 import { ApiRouter } from '../../shared/routes.js';
+import { Mntner, Options, SyncResult } from '../../registry/schemas.js';
 
 const MAX_NAMES = 200;
 const AsnParams = Type.Object({ asn: Type.Integer({ minimum: 0, maximum: 4294967295 }) });
@@ -41,7 +42,7 @@ export function registryProxyRoutes(ctx: ServiceContext, client: RegistryClient 
       tags: ['registry'],
       security: ['admin'],
       query: Type.Object({ force: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false')])) }),
-      responses: { 200: 'the replica sync result (`synced` false: unchanged)', 409: 'no upstream token, or a sync already running', 502: 'upstream failure, data kept', 503: 'replica unavailable' },
+      responses: { 200: SyncResult, 409: 'no upstream token, or a sync already running', 502: 'upstream failure, data kept', 503: 'replica unavailable' },
       handler: async (req, res) => {
         try {
           res.json(await client.sync(req.validQuery.force === '1' || req.validQuery.force === 'true'));
@@ -97,7 +98,7 @@ export function registryProxyRoutes(ctx: ServiceContext, client: RegistryClient 
       tags: ['registry'],
       security: ['admin'],
       params: AsnParams,
-      responses: { 200: 'the replica verification-options answer', 404: 'unknown ASN', 503: 'replica unavailable' },
+      responses: { 200: Options, 404: 'unknown ASN', 503: 'replica unavailable' },
       handler: async (req, res) => {
         const asn = Number(req.params.asn);
         res.json((await client.verificationOptions(asn)) ?? throwIt(unknownAsn(asn)));
@@ -110,7 +111,7 @@ export function registryProxyRoutes(ctx: ServiceContext, client: RegistryClient 
       tags: ['registry'],
       security: ['admin'],
       params: Type.Object({ name: Type.String({ minLength: 1, maxLength: 128 }) }),
-      responses: { 200: 'the replica maintainer record', 404: 'unknown maintainer', 503: 'replica unavailable' },
+      responses: { 200: Mntner, 404: 'unknown maintainer', 503: 'replica unavailable' },
       handler: async (req, res) => {
         const name = req.params.name.toUpperCase();
         res.json((await client.mntner(name)) ?? throwIt(new NotFound(`maintainer ${name} not found in the registry`)));

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { registryClient, RegistryRefused } from '../../../infra/registry/client.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { ApiRouter } from '../../shared/routes.js';
+import { SyncResult } from '../../registry/schemas.js';
 import { IDENTITY_ERROR, identityError } from '../errors.js';
 
 const Status = Type.Object(
@@ -58,7 +59,7 @@ export function registryRoutes(router: ApiRouter, ctx: ServiceContext): void {
       tags: ['admin'],
       security: ['admin'],
       query: Type.Object({ force: Type.Optional(Type.String()) }),
-      responses: { 200: 'the replica\'s sync result', 401: 'missing or invalid admin token', 403: 'IDENTITY_ADMIN_TOKEN not configured', 409: 'a sync is running or the replica cannot sync', 503: 'replica unavailable' },
+      responses: { 200: SyncResult, 401: 'missing or invalid admin token', 403: 'IDENTITY_ADMIN_TOKEN not configured', 409: 'a sync is running or the replica cannot sync', 503: 'replica unavailable' },
       handler: async (req, res) => {
         const force = req.validQuery.force === '1' || req.validQuery.force === 'true';
         try {
