@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_COMMANDS, type AgentCommands } from './runtime.js';
+import { HEARTBEAT_INTERVAL_SECONDS } from '../domain/agent/heartbeat.js';
 
 /**
  * The agent's settings: every key of the configuration file, its default and its
@@ -54,8 +55,7 @@ export const DEFAULTS = {
   bird_kernel: true,
   /** Safety-net reconcile for doorbells dropped by a full queue or a broken socket. */
   reconcile_interval_seconds: 300,
-  /** The server counts a node online up to 75 s after its last heartbeat. */
-  heartbeat_interval_seconds: 30,
+  heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS,
   commands: DEFAULT_COMMANDS,
 };
 

@@ -15,6 +15,7 @@ import {
   saveTarget,
   targetVersion,
 } from '../infra/releases/store.js';
+import { targetVersionCache } from '../infra/releases/target-cache.js';
 import { connectedNodes } from '../infra/agent-hub/presence.js';
 import { listNodes } from '../projections/fleet/queries.js';
 
@@ -66,6 +67,7 @@ export async function setTarget(deps: ReleaseDeps, version: string): Promise<{ t
     // Document 2, Versioning: versions must not go backwards. The same target again is allowed (it re-arms the offers).
     throw new Validation(`invalid version: ${version} is below the current target ${saved.current}`, [{ loc: ['body', 'version'], msg: 'below the current target', type: 'value_error' }]);
   }
+  targetVersionCache(deps.pool).remember(version);
   await clearOffers(deps.pool, version);
   const offered: string[] = [];
   // Only connected agents: an offer claimed for an agent that cannot hear it would be lost.

@@ -17,6 +17,7 @@ import { peeringRoutes } from './fleet/peerings.js';
 import { asNames } from '../../infra/registry/client.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
+import { consoleViewRoutes } from './ui/routes.js';
 import { peerDefaultsRoutes } from './ui/peer-defaults.js';
 import { routeTuningRoutes } from './ui/route-tuning.js';
 import { agentDesiredStateRoutes } from './agent/desired-state.js';
@@ -70,6 +71,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     interfaceRoutes(ctx),
     generationRoutes(ctx),
     registryProxyRoutes(ctx),
+    ...consoleViewRoutes(ctx),
     routeTuningRoutes(ctx),
     peerDefaultsRoutes(ctx),
     probeRoutes(ctx),

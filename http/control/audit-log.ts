@@ -3,7 +3,7 @@ import { listAuditEntries } from '../../projections/audit-log/queries.js';
 import type { ServiceContext } from '../shared/context.js';
 import { ApiRouter } from '../shared/routes.js';
 
-const AuditEntry = Type.Object({
+export const AuditEntry = Type.Object({
   id: Type.Integer(),
   actor: Type.String(),
   method: Type.String(),

@@ -192,11 +192,25 @@ export interface WireguardPeerSample {
 }
 
 /** A node's latest WireGuard traffic sample per peer and the one before it (null until there are two). */
-export async function latestWireguardTraffic(db: Queryable, nodeId: string): Promise<{ latest: WireguardPeerSample; previous: WireguardPeerSample | null } | undefined> {
+export interface LatestPeerSamples {
+  latest: WireguardPeerSample;
+  previous: WireguardPeerSample | null;
+}
+
+const latestPeerSamples = (r: Record<string, any>): LatestPeerSamples => ({
+  latest: { at: iso(r.at)!, peers: r.peers },
+  previous: r.previous_at ? { at: iso(r.previous_at)!, peers: r.previous_peers } : null,
+});
+
+export async function latestWireguardTraffic(db: Queryable, nodeId: string): Promise<LatestPeerSamples | undefined> {
   const { rows } = await db.query(`SELECT at, peers, previous_at, previous_peers FROM wireguard_traffic_latest WHERE node_id = $1`, [nodeId]);
-  const r = rows[0];
-  if (!r) return undefined;
-  return { latest: { at: iso(r.at)!, peers: r.peers }, previous: r.previous_at ? { at: iso(r.previous_at)!, peers: r.previous_peers } : null };
+  return rows[0] ? latestPeerSamples(rows[0]) : undefined;
+}
+
+/** Every node's `LatestPeerSamples`, by node id; nodes without a sample are absent. */
+export async function allLatestWireguardTraffic(db: Queryable): Promise<Map<string, LatestPeerSamples>> {
+  const { rows } = await db.query(`SELECT node_id, at, peers, previous_at, previous_peers FROM wireguard_traffic_latest ORDER BY node_id`);
+  return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, latestPeerSamples(r)]));
 }
 
 /** Stores a routing observation: a summary row, and the routes as the node's latest table. Returns the observation id. */

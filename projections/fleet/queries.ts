@@ -264,3 +264,28 @@ export async function publishedAdjacencies(db: Queryable): Promise<Map<string, {
   );
   return new Map(rows.map((r: { node_id: string; adjacencies: unknown }) => [r.node_id, Array.isArray(r.adjacencies) ? r.adjacencies : []]));
 }
+
+/** The peering an interface belongs to, as the console labels a link or a traffic row with it. */
+export interface LinkPeering {
+  id: number;
+  name: string;
+  remote_asn: number;
+  remote_node_id: string | null;
+  is_internal: boolean;
+}
+
+/** Every interface's peering (null: none) by node id and interface name, of one node or of all. */
+export async function interfacePeerings(db: Queryable, nodeId?: string): Promise<Map<string, Map<string, LinkPeering | null>>> {
+  const { rows } = await db.query(
+    `SELECT i.node_id, i.name AS interface, p.id, p.name, p.remote_asn, p.remote_node_id, p.is_internal
+     FROM interfaces i LEFT JOIN peerings p ON p.id = i.peering_id WHERE $1::text IS NULL OR i.node_id = $1`,
+    [nodeId ?? null],
+  );
+  const byNode = new Map<string, Map<string, LinkPeering | null>>();
+  for (const r of rows) {
+    const peering = r.id === null ? null : { id: r.id, name: r.name, remote_asn: Number(r.remote_asn), remote_node_id: r.remote_node_id, is_internal: r.is_internal };
+    if (!byNode.has(r.node_id)) byNode.set(r.node_id, new Map());
+    byNode.get(r.node_id)!.set(r.interface, peering);
+  }
+  return byNode;
+}

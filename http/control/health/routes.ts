@@ -12,7 +12,7 @@ const TAGS = ['health'];
 const iso = (t: Date | null | undefined) => (t ? t.toISOString() : null);
 
 /** One node's health line: derived health now, its reasons, agent liveness and the counters behind them. */
-function healthLine(node: NodeOut, status: NodeStatusRow | undefined, agent: AgentStatus | undefined, now: Date) {
+export function healthLine(node: NodeOut, status: NodeStatusRow | undefined, agent: AgentStatus | undefined, now: Date) {
   const verdict = status ? deriveHealth(status, now) : { health: 'unknown' as NodeHealth, reasons: [] };
   return {
     node_id: node.node_id,
@@ -32,8 +32,17 @@ function healthLine(node: NodeOut, status: NodeStatusRow | undefined, agent: Age
   };
 }
 
+/** The latest snapshot, reconciliation report and apply result of a node, each with the time it arrived, or null. */
+export function latestReports(status: NodeStatusRow | undefined) {
+  return {
+    snapshot: status?.snapshot ? { received_at: iso(status.snapshot_received_at), ...status.snapshot } : null,
+    report: status?.report ? { received_at: iso(status.report_received_at), ...status.report } : null,
+    apply: status?.apply ? { received_at: iso(status.apply_received_at), ...status.apply } : null,
+  };
+}
+
 const HealthValue = Type.Union(NODE_HEALTH_VALUES.map((h) => Type.Literal(h)));
-const HealthLine = Type.Object({
+export const HealthLine = Type.Object({
   node_id: Type.String(),
   lifecycle: Type.String(),
   health: HealthValue,
@@ -96,12 +105,7 @@ export function healthRoutes(ctx: ServiceContext): ApiRouter {
       const status = await nodeStatus(ctx.pool, node.node_id);
       if (!status || (!status.snapshot && !status.report && !status.apply)) throw new NotFound(`no report for node ${node.node_id}`);
       const [agent] = await agentStatuses(ctx.pool, [node.node_id]);
-      res.json({
-        ...healthLine(node, status, agent, ctx.now()),
-        snapshot: status.snapshot ? { received_at: iso(status.snapshot_received_at), ...status.snapshot } : null,
-        report: status.report ? { received_at: iso(status.report_received_at), ...status.report } : null,
-        apply: status.apply ? { received_at: iso(status.apply_received_at), ...status.apply } : null,
-      });
+      res.json({ ...healthLine(node, status, agent, ctx.now()), ...latestReports(status) });
     },
   });
 

@@ -2,22 +2,30 @@ import type { NodeFacts } from '../../../domain/public/facts.js';
 import { deriveHealth } from '../../../domain/telemetry/health.js';
 import type { Queryable } from '../../../infra/db/pool.js';
 import { targetVersion } from '../../../infra/releases/store.js';
-import { agentStatuses, livenessOf } from '../../../infra/telemetry/liveness.js';
-import { allNodeStatus, latestDriftCounts, latestTableSizes } from '../../../infra/telemetry/store.js';
-import { listNodes, publishedAdjacencies } from '../../../projections/fleet/queries.js';
+import { agentStatuses, livenessOf, type AgentStatus } from '../../../infra/telemetry/liveness.js';
+import { allNodeStatus, latestDriftCounts, latestTableSizes, type NodeStatusRow } from '../../../infra/telemetry/store.js';
+import { listNodes, publishedAdjacencies, type NodeOut } from '../../../projections/fleet/queries.js';
 
 export interface FleetFacts {
   facts: NodeFacts[];
   targetVersion: string | null;
 }
 
+/** What the fleet views read, one query per source; `facts` lines up with `nodes` (by node id). */
+export interface FleetSources extends FleetFacts {
+  nodes: NodeOut[];
+  status: Map<string, NodeStatusRow>;
+  agents: Map<string, AgentStatus>;
+}
+
 /**
- * Reads what the public views are computed from, one query per source (node
- * records, health inputs, liveness, routing tables, reports, published
- * adjacency), and derives health and liveness at `now` as the admin views do.
+ * Reads what the public views and the console's fleet views are computed from,
+ * one query per source (node records, health inputs, liveness, routing tables,
+ * reports, published adjacency), and derives health and liveness at `now` as
+ * the admin views do.
  */
-export async function loadFleetFacts(db: Queryable, now: Date): Promise<FleetFacts> {
-  const [nodes, status, agents, tables, drift, adjacencies, target] = await Promise.all([
+export async function loadFleetSources(db: Queryable, now: Date): Promise<FleetSources> {
+  const [nodes, status, agentList, tables, drift, adjacencies, target] = await Promise.all([
     listNodes(db),
     allNodeStatus(db),
     agentStatuses(db),
@@ -26,10 +34,10 @@ export async function loadFleetFacts(db: Queryable, now: Date): Promise<FleetFac
     publishedAdjacencies(db),
     targetVersion(db),
   ]);
-  const agentOf = new Map(agents.map((a) => [a.node_id, a]));
+  const agents = new Map(agentList.map((a) => [a.node_id, a]));
   const facts = nodes.map((n): NodeFacts => {
     const s = status.get(n.node_id);
-    const agent = agentOf.get(n.node_id);
+    const agent = agents.get(n.node_id);
     return {
       node_id: n.node_id,
       asn: n.asn,
@@ -48,7 +56,12 @@ export async function loadFleetFacts(db: Queryable, now: Date): Promise<FleetFac
       capabilities: capabilitiesOf(n.inventory),
     };
   });
-  return { facts, targetVersion: target };
+  return { facts, targetVersion: target, nodes, status, agents };
+}
+
+export async function loadFleetFacts(db: Queryable, now: Date): Promise<FleetFacts> {
+  const { facts, targetVersion } = await loadFleetSources(db, now);
+  return { facts, targetVersion };
 }
 
 /** The capabilities the agent reported at registration (strings only). */

@@ -1,0 +1,31 @@
+import type { Config } from '../../../infra/config.js';
+import { registryClient } from '../../../infra/registry/client.js';
+
+/**
+ * The one list of the console features this server serves (document 3, session
+ * `features`): the console turns screens on by these names, so a name is listed
+ * only once its endpoints answer. Adding a feature is one line here, with the
+ * requests that prove it is served (`spec/http/control/ui/session.spec.ts` sends
+ * each of them and requires an answer other than 404). Endpoints are
+ * `METHOD path` under `/control/v1`; `{node_id}` is a node that has reported.
+ */
+export interface Feature {
+  name: string;
+  endpoints: readonly string[];
+  /** Served only while a registry replica is attached (`REGISTRY_URL`). */
+  needsRegistry?: true;
+}
+
+export const FEATURES: readonly Feature[] = [
+  { name: 'account-login', endpoints: ['POST /auth/login', 'POST /auth/password'] },
+  { name: 'audit-cursor', endpoints: ['GET /ui/audit?limit=1&before_id=1'] },
+  { name: 'ui-nodes-rich', endpoints: ['GET /ui/nodes'] },
+  { name: 'flap-mitigations', endpoints: ['GET /admin/fleet/mitigations'] },
+  // `origins-name` (origin rows with registry names, needsRegistry) joins when `/admin/nodes/{node_id}/routing/origins` is served.
+];
+
+/** The feature names this server serves with this configuration (no database lookup). */
+export function servedFeatures(config: Config): string[] {
+  const replica = registryClient(config).configured;
+  return FEATURES.filter((f) => !f.needsRegistry || replica).map((f) => f.name);
+}

@@ -1,0 +1,115 @@
+import { Type } from '@sinclair/typebox';
+import { NotFound } from '../../../domain/errors.js';
+import { nodeStatus } from '../../../infra/telemetry/store.js';
+import { interfacePeerings } from '../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { ApiRouter } from '../../shared/routes.js';
+import { NodeIdParams, nodeOr404 } from '../fleet/common.js';
+import { HealthLine } from '../health/routes.js';
+import { Count, Geo, LinkPeering, Liveness, Nullable, NullableInteger, NullableNumber, NullableString, Rates, TAGS, UNAUTHORIZED } from './schemas.js';
+import { linksOf } from './views/links.js';
+import { nodeList, nodeOverview } from './views/nodes.js';
+
+const NodeRow = Type.Object(
+  {
+    node_id: Type.String(),
+    health: Type.String(),
+    liveness: Liveness,
+    agent_version: NullableString,
+    agent_up_to_date: Nullable(Type.Boolean()),
+    last_heartbeat_at: NullableString,
+    drift_count: Count,
+    peers_up: NullableInteger,
+    peers_total: NullableInteger,
+    ...Rates,
+    geo: Geo,
+  },
+  { description: 'the node record without base_template and inventory, plus these fields' },
+);
+
+const Point = (props: Parameters<typeof Type.Object>[0]) => Type.Object({ at: Type.String({ format: 'date-time' }), ...props });
+const SelfMetricsPoint = Point({ cpu_percent: Type.Number(), rss_mb: Type.Number(), last_routing_collect_seconds: NullableNumber, last_reresolve_seconds: NullableNumber });
+const Trends = Type.Object({
+  self_metrics: Type.Object({ current: Nullable(SelfMetricsPoint), series: Type.Array(SelfMetricsPoint) }),
+  drift: Type.Object({ current: NullableInteger, series: Type.Array(Point({ count: Count })) }),
+  apply: Type.Object({ total: Count, succeeded: Count, last_status: NullableString, last_at: NullableString, series: Type.Array(Point({ status: Type.String() })) }),
+});
+const NodeOverview = Type.Intersect([
+  HealthLine,
+  Type.Object({
+    agent_up_to_date: Nullable(Type.Boolean()),
+    drift_count: Count,
+    snapshot: Type.Unknown(),
+    report: Type.Unknown(),
+    apply: Type.Unknown(),
+    node: Type.Object({}, { description: 'NodeOut' }),
+    dns_group: Nullable(Type.Object({ id: Type.Integer(), name: Type.String() })),
+    trends: Trends,
+    geo: Geo,
+  }),
+]);
+
+const Links = Type.Object({
+  node_id: Type.String(),
+  captured_at: Type.String(),
+  received_at: Type.String(),
+  thresholds: Type.Object({ up_seconds: Type.Integer(), stale_seconds: Type.Integer() }),
+  summary: Type.Object({ up: Count, stale: Count, down: Count }),
+  links: Type.Array(
+    Type.Object({
+      interface: Type.String(),
+      peer_public_key: NullableString,
+      endpoint: NullableString,
+      latest_handshake_at: NullableString,
+      handshake_age_seconds: NullableInteger,
+      state: Type.Union([Type.Literal('up'), Type.Literal('stale'), Type.Literal('down')]),
+      rx_bytes: NullableInteger,
+      tx_bytes: NullableInteger,
+      peering: LinkPeering,
+    }),
+  ),
+});
+
+/** `/ui/nodes`, `/ui/nodes/{node_id}/overview`, `/ui/nodes/{node_id}/links`. */
+export function consoleNodeRoutes(ctx: ServiceContext): ApiRouter {
+  const common = { method: 'get' as const, tags: TAGS, security: ['admin'] };
+  return new ApiRouter('/control/v1')
+    .route({
+      ...common,
+      path: '/ui/nodes',
+      summary: 'node list: node fields with health, liveness, agent, drift, BGP session counts, current WireGuard rates and geo',
+      responses: { 200: Type.Array(NodeRow), ...UNAUTHORIZED },
+      handler: async (_req, res) => {
+        res.json(await nodeList(ctx, ctx.now()));
+      },
+    })
+    .route({
+      ...common,
+      path: '/ui/nodes/{node_id}/overview',
+      summary: 'node page bundle: health line and latest reports, the full node, DNS group, trends (last 24 h), liveness and geo; never reported: the unknown skeleton',
+      params: NodeIdParams,
+      responses: { 200: NodeOverview, ...UNAUTHORIZED, 404: 'unknown node <id>' },
+      handler: async (req, res) => {
+        const node = await nodeOr404(ctx, req.params.node_id);
+        res.json(await nodeOverview(ctx, node, ctx.now()));
+      },
+    })
+    .route({
+      ...common,
+      path: '/ui/nodes/{node_id}/links',
+      summary: 'WireGuard link state (up, stale, down) by handshake freshness, from the latest runtime snapshot',
+      params: NodeIdParams,
+      responses: { 200: Links, ...UNAUTHORIZED, 404: 'unknown node <id> / no runtime status reported for node <id>' },
+      handler: async (req, res) => {
+        const node = await nodeOr404(ctx, req.params.node_id);
+        const [status, peerings] = await Promise.all([nodeStatus(ctx.pool, node.node_id), interfacePeerings(ctx.pool, node.node_id)]);
+        if (!status?.snapshot || !status.snapshot_received_at) throw new NotFound(`no runtime status reported for node ${node.node_id}`);
+        res.json({
+          node_id: node.node_id,
+          captured_at: new Date(status.snapshot.captured_at).toISOString(),
+          received_at: status.snapshot_received_at.toISOString(),
+          ...linksOf(status.snapshot, peerings.get(node.node_id) ?? new Map(), ctx.now()),
+        });
+      },
+    });
+}

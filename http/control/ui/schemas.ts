@@ -1,0 +1,26 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+
+/** Response pieces shared by the console views (OpenAPI descriptions; the builders define the values). */
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const NullableString = Nullable(Type.String());
+export const NullableInteger = Nullable(Type.Integer());
+export const NullableNumber = Nullable(Type.Number());
+export const Count = Type.Integer({ minimum: 0 });
+export const Liveness = Type.Union([Type.Literal('online'), Type.Literal('stale'), Type.Literal('offline')]);
+export const Geo = Nullable(
+  Type.Object({ lat: Type.Number(), lon: Type.Number(), city: Type.String(), country: Type.String({ description: 'ISO 3166-1 alpha-2' }), region: NullableInteger }),
+);
+export const AgentSummary = Type.Object({ online: Count, stale: Count, offline: Count, agents_behind: Count });
+export const Rates = { rx_bytes_per_sec: NullableNumber, tx_bytes_per_sec: NullableNumber };
+export const LinkPeering = Nullable(
+  Type.Object({ id: Type.Integer(), name: Type.String(), remote_asn: Type.Integer(), remote_node_id: NullableString, is_internal: Type.Boolean() }),
+);
+
+/** A cursor-paged list's size (document 3: 1 to 500, default 100) and cursor. */
+export const PageQuery = {
+  limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
+  before_id: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries with a smaller id (the last id of the previous page)' })),
+};
+
+export const UNAUTHORIZED = { 401: 'missing or invalid token', 403: 'admin surface locked' };
+export const TAGS = ['console'];
