@@ -1,3 +1,5 @@
+import { rssMb } from '../series/units.js';
+
 /**
  * The `trends` block of a node page (document 3, `/ui/nodes/{id}/overview`):
  * the agent's own metrics, drift and apply results over the last
@@ -20,9 +22,6 @@ export interface NodeTrends {
   drift: { current: number | null; series: { at: string; count: number }[] };
   apply: { total: number; succeeded: number; last_status: string | null; last_at: string | null; series: { at: string; status: string }[] };
 }
-
-/** Resident memory in MiB, one decimal. */
-export const rssMb = (bytes: number): number => Math.round((bytes / 1_048_576) * 10) / 10;
 
 export interface SelfMetricsReading {
   at: Date;
