@@ -62,6 +62,13 @@ export function canonicalPrefix(text: string): string | null {
   return `${formatIp(network)}/${len}`;
 }
 
+/** A prefix or an interface address (`a`, `a/len`) as a canonical network, `a` alone as its host route; null when it is neither. */
+export function networkOf(text: string): string | null {
+  if (text.includes('/')) return canonicalPrefix(text);
+  const ip = parseIp(text);
+  return ip ? canonicalPrefix(`${text}/${ip.kind() === 'ipv4' ? 32 : 128}`) : null;
+}
+
 /**
  * The string formats the desired-state schema uses. Anyone validating a desired
  * state (the control server, the node agent) registers these on its ajv instance.

@@ -18,6 +18,7 @@ import { asNames } from '../../infra/registry/client.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
 import { consoleViewRoutes } from './ui/routes.js';
+import { internalTopologyRoutes } from './ui/internal-topology.js';
 import { peerDefaultsRoutes } from './ui/peer-defaults.js';
 import { routeTuningRoutes } from './ui/route-tuning.js';
 import { agentDesiredStateRoutes } from './agent/desired-state.js';
@@ -74,6 +75,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     ...consoleViewRoutes(ctx),
     routeTuningRoutes(ctx),
     peerDefaultsRoutes(ctx),
+    internalTopologyRoutes(ctx),
     probeRoutes(ctx),
     agentTokenRoutes(ctx),
     agentRegisterRoutes(ctx),

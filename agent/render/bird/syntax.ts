@@ -1,5 +1,5 @@
 import type { Family } from '../../../domain/desired-state/bird-names.js';
-import { canonicalPrefix, parseIpWithOptionalLength, parsePrefix } from '../../../domain/desired-state/ip.js';
+import { networkOf, parsePrefix } from '../../../domain/desired-state/ip.js';
 
 /**
  * Small pieces of BIRD 2 syntax. BIRD refuses a prefix with host bits set
@@ -15,10 +15,7 @@ export const channelOf = (f: Family): 'ipv4' | 'ipv6' => (f === 'v4' ? 'ipv4' : 
 export const familyOfPrefix = (prefix: string): Family => (parsePrefix(prefix)?.[0].kind() === 'ipv4' ? 'v4' : 'v6');
 
 /** A prefix or an interface address (`a`, `a/len`) as a canonical network. */
-export function network(text: string): string {
-  const withLength = text.includes('/') ? text : `${text}/${parseIpWithOptionalLength(text)?.kind() === 'ipv4' ? 32 : 128}`;
-  return canonicalPrefix(withLength) ?? withLength;
-}
+export const network = (text: string): string => networkOf(text) ?? text;
 
 /** Prefixes of one family, canonical, each once, in their first order. */
 export function prefixesOf(family: Family, prefixes: readonly string[]): string[] {
