@@ -106,6 +106,15 @@ describe('OpenAPI documents', function () {
     await call('GET', '/control/v1/admin/nodes/walk-a/interfaces');
     await call('GET', '/control/v1/admin/nodes/walk-a/bgp-sessions');
     await call('POST', '/control/v1/admin/nodes/walk-a/peerings/backfill?dry_run=true');
+    // Console operator helpers.
+    await call('PUT', '/control/v1/ui/nodes/walk-a/route-tuning', { cold_potato_med: 50, route_local_pref: [{ prefix: '172.20.0.0/14', local_pref: 200 }] });
+    await call('PUT', '/control/v1/ui/nodes/walk-a/route-tuning', { route_local_pref: [{ prefix: 'nowhere', local_pref: 1 }] });
+    await call('GET', '/control/v1/ui/nodes/walk-a/route-tuning');
+    await call('PUT', `/control/v1/ui/bgp-sessions/${provisioned.body.bgp_session.id}/link-latency`, { link_latency: 4 });
+    await call('PUT', '/control/v1/ui/bgp-sessions/999999/link-latency', { link_latency: 4 });
+    await call('GET', '/control/v1/ui/nodes/walk-a/peer-defaults');
+    await call('GET', '/control/v1/ui/nodes/walk-a/internal-topology');
+    await call('GET', '/control/v1/ui/nodes/nobody/internal-topology');
     await call('GET', '/control/v1/admin/nodes/walk-a/desired-state');
     await call('GET', '/control/v1/admin/nodes/walk-a/generations');
     await call('PATCH', '/control/v1/admin/nodes/walk-a', { site: 'fra' });
