@@ -21,6 +21,9 @@ export const FEATURES: readonly Feature[] = [
   { name: 'audit-cursor', endpoints: ['GET /ui/audit?limit=1&before_id=1'] },
   { name: 'ui-nodes-rich', endpoints: ['GET /ui/nodes'] },
   { name: 'flap-mitigations', endpoints: ['GET /admin/fleet/mitigations'] },
+  { name: 'trend-range', endpoints: ['GET /ui/fleet/traffic?range=30d', 'GET /ui/nodes/{node_id}/traffic?range=7d'] },
+  { name: 'trend-compare', endpoints: ['GET /ui/fleet/traffic?range=24h&compare=1', 'GET /ui/nodes/{node_id}/traffic?compare=1'] },
+  { name: 'ui-nodes-metrics', endpoints: ['GET /ui/nodes/metrics?range=7d'] },
   // `origins-name` (origin rows with registry names, needsRegistry) joins when `/admin/nodes/{node_id}/routing/origins` is served.
 ];
 
