@@ -39,6 +39,10 @@ import { dnsRoutes } from './dns/index.js';
 import { adminTrafficRoutes } from './health/traffic.js';
 import { nodesMetricsRoutes } from './ui/nodes-metrics.js';
 import { trafficRoutes } from './ui/traffic.js';
+import { serviceMetrics } from '../shared/metrics.js';
+import { AgentMetrics } from '../../infra/metrics/agents.js';
+import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
+import { fleetHealth } from './health/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -46,7 +50,11 @@ export const CONTROL_PREFIX = '/control/v1';
 export function createControlApp(ctx: ServiceContext): Express {
   // The cached anonymous GETs answer ahead of pino-http, the body parser and the other routers (bench/README.md, public-map).
   const publicApi = publicRoutes(ctx);
+  const metrics = serviceMetrics(ctx, 'control');
+  const agentMetrics = new AgentMetrics(metrics.service.registry, ctx.log);
+  nodeHealthGauge(metrics.service.registry, ctx.log, async () => (await fleetHealth(ctx)).map((line) => line.health));
   const app = createServiceApp('control', ctx.log, {
+    metrics,
     trustedProxies: ctx.config.trustedProxies,
     largeJsonRoutes: [routingTableBody(ctx)],
     front: (front, log) => {
@@ -112,7 +120,7 @@ export function createControlApp(ctx: ServiceContext): Express {
   app.get(`${CONTROL_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });
-  return withSockets(finishServiceApp(app, 'control', ctx.log), ctx);
+  return withSockets(finishServiceApp(app, 'control', ctx.log), ctx, agentMetrics);
 }
 
 /** Peering lists never fail for want of names: any replica trouble leaves `remote_as_name` null. */

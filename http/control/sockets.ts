@@ -11,6 +11,7 @@ import { invalidTokens, TOKEN_REVOKED_CHANNEL } from '../../infra/agent-hub/revo
 import { resolveAgentGrant, type AgentPrincipal } from './agent/auth.js';
 import { acceptJobStream } from './agent/job-streams.js';
 import { acceptAgentChannel } from './agent/ws.js';
+import type { AgentMetrics } from '../../infra/metrics/agents.js';
 
 /** Close code for an unresolvable agent token (document 2, Authentication). */
 export const CLOSE_UNAUTHORIZED = 4401;
@@ -48,14 +49,16 @@ export interface ControlSockets {
  * query), the agent hub (plugged into the doorbell next to what was there) and
  * this instance's presence.
  */
-export async function attachControlSockets(server: Server, ctx: ServiceContext): Promise<ControlSockets> {
+export async function attachControlSockets(server: Server, ctx: ServiceContext, metrics?: AgentMetrics): Promise<ControlSockets> {
   const doorbell = ctx.doorbell instanceof PgDoorbell ? ctx.doorbell : undefined;
   // The doorbell's origin names this instance in presence rows, so that it can count the others' agents.
   const presence = new Presence(ctx.pool, doorbell?.origin ?? randomUUID(), ctx.log);
   await presence.start();
   const hub = new AgentHub(presence, ctx.log);
+  // Counted on its way to the hub: what the doorbell sends to this instance's agents.
+  const watched = metrics?.watch(hub);
   const previous = doorbell?.currentBroadcaster();
-  if (doorbell && previous) doorbell.setBroadcaster(fanOut(previous, hub));
+  if (doorbell && previous) doorbell.setBroadcaster(fanOut(previous, watched?.broadcaster ?? hub));
 
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   const alive = new WeakMap<WebSocket, boolean>();
@@ -194,17 +197,18 @@ export async function attachControlSockets(server: Server, ctx: ServiceContext):
         ),
       );
       await new Promise<void>((resolve) => wss.close(() => resolve()));
+      watched?.unwatch();
       await presence.stop();
     },
   };
 }
 
 /** Control apps and the context their sockets are served from (see `socketsOf`). */
-const socketContexts = new WeakMap<Express, ServiceContext>();
+const socketContexts = new WeakMap<Express, { ctx: ServiceContext; metrics?: AgentMetrics }>();
 
-/** Marks an app as the control server, whose HTTP server gets the agent sockets. */
-export function withSockets(app: Express, ctx: ServiceContext): Express {
-  socketContexts.set(app, ctx);
+/** Marks an app as the control server, whose HTTP server gets the agent sockets (counted in `metrics`). */
+export function withSockets(app: Express, ctx: ServiceContext, metrics?: AgentMetrics): Express {
+  socketContexts.set(app, { ctx, metrics });
   return app;
 }
 
@@ -213,6 +217,6 @@ export function withSockets(app: Express, ctx: ServiceContext): Express {
  * other apps. The composition root and the test support call it after `listen`.
  */
 export function socketsOf(app: Express, server: Server): Promise<ControlSockets> | undefined {
-  const ctx = socketContexts.get(app);
-  return ctx ? attachControlSockets(server, ctx) : undefined;
+  const of = socketContexts.get(app);
+  return of ? attachControlSockets(server, of.ctx, of.metrics) : undefined;
 }

@@ -11,6 +11,7 @@ import { pageRoutes } from './page.js';
 import { passkeyRoutes } from './passkeys.js';
 import { sessionRoutes } from './session.js';
 import { verificationRouter } from './verification-routes.js';
+import { serviceMetrics } from '../shared/metrics.js';
 
 export const IDENTITY_PREFIX = '/api/v1';
 
@@ -18,7 +19,7 @@ export const IDENTITY_PREFIX = '/api/v1';
 export function createIdentityApp(ctx: ServiceContext): Express {
   // A public issuer without IDENTITY_KEY_SECRET stops the identity role here, at start.
   keySecret(ctx.config);
-  const app = createServiceApp('identity', ctx.log, { trustedProxies: ctx.config.trustedProxies });
+  const app = createServiceApp('identity', ctx.log, { trustedProxies: ctx.config.trustedProxies, metrics: serviceMetrics(ctx, 'identity') });
   app.get('/healthz', healthz(ctx.pool));
   // The authorization page (static files) comes before the provider, which owns the rest of the root.
   app.use(pageRoutes(ctx.config));

@@ -8,6 +8,9 @@ import { asnRoutes } from './asns.js';
 import { requireServiceToken } from './auth.js';
 import { objectRoutes } from './objects.js';
 import { syncRoutes } from './sync.js';
+import { serviceMetrics } from '../shared/metrics.js';
+import { registrySyncAgeGauge } from '../../infra/metrics/registry-sync.js';
+import { readState } from '../../infra/registry/store.js';
 
 export const REGISTRY_PREFIX = '/registry/v1';
 
@@ -16,7 +19,9 @@ export const REGISTRY_PREFIX = '/registry/v1';
  * `syncer` is given by tests (a short time bound, a pause before commit).
  */
 export function createRegistryApp(ctx: ServiceContext, options: { syncer?: RegistrySyncer } = {}): Express {
-  const app = createServiceApp('registry', ctx.log, { trustedProxies: ctx.config.trustedProxies });
+  const metrics = serviceMetrics(ctx, 'registry');
+  registrySyncAgeGauge(metrics.service.registry, ctx.log, async () => (await readState(ctx.pool))?.checkedAt ?? null, ctx.now);
+  const app = createServiceApp('registry', ctx.log, { trustedProxies: ctx.config.trustedProxies, metrics });
   app.get('/healthz', healthz(ctx.pool));
   const syncer = options.syncer ?? new RegistrySyncer(ctx);
   const routers: ApiRouter[] = [syncRoutes(ctx, syncer, REGISTRY_PREFIX), asnRoutes(ctx, REGISTRY_PREFIX), objectRoutes(ctx, REGISTRY_PREFIX)];

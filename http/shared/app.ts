@@ -4,6 +4,8 @@ import type { Logger } from '../../infra/logger.js';
 import { TRUSTED_PROXIES_LOCAL, TrustedProxies } from './client-address.js';
 import { accessLevel, alreadyLogged, requestIdOf } from './access-log.js';
 import { errorHandler, notFoundHandler, type ErrorStyle } from './errors.js';
+import type { ServiceMetrics } from '../../infra/metrics/service.js';
+import { countRequests, metricsEndpoint } from './metrics.js';
 
 /**
  * The common front of every service: request ids (taken from `X-Request-Id` when
@@ -30,6 +32,8 @@ export interface ServiceAppOptions {
   front?: (app: Express, log: Logger) => void;
   /** `TRUSTED_PROXIES`: the proxies whose forwarding headers `clientAddress` believes (default none). */
   trustedProxies?: readonly string[];
+  /** The service's metrics: every request is counted, and `GET /metrics` answers them (`token`: `METRICS_TOKEN`). */
+  metrics?: { service: ServiceMetrics; token: string | undefined };
 }
 
 export function createServiceApp(service: string, log: Logger, options: ServiceAppOptions = {}): Express {
@@ -39,6 +43,11 @@ export function createServiceApp(service: string, log: Logger, options: ServiceA
   app.set('query parser', 'simple');
   app.locals[TRUSTED_PROXIES_LOCAL] = new TrustedProxies(options.trustedProxies);
   const serviceLog = log.child({ service });
+  // Ahead of everything, the hot front routes included, so every request is counted.
+  if (options.metrics) {
+    app.use(countRequests(options.metrics.service));
+    app.get('/metrics', metricsEndpoint(options.metrics.service, options.metrics.token));
+  }
   options.front?.(app, serviceLog);
   app.use(
     pinoHttp({

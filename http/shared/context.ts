@@ -4,6 +4,7 @@ import type { BackgroundTasks } from '../../infra/background.js';
 import type { Config } from '../../infra/config.js';
 import type { EventStore } from '../../infra/eventstore/types.js';
 import type { Logger } from '../../infra/logger.js';
+import type { SystemMetrics } from '../../infra/metrics/system.js';
 import type { ProjectionRuntime } from '../../projections/runtime/runtime.js';
 
 /** What every service's app is built from. Time comes from `now` so tests can move it. */
@@ -18,4 +19,6 @@ export interface ServiceContext {
   background: BackgroundTasks;
   /** Tells connected agents about new generations (after commit). */
   doorbell: Doorbell;
+  /** The system's metrics; each service app adds its own registry (`metrics.service(name)`). */
+  metrics: SystemMetrics;
 }

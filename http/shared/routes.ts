@@ -4,6 +4,7 @@ import { Kind, type Static, type TSchema } from '@sinclair/typebox';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { auditScope } from '../../commands/audit.js';
 import { RequestValidationError, type FieldError } from './errors.js';
+import { labelRoute } from './metrics.js';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -181,7 +182,9 @@ export class ApiRouter {
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     // The status an audited request answers once its write is acknowledged: the route's success response.
     const successStatus = Object.keys(spec.responses).map(Number).filter((s) => s >= 200 && s < 300).sort()[0];
+    const label = this.prefix + spec.path;
     this.router[spec.method](expressPath, async (req: Request, res: Response, next: NextFunction) => {
+      labelRoute(res, label);
       try {
         const audit = auditScope.getStore();
         if (audit) audit.successStatus = successStatus;

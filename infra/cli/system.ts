@@ -29,6 +29,7 @@ import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
 import { pruneRateLimits } from '../rate-limit.js';
 import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
+import { SystemMetrics } from '../metrics/system.js';
 
 /**
  * The composition root: the one module that wires infra, projections and http
@@ -79,7 +80,10 @@ export async function openSystem(config: Config, log: Logger, options: OpenOptio
   const background = new BackgroundTasks();
   const doorbell = new PgDoorbell(pool, listener, log, nobodyConnected);
   await doorbell.start();
-  const context: ServiceContext = { config, log, pool, store, projections, now: () => new Date(), background, doorbell };
+  const metrics = new SystemMetrics(log, { processMetrics: true });
+  metrics.watchProjections(() => projections.status());
+  // The services append through the timed store; maintenance commands use `store` as it is.
+  const context: ServiceContext = { config, log, pool, store: metrics.appends.measure(store), projections, now: () => new Date(), background, doorbell, metrics };
   const runtime = projections;
   const eventStore = store;
   return {

@@ -18,6 +18,7 @@ import type { Projection } from '../../projections/runtime/projection.js';
 import { projectionMigrationSets, ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
+import { SystemMetrics } from '../../infra/metrics/system.js';
 
 /** A test clock: starts at a fixed instant and moves only when told. */
 export class TestClock {
@@ -85,7 +86,10 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   const broadcaster = new RecordingBroadcaster();
   const doorbell = new PgDoorbell(pool, listener, log, broadcaster);
   await doorbell.start();
-  const context: ServiceContext = { config, log, pool, store, projections, now: clock.now, background: new BackgroundTasks(), doorbell };
+  // A registry of its own (no process series: a spec process starts hundreds of systems); the services append through the timed store.
+  const metrics = new SystemMetrics(log);
+  metrics.watchProjections(() => projections.status());
+  const context: ServiceContext = { config, log, pool, store: metrics.appends.measure(store), projections, now: clock.now, background: new BackgroundTasks(), doorbell, metrics };
   return {
     db,
     config,

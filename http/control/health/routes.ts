@@ -69,6 +69,14 @@ const Summary = Type.Object({
   agents: Type.Object({ online: Count, stale: Count, offline: Count }),
 });
 
+/** Every node's health line, derived now (`/admin/health`; the control service's `dn42_nodes` gauge counts them). */
+export async function fleetHealth(ctx: Pick<ServiceContext, 'pool' | 'now'>): Promise<ReturnType<typeof healthLine>[]> {
+  const now = ctx.now();
+  const [nodes, status, agents] = await Promise.all([listNodes(ctx.pool), allNodeStatus(ctx.pool), agentStatuses(ctx.pool)]);
+  const agentOf = new Map(agents.map((a) => [a.node_id, a]));
+  return nodes.map((n) => healthLine(n, status.get(n.node_id), agentOf.get(n.node_id), now));
+}
+
 /** `/admin/health`, `/admin/nodes/{id}/health`, `/admin/nodes/{id}/status-events`. */
 export function healthRoutes(ctx: ServiceContext): ApiRouter {
   const r = new ApiRouter('/control/v1');
@@ -80,10 +88,7 @@ export function healthRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'health of every node (derived now) with agent liveness, and counts',
     responses: { 200: Type.Object({ summary: Summary, nodes: Type.Array(HealthLine) }) },
     handler: async (_req, res) => {
-      const now = ctx.now();
-      const [nodes, status, agents] = await Promise.all([listNodes(ctx.pool), allNodeStatus(ctx.pool), agentStatuses(ctx.pool)]);
-      const agentOf = new Map(agents.map((a) => [a.node_id, a]));
-      const lines = nodes.map((n) => healthLine(n, status.get(n.node_id), agentOf.get(n.node_id), now));
+      const lines = await fleetHealth(ctx);
       const count = <K extends string>(values: readonly K[], of: (l: (typeof lines)[number]) => K) =>
         Object.fromEntries(values.map((v) => [v, lines.filter((l) => of(l) === v).length])) as Record<K, number>;
       const summary = { total: lines.length, ...count(NODE_HEALTH_VALUES, (l) => l.health), agents: count<Liveness>(['online', 'stale', 'offline'], (l) => l.liveness) };
