@@ -9,7 +9,7 @@ import {
   type NodeStatusEvent,
   type NodeStatusState,
 } from '../domain/telemetry/health.js';
-import type { ApplyResult, PrefixFlaps, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardReresolve, WireguardTraffic } from '../domain/telemetry/reports.js';
+import type { ApplyResult, PrefixFlaps, ReconciliationReport, RuntimeSnapshot, WireguardReresolve, WireguardTraffic } from '../domain/telemetry/reports.js';
 import type { BackgroundTasks } from '../infra/background.js';
 import { withTransaction } from '../infra/db/pool.js';
 import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
@@ -22,7 +22,6 @@ import {
   allNodeStatus,
   archiveInterfaceTraffic,
   archiveSelfMetrics,
-  insertRoutingTable,
   insertStatusEvent,
   insertWireguardTraffic,
   nodeStatus,
@@ -181,10 +180,6 @@ export async function recordReresolve(deps: TelemetryDeps, result: WireguardRere
   const status = result.interfaces.some((i) => i.error !== null) ? 'error' : outcome.reresolved > 0 ? 'reresolved' : 'unchanged';
   await insertStatusEvent(deps.pool, result.node_id, { kind: 'reresolve', generation: null, status, drift_count: null, payload: result }, now);
   return outcome;
-}
-
-export async function recordRoutingTable(deps: TelemetryDeps, table: RoutingTable, now: Date): Promise<number> {
-  return withTransaction(deps.pool, (tx) => insertRoutingTable(tx, table, now));
 }
 
 /** Replaces the node's prefix flap table in one transaction; returns how many entries it holds. */

@@ -26,6 +26,8 @@ import { agentRecoveryKeyRoutes } from './agent/recovery-key.js';
 import { agentReportRoutes, routingTableBody } from './agent/reports.js';
 import { agentWireguardKeyRoutes } from './agent/wireguard-keys.js';
 import { healthRoutes } from './health/routes.js';
+import { routingRoutes } from './routing/routes.js';
+import { uiRoutingRoutes } from './ui/routing.js';
 import { withSockets } from './sockets.js';
 import { notifyRoutes } from './fleet/notify.js';
 import { releaseRoutes } from './releases.js';
@@ -95,6 +97,8 @@ export function createControlApp(ctx: ServiceContext): Express {
     adminTrafficRoutes(ctx),
     trafficRoutes(ctx),
     nodesMetricsRoutes(ctx),
+    routingRoutes(ctx),
+    uiRoutingRoutes(ctx),
     notifyRoutes(ctx),
     releaseRoutes(ctx),
     agentUpdateRoutes(ctx),

@@ -296,6 +296,7 @@ export const RETAINED_TABLES: readonly { table: string; column: string }[] = [
   { table: 'self_metrics_samples', column: 'at' },
   { table: 'wireguard_traffic_samples', column: 'at' },
   { table: 'routing_observations', column: 'received_at' },
+  { table: 'routing_fleet_observations', column: 'received_at' },
 ];
 
 /** Routes of every node's latest routing-table observation, by node id (nodes that never reported one are absent). */

@@ -5,11 +5,11 @@ import {
   recordPrefixFlaps,
   recordReconciliation,
   recordReresolve,
-  recordRoutingTable,
   recordSnapshot,
   recordWireguardTraffic,
   type TelemetryDeps,
 } from '../../../commands/telemetry.js';
+import { recordRoutingTable } from '../../../commands/routing.js';
 import {
   ApplyResultSchema,
   PrefixFlapsSchema,

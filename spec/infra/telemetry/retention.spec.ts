@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import { startTelemetryJob, type TelemetryDeps } from '../../../commands/telemetry.js';
 import { pruneTelemetry, RETENTION_DAYS } from '../../../infra/telemetry/retention.js';
 import { archiveInterfaceTraffic, archiveSelfMetrics, insertRoutingTable, insertStatusEvent, insertWireguardTraffic, trafficTotals } from '../../../infra/telemetry/store.js';
+import { refreshFleetRouting } from '../../../infra/telemetry/routing-fleet.js';
 import type { RuntimeSnapshot } from '../../../domain/telemetry/reports.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
 import { eventually } from '../../support/wait.js';
 import { snapshot } from '../../http/control/agent/telemetry-support.js';
 
 const DAY = 86_400_000;
-const TABLES = ['status_events', 'interface_traffic_samples', 'self_metrics_samples', 'wireguard_traffic_samples', 'routing_observations'];
+const TABLES = ['status_events', 'interface_traffic_samples', 'self_metrics_samples', 'wireguard_traffic_samples', 'routing_observations', 'routing_fleet_observations'];
 
 describe('Telemetry retention (60 days, single-instance job)', function () {
   this.timeout(30_000);
@@ -24,6 +25,7 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
     const traffic = { node_id: 'n1', captured_at: at.toISOString(), peers: [{ interface: 'wg0', rx_bytes: 1, tx_bytes: 2 }] };
     await insertWireguardTraffic(sys.pool, traffic, trafficTotals(traffic), at);
     await insertRoutingTable(sys.pool, { node_id: 'n1', captured_at: at.toISOString(), rpki_observed: false, routes: [] }, at);
+    await refreshFleetRouting(sys.pool, ['n1'], at.toISOString(), at);
   }
 
   async function counts(): Promise<Record<string, number>> {

@@ -1,0 +1,80 @@
+import type { RoutingTable } from '../domain/telemetry/reports.js';
+import { withTransaction, type Pool } from '../infra/db/pool.js';
+import { refreshFleetRouting } from '../infra/telemetry/routing-fleet.js';
+import { churnAgainstLatest, lockNodeRouting, storeRoutingAnalytics } from '../infra/telemetry/routing.js';
+import { insertRoutingTable } from '../infra/telemetry/store.js';
+import { listNodes } from '../projections/fleet/queries.js';
+import type { TelemetryDeps } from './telemetry.js';
+
+/**
+ * Stores a routing table: the observation with its summary and its churn against
+ * the node's previous table, the routes as rows (one transaction, under the
+ * node's routing lock); then the fleet's union is refreshed. A failed refresh is
+ * only logged: the fleet trend misses a point, the table is stored.
+ */
+export async function recordRoutingTable(deps: TelemetryDeps, table: RoutingTable, now: Date): Promise<number> {
+  const id = await withTransaction(deps.pool, async (tx) => {
+    await lockNodeRouting(tx, table.node_id);
+    const churn = await churnAgainstLatest(tx, table);
+    const observation = await insertRoutingTable(tx, table, now);
+    await storeRoutingAnalytics(tx, observation, table, churn);
+    return observation;
+  });
+  try {
+    await fleetRefresh(deps.pool).request(table.captured_at, now);
+  } catch (err) {
+    deps.log.error({ err, node_id: table.node_id }, 'fleet routing view not refreshed');
+  }
+  return id;
+}
+
+/**
+ * Fleet refreshes in one process share runs: a table that arrives while a refresh
+ * runs waits for the next one (which starts after the running one and sees its
+ * routes), and every table arriving meanwhile joins that same next run. Fifty
+ * nodes reporting together cost two refreshes, not fifty.
+ */
+class FleetRefresh {
+  private running: Promise<void> | null = null;
+  private next: { promise: Promise<void>; at: string; now: Date } | null = null;
+
+  constructor(private readonly pool: Pool) {}
+
+  request(at: string, now: Date): Promise<void> {
+    if (!this.running) return this.start(at, now);
+    if (this.next) {
+      // The joined run is stamped with the latest capture time and clock among its tables.
+      if (Date.parse(at) > Date.parse(this.next.at)) this.next.at = at;
+      if (now > this.next.now) this.next.now = now;
+      return this.next.promise;
+    }
+    const next = { at, now, promise: Promise.resolve() };
+    next.promise = this.running.catch(() => {}).then(() => {
+      this.next = null;
+      return this.start(next.at, next.now);
+    });
+    this.next = next;
+    return next.promise;
+  }
+
+  private start(at: string, now: Date): Promise<void> {
+    const run = (async () => {
+      const nodes = (await listNodes(this.pool)).map((n) => n.node_id);
+      await refreshFleetRouting(this.pool, nodes, at, now);
+    })();
+    this.running = run;
+    const clear = () => {
+      if (this.running === run) this.running = null;
+    };
+    run.then(clear, clear);
+    return run;
+  }
+}
+
+const refreshes = new WeakMap<Pool, FleetRefresh>();
+
+function fleetRefresh(pool: Pool): FleetRefresh {
+  let refresh = refreshes.get(pool);
+  if (!refresh) refreshes.set(pool, (refresh = new FleetRefresh(pool)));
+  return refresh;
+}

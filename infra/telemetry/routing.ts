@@ -1,0 +1,248 @@
+import type { RoutingTable } from '../../domain/telemetry/reports.js';
+import { familyOf, prefixSortKey, RPKI_STATES, summarizeRoutes, type Family, type RoutingSummary, type RpkiCounts, type RpkiState } from '../../domain/telemetry/routing.js';
+import { advisoryKey, type Queryable } from '../db/pool.js';
+
+/**
+ * Routing analytics tables (migrations/0010_routing_analytics.sql): the routes of
+ * each node's latest table as rows, the summary and churn of every observation,
+ * and the fleet's union after each table. Writes run in the transaction that
+ * stores the observation (`insertRoutingTable`), under the node's routing lock.
+ */
+
+const iso = (t: Date | string) => new Date(t).toISOString();
+const num = (v: string | number | null): number | null => (v === null ? null : Number(v));
+
+export interface Churn {
+  announced: number;
+  withdrawn: number;
+}
+
+/** One table of a node at a time: churn compares against the table the node's previous report left. */
+export async function lockNodeRouting(db: Queryable, nodeId: string): Promise<void> {
+  await db.query('SELECT pg_advisory_xact_lock($1)', [advisoryKey(`routing-table:${nodeId}`)]);
+}
+
+/** Prefixes announced and withdrawn against the node's stored table; null when the node never stored one. */
+export async function churnAgainstLatest(db: Queryable, table: RoutingTable): Promise<Churn | null> {
+  const { rows } = await db.query(
+    `WITH fresh AS (SELECT DISTINCT unnest($2::text[]) AS prefix), stored AS (SELECT DISTINCT prefix FROM routing_routes WHERE node_id = $1)
+     SELECT EXISTS (SELECT 1 FROM routing_tables WHERE node_id = $1) AS previous,
+            (SELECT count(*) FROM (SELECT prefix FROM fresh EXCEPT SELECT prefix FROM stored) a)::int AS announced,
+            (SELECT count(*) FROM (SELECT prefix FROM stored EXCEPT SELECT prefix FROM fresh) w)::int AS withdrawn`,
+    [table.node_id, table.routes.map((r) => r.prefix)],
+  );
+  return rows[0].previous ? { announced: rows[0].announced, withdrawn: rows[0].withdrawn } : null;
+}
+
+/** Replaces the node's route rows with the table's, and completes observation `id` with its summary and churn. */
+export async function storeRoutingAnalytics(db: Queryable, id: number, table: RoutingTable, churn: Churn | null): Promise<void> {
+  const r = table.routes;
+  await db.query(`DELETE FROM routing_routes WHERE node_id = $1`, [table.node_id]);
+  if (r.length > 0) {
+    // as_path goes in as one text array ('{1,2,3}') per route: unnest cannot take a ragged bigint[][].
+    await db.query(
+      `INSERT INTO routing_routes (node_id, seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local)
+       SELECT $1, x.seq, x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path::bigint[], x.rpki, x.local
+       FROM unnest($2::int[], $3::text[], $4::smallint[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::boolean[])
+         AS x(seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local)`,
+      [
+        table.node_id,
+        r.map((_, i) => i + 1),
+        r.map((x) => x.prefix),
+        r.map((x) => familyOf(x.prefix)),
+        r.map((x) => prefixSortKey(x.prefix)),
+        r.map((x) => x.protocol),
+        r.map((x) => x.origin_asn),
+        r.map((x) => `{${x.as_path.join(',')}}`),
+        r.map((x) => x.rpki),
+        r.map((x) => x.local),
+      ],
+    );
+  }
+  await db.query(`UPDATE routing_observations SET summary = $2, announced = $3, withdrawn = $4 WHERE id = $1`, [
+    id,
+    JSON.stringify(summarizeRoutes(table)),
+    churn?.announced ?? null,
+    churn?.withdrawn ?? null,
+  ]);
+}
+
+export interface RoutingObservation {
+  id: number;
+  node_id: string;
+  captured_at: string;
+  received_at: string;
+  rpki_observed: boolean;
+  size: number;
+  size_v4: number;
+  size_v6: number;
+  /** Null for a node's first table (nothing to compare) and for tables stored before churn was kept. */
+  announced: number | null;
+  withdrawn: number | null;
+}
+
+const OBSERVATION_COLUMNS = `o.id, o.node_id, o.captured_at, o.received_at, o.rpki_observed, o.size, o.size_v4, o.size_v6, o.announced, o.withdrawn`;
+
+function observationRow(r: Record<string, any>): RoutingObservation {
+  return {
+    id: Number(r.id),
+    node_id: r.node_id,
+    captured_at: iso(r.captured_at),
+    received_at: iso(r.received_at),
+    rpki_observed: r.rpki_observed,
+    size: r.size,
+    size_v4: r.size_v4,
+    size_v6: r.size_v6,
+    announced: r.announced,
+    withdrawn: r.withdrawn,
+  };
+}
+
+export interface LatestRouting extends RoutingObservation {
+  summary: RoutingSummary;
+}
+
+/** Each node's latest observation with its summary, by node id (nodes that never sent a table are absent). */
+export async function latestRouting(db: Queryable, nodeIds?: readonly string[]): Promise<Map<string, LatestRouting>> {
+  const { rows } = await db.query(
+    `SELECT ${OBSERVATION_COLUMNS}, o.summary, CASE WHEN o.summary IS NULL THEN t.routes END AS routes
+     FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id
+     WHERE $1::text[] IS NULL OR t.node_id = ANY($1) ORDER BY t.node_id`,
+    [nodeIds ?? null],
+  );
+  // A table stored before summaries were kept is summarised from its routes once read.
+  return new Map(
+    rows.map((r: Record<string, any>) => [r.node_id as string, { ...observationRow(r), summary: r.summary ?? summarizeRoutes({ routes: r.routes, rpki_observed: r.rpki_observed }) }]),
+  );
+}
+
+/** The node's latest `limit` observations, oldest first. */
+export async function routingTimeline(db: Queryable, nodeId: string, limit: number): Promise<RoutingObservation[]> {
+  const { rows } = await db.query(
+    `SELECT * FROM (SELECT ${OBSERVATION_COLUMNS} FROM routing_observations o WHERE o.node_id = $1 ORDER BY o.captured_at DESC, o.id DESC LIMIT $2) l
+     ORDER BY captured_at, id`,
+    [nodeId, limit],
+  );
+  return rows.map(observationRow);
+}
+
+export type OriginsSort = 'count' | 'v4' | 'v6';
+
+export interface OriginCount {
+  asn: number;
+  /** Distinct prefixes the AS originates. */
+  count: number;
+  count_v4: number;
+  count_v6: number;
+}
+
+/** ORDER BY of origin rows: the chosen count, then the total, then the ASN. */
+export const ORIGIN_ORDER: Record<OriginsSort, string> = {
+  count: 'count DESC, asn',
+  v4: 'count_v4 DESC, count DESC, asn',
+  v6: 'count_v6 DESC, count DESC, asn',
+};
+
+/** Top origin ASNs of the node's latest table. */
+export async function topOrigins(db: Queryable, nodeId: string, limit: number, sort: OriginsSort = 'count'): Promise<OriginCount[]> {
+  const { rows } = await db.query(
+    `SELECT origin_asn AS asn, count(DISTINCT prefix)::int AS count,
+            count(DISTINCT prefix) FILTER (WHERE family = 4)::int AS count_v4, count(DISTINCT prefix) FILTER (WHERE family = 6)::int AS count_v6
+     FROM routing_routes WHERE node_id = $1 AND origin_asn IS NOT NULL
+     GROUP BY origin_asn ORDER BY ${ORIGIN_ORDER[sort]} LIMIT $2`,
+    [nodeId, limit],
+  );
+  return rows.map((r: Record<string, any>) => ({ ...r, asn: Number(r.asn) }) as OriginCount);
+}
+
+export interface RouteFilter {
+  family?: Family;
+  /** true: routes originated by this network; false: learnt from peers. */
+  local?: boolean;
+  /** Case-insensitive substring of the prefix or the protocol, or of the origin ASN's digits (`AS` prefix optional). */
+  q?: string;
+  rpki?: RpkiState;
+  /** Routes whose AS path (origin included) holds this AS as a whole hop. */
+  path_asn?: number;
+}
+
+export interface RouteRow {
+  prefix: string;
+  family: Family;
+  protocol: string;
+  origin_asn: number | null;
+  as_path: number[];
+  rpki: RpkiState | null;
+  local: boolean;
+}
+
+export interface RouteSearch {
+  total: number;
+  routes: RouteRow[];
+  /** The three states under every condition but `rpki` (routes without a state are not counted). */
+  rpki_counts: RpkiCounts;
+}
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** The WHERE clause of a search of `node_id = $1` (parameters $2 to $7) and its parameters. */
+function routeConditions(nodeId: string, f: RouteFilter): { where: string; params: unknown[] } {
+  const asnDigits = f.q === undefined ? null : /^(?:AS)?(\d+)$/i.exec(f.q.trim())?.[1] ?? null;
+  return {
+    where: `node_id = $1 AND ($2::smallint IS NULL OR family = $2) AND ($3::boolean IS NULL OR local = $3)
+      AND ($4::text IS NULL OR prefix ILIKE $4 OR protocol ILIKE $4 OR origin_asn::text LIKE $5)
+      AND ($6::bigint IS NULL OR origin_asn = $6 OR $6 = ANY (as_path))`,
+    params: [nodeId, f.family ?? null, f.local ?? null, f.q === undefined ? null : `%${likeEscape(f.q)}%`, asnDigits === null ? null : `%${asnDigits}%`, f.path_asn ?? null],
+  };
+}
+
+/** One page of the node's latest routes in address order, the total under every condition, and the RPKI distribution without the `rpki` condition. */
+export async function searchRoutes(db: Queryable, nodeId: string, filter: RouteFilter, limit: number, offset: number): Promise<RouteSearch> {
+  const { where, params } = routeConditions(nodeId, filter);
+  const [counts, page] = await Promise.all([
+    db.query(`SELECT rpki, count(*)::int AS n FROM routing_routes WHERE ${where} GROUP BY rpki`, params),
+    db.query(
+      `SELECT prefix, family, protocol, origin_asn, as_path, rpki, local FROM routing_routes WHERE ${where} AND ($7::text IS NULL OR rpki = $7)
+       ORDER BY family, sort_key NULLS LAST, prefix, seq LIMIT $8 OFFSET $9`,
+      [...params, filter.rpki ?? null, limit, offset],
+    ),
+  ]);
+  const byState = new Map<string | null, number>(counts.rows.map((r: { rpki: string | null; n: number }) => [r.rpki, r.n]));
+  const rpki_counts = Object.fromEntries(RPKI_STATES.map((s) => [s, byState.get(s) ?? 0])) as RpkiCounts;
+  const total = filter.rpki ? rpki_counts[filter.rpki] : [...byState.values()].reduce((a, b) => a + b, 0);
+  return {
+    total,
+    rpki_counts,
+    routes: page.rows.map((r: Record<string, any>) => ({ ...r, origin_asn: num(r.origin_asn), as_path: r.as_path.map(Number) }) as RouteRow),
+  };
+}
+
+export interface SizeBucket {
+  /** Bucket number: floor(epoch seconds / bucket width). */
+  bucket: number;
+  size: number;
+  size_v4: number;
+  size_v6: number;
+  /** Sums over the bucket's observations; null when none of them has churn. */
+  announced: number | null;
+  withdrawn: number | null;
+}
+
+/**
+ * Table sizes per time bucket in [from, to): the last observation of each bucket
+ * (placed at the agent's `captured_at`), for one node or, with `nodeId` null, the fleet.
+ */
+export async function sizeBuckets(db: Queryable, nodeId: string | null, from: Date, to: Date, bucketSeconds: number): Promise<SizeBucket[]> {
+  const source =
+    nodeId === null
+      ? `SELECT at, id, size, size_v4, size_v6, NULL::int AS announced, NULL::int AS withdrawn FROM routing_fleet_observations WHERE at >= $1 AND at < $2`
+      : `SELECT captured_at AS at, id, size, size_v4, size_v6, announced, withdrawn FROM routing_observations WHERE node_id = $4 AND captured_at >= $1 AND captured_at < $2`;
+  const { rows } = await db.query(
+    `SELECT floor(extract(epoch FROM at) / $3)::bigint AS bucket,
+            (array_agg(size ORDER BY at DESC, id DESC))[1] AS size, (array_agg(size_v4 ORDER BY at DESC, id DESC))[1] AS size_v4,
+            (array_agg(size_v6 ORDER BY at DESC, id DESC))[1] AS size_v6, sum(announced)::int AS announced, sum(withdrawn)::int AS withdrawn
+     FROM (${source}) s GROUP BY 1 ORDER BY 1`,
+    nodeId === null ? [from, to, bucketSeconds] : [from, to, bucketSeconds, nodeId],
+  );
+  return rows.map((r: Record<string, any>) => ({ ...r, bucket: Number(r.bucket) }) as SizeBucket);
+}

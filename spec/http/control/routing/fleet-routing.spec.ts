@@ -1,0 +1,115 @@
+import { expect } from 'chai';
+import { expectResponse } from '../../../support/http.js';
+import { startAgents, type AgentHarness } from '../agent/telemetry-support.js';
+import { expect422, postTable, route } from './support.js';
+
+const A1 = 4242420001;
+const A2 = 4242420002;
+const A3 = 4242420003;
+
+describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overview)', function () {
+  this.timeout(60_000);
+  let h: AgentHarness;
+
+  before(async () => {
+    h = await startAgents(['a', 'b', 'c']);
+    // a observes RPKI; b does not; c never sends a table.
+    await postTable(h.agent.a, 'a', '2026-11-01T11:41:00Z', [
+      route('172.20.0.0/24', A1, [A1]),
+      route('172.20.1.0/24', A2, [A2], { rpki: 'invalid' }),
+      route('fd42:1::/48', A2, [A2]),
+      route('fd42:3::/48', A2, [A2], { rpki: 'not_found' }),
+    ]);
+    await postTable(
+      h.agent.b,
+      'b',
+      '2026-11-01T11:52:00Z',
+      [
+        route('172.20.0.0/24', A1, [A3, A1], { rpki: null }),
+        route('172.20.2.0/24', A3, [A3], { rpki: null }),
+        route('172.20.3.0/24', A3, [A3], { rpki: null }),
+        route('172.22.0.0/24', null, [], { rpki: null, local: true }),
+      ],
+      false,
+    );
+  });
+  after(async () => h?.close());
+
+  const fleetSummary = {
+    nodes_reporting: 2,
+    size: 7,
+    size_v4: 5,
+    size_v6: 2,
+    local: 1,
+    external: 6,
+    as_count: 3,
+    as_count_v4: 3,
+    as_count_v6: 1,
+    // Only a's table has RPKI states: b's routes are not counted, not counted as not_found.
+    rpki: { valid: 2, invalid: 1, not_found: 1 },
+    rpki_v4: { valid: 1, invalid: 1, not_found: 0 },
+    rpki_v6: { valid: 1, invalid: 0, not_found: 1 },
+  };
+
+  it('summarises the union of the latest tables and lists every node, nulls before its first table', async () => {
+    const res = await h.admin.get('/admin/routing/fleet');
+    expectResponse(res).status(200);
+    expect(res.body.captured_at).to.equal('2026-11-01T11:52:00.000Z');
+    expect(res.body.summary).to.deep.equal(fleetSummary);
+    expect(res.body.nodes.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['a', 'b', 'c']);
+    expect(res.body.nodes[0]).to.deep.include({ node_id: 'a', size: 4, size_v4: 2, size_v6: 2, as_count: 2, rpki_observed: true, rpki: { valid: 2, invalid: 1, not_found: 1 }, announced: null });
+    expect(res.body.nodes[1]).to.deep.include({ node_id: 'b', size: 4, as_count: 2, rpki_observed: false, rpki: null });
+    expect(res.body.nodes[2]).to.deep.equal({
+      node_id: 'c',
+      captured_at: null,
+      received_at: null,
+      rpki_observed: null,
+      size: null,
+      size_v4: null,
+      size_v6: null,
+      as_count: null,
+      rpki: null,
+      announced: null,
+      withdrawn: null,
+    });
+  });
+
+  it('gives the fleet overview the same summary and rows, the fleet trend on the 24h grid and the top origins', async () => {
+    const res = await h.admin.get('/ui/routing/fleet-overview');
+    expectResponse(res).status(200);
+    const admin = (await h.admin.get('/admin/routing/fleet')).body;
+    expect(res.body).to.deep.include({ generated_at: '2026-11-01T12:00:00.000Z', captured_at: '2026-11-01T11:52:00.000Z', summary: fleetSummary, nodes: admin.nodes });
+    const { trend } = res.body;
+    expect(trend).to.have.length(144);
+    // The union after each table, at that table's capture time: a alone at 11:41, a and b at 11:52.
+    expect(trend[141]).to.deep.equal({ at: '2026-11-01T11:40:00.000Z', size: 4, size_v4: 2, size_v6: 2 });
+    expect(trend[142]).to.deep.equal({ at: '2026-11-01T11:50:00.000Z', size: 7, size_v4: 5, size_v6: 2 });
+    expect(trend[143]).to.deep.equal({ at: '2026-11-01T12:00:00.000Z', size: null, size_v4: null, size_v6: null });
+    expect(res.body.origins).to.deep.equal([
+      { asn: A2, name: null, count: 3, count_v4: 1, count_v6: 2, nodes: 1 },
+      { asn: A3, name: null, count: 2, count_v4: 2, count_v6: 0, nodes: 1 },
+      { asn: A1, name: null, count: 1, count_v4: 1, count_v6: 0, nodes: 2 },
+    ]);
+  });
+
+  it('sorts origins by count, v4 or v6 (ties by total count, then ASN) and keeps origins_top', async () => {
+    const order = async (q: string) => (await h.admin.get(`/ui/routing/fleet-overview?${q}`)).body.origins.map((o: { asn: number }) => o.asn);
+    expect(await order('origins_sort=count')).to.deep.equal([A2, A3, A1]);
+    expect(await order('origins_sort=v4')).to.deep.equal([A3, A2, A1]);
+    expect(await order('origins_sort=v6')).to.deep.equal([A2, A3, A1]);
+    expect(await order('origins_sort=v4&origins_top=1')).to.deep.equal([A3]);
+    expect(await order('origins_top=200')).to.have.length(3);
+    for (const q of ['origins_sort=name', 'origins_top=0', 'origins_top=201', 'origins_top=x', 'range=24h']) await expect422(h.admin, `/ui/routing/fleet-overview?${q}`);
+  });
+
+  it('follows a node that replaces its table: the union shrinks and a new fleet trend point is recorded', async () => {
+    h.sys.clock.advance(10 * 60_000); // 12:10
+    await postTable(h.agent.a, 'a', '2026-11-01T12:09:00Z', [route('172.20.0.0/24', A1, [A1])]);
+    const { summary, trend } = (await h.admin.get('/ui/routing/fleet-overview')).body;
+    expect(summary).to.deep.include({ size: 4, size_v4: 4, size_v6: 0, as_count: 2, rpki: { valid: 1, invalid: 0, not_found: 0 } });
+    expect(trend[143]).to.deep.equal({ at: '2026-11-01T12:10:00.000Z', size: null, size_v4: null, size_v6: null });
+    expect(trend[142]).to.deep.equal({ at: '2026-11-01T12:00:00.000Z', size: 4, size_v4: 4, size_v6: 0 });
+    const rowA = (await h.admin.get('/admin/routing/fleet')).body.nodes[0];
+    expect(rowA).to.deep.include({ size: 1, announced: 0, withdrawn: 3 });
+  });
+});
