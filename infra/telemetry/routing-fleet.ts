@@ -90,7 +90,8 @@ async function computeFleetRouting(db: Queryable, nodeIds: readonly string[]): P
 
 /**
  * Recomputes the fleet's view over `nodeIds` and stores it: a fleet observation
- * at `at` (the capture time of the table that caused it) and the origins. One
+ * at `at` (the capture time of the table that caused it, the server's `now` when
+ * that is ahead) and the origins. One
  * refresh at a time across instances, so the origins match the latest row.
  */
 export async function refreshFleetRouting(pool: Pool, nodeIds: readonly string[], at: string, now: Date): Promise<void> {
@@ -98,14 +99,13 @@ export async function refreshFleetRouting(pool: Pool, nodeIds: readonly string[]
     await tx.query('SELECT pg_advisory_xact_lock($1)', [advisoryKey('routing-fleet-refresh')]);
     const fleet = await computeFleetRouting(tx, nodeIds);
     const { size, size_v4, size_v6 } = fleet.summary;
-    await tx.query(`INSERT INTO routing_fleet_observations (at, received_at, size, size_v4, size_v6, summary) VALUES ($1, $2, $3, $4, $5, $6)`, [
-      at,
-      now,
-      size,
-      size_v4,
-      size_v6,
-      JSON.stringify(fleet),
-    ]);
+    await tx.query(
+      `INSERT INTO routing_fleet_observations (at, placed_at, received_at, size, size_v4, size_v6, summary)
+       SELECT date_bin('5 minutes', p, 'epoch'), p, $2, $3, $4, $5, $6 FROM LEAST($1::timestamptz, $2) AS p
+       ON CONFLICT (at) DO UPDATE SET seq = EXCLUDED.seq, placed_at = EXCLUDED.placed_at, received_at = EXCLUDED.received_at,
+         size = EXCLUDED.size, size_v4 = EXCLUDED.size_v4, size_v6 = EXCLUDED.size_v6, summary = EXCLUDED.summary`,
+      [at, now, size, size_v4, size_v6, JSON.stringify(fleet)],
+    );
     await tx.query(`DELETE FROM routing_fleet_origins`);
     await tx.query(
       `INSERT INTO routing_fleet_origins (asn, count, count_v4, count_v6, nodes)
@@ -118,7 +118,7 @@ export async function refreshFleetRouting(pool: Pool, nodeIds: readonly string[]
 
 /** The fleet's view as of the latest refresh (zeros, null RPKI and null time before any table). */
 export async function latestFleetRouting(db: Queryable): Promise<FleetRouting> {
-  const { rows } = await db.query(`SELECT summary FROM routing_fleet_observations ORDER BY id DESC LIMIT 1`);
+  const { rows } = await db.query(`SELECT summary FROM routing_fleet_observations ORDER BY seq DESC LIMIT 1`);
   return rows[0]?.summary ?? { captured_at: null, summary: EMPTY };
 }
 

@@ -218,8 +218,6 @@ export async function searchRoutes(db: Queryable, nodeId: string, filter: RouteF
 }
 
 export interface SizeBucket {
-  /** Bucket number: floor(epoch seconds / bucket width). */
-  bucket: number;
   size: number;
   size_v4: number;
   size_v6: number;
@@ -229,20 +227,25 @@ export interface SizeBucket {
 }
 
 /**
- * Table sizes per time bucket in [from, to): the last observation of each bucket
- * (placed at the agent's `captured_at`), for one node or, with `nodeId` null, the fleet.
+ * Table sizes per bucket of `bucketSeconds` in [from, to) (epoch seconds), by
+ * bucket start: the last observation of each bucket, for one node or, with
+ * `nodeId` null, the fleet. A node's observation is placed at the agent's
+ * `captured_at`, at the arrival when that is ahead of the server (the fleet's
+ * rows were placed so when written, one per 5 minutes: the bucket's latest).
  */
-export async function sizeBuckets(db: Queryable, nodeId: string | null, from: Date, to: Date, bucketSeconds: number): Promise<SizeBucket[]> {
+export async function sizeBuckets(db: Queryable, nodeId: string | null, from: number, to: number, bucketSeconds: number): Promise<Map<number, SizeBucket>> {
   const source =
     nodeId === null
-      ? `SELECT at, id, size, size_v4, size_v6, NULL::int AS announced, NULL::int AS withdrawn FROM routing_fleet_observations WHERE at >= $1 AND at < $2`
-      : `SELECT captured_at AS at, id, size, size_v4, size_v6, announced, withdrawn FROM routing_observations WHERE node_id = $4 AND captured_at >= $1 AND captured_at < $2`;
+      ? `SELECT placed_at AS at, seq AS id, size, size_v4, size_v6, NULL::int AS announced, NULL::int AS withdrawn FROM routing_fleet_observations
+         WHERE at >= to_timestamp($1) - interval '5 minutes' AND at < to_timestamp($2)`
+      : `SELECT LEAST(captured_at, received_at) AS at, id, size, size_v4, size_v6, announced, withdrawn FROM routing_observations
+         WHERE node_id = $4 AND captured_at >= to_timestamp($1)`;
   const { rows } = await db.query(
-    `SELECT floor(extract(epoch FROM at) / $3)::bigint AS bucket,
+    `SELECT (floor(extract(epoch FROM at) / $3) * $3)::bigint AS t,
             (array_agg(size ORDER BY at DESC, id DESC))[1] AS size, (array_agg(size_v4 ORDER BY at DESC, id DESC))[1] AS size_v4,
             (array_agg(size_v6 ORDER BY at DESC, id DESC))[1] AS size_v6, sum(announced)::int AS announced, sum(withdrawn)::int AS withdrawn
-     FROM (${source}) s GROUP BY 1 ORDER BY 1`,
+     FROM (${source}) s WHERE at >= to_timestamp($1) AND at < to_timestamp($2) GROUP BY 1`,
     nodeId === null ? [from, to, bucketSeconds] : [from, to, bucketSeconds, nodeId],
   );
-  return rows.map((r: Record<string, any>) => ({ ...r, bucket: Number(r.bucket) }) as SizeBucket);
+  return new Map(rows.map(({ t, ...r }: Record<string, any>) => [Number(t), r as SizeBucket]));
 }

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { TRAFFIC_RANGES } from '../../../domain/series/grid.js';
 import { RPKI_STATES } from '../../../domain/telemetry/routing.js';
-import { TREND_RANGES } from '../ui/views/routing.js';
 
 /** Response and query schemas of the routing views (`/admin/.../routing/*`, `/ui/.../routing/*`). */
 
@@ -117,8 +117,11 @@ export const NodeTimeline = Type.Object(
 /** The `routing` block of `/ui/dashboard`, and the body of `/ui/routing/fleet-overview` with its `generated_at` and node rows. */
 export const FleetRoutingBlock = Type.Object({ captured_at: Nullable(Time), summary: FleetSummary, trend: Type.Array(SizePoint), origins: Type.Array(FleetOrigin) }, closed);
 
-export const Range = Type.Union(TREND_RANGES.map((r) => Type.Literal(r)));
-export const Flag = Type.Union([Type.Literal('0'), Type.Literal('1')]);
+/** The routing trend's ranges: the console's trend grid (domain/series/grid.ts); without one, 24h. */
+export const RoutingRange = Type.Union(
+  TRAFFIC_RANGES.map((r) => Type.Literal(r)),
+  { description: 'window: 6h (5 min buckets, 72), 24h (10 min, 144; the default), 7d (1 h, 168), 30d (4 h, 180)' },
+);
 export const OriginsSort = Type.Union([Type.Literal('count'), Type.Literal('v4'), Type.Literal('v6')]);
 /** `origins_top` of the fleet views (contract: 1 to 200, default 100). */
 export const OriginsTop = Type.Integer({ minimum: 1, maximum: 200, default: 100 });

@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN, NodeIdParams } from '../fleet/common.js';
-import { FleetRoutingBlock, FleetRow, Flag, NodeOrigin, NodeSummary, NodeTimeline, OriginsSort, OriginsTop, Range } from '../routing/schemas.js';
+import { FleetRoutingBlock, FleetRow, NodeOrigin, NodeSummary, NodeTimeline, OriginsSort, OriginsTop, RoutingRange } from '../routing/schemas.js';
+import { CompareParam } from './series-params.js';
 import { fleetRoutingBlock, fleetRoutingRows, nodeRoutingDashboard } from './views/routing.js';
 
 const TAGS = ['console'];
@@ -18,7 +19,7 @@ export function uiRoutingRoutes(ctx: ServiceContext): ApiRouter {
     path: '/ui/nodes/{node_id}/routing/dashboard',
     summary: 'routing page bundle: summary, top 50 origins with names, size and churn on the range grid (24h without range)',
     params: NodeIdParams,
-    query: Type.Object({ range: Type.Optional(Range), compare: Type.Optional(Flag) }, closed),
+    query: Type.Object({ range: Type.Optional(RoutingRange), compare: Type.Optional(CompareParam) }, closed),
     responses: {
       200: Type.Object({ generated_at: Type.String(), node_id: Type.String(), summary: NodeSummary, origins: Type.Array(NodeOrigin), timeline: NodeTimeline }, closed),
       404: 'unknown node <id> / no routing table reported for node <id>',

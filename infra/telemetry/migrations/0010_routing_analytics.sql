@@ -38,16 +38,19 @@ CREATE INDEX routing_observations_node_captured ON routing_observations (node_id
 -- (distinct prefixes, origins, RPKI states), computed when a table arrives, so
 -- the fleet trend is a series of its own (a union cannot be rebuilt from
 -- per-node sizes) and the fleet views read one row instead of every route.
+-- One row per 5-minute bucket (the finest trend width), the bucket's latest
+-- refresh: a 30-day trend reads 8,640 rows, not one per table of every node.
 CREATE TABLE routing_fleet_observations (
-  id          bigserial PRIMARY KEY,
-  at          timestamptz NOT NULL,     -- captured_at of the table that caused it
+  at          timestamptz PRIMARY KEY,  -- 5-minute bucket of the refresh's placed time
+  seq         bigserial NOT NULL,       -- refresh order: the latest row is the current view
+  placed_at   timestamptz NOT NULL,     -- captured_at of the table that caused it (the server's now when ahead)
   received_at timestamptz NOT NULL,
   size        integer NOT NULL,
   size_v4     integer NOT NULL,
   size_v6     integer NOT NULL,
-  summary     jsonb NOT NULL     -- {captured_at, summary}: what the fleet views read
+  summary     jsonb NOT NULL            -- {captured_at, summary}: what the fleet views read
 );
-CREATE INDEX routing_fleet_observations_at ON routing_fleet_observations (at);
+CREATE INDEX routing_fleet_observations_seq ON routing_fleet_observations (seq);
 CREATE INDEX routing_fleet_observations_received ON routing_fleet_observations (received_at);
 
 -- Every origin AS of that union, replaced with each fleet observation.

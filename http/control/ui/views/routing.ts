@@ -1,4 +1,5 @@
 import { NotFound } from '../../../../domain/errors.js';
+import { bucketStarts, gridEnd, gridEndingAt, previousGrid, TRAFFIC_GRIDS, type Grid, type TrafficRange } from '../../../../domain/series/grid.js';
 import { asNames } from '../../../../infra/registry/client.js';
 import { fleetTopOrigins, latestFleetRouting, type FleetOrigin, type FleetRoutingSummary } from '../../../../infra/telemetry/routing-fleet.js';
 import { latestRouting, sizeBuckets, topOrigins, type LatestRouting, type OriginCount, type OriginsSort } from '../../../../infra/telemetry/routing.js';
@@ -64,16 +65,7 @@ export async function nodeOriginsView(ctx: ServiceContext, nodeId: string, limit
   return withNames(ctx, await topOrigins(ctx.pool, nodeId, limit, sort));
 }
 
-// ---- Trend grid (kept small so that it can move onto the shared series grid) ----
-
-export const TREND_RANGES = ['6h', '24h', '7d', '30d'] as const;
-export type TrendRange = (typeof TREND_RANGES)[number];
-const GRID: Record<TrendRange, { seconds: number; bucket: number }> = {
-  '6h': { seconds: 6 * 3600, bucket: 300 },
-  '24h': { seconds: 24 * 3600, bucket: 600 },
-  '7d': { seconds: 7 * 86400, bucket: 3600 },
-  '30d': { seconds: 30 * 86400, bucket: 4 * 3600 },
-};
+// ---- Trend on the console's grid (domain/series/grid.ts, the traffic ranges and widths) ----
 
 export interface SizePoint {
   at: string;
@@ -86,22 +78,13 @@ export interface ChurnPoint extends SizePoint {
   withdrawn: number | null;
 }
 
-/**
- * The table size on the range's fixed grid ending with the bucket that holds
- * `now` (`offset` whole windows earlier for a compare window): the last
- * observation of each bucket, churn summed; a bucket without one is null.
- */
-async function sizeGrid(ctx: ServiceContext, nodeId: string | null, range: TrendRange, now: Date, offset = 0): Promise<ChurnPoint[]> {
-  const { seconds, bucket } = GRID[range];
-  const count = seconds / bucket;
-  const last = Math.floor(now.getTime() / 1000 / bucket) - offset * count;
-  const first = last - count + 1;
-  const rows = await sizeBuckets(ctx.pool, nodeId, new Date(first * bucket * 1000), new Date((last + 1) * bucket * 1000), bucket);
-  const byBucket = new Map(rows.map((r) => [r.bucket, r]));
-  return Array.from({ length: count }, (_, i) => {
-    const r = byBucket.get(first + i);
+/** The table size per bucket of `grid`: the last observation of each bucket, churn summed; a bucket without one is null. */
+async function sizeGrid(ctx: ServiceContext, nodeId: string | null, grid: Grid): Promise<ChurnPoint[]> {
+  const rows = await sizeBuckets(ctx.pool, nodeId, grid.start, gridEnd(grid), grid.bucket_seconds);
+  return bucketStarts(grid).map((t) => {
+    const r = rows.get(t);
     return {
-      at: new Date((first + i) * bucket * 1000).toISOString(),
+      at: new Date(t * 1000).toISOString(),
       size: r?.size ?? null,
       size_v4: r?.size_v4 ?? null,
       size_v6: r?.size_v6 ?? null,
@@ -112,14 +95,14 @@ async function sizeGrid(ctx: ServiceContext, nodeId: string | null, range: Trend
 }
 
 /** A node's routing trend: size and churn per bucket, and the preceding window when `compare`. */
-export async function nodeRoutingTimeline(ctx: ServiceContext, nodeId: string, range: TrendRange, compare: boolean) {
-  const now = ctx.now();
-  const [points, previous] = await Promise.all([sizeGrid(ctx, nodeId, range, now), compare ? sizeGrid(ctx, nodeId, range, now, 1) : null]);
-  return { range, bucket_seconds: GRID[range].bucket, points, points_previous: previous };
+export async function nodeRoutingTimeline(ctx: ServiceContext, nodeId: string, range: TrafficRange, compare: boolean) {
+  const grid = gridEndingAt(TRAFFIC_GRIDS[range], ctx.now());
+  const [points, previous] = await Promise.all([sizeGrid(ctx, nodeId, grid), compare ? sizeGrid(ctx, nodeId, previousGrid(grid)) : null]);
+  return { range, bucket_seconds: grid.bucket_seconds, points, points_previous: previous };
 }
 
 /** `/ui/nodes/{id}/routing/dashboard`: summary, top 50 origins with names, timeline. */
-export async function nodeRoutingDashboard(ctx: ServiceContext, nodeId: string, range: TrendRange, compare: boolean) {
+export async function nodeRoutingDashboard(ctx: ServiceContext, nodeId: string, range: TrafficRange, compare: boolean) {
   const latest = await latestRoutingOr404(ctx, nodeId);
   const [origins, timeline] = await Promise.all([nodeOriginsView(ctx, latest.node_id, 50), nodeRoutingTimeline(ctx, latest.node_id, range, compare)]);
   return { generated_at: ctx.now().toISOString(), node_id: latest.node_id, summary: nodeSummaryView(latest), origins, timeline };
@@ -157,7 +140,7 @@ export interface FleetRoutingBlock {
 }
 
 export interface FleetRoutingOptions {
-  range: TrendRange;
+  range: TrafficRange;
   origins_top: number;
   origins_sort: OriginsSort;
 }
@@ -171,7 +154,7 @@ export interface FleetRoutingOptions {
 export async function fleetRoutingBlock(ctx: ServiceContext, options: FleetRoutingOptions): Promise<FleetRoutingBlock> {
   const [fleet, trend, origins] = await Promise.all([
     latestFleetRouting(ctx.pool),
-    sizeGrid(ctx, null, options.range, ctx.now()),
+    sizeGrid(ctx, null, gridEndingAt(TRAFFIC_GRIDS[options.range], ctx.now())),
     fleetTopOrigins(ctx.pool, options.origins_top, options.origins_sort),
   ]);
   return {

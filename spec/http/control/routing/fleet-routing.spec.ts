@@ -6,13 +6,17 @@ import { expect422, postTable, route } from './support.js';
 const A1 = 4242420001;
 const A2 = 4242420002;
 const A3 = 4242420003;
+/** Nodes that report together in the last test. */
+const NODES = Array.from({ length: 8 }, (_, i) => `m${i}`);
 
 describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overview)', function () {
   this.timeout(60_000);
   let h: AgentHarness;
+  let beforeAnyTable: Record<string, any>;
 
   before(async () => {
-    h = await startAgents(['a', 'b', 'c']);
+    h = await startAgents(['a', 'b', 'c', ...NODES]);
+    beforeAnyTable = (await h.admin.get('/ui/routing/fleet-overview')).body;
     // a observes RPKI; b does not; c never sends a table.
     await postTable(h.agent.a, 'a', '2026-11-01T11:41:00Z', [
       route('172.20.0.0/24', A1, [A1]),
@@ -51,12 +55,23 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     rpki_v6: { valid: 1, invalid: 0, not_found: 1 },
   };
 
+  it('answers zeros, null RPKI and null times before any table', () => {
+    expect(beforeAnyTable).to.deep.include({
+      captured_at: null,
+      summary: { nodes_reporting: 0, size: 0, size_v4: 0, size_v6: 0, local: 0, external: 0, as_count: 0, as_count_v4: 0, as_count_v6: 0, rpki: null, rpki_v4: null, rpki_v6: null },
+      origins: [],
+    });
+    expect(beforeAnyTable.trend).to.have.length(144);
+    expect(beforeAnyTable.trend.every((p: { size: unknown }) => p.size === null)).to.equal(true);
+    expect(beforeAnyTable.nodes.every((n: { size: unknown }) => n.size === null)).to.equal(true);
+  });
+
   it('summarises the union of the latest tables and lists every node, nulls before its first table', async () => {
     const res = await h.admin.get('/admin/routing/fleet');
     expectResponse(res).status(200);
     expect(res.body.captured_at).to.equal('2026-11-01T11:52:00.000Z');
     expect(res.body.summary).to.deep.equal(fleetSummary);
-    expect(res.body.nodes.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['a', 'b', 'c']);
+    expect(res.body.nodes.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['a', 'b', 'c', ...NODES]);
     expect(res.body.nodes[0]).to.deep.include({ node_id: 'a', size: 4, size_v4: 2, size_v6: 2, as_count: 2, rpki_observed: true, rpki: { valid: 2, invalid: 1, not_found: 1 }, announced: null });
     expect(res.body.nodes[1]).to.deep.include({ node_id: 'b', size: 4, as_count: 2, rpki_observed: false, rpki: null });
     expect(res.body.nodes[2]).to.deep.equal({
@@ -111,5 +126,12 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     expect(trend[142]).to.deep.equal({ at: '2026-11-01T12:00:00.000Z', size: 4, size_v4: 4, size_v6: 0 });
     const rowA = (await h.admin.get('/admin/routing/fleet')).body.nodes[0];
     expect(rowA).to.deep.include({ size: 1, announced: 0, withdrawn: 3 });
+  });
+
+  it('covers every table of nodes reporting at the same time once they are all answered (refreshes share runs, none is lost)', async () => {
+    await Promise.all(NODES.map((id, i) => postTable(h.agent[id], id, '2026-11-01T12:09:30Z', [route(`172.23.${i}.0/24`, 4242421000 + i, [4242421000 + i])])));
+    const { summary, origins } = (await h.admin.get('/ui/routing/fleet-overview?origins_top=200')).body;
+    expect(summary).to.deep.include({ nodes_reporting: 2 + NODES.length, size: 4 + NODES.length, as_count: 2 + NODES.length });
+    expect(origins).to.have.length(2 + NODES.length);
   });
 });
