@@ -46,6 +46,8 @@ export interface Route {
   prefix: string;
   family: 4 | 6;
   origins: number[];
+  /** The first `max-length:` value as written; null when the object has none (domain/rpki/roa.ts reads it). */
+  maxLength: string | null;
 }
 
 export type Extracted =
@@ -139,7 +141,7 @@ export function extract(object: RpslObject): Extracted {
         if (asn === null) throw new MalformedObject(`origin ${origin} is not an AS number`);
         if (!origins.includes(asn)) origins.push(asn);
       }
-      return { type: object.type, record: { prefix, family: object.type === 'route' ? 4 : 6, origins } };
+      return { type: object.type, record: { prefix, family: object.type === 'route' ? 4 : 6, origins, maxLength: first(object, 'max-length') } };
     }
     default:
       return { type: 'other' };

@@ -1,6 +1,7 @@
 import { extract, MalformedObject, type AutNum, type Contact, type KeyCert, type Mntner, type Route } from './objects.js';
 import { authOptions, type VerificationOption } from './options.js';
 import { parseRpsl } from './rpsl.js';
+import { roasOf, type Roa } from '../rpki/roa.js';
 
 /** One file of the registry tree, `data/<class>/<name>`. */
 export interface RegistryFile {
@@ -18,6 +19,9 @@ export interface RegistrySnapshot {
   contacts: Contact[];
   keyCerts: KeyCert[];
   routes: Route[];
+  /** The ROAs of the route objects (`roasOf`), and how many route objects yielded none. */
+  roas: Roa[];
+  roasSkipped: number;
   /** PGP and SSH options of every maintainer (e-mail options depend on the ASN and are derived when read). */
   authOptions: VerificationOption[];
   /** Objects per class, plus `malformed`. */
@@ -31,7 +35,7 @@ export interface RegistrySnapshot {
  * counted; it never stops the load.
  */
 export function buildSnapshot(files: Iterable<RegistryFile>): RegistrySnapshot {
-  const snapshot: RegistrySnapshot = { autNums: [], mntners: [], contacts: [], keyCerts: [], routes: [], authOptions: [], counts: {}, malformed: [] };
+  const snapshot: RegistrySnapshot = { autNums: [], mntners: [], contacts: [], keyCerts: [], routes: [], roas: [], roasSkipped: 0, authOptions: [], counts: {}, malformed: [] };
   const seen = new Set<string>();
   const keyCerts = new Map<string, KeyCert>();
   for (const file of files) {
@@ -76,6 +80,7 @@ export function buildSnapshot(files: Iterable<RegistryFile>): RegistrySnapshot {
   }
   snapshot.counts.malformed = snapshot.malformed.length;
   for (const mntner of snapshot.mntners) snapshot.authOptions.push(...authOptions(mntner, keyCerts));
+  ({ roas: snapshot.roas, skipped: snapshot.roasSkipped } = roasOf(snapshot.routes));
   return snapshot;
 }
 

@@ -7,6 +7,7 @@ import { openApiDocument, type ApiRouter } from '../shared/routes.js';
 import { asnRoutes } from './asns.js';
 import { requireServiceToken } from './auth.js';
 import { objectRoutes } from './objects.js';
+import { roaRoutes } from './roas.js';
 import { syncRoutes } from './sync.js';
 import { serviceMetrics } from '../shared/metrics.js';
 import { registrySyncAgeGauge } from '../../infra/metrics/registry-sync.js';
@@ -24,7 +25,7 @@ export function createRegistryApp(ctx: ServiceContext, options: { syncer?: Regis
   const app = createServiceApp('registry', ctx.log, { trustedProxies: ctx.config.trustedProxies, metrics });
   app.get('/healthz', healthz(ctx.pool));
   const syncer = options.syncer ?? new RegistrySyncer(ctx);
-  const routers: ApiRouter[] = [syncRoutes(ctx, syncer, REGISTRY_PREFIX), asnRoutes(ctx, REGISTRY_PREFIX), objectRoutes(ctx, REGISTRY_PREFIX)];
+  const routers: ApiRouter[] = [syncRoutes(ctx, syncer, REGISTRY_PREFIX), asnRoutes(ctx, REGISTRY_PREFIX), objectRoutes(ctx, REGISTRY_PREFIX), roaRoutes(ctx, REGISTRY_PREFIX)];
   const document = openApiDocument(
     {
       title: 'dn42-control registry replica',

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { AutNum, Contact, Mntner } from '../../domain/registry/objects.js';
 import { verificationOptions, type VerificationOption } from '../../domain/registry/options.js';
+import { compareRoas, type Roa } from '../../domain/rpki/roa.js';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import { readState } from './store.js';
 
@@ -211,4 +212,28 @@ export async function keyCert(db: Queryable, fingerprint: string): Promise<KeyCe
   const { rows } = await db.query('SELECT * FROM registry_key_certs WHERE fingerprint = $1 ORDER BY name LIMIT 1', [fingerprint]);
   const r = rows[0];
   return r ? { key_cert: r.name, fingerprint: r.fingerprint, method: r.method, owner: r.owner, mnt_by: r.mnt_by, armor: r.armor } : null;
+}
+
+/** The loaded ROA set's commit, load time and entity tag; null before a load that derived ROAs. */
+export interface RoaSetHead {
+  commit: string;
+  synced_at: string;
+  etag: string;
+}
+
+export async function roaSetHead(db: Queryable): Promise<RoaSetHead | null> {
+  const { rows } = await db.query(`SELECT commit, synced_at, roas_etag FROM registry_state WHERE load_format >= 2 AND roas_etag IS NOT NULL`);
+  const row = rows[0];
+  return row ? { commit: row.commit, synced_at: (row.synced_at as Date).toISOString(), etag: row.roas_etag } : null;
+}
+
+/** The loaded ROA set in `compareRoas` order (the order its tag was computed over), with its head; null before such a load. */
+export async function roaSet(pool: pg.Pool): Promise<{ head: RoaSetHead; roas: Roa[] } | null> {
+  return inSnapshot(pool, async (db) => {
+    const head = await roaSetHead(db);
+    if (!head) return null;
+    const { rows } = await db.query('SELECT prefix, max_length, origin FROM registry_roas');
+    const roas = rows.map((r) => ({ prefix: r.prefix as string, max_length: Number(r.max_length), asn: Number(r.origin) })).sort(compareRoas);
+    return { head, roas };
+  });
 }

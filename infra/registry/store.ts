@@ -1,10 +1,17 @@
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
 import type { RegistrySnapshot } from '../../domain/registry/snapshot.js';
+import { roaSetEtag } from '../../domain/rpki/roa.js';
 import type { MigrationSet } from '../db/migrate.js';
 import { withTransaction, type Queryable } from '../db/pool.js';
 
 export const registryMigrations: MigrationSet = { name: 'registry-replica', dir: fileURLToPath(new URL('./migrations', import.meta.url)) };
+
+/**
+ * What a load writes. 2: ROAs (`registry_roas`). A state of an older format is
+ * loaded again by the next sync, whatever the upstream did.
+ */
+export const LOAD_FORMAT = 2;
 
 /** The replica's own record of what it holds (one row, absent before the first sync). */
 export interface RegistryState {
@@ -17,6 +24,8 @@ export interface RegistryState {
   forced: boolean;
   /** Whether the RegistrySynced event of this load has been appended. */
   recorded: boolean;
+  /** `LOAD_FORMAT` of the load that wrote the tables. */
+  loadFormat: number;
 }
 
 export async function readState(db: Queryable): Promise<RegistryState | null> {
@@ -32,11 +41,12 @@ export async function readState(db: Queryable): Promise<RegistryState | null> {
     durationMs: row.duration_ms,
     forced: row.forced,
     recorded: row.recorded,
+    loadFormat: row.load_format,
   };
 }
 
 /** Tables a sync rewrites, in the order it fills them. */
-const TABLES = ['registry_aut_nums', 'registry_mntners', 'registry_auth_options', 'registry_contacts', 'registry_key_certs', 'registry_routes'] as const;
+const TABLES = ['registry_aut_nums', 'registry_mntners', 'registry_auth_options', 'registry_contacts', 'registry_key_certs', 'registry_routes', 'registry_roas'] as const;
 
 /**
  * Replaces every replica table with the snapshot, in one transaction: readers
@@ -48,7 +58,7 @@ const TABLES = ['registry_aut_nums', 'registry_mntners', 'registry_auth_options'
 export async function replaceSnapshot(
   pool: pg.Pool,
   snapshot: RegistrySnapshot,
-  state: Omit<RegistryState, 'recorded' | 'checkedAt'>,
+  state: Omit<RegistryState, 'recorded' | 'checkedAt' | 'loadFormat'>,
   options: { timeoutMs: number; beforeCommit?: () => Promise<void> },
 ): Promise<void> {
   await withTransaction(pool, async (tx) => {
@@ -86,12 +96,19 @@ export async function replaceSnapshot(
       snapshot.routes.flatMap((r) => r.origins.map((origin) => ({ prefix: r.prefix, family: r.family, origin }))),
       'ON CONFLICT DO NOTHING',
     );
+    await insertRows(
+      tx,
+      'registry_roas',
+      'prefix text, max_length smallint, origin bigint',
+      snapshot.roas.map((r) => ({ prefix: r.prefix, max_length: r.max_length, origin: r.asn })),
+    );
     await tx.query(
-      `INSERT INTO registry_state (singleton, commit, previous_commit, counts, synced_at, checked_at, duration_ms, forced, recorded)
-       VALUES (true, $1, $2, $3, $4, $4, $5, $6, false)
+      `INSERT INTO registry_state (singleton, commit, previous_commit, counts, synced_at, checked_at, duration_ms, forced, recorded, load_format, roas_etag)
+       VALUES (true, $1, $2, $3, $4, $4, $5, $6, false, $7, $8)
        ON CONFLICT (singleton) DO UPDATE SET commit = EXCLUDED.commit, previous_commit = EXCLUDED.previous_commit, counts = EXCLUDED.counts,
-         synced_at = EXCLUDED.synced_at, checked_at = EXCLUDED.checked_at, duration_ms = EXCLUDED.duration_ms, forced = EXCLUDED.forced, recorded = false`,
-      [state.commit, state.previousCommit, JSON.stringify(state.counts), state.syncedAt, state.durationMs, state.forced],
+         synced_at = EXCLUDED.synced_at, checked_at = EXCLUDED.checked_at, duration_ms = EXCLUDED.duration_ms, forced = EXCLUDED.forced, recorded = false,
+         load_format = EXCLUDED.load_format, roas_etag = EXCLUDED.roas_etag`,
+      [state.commit, state.previousCommit, JSON.stringify(state.counts), state.syncedAt, state.durationMs, state.forced, LOAD_FORMAT, roaSetEtag(snapshot.roas)],
     );
     await options.beforeCommit?.();
   });

@@ -8,7 +8,7 @@ import { runExclusive } from '../db/singleton.js';
 import type { EventMetadata, EventStore } from '../eventstore/types.js';
 import type { Logger } from '../logger.js';
 import { fetchHead, readObjects, remoteHead, snapshotDirectory, upstreamSource, UpstreamError, type GitOptions } from './git.js';
-import { markChecked, markRecorded, readState, replaceSnapshot, type RegistryState } from './store.js';
+import { LOAD_FORMAT, markChecked, markRecorded, readState, replaceSnapshot, type RegistryState } from './store.js';
 
 /** The contract's upper bound of one sync round. */
 export const SYNC_TIMEOUT_MS = 300_000;
@@ -103,7 +103,7 @@ export class RegistrySyncer {
       const head = source.directory
         ? await phase('snapshot', () => snapshotDirectory(this.cacheDir, source, gitOptions))
         : await phase('ls-remote', () => remoteHead(source, gitOptions));
-      if (!force && state?.commit === head) {
+      if (!force && state?.commit === head && state.loadFormat === LOAD_FORMAT) {
         await markChecked(pool, now());
         log.info({ commit: head }, 'registry sync: upstream unchanged');
         return { synced: false, commit: head, previous_commit: state.commit, counts: state.counts, duration_ms: Math.round(performance.now() - started) };
@@ -112,7 +112,8 @@ export class RegistrySyncer {
       const files = await phase('read', () => readObjects(this.cacheDir, commit, gitOptions));
       const snapshot = await phase('parse', async () => buildSnapshot(files));
       if (snapshot.malformed.length) log.warn({ malformed: snapshot.malformed.length, first: snapshot.malformed.slice(0, 10) }, 'registry sync: malformed objects skipped');
-      const loaded: Omit<RegistryState, 'recorded' | 'checkedAt'> = {
+      if (snapshot.roasSkipped) log.warn({ skipped: snapshot.roasSkipped }, 'registry sync: route objects without a valid ROA (bad max-length or host bits) skipped');
+      const loaded: Omit<RegistryState, 'recorded' | 'checkedAt' | 'loadFormat'> = {
         commit,
         previousCommit: state?.commit ?? null,
         counts: snapshot.counts,
@@ -124,7 +125,7 @@ export class RegistrySyncer {
         loaded.durationMs = Math.round(performance.now() - started);
         await replaceSnapshot(pool, snapshot, loaded, { timeoutMs: deadline - performance.now(), beforeCommit: this.options.beforeCommit });
       });
-      await phase('record', () => this.record({ ...loaded, recorded: false, checkedAt: loaded.syncedAt }, options.metadata));
+      await phase('record', () => this.record({ ...loaded, recorded: false, checkedAt: loaded.syncedAt, loadFormat: LOAD_FORMAT }, options.metadata));
       log.info({ commit, counts: snapshot.counts, ms: loaded.durationMs }, 'registry sync: loaded');
       return { synced: true, commit, previous_commit: loaded.previousCommit, counts: snapshot.counts, duration_ms: loaded.durationMs };
     } catch (err) {

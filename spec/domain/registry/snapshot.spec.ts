@@ -29,8 +29,8 @@ describe('Registry snapshot', () => {
       'data/person/NOHDL',
     ]);
     expect(snapshot.routes).to.deep.equal([
-      { prefix: '172.20.0.0/24', family: 4, origins: [1, 2] },
-      { prefix: 'fd42::/48', family: 6, origins: [1] },
+      { prefix: '172.20.0.0/24', family: 4, origins: [1, 2], maxLength: null },
+      { prefix: 'fd42::/48', family: 6, origins: [1], maxLength: null },
     ]);
   });
 
