@@ -115,6 +115,12 @@ describe('OpenAPI documents', function () {
     await call('GET', '/control/v1/ui/nodes/walk-a/peer-defaults');
     await call('GET', '/control/v1/ui/nodes/walk-a/internal-topology');
     await call('GET', '/control/v1/ui/nodes/nobody/internal-topology');
+    await call('GET', '/control/v1/ui/fleet/traffic?range=6h&compare=1');
+    await call('GET', '/control/v1/ui/fleet/traffic?range=1h');
+    await call('GET', '/control/v1/ui/nodes/walk-a/traffic');
+    await call('GET', '/control/v1/ui/nodes/nobody/traffic');
+    await call('GET', '/control/v1/admin/nodes/walk-a/traffic');
+    await call('GET', '/control/v1/ui/nodes/metrics?range=1h');
     await call('GET', '/control/v1/admin/nodes/walk-a/desired-state');
     await call('GET', '/control/v1/admin/nodes/walk-a/generations');
     await call('PATCH', '/control/v1/admin/nodes/walk-a', { site: 'fra' });
