@@ -59,10 +59,18 @@ export function sumRates(rows: readonly Rates[]): Rates {
   };
 }
 
-export function nodeRate(samples: LatestSamples | undefined): NodeRate {
+/**
+ * Rates older than this are not current: the agent sends a sample every 30 s, so
+ * a latest sample this old means it stopped (the liveness `stale` bound, 300 s).
+ */
+export const CURRENT_RATE_MAX_AGE_SECONDS = 300;
+
+/** A node's current rates at `now`; null rates with fewer than two samples or a latest one older than `CURRENT_RATE_MAX_AGE_SECONDS`. */
+export function nodeRate(samples: LatestSamples | undefined, now: Date): NodeRate {
   if (!samples) return { sampled_at: null, interval_seconds: null, rx_bytes_per_sec: null, tx_bytes_per_sec: null, peers: [] };
   const { latest, previous } = samples;
-  const seconds = previous ? (Date.parse(latest.at) - Date.parse(previous.at)) / 1000 : 0;
+  const current = now.getTime() - Date.parse(latest.at) <= CURRENT_RATE_MAX_AGE_SECONDS * 1000;
+  const seconds = previous && current ? (Date.parse(latest.at) - Date.parse(previous.at)) / 1000 : 0;
   const before = new Map((previous?.peers ?? []).map((p) => [peerKey(p), p]));
   const peers = latest.peers.map((p): PeerRate => {
     const was = before.get(peerKey(p));

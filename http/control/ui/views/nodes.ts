@@ -34,7 +34,7 @@ export async function nodeList(ctx: Pick<ServiceContext, 'pool'>, now: Date) {
     const facts = sources.facts[i];
     const status = sources.status.get(node.node_id);
     const snapshot = status?.snapshot_received_at ? status : undefined;
-    const rate = nodeRate(traffic.get(node.node_id));
+    const rate = nodeRate(traffic.get(node.node_id), now);
     return {
       ...nodeFields(node),
       health: facts.health,

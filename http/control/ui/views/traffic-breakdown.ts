@@ -54,7 +54,7 @@ export async function buildTrafficBreakdown(ctx: Pick<ServiceContext, 'pool'>, n
   const rows: BreakdownNode[] = [];
   const peers: BreakdownPeer[] = [];
   for (const n of nodes) {
-    const rate = nodeRate(samples.get(n.node_id));
+    const rate = nodeRate(samples.get(n.node_id), now);
     rows.push({ node_id: n.node_id, sampled_at: rate.sampled_at, interval_seconds: rate.interval_seconds, rx_bytes_per_sec: rate.rx_bytes_per_sec, tx_bytes_per_sec: rate.tx_bytes_per_sec, peer_count: rate.peers.length });
     const linked = peerings.get(n.node_id);
     for (const p of rate.peers) peers.push({ node_id: n.node_id, ...p, peering: linked?.get(p.interface) ?? null });

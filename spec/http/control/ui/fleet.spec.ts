@@ -207,6 +207,17 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
       expect(res.body.peer_total).to.equal(3);
     });
 
+    it('stops calling rates current 300 s after the latest sample of a node (server clock)', async () => {
+      const node = async (id: string) => byId((await h.admin.get('/ui/fleet/traffic-breakdown')).body.nodes)[id];
+      at(h, '2026-11-01T12:16:00Z'); // n1's latest sample is 300 s old, n2's 270 s
+      expect(await node('n1')).to.deep.include({ rx_bytes_per_sec: 30, sampled_at: '2026-11-01T12:11:00.000Z' });
+      at(h, '2026-11-01T12:16:01Z');
+      expect(await node('n1')).to.deep.include({ rx_bytes_per_sec: null, tx_bytes_per_sec: null, interval_seconds: null, sampled_at: '2026-11-01T12:11:00.000Z' });
+      expect((await node('n2')).rx_bytes_per_sec).to.equal(0.33);
+      expect(byId((await h.admin.get('/ui/nodes')).body).n1).to.deep.include({ rx_bytes_per_sec: null, tx_bytes_per_sec: null });
+      at(h, '2026-11-01T12:11:30Z');
+    });
+
     it('refuses peers_limit and breakdown_top outside 1..200 (422) and accepts the bounds', async () => {
       for (const q of ['peers_limit=0', 'peers_limit=201', 'peers_limit=x', 'breakdown_top=0', 'breakdown_top=201', 'bogus=1']) {
         const res = await h.admin.get(`/ui/fleet/traffic-breakdown?${q}`);
