@@ -1,4 +1,4 @@
-import { ibgpProtocolName, PROTOCOL, shownProtocolName, type Family } from '../desired-state/bird-names.js';
+import { FAMILIES, ibgpProtocolName, PROTOCOL, shownProtocolName, type Family } from '../desired-state/bird-names.js';
 import { networkOf } from '../desired-state/ip.js';
 import type { DesiredState, Router } from '../desired-state/schema.js';
 
@@ -41,7 +41,6 @@ export interface RoutingHints {
   present: ReadonlySet<string>;
 }
 
-const FAMILIES: readonly Family[] = ['v4', 'v6'];
 const loopbackOf = (r: Pick<Router, 'loopback_ipv4' | 'loopback_ipv6'>, f: Family) => (f === 'v4' ? r.loopback_ipv4 : r.loopback_ipv6);
 
 /** Every prefix whose presence the view reports: the routers' loopbacks and the hosts' addresses. */

@@ -3,6 +3,7 @@ import type { BgpSessionState, Router } from './schema.js';
 
 /** An address family as the protocol names spell it. */
 export type Family = 'v4' | 'v6';
+export const FAMILIES: readonly Family[] = ['v4', 'v6'];
 
 /**
  * BIRD protocol names, shared by the agent (which renders them) and the control

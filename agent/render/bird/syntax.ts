@@ -1,4 +1,4 @@
-import type { Family } from '../../../domain/desired-state/bird-names.js';
+import { FAMILIES, type Family } from '../../../domain/desired-state/bird-names.js';
 import { networkOf, parsePrefix } from '../../../domain/desired-state/ip.js';
 
 /**
@@ -7,8 +7,7 @@ import { networkOf, parsePrefix } from '../../../domain/desired-state/ip.js';
  * and a set is only written when it has members.
  */
 
-export type { Family };
-export const FAMILIES: readonly Family[] = ['v4', 'v6'];
+export { FAMILIES, type Family };
 /** The BIRD channel (and table family) keyword of a family. */
 export const channelOf = (f: Family): 'ipv4' | 'ipv6' => (f === 'v4' ? 'ipv4' : 'ipv6');
 
