@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', '.data/**', 'dist/**', '**/dist/**', 'http/**/static/**', '**/*.bundle.js', 'coverage/**'],
+    ignores: ['node_modules/**', '.data/**', '.build/**', 'dist/**', '**/dist/**', 'http/**/static/**', '**/*.bundle.js', 'coverage/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

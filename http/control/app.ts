@@ -4,6 +4,7 @@ import { createServiceApp, finishServiceApp } from '../shared/app.js';
 import { auditWrites } from '../shared/audit.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
+import { referenceRoutes } from '../shared/reference.js';
 import { ApiRouter, openApiDocument } from '../shared/routes.js';
 import { auditLogRoutes } from './audit-log.js';
 import { agentTokenRoutes } from './agent/tokens.js';
@@ -65,6 +66,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     },
   });
   app.get('/healthz', healthz(ctx.pool));
+  app.use(referenceRoutes(CONTROL_PREFIX));
 
   // Audit runs before authentication so that refused writes carry their status code.
   const admin = requireAdmin(ctx);

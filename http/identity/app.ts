@@ -3,6 +3,7 @@ import { createServiceApp } from '../shared/app.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { openApiDocument, type ApiRouter } from '../shared/routes.js';
+import { referenceRoutes } from '../shared/reference.js';
 import { keySecret } from '../../infra/identity/keys.js';
 import { finishIdentityApp } from './errors.js';
 import { jwksRoutes } from './jwks.js';
@@ -23,6 +24,7 @@ export function createIdentityApp(ctx: ServiceContext): Express {
   app.get('/healthz', healthz(ctx.pool));
   // The authorization page (static files) comes before the provider, which owns the rest of the root.
   app.use(pageRoutes(ctx.config));
+  app.use(referenceRoutes(IDENTITY_PREFIX));
   const oidc = oidcRoutes(ctx, IDENTITY_PREFIX);
   const routers: ApiRouter[] = [sessionRoutes(ctx, IDENTITY_PREFIX), passkeyRoutes(ctx, IDENTITY_PREFIX), verificationRouter(ctx, IDENTITY_PREFIX), oidc.api];
   for (const r of routers) app.use(IDENTITY_PREFIX, r.router);

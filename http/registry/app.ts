@@ -4,6 +4,7 @@ import { createServiceApp, finishServiceApp } from '../shared/app.js';
 import type { ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { openApiDocument, type ApiRouter } from '../shared/routes.js';
+import { referenceRoutes } from '../shared/reference.js';
 import { asnRoutes } from './asns.js';
 import { requireServiceToken } from './auth.js';
 import { objectRoutes } from './objects.js';
@@ -39,6 +40,8 @@ export function createRegistryApp(ctx: ServiceContext, options: { syncer?: Regis
   app.get(`${REGISTRY_PREFIX}/openapi.json`, (_req, res) => {
     res.json(document);
   });
+  // The reference page holds no data either: it reads the document above.
+  app.use(referenceRoutes(REGISTRY_PREFIX));
   app.use(REGISTRY_PREFIX, requireServiceToken(ctx));
   for (const r of routers) app.use(REGISTRY_PREFIX, r.router);
   return finishServiceApp(app, 'control', ctx.log);

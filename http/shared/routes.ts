@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Kind, type Static, type TSchema } from '@sinclair/typebox';
+import { STATUS_CODES } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { auditScope } from '../../commands/audit.js';
 import { RequestValidationError, type FieldError } from './errors.js';
@@ -296,7 +297,7 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
     for (const [status, r] of Object.entries(op.responses)) {
       const code = Number(status);
       if (isOtherBody(r)) responses[status] = { description: r.description, content: { [r.mediaType]: { schema: plain(r.schema) } } };
-      else if (typeof r !== 'string') responses[status] = { description: r.description ?? componentNames.get(r) ?? `status ${status}`, content: { 'application/json': { schema: plain(r) } } };
+      else if (typeof r !== 'string') responses[status] = { description: r.description ?? componentNames.get(r) ?? STATUS_CODES[code] ?? `status ${status}`, content: { 'application/json': { schema: plain(r) } } };
       else if (code >= 400) responses[status] = { description: r, content: { 'application/json': { schema: { $ref: `#/components/schemas/${code === 422 ? 'ValidationError' : 'Error'}` } } } };
       else responses[status] = { description: r };
     }
