@@ -28,8 +28,8 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   params?: P;
   /**
    * Status → what the route answers: a JSON body's schema (its `description` says
-   * what it is), a body of another media type (`OtherBody`), or for 204 a
-   * description only; the OpenAPI spec refuses any other status without a schema.
+   * what it is), a body of another media type (`OtherBody`), or for 204 and
+   * 304 a description only; the OpenAPI spec refuses any other status without a schema.
    * An error status may give its text only: the service's shared error body is used.
    */
   responses: Record<number, ResponseSpec>;
