@@ -9,14 +9,17 @@ export const TARGET_CACHE_MAX_AGE_MS = 30_000;
  * that must not query the database (document 3: `GET /ui/session`). A target set
  * through this instance is known at once (`remember`); one set through another
  * instance arrives with the next refresh, which a read starts in the background
- * once the kept value is older than `TARGET_CACHE_MAX_AGE_MS`. Null until known.
+ * once the kept value is older than `maxAgeMs` (`TARGET_CACHE_MAX_AGE_MS`). Null until known.
  */
 export class TargetVersionCache {
   private value: string | null = null;
   private loadedAt = Number.NEGATIVE_INFINITY;
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly maxAgeMs = TARGET_CACHE_MAX_AGE_MS,
+  ) {}
 
   get current(): string | null {
     return this.value;
@@ -24,7 +27,7 @@ export class TargetVersionCache {
 
   /** Whether the kept value is old enough that a refresh should start. */
   get due(): boolean {
-    return this.loading === undefined && performance.now() - this.loadedAt > TARGET_CACHE_MAX_AGE_MS;
+    return this.loading === undefined && performance.now() - this.loadedAt > this.maxAgeMs;
   }
 
   remember(version: string): void {
