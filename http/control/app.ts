@@ -15,7 +15,9 @@ import { generationRoutes } from './fleet/generations.js';
 import { interfaceRoutes } from './fleet/interfaces.js';
 import { nodeRoutes } from './fleet/nodes.js';
 import { peeringRoutes } from './fleet/peerings.js';
-import { asNames } from '../../infra/registry/client.js';
+import { asNames, registryClient } from '../../infra/registry/client.js';
+import { httpRoaSource, type RoaSource } from '../../infra/registry/roa-source.js';
+import { agentRoaRoutes } from './agent/roas.js';
 import { controlHealthRoutes } from './health.js';
 import { registryProxyRoutes } from './ui/registry.js';
 import { consoleViewRoutes } from './ui/routes.js';
@@ -50,7 +52,16 @@ import { fleetHealth } from './health/routes.js';
 export const CONTROL_PREFIX = '/control/v1';
 
 /** The control server: admin API, agent channel, console layer, portal API, public data. */
-export function createControlApp(ctx: ServiceContext): Express {
+export interface ControlAppOptions {
+  /**
+   * Where `/agent/roas` gets the ROA set. Default: the replica at `REGISTRY_URL`
+   * when configured, else none (404). The composition root passes the replica's
+   * own tables when this process serves the registry too.
+   */
+  roaSource?: RoaSource | null;
+}
+
+export function createControlApp(ctx: ServiceContext, options: ControlAppOptions = {}): Express {
   // The cached anonymous GETs answer ahead of pino-http, the body parser and the other routers (bench/README.md, public-map).
   const publicApi = publicRoutes(ctx);
   const metrics = serviceMetrics(ctx, 'control');
@@ -95,6 +106,7 @@ export function createControlApp(ctx: ServiceContext): Express {
     agentRecoveryKeyRoutes(ctx),
     agentWireguardKeyRoutes(ctx),
     agentReportRoutes(ctx),
+    agentRoaRoutes(ctx, options.roaSource !== undefined ? options.roaSource : replicaRoaSource(ctx)),
     healthRoutes(ctx),
     adminTrafficRoutes(ctx),
     trafficRoutes(ctx),
@@ -137,4 +149,10 @@ async function namesOrNothing(ctx: ServiceContext, asns: readonly number[]): Pro
     ctx.log.warn({ err }, 'registry names unavailable; remote_as_name left null');
     return new Map();
   }
+}
+
+/** The replica at `REGISTRY_URL`, or none when it is not configured. */
+function replicaRoaSource(ctx: ServiceContext): RoaSource | null {
+  const client = registryClient(ctx.config, ctx.log);
+  return client.configured ? httpRoaSource(client, ctx.log) : null;
 }

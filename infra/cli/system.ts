@@ -25,6 +25,7 @@ import type { EventStore } from '../eventstore/types.js';
 import type { Logger } from '../logger.js';
 import { registryMigrations } from '../registry/store.js';
 import { RegistrySyncer, SYNC_JOB } from '../registry/sync.js';
+import { localRoaSource } from '../registry/roa-source.js';
 import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
 import { pruneRateLimits } from '../rate-limit.js';
@@ -136,7 +137,9 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
     servers.push({ role, server, port: actual });
     log.info({ role, url: `http://${config.bindHost}:${actual}` }, 'listening');
   };
-  if (wanted.has('control')) await listen('control', createControlApp(context), config.controlPort);
+  // A control server next to the replica reads its tables for the ROA set, unless REGISTRY_URL names a replica.
+  const roaSource = wanted.has('registry') && config.registryUrl === undefined ? localRoaSource(context.pool) : undefined;
+  if (wanted.has('control')) await listen('control', createControlApp(context, { roaSource }), config.controlPort);
   if (wanted.has('identity')) await listen('identity', createIdentityApp(context), config.identityPort);
   if (wanted.has('registry')) await listen('registry', createRegistryApp(context), config.registryPort);
   const registrySync = wanted.has('registry') ? startRegistrySync(context) : undefined;

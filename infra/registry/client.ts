@@ -1,4 +1,5 @@
 import { Unavailable } from '../../domain/errors.js';
+import type { RoaSet } from '../../domain/rpki/roa.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import type { IdentityRecord, KeyCertRecord } from './queries.js';
@@ -105,6 +106,31 @@ export class RegistryClient {
   async identity(asn: number): Promise<ReplicaIdentity> {
     const found = await this.call<ReplicaIdentity>('GET', `/asns/${asn}/identity`);
     return found ?? { asn, as_name: null, mnt_by: [], person: null, name: null, email: null, route: [], route6: [] };
+  }
+
+  /**
+   * `GET /roas`, conditional on `etag`: the set with its tag, `not_modified`, or
+   * null when the replica has no set yet (404). Other failures throw
+   * `RegistryUnavailable`.
+   */
+  async roaSet(etag?: string): Promise<{ etag: string; set: RoaSet } | 'not_modified' | null> {
+    if (!this.configured) throw new RegistryUnavailable('registry replica is not configured');
+    let res: Response;
+    try {
+      res = await fetch(`${this.options.baseUrl!.replace(/\/+$/, '')}/registry/v1/roas`, {
+        headers: { authorization: `Bearer ${this.options.token}`, ...(etag ? { 'if-none-match': etag } : {}) },
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      if (res.status === 304) return 'not_modified';
+      if (res.status === 404) return null;
+      const set = res.ok ? ((await res.json()) as RoaSet) : null;
+      const tag = res.headers.get('etag');
+      if (set && tag && Array.isArray(set.roas)) return { etag: tag, set };
+      this.options.log?.warn({ status: res.status }, 'registry replica refused the ROA set');
+    } catch (err) {
+      this.options.log?.warn({ err }, 'registry replica unreachable (ROA set)');
+    }
+    throw new RegistryUnavailable();
   }
 
   /** The key-cert object of a 40-hex PGP fingerprint (`armor` is its `certif:` lines), or null. */
