@@ -84,31 +84,73 @@ export function summarizeRoutes(table: Pick<RoutingTable, 'routes' | 'rpki_obser
  * A sort key that orders prefixes by address then length: fixed-width hex of the
  * address (8 digits for IPv4, 32 for IPv6) and the length. Null when the text is
  * not an address the key understands (the report schema checks only characters);
- * such rows sort after the others by their text. Hand-rolled because ipaddr.js
- * costs ~45 µs per IPv6 address and a table holds up to 20,000 routes.
+ * such rows sort after the others by their text. Hand-rolled over char codes
+ * because a table holds up to 20,000 routes (ipaddr.js costs ~45 µs per IPv6
+ * address, a regex per group still ~5 µs).
  */
 export function prefixSortKey(prefix: string): string | null {
   const slash = prefix.indexOf('/');
-  const address = prefix.slice(0, slash);
   const length = prefixLength(prefix);
-  const hex = familyOf(prefix) === 4 ? ipv4Hex(address) : ipv6Hex(address);
-  if (hex === null || !Number.isInteger(length) || length > (hex.length === 8 ? 32 : 128)) return null;
-  return `${hex}/${String(length).padStart(3, '0')}`;
+  const words = familyOf(prefix) === 4 ? ipv4Words(prefix, slash) : ipv6Words(prefix, slash);
+  if (words === null || !Number.isInteger(length) || length > words.length * 16) return null;
+  let key = '';
+  for (const w of words) key += HEX4[w];
+  return `${key}/${String(length).padStart(3, '0')}`;
 }
 
-function ipv4Hex(address: string): string | null {
-  const parts = address.split('.');
-  if (parts.length !== 4 || parts.some((p) => !/^\d{1,3}$/.test(p) || Number(p) > 255)) return null;
-  return parts.map((p) => Number(p).toString(16).padStart(2, '0')).join('');
+/** Four-digit lower-case hex of every 16-bit value. */
+const HEX4 = Array.from({ length: 65536 }, (_, i) => i.toString(16).padStart(4, '0'));
+
+/** The address as 16-bit words, or null. */
+function ipv4Words(s: string, end: number): number[] | null {
+  const octets: number[] = [];
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= end; i++) {
+    const c = i === end ? 46 : s.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || value > 255) return null;
+      octets.push(value);
+      value = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57 && digits < 3) {
+      value = value * 10 + (c - 48);
+      digits += 1;
+    } else return null;
+  }
+  return octets.length === 4 ? [octets[0] * 256 + octets[1], octets[2] * 256 + octets[3]] : null;
 }
 
-function ipv6Hex(address: string): string | null {
-  const halves = address.split('::');
-  if (halves.length > 2) return null;
-  const groups = halves.map((h) => (h === '' ? [] : h.split(':')));
-  const given = groups.reduce((n, g) => n + g.length, 0);
-  if (groups.flat().some((g) => !/^[0-9A-Fa-f]{1,4}$/.test(g))) return null;
-  if (halves.length === 1 ? given !== 8 : given > 7) return null;
-  const middle = halves.length === 2 ? Array<string>(8 - given).fill('0') : [];
-  return [...groups[0], ...middle, ...(groups[1] ?? [])].map((g) => g.toLowerCase().padStart(4, '0')).join('');
+function ipv6Words(s: string, end: number): number[] | null {
+  const text = s.slice(0, end);
+  const gap = text.indexOf('::');
+  if (gap !== text.lastIndexOf('::')) return null;
+  const head = hexGroups(gap < 0 ? text : text.slice(0, gap));
+  const tail = gap < 0 ? [] : hexGroups(text.slice(gap + 2));
+  if (head === null || tail === null) return null;
+  const given = head.length + tail.length;
+  if (gap < 0 ? given !== 8 : given > 7) return null;
+  return [...head, ...Array<number>(8 - given).fill(0), ...tail];
+}
+
+/** Colon-separated groups of 1 to 4 hex digits ('' is none), or null. */
+function hexGroups(part: string): number[] | null {
+  if (part === '') return [];
+  const groups: number[] = [];
+  let value = 0;
+  let digits = 0;
+  for (let i = 0; i <= part.length; i++) {
+    const c = i === part.length ? 58 : part.charCodeAt(i);
+    const hex = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
+    if (c === 58) {
+      if (digits === 0) return null;
+      groups.push(value);
+      value = 0;
+      digits = 0;
+    } else if (hex >= 0 && digits < 4) {
+      value = value * 16 + hex;
+      digits += 1;
+    } else return null;
+  }
+  return groups;
 }

@@ -36,7 +36,7 @@ export function uiRoutingRoutes(ctx: ServiceContext): ApiRouter {
     summary: "fleet routing bundle: the dashboard's routing block (24h trend) plus one row per node",
     query: Type.Object({ origins_sort: Type.Optional(OriginsSort), origins_top: OriginsTop }, closed),
     responses: {
-      200: Type.Intersect([Type.Object({ generated_at: Type.String(), nodes: Type.Array(FleetRow) }), FleetRoutingBlock]),
+      200: Type.Object({ generated_at: Type.String(), ...FleetRoutingBlock.properties, nodes: Type.Array(FleetRow) }, closed),
       422: 'invalid origins_sort or origins_top',
     },
     handler: async (req, res) => {

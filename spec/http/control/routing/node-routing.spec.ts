@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { expectResponse } from '../../../support/http.js';
 import { startAgents, type AgentHarness } from '../agent/telemetry-support.js';
-import { expect422, postTable, route } from './support.js';
+import { documentedBy, expect422, postTable, route } from './support.js';
 
 const A1 = 4242420001;
 const A2 = 4242420002;
@@ -290,5 +290,34 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
       expect((await h.admin.get('/ui/nodes/n3/routing/dashboard?range=30d')).body.timeline.points).to.have.length(180);
       for (const q of ['range=1h', 'range=24', 'compare=2', 'compare=true', 'origins_top=5']) await expect422(h.admin, `/ui/nodes/n3/routing/dashboard?${q}`);
     });
+  });
+
+  it('answers what its OpenAPI document says, for every status of every routing view', async () => {
+    const call = await documentedBy(h.admin, h.url);
+    const paths = [
+      '/admin/nodes/n1/routing/summary',
+      '/admin/nodes/n2/routing/summary',
+      '/admin/nodes/n4/routing/summary',
+      '/admin/nodes/n1/routing/origins?limit=3',
+      '/admin/nodes/n1/routing/origins?limit=0',
+      '/admin/nodes/ghost/routing/origins',
+      '/admin/nodes/n1/routing/prefixes?q=172&family=4',
+      '/admin/nodes/n2/routing/prefixes',
+      '/admin/nodes/n1/routing/prefixes?rpki=bad',
+      '/admin/nodes/n4/routing/prefixes',
+      '/admin/nodes/n1/routing/timeline?limit=3',
+      '/admin/nodes/n1/routing/timeline?limit=501',
+      '/admin/nodes/n4/routing/timeline',
+      '/ui/nodes/n1/routing/dashboard?range=6h&compare=1',
+      '/ui/nodes/n2/routing/dashboard',
+      '/ui/nodes/n1/routing/dashboard?range=1h',
+      '/ui/nodes/n4/routing/dashboard',
+      '/admin/routing/fleet',
+      '/ui/routing/fleet-overview?origins_sort=v6&origins_top=2',
+      '/ui/routing/fleet-overview?origins_top=0',
+    ];
+    const statuses: number[] = [];
+    for (const path of paths) statuses.push((await call('GET', path)).status);
+    expect(statuses).to.deep.equal([200, 200, 404, 200, 422, 404, 200, 200, 422, 404, 200, 422, 404, 200, 200, 422, 404, 200, 200, 422]);
   });
 });
