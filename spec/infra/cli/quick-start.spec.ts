@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { solveChallenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { expect } from 'chai';
+import * as oidc from 'openid-client';
 import { encodeTicket } from '../../../infra/captcha/index.js';
 import { LOCAL_SECRETS_FILE } from '../../../infra/cli/local-secrets.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
@@ -19,6 +20,15 @@ import { eventually } from '../../support/wait.js';
  */
 const DEMO_KEY = join(ROOT, 'examples/registry/demo-keys/DEMO-MNT_ed25519');
 const DEMO_ASN = 4242423999;
+
+/** The README's authorization URL (its client_id left as `<client_id>`) and the PKCE verifier it names: the walk below uses them as written. */
+function readmeAuthorization(): { url: string; verifier: string; redirectUri: string } {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const url = /`(http:\/\/127\.0\.0\.1:8081\/authorize\?[^`]+)`/.exec(readme)?.[1];
+  const verifier = /PKCE\s+verifier is `([^`]+)`/.exec(readme)?.[1];
+  if (!url || !verifier) throw new Error('the README quick start lost its authorization URL or PKCE verifier');
+  return { url, verifier, redirectUri: new URL(url).searchParams.get('redirect_uri')! };
+}
 
 async function json(res: Response): Promise<{ status: number; body: any }> {
   const text = await res.text();
@@ -46,6 +56,8 @@ describe('The README quick start on a fresh data directory', function () {
   let token: string;
   let control: string;
   let identity: string;
+  /** The demo maintainer's session, from the sign-in through the page API. */
+  let demoSession: string;
 
   before(async () => {
     db = await createTestDatabase();
@@ -91,6 +103,15 @@ describe('The README quick start on a fresh data directory', function () {
   it('answers an admin call with the printed token', async () => {
     const res = await json(await fetch(`${control}/control/v1/admin/nodes`, { headers: { authorization: `Bearer ${token}` } }));
     expect(res).to.deep.equal({ status: 200, body: [] });
+  });
+
+  it('serves each API reference page beside its OpenAPI document', async () => {
+    for (const [base, prefix] of [[control, '/control/v1'], [identity, '/api/v1'], [`http://127.0.0.1:${ports.registry}`, '/registry/v1']]) {
+      const page = await fetch(`${base}${prefix}/docs`);
+      expect(page.status, `${prefix}/docs`).to.equal(200);
+      expect(await page.text()).to.match(/src="docs\/reference-[A-Z0-9]+\.js"/);
+      expect((await fetch(`${base}${prefix}/openapi.json`)).status).to.equal(200);
+    }
   });
 
   it('logs an operator account in with a solved proof of work, and the session token works as admin', async () => {
@@ -160,6 +181,7 @@ describe('The README quick start on a fresh data directory', function () {
     const session = await json(await fetch(`${identity}/api/v1/session`, { headers: { authorization: `Bearer ${submit.body.token}` } }));
     expect(session.status, JSON.stringify(session.body)).to.equal(200);
     expect(JSON.stringify(session.body)).to.include(String(DEMO_ASN));
+    demoSession = submit.body.token;
   });
 
   it('registers an OAuth application with the same token and lists it', async () => {
@@ -170,6 +192,54 @@ describe('The README quick start on a fresh data directory', function () {
     expect(client.client_secret).to.be.a('string');
     const listed = await cli(['oauth-clients', 'list']);
     expect(listed.stdout).to.match(new RegExp(`^${client.client_id}\\s+Looking Glass\\s+true\\s+http://127.0.0.1:9999/callback$`, 'm'));
+  });
+
+  it("finishes the OAuth walk: the README's public application, its authorization URL approved through the page API, the code exchanged by openid-client with PKCE, the ID token and UserInfo name the demo AS", async () => {
+    const readme = readmeAuthorization();
+    const added = await cli(['oauth-clients', 'add', '--name', 'Demo app', '--redirect-uri', readme.redirectUri, '--json']);
+    expect(added.code, added.stderr).to.equal(0);
+    const app = JSON.parse(added.stdout) as { client_id: string; client_secret?: string; confidential: boolean };
+    expect(app.confidential).to.equal(false);
+
+    // The relying party's view of the identity service, by discovery (openid-client wants https unless told).
+    const config = await oidc.discovery(new URL(identity), app.client_id, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
+    expect(config.serverMetadata().issuer).to.equal(identity);
+
+    // What the page does with the README's URL: authorize-context checks the request, approve issues the code for the session.
+    const url = new URL(readme.url.replace('<client_id>', encodeURIComponent(app.client_id)));
+    const context = await json(await fetch(`${identity}/api/v1/oauth/authorize-context${url.search}`));
+    expect(context.status, JSON.stringify(context.body)).to.equal(200);
+    expect(context.body.params, JSON.stringify(context.body)).to.be.an('object');
+    const approve = await json(
+      await fetch(`${identity}/api/v1/oauth/approve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${demoSession}` },
+        body: JSON.stringify({ ...context.body.params, deny: false }),
+      }),
+    );
+    expect(approve.status, JSON.stringify(approve.body)).to.equal(200);
+    const callback = new URL(approve.body.redirect_to);
+    expect(`${callback.origin}${callback.pathname}`).to.equal(readme.redirectUri);
+    expect(callback.searchParams.get('code')).to.be.a('string');
+
+    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: readme.verifier, idTokenExpected: true });
+    expect(tokens.token_type.toLowerCase()).to.equal('bearer');
+    const claims = tokens.claims()!;
+    expect(claims).to.include({ iss: identity, aud: app.client_id, preferred_username: `AS${DEMO_ASN}`, auth_method: 'ssh' });
+    expect(claims.mnt_by).to.deep.equal(['DEMO-MNT']);
+    expect(claims.dn42).to.deep.include({ asn: DEMO_ASN, active_mnt: 'DEMO-MNT' });
+
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub);
+    expect(info).to.deep.include({ sub: claims.sub, preferred_username: `AS${DEMO_ASN}` });
+    expect(info.dn42).to.deep.include({ asn: DEMO_ASN, active_mnt: 'DEMO-MNT', route: ['172.23.250.0/27'], route6: ['fd42:de30:1234::/48'] });
+
+    // The code is spent: a second exchange is refused.
+    const again = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: readme.verifier }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(again).to.be.instanceOf(oidc.ResponseBodyError);
+    expect((again as oidc.ResponseBodyError).error).to.equal('invalid_grant');
   });
 
   it('stops on Ctrl-C with exit code 0, without an error or a stack trace in its output', async () => {
