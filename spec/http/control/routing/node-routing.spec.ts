@@ -27,7 +27,7 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
   let h: AgentHarness;
 
   before(async () => {
-    h = await startAgents(['n1', 'n2', 'n3', 'n4']);
+    h = await startAgents(['n1', 'n2', 'n3', 'n4', 'n5']);
     await postTable(h.agent.n1, 'n1', '2026-11-01T11:58:00Z', TABLE_A);
     await postTable(h.agent.n2, 'n2', '2026-11-01T11:58:00Z', [route('172.20.0.0/24', A1, [A1], { rpki: null }), route('172.20.1.0/24', A2, [A2], { rpki: null })], false);
   });
@@ -253,6 +253,19 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
       expect(latestTwo.map((o: { captured_at: string }) => o.captured_at)).to.deep.equal(['2026-11-01T11:55:00.000Z', '2026-11-01T12:01:00.000Z']);
       for (const q of ['limit=0', 'limit=501', 'limit=abc', 'range=24h']) await expect422(h.admin, `/admin/nodes/n3/routing/timeline?${q}`);
       expect((await h.admin.get('/admin/nodes/n3/routing/timeline?limit=500')).body.observations).to.have.length(4);
+    });
+
+    it('serialises two tables of one node that arrive together: the later one compares with the earlier one', async () => {
+      const first = [route('172.20.0.0/24', A1, [A1]), route('172.20.1.0/24', A1, [A1])];
+      const second = [route('172.20.1.0/24', A1, [A1]), route('172.20.2.0/24', A1, [A1]), route('172.20.3.0/24', A1, [A1])];
+      await Promise.all([postTable(h.agent.n5, 'n5', '2026-11-01T11:50:00Z', first), postTable(h.agent.n5, 'n5', '2026-11-01T11:50:00Z', second)]);
+      const observations = (await h.admin.get('/admin/nodes/n5/routing/timeline')).body.observations.sort((a: { id: number }, b: { id: number }) => a.id - b.id);
+      // Whichever came first has nothing to compare with; the other compares with it (1 kept, so 1 and 2 changes either way).
+      const churn = observations.map((o: { size: number; announced: number | null; withdrawn: number | null }) => [o.size, o.announced, o.withdrawn]);
+      expect(JSON.stringify(churn)).to.be.oneOf(['[[2,null,null],[3,2,1]]', '[[3,null,null],[2,1,2]]']);
+      const latest = observations[1];
+      expect((await h.admin.get('/admin/nodes/n5/routing/summary')).body).to.include({ observation_id: latest.id, size: latest.size });
+      expect((await h.admin.get('/admin/nodes/n5/routing/prefixes')).body.total).to.equal(latest.size);
     });
 
     it('puts size and churn on the range grid at the agent capture time; compare adds the preceding window', async () => {
