@@ -5,6 +5,7 @@ import { stopTestServer } from '../spec/support/database.js';
 import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
 import { cliHelpBench } from './cli-help.js';
+import { consoleCostBench } from './console-cost.js';
 import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
@@ -26,6 +27,7 @@ const benchmarks: readonly Benchmark[] = [
   telemetryIngestBench,
   concurrentWritesBench,
   fleetScaleBench,
+  consoleCostBench,
   cliHelpBench,
 ];
 
