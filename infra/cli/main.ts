@@ -50,6 +50,20 @@ function parseRoles(values: string[]): Role[] {
 
 const program = new Command('dn42-control').description('dn42 network control plane').version(projectVersion(), '-V, --version', 'print the version').showHelpAfterError();
 
+/** Defined (true) only in the prebuilt bundle of this file (infra/cli/build-bundle.mjs). */
+declare const DN42_CLI_BUNDLE: boolean | undefined;
+
+/**
+ * Run from the prebuilt bundle, this file is JavaScript and what the actions
+ * import is TypeScript: tsx's loader is registered before the first action, so
+ * `--help` and `--version` never load it.
+ */
+program.hook('preAction', async () => {
+  if (typeof DN42_CLI_BUNDLE === 'undefined') return;
+  const { register } = await import('tsx/esm/api');
+  register();
+});
+
 program
   .command('serve')
   .description(`run services in this process (${ROLES.join(', ')}); none named: all of them`)

@@ -24,7 +24,7 @@ export function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, ...env };
 }
 
-/** Starts a `node <script> ...args` of the project (the real command line, through tsx as `npm start` runs it). */
+/** Starts a `node <script> ...args` of the project (the real command line, as `npm start` runs it: the prebuilt bundle when fresh, else tsx). */
 export function startScript(script: string, args: readonly string[], env: Record<string, string>, options: { cwd?: string; input?: string; timeoutMs?: number } = {}): Started {
   const child = spawn(process.execPath, [`${ROOT}${script}`, ...args], { cwd: options.cwd ?? ROOT, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
