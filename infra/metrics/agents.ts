@@ -32,8 +32,7 @@ export class AgentMetrics {
       labelNames: ['type'],
       registers: [registry],
     });
-    const hubs = this.hubs;
-    const dropped = () => this.droppedBefore + [...hubs].reduce((n, hub) => n + hub.droppedTotal, 0);
+    const dropped = () => this.droppedBefore + [...this.hubs].reduce((n, hub) => n + hub.droppedTotal, 0);
     new Counter({
       name: 'dn42_agent_doorbells_dropped_total',
       help: 'doorbell events dropped because an agent connection had 64 events queued',
