@@ -16,11 +16,12 @@ export function consoleAuditRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'audit log newest first; page on with before_id = the last id; q filters actor, method and path (substring, any case)',
     tags: TAGS,
     security: ['admin'],
-    query: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ minLength: 1, maxLength: AUDIT_QUERY_MAX })) }, { additionalProperties: false }),
-    responses: { 200: Type.Object({ entries: Type.Array(AuditEntry) }), ...UNAUTHORIZED, 422: 'limit, before_id or q out of range' },
+    query: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: AUDIT_QUERY_MAX, description: 'empty: no filter' })) }, { additionalProperties: false }),
+    responses: { 200: Type.Object({ entries: Type.Array(AuditEntry) }), ...UNAUTHORIZED, 422: 'limit, before_id or q (over 200 characters) out of range' },
     handler: async (req, res) => {
       const { limit, before_id, q } = req.validQuery;
-      res.json({ entries: await auditPage(ctx.pool, { limit, beforeId: before_id, q }) });
+      // An empty search box filters nothing (every text contains the empty string).
+      res.json({ entries: await auditPage(ctx.pool, { limit, beforeId: before_id, q: q || undefined }) });
     },
   });
 }

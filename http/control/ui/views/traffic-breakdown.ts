@@ -13,7 +13,6 @@ export interface BreakdownOptions {
 
 export const BREAKDOWN_DEFAULTS: BreakdownOptions = { peersLimit: 25, breakdownTop: 10 };
 
-
 export interface BreakdownNode extends Rates {
   node_id: string;
   sampled_at: string | null;
