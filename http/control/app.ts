@@ -44,6 +44,7 @@ import { dnsRoutes } from './dns/index.js';
 import { adminTrafficRoutes } from './health/traffic.js';
 import { nodesMetricsRoutes } from './ui/nodes-metrics.js';
 import { trafficRoutes } from './ui/traffic.js';
+import { dashboardRoutes } from './ui/dashboard.js';
 import { serviceMetrics } from '../shared/metrics.js';
 import { AgentMetrics } from '../../infra/metrics/agents.js';
 import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
@@ -111,6 +112,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     adminTrafficRoutes(ctx),
     trafficRoutes(ctx),
     nodesMetricsRoutes(ctx),
+    dashboardRoutes(ctx),
     routingRoutes(ctx),
     uiRoutingRoutes(ctx),
     notifyRoutes(ctx),

@@ -18,6 +18,9 @@ export interface Rate {
 const window = (grid: Grid) => [rollupWidthFor(grid.bucket_seconds), grid.bucket_seconds, grid.start, gridEnd(grid)];
 const GRID_BUCKET = `(floor(extract(epoch FROM bucket) / $2) * $2)::bigint`;
 const IN_WINDOW = `width_s = $1 AND bucket >= to_timestamp($3) AND bucket < to_timestamp($4)`;
+/** For sums over the whole window: rollup width, start, end. */
+const wholeWindow = (grid: Grid) => [rollupWidthFor(grid.bucket_seconds), grid.start, gridEnd(grid)];
+const IN_WHOLE_WINDOW = `width_s = $1 AND bucket >= to_timestamp($2) AND bucket < to_timestamp($3)`;
 
 /**
  * Throughput per grid bucket summed over nodes (all nodes, or `nodeIds`): each
@@ -40,11 +43,7 @@ export async function trafficRates(db: Queryable, grid: Grid, nodeIds: readonly 
 
 /** Bytes counted in the grid's window over every node (measured bytes, not rates). */
 export async function trafficBytes(db: Queryable, grid: Grid): Promise<Rate> {
-  const [width, , from, to] = window(grid);
-  const { rows } = await db.query(
-    `SELECT coalesce(sum(rx_bytes), 0) AS rx, coalesce(sum(tx_bytes), 0) AS tx FROM node_series_rollups WHERE width_s = $1 AND bucket >= to_timestamp($2) AND bucket < to_timestamp($3)`,
-    [width, from, to],
-  );
+  const { rows } = await db.query(`SELECT coalesce(sum(rx_bytes), 0) AS rx, coalesce(sum(tx_bytes), 0) AS tx FROM node_series_rollups WHERE ${IN_WHOLE_WINDOW}`, wholeWindow(grid));
   return { rx: rows[0].rx, tx: rows[0].tx };
 }
 
@@ -72,36 +71,47 @@ export async function metricsCells(db: Queryable, grid: Grid): Promise<MetricsCe
   return rows.map((r: MetricsCell & { b: string }) => ({ ...r, b: Number(r.b) }));
 }
 
-/** An interface and the group it counts for (a peer AS, say). */
-export interface InterfaceGroup {
+export interface InterfaceRef {
   node_id: string;
   interface: string;
-  group: string;
 }
 
-export interface GroupCell {
-  group: string;
-  b: number;
-  rx: number;
-  tx: number;
+export interface InterfaceTotal extends InterfaceRef {
   rx_bytes: number;
   tx_bytes: number;
 }
 
-/** Per group and grid bucket: the sum of its interfaces' rates, and the bytes they counted. */
-export async function groupTraffic(db: Queryable, grid: Grid, groups: readonly InterfaceGroup[]): Promise<GroupCell[]> {
-  if (groups.length === 0) return [];
+/**
+ * Bytes each WireGuard interface of these nodes counted in the grid's window. No
+ * join: the caller keeps the interfaces it ranks (a join against a list of
+ * hundreds planned as sorts on disk and cost a second at 500 interfaces).
+ */
+export async function interfaceTotals(db: Queryable, grid: Grid, nodeIds: readonly string[]): Promise<InterfaceTotal[]> {
+  if (nodeIds.length === 0) return [];
   const { rows } = await db.query(
-    `SELECT m.grp AS group, i.b, sum(i.rx / i.secs) AS rx, sum(i.tx / i.secs) AS tx, sum(i.rx) AS rx_bytes, sum(i.tx) AS tx_bytes
-     FROM (
-       SELECT node_id, interface, ${GRID_BUCKET} AS b, sum(rx_bytes) AS rx, sum(tx_bytes) AS tx, sum(seconds) AS secs
-       FROM interface_traffic_rollups WHERE ${IN_WINDOW} AND seconds > 0 AND node_id = ANY($5)
-       GROUP BY node_id, interface, b) i
-     JOIN unnest($6::text[], $7::text[], $8::text[]) AS m(node_id, interface, grp) ON m.node_id = i.node_id AND m.interface = i.interface
-     GROUP BY m.grp, i.b`,
-    [...window(grid), [...new Set(groups.map((g) => g.node_id))], groups.map((g) => g.node_id), groups.map((g) => g.interface), groups.map((g) => g.group)],
+    `SELECT node_id, interface, sum(rx_bytes) AS rx_bytes, sum(tx_bytes) AS tx_bytes
+     FROM interface_traffic_rollups WHERE ${IN_WHOLE_WINDOW} AND node_id = ANY($4)
+     GROUP BY node_id, interface`,
+    [...wholeWindow(grid), nodeIds],
   );
-  return rows.map((r: GroupCell & { b: string }) => ({ ...r, b: Number(r.b) }));
+  return rows;
+}
+
+export interface InterfaceCell extends InterfaceRef, Rate {
+  b: number;
+}
+
+/** Rates per grid bucket of a few interfaces (the top ranked ones): bytes over measured seconds. */
+export async function interfaceRates(db: Queryable, grid: Grid, interfaces: readonly InterfaceRef[]): Promise<InterfaceCell[]> {
+  if (interfaces.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT node_id, interface, ${GRID_BUCKET} AS b, sum(rx_bytes) / sum(seconds) AS rx, sum(tx_bytes) / sum(seconds) AS tx
+     FROM interface_traffic_rollups
+     WHERE ${IN_WINDOW} AND seconds > 0 AND node_id = ANY($5) AND (node_id, interface) IN (SELECT * FROM unnest($6::text[], $7::text[]))
+     GROUP BY node_id, interface, b`,
+    [...window(grid), [...new Set(interfaces.map((i) => i.node_id))], interfaces.map((i) => i.node_id), interfaces.map((i) => i.interface)],
+  );
+  return rows.map((r: InterfaceCell & { b: string }) => ({ ...r, b: Number(r.b) }));
 }
 
 export interface ArchiveRow {

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Grid } from '../../../domain/series/grid.js';
 import { asNames } from '../../../infra/registry/client.js';
-import { groupTraffic, trafficBytes, type GroupCell, type InterfaceGroup } from '../../../infra/telemetry/series-queries.js';
+import { interfaceRates, interfaceTotals, trafficBytes, type InterfaceRef, type Rate } from '../../../infra/telemetry/series-queries.js';
 import { interfacePeerings } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { NullableNumber } from './series-params.js';
@@ -24,13 +24,13 @@ export const TrafficMix = Type.Object({
   tx_bytes: Bytes,
 });
 
-/** The WireGuard interfaces of external peerings, grouped by the peering's `remote_asn`; every other interface is internal. */
-async function externalInterfaces(ctx: Pick<ServiceContext, 'pool'>): Promise<InterfaceGroup[]> {
-  const groups: InterfaceGroup[] = [];
+/** The peer AS of each interface of an external peering, by `node_id interface`; every other interface is internal. */
+async function externalInterfaces(ctx: Pick<ServiceContext, 'pool'>): Promise<Map<string, number>> {
+  const asOf = new Map<string, number>();
   for (const [nodeId, interfaces] of await interfacePeerings(ctx.pool)) {
-    for (const [name, peering] of interfaces) if (peering && !peering.is_internal) groups.push({ node_id: nodeId, interface: name, group: String(peering.remote_asn) });
+    for (const [name, peering] of interfaces) if (peering && !peering.is_internal) asOf.set(`${nodeId} ${name}`, peering.remote_asn);
   }
-  return groups;
+  return asOf;
 }
 
 /** Registry names never fail the dashboard: without a replica, or when it does not answer, names are null. */
@@ -53,26 +53,44 @@ const whole = (x: number) => Math.round(x);
  * without an external peering are internal and not ranked.
  */
 export async function trafficByAs(ctx: ServiceContext, grid: Grid) {
-  const [cells, total] = await Promise.all([externalInterfaces(ctx).then((groups) => groupTraffic(ctx.pool, grid, groups)), trafficBytes(ctx.pool, grid)]);
-  const byAs = new Map<number, GroupCell[]>();
-  for (const c of cells) byAs.set(Number(c.group), [...(byAs.get(Number(c.group)) ?? []), c]);
-  const ranked = [...byAs.entries()]
-    .map(([asn, rows]) => ({ asn, rows, rx: rows.reduce((s, r) => s + r.rx_bytes, 0), tx: rows.reduce((s, r) => s + r.tx_bytes, 0) }))
-    .sort((a, b) => b.rx + b.tx - (a.rx + a.tx) || a.asn - b.asn);
+  const asOf = await externalInterfaces(ctx);
+  const nodeIds = [...new Set([...asOf.keys()].map((k) => k.split(' ')[0]))];
+  const [totals, all] = await Promise.all([interfaceTotals(ctx.pool, grid, nodeIds), trafficBytes(ctx.pool, grid)]);
+  const byAs = new Map<number, { asn: number; rx: number; tx: number; interfaces: InterfaceRef[] }>();
+  for (const t of totals) {
+    const asn = asOf.get(`${t.node_id} ${t.interface}`);
+    if (asn === undefined) continue;
+    const row = byAs.get(asn) ?? { asn, rx: 0, tx: 0, interfaces: [] };
+    row.rx += t.rx_bytes;
+    row.tx += t.tx_bytes;
+    row.interfaces.push({ node_id: t.node_id, interface: t.interface });
+    byAs.set(asn, row);
+  }
+  const ranked = [...byAs.values()].sort((a, b) => b.rx + b.tx - (a.rx + a.tx) || a.asn - b.asn);
   const external = ranked.reduce((s, r) => s + r.rx + r.tx, 0);
   const table = ranked.slice(0, AS_TABLE_TOP);
-  const names = await namesOrNull(ctx, table.map((r) => r.asn));
+  const top = table.slice(0, AS_SERIES_TOP);
+  const [names, cells] = await Promise.all([namesOrNull(ctx, table.map((r) => r.asn)), interfaceRates(ctx.pool, grid, top.flatMap((r) => r.interfaces))]);
   const name = (asn: number) => names?.get(asn) ?? null;
+  /** An AS's rate in a bucket is the sum of its interfaces' rates measured there. */
+  const ratesOf = (asn: number) => {
+    const rates = new Map<number, Rate>();
+    for (const c of cells.filter((c) => asOf.get(`${c.node_id} ${c.interface}`) === asn)) {
+      const r = rates.get(c.b) ?? { rx: 0, tx: 0 };
+      rates.set(c.b, { rx: r.rx + c.rx, tx: r.tx + c.tx });
+    }
+    return rates;
+  };
   return {
     traffic_by_as: {
-      series: table.slice(0, AS_SERIES_TOP).map((r) => ({ asn: r.asn, name: name(r.asn), points: trafficPoints(grid, new Map(r.rows.map((c) => [c.b, { rx: c.rx, tx: c.tx }]))) })),
+      series: top.map((r) => ({ asn: r.asn, name: name(r.asn), points: trafficPoints(grid, ratesOf(r.asn)) })),
       table: table.map((r) => ({ asn: r.asn, name: name(r.asn), rx_bytes: whole(r.rx), tx_bytes: whole(r.tx), share: external > 0 ? Math.round(((r.rx + r.tx) / external) * 10_000) / 10_000 : null })),
     },
     traffic_mix: {
-      internal_bytes: whole(Math.max(0, total.rx + total.tx - external)),
+      internal_bytes: whole(Math.max(0, all.rx + all.tx - external)),
       external_bytes: whole(external),
-      rx_bytes: whole(total.rx),
-      tx_bytes: whole(total.tx),
+      rx_bytes: whole(all.rx),
+      tx_bytes: whole(all.tx),
     },
   };
 }
