@@ -121,6 +121,9 @@ describe('OpenAPI documents', function () {
     await call('GET', '/control/v1/ui/nodes/nobody/traffic');
     await call('GET', '/control/v1/admin/nodes/walk-a/traffic');
     await call('GET', '/control/v1/ui/nodes/metrics?range=1h');
+    await call('GET', '/control/v1/ui/dashboard?as_traffic=1&range=7d&compare=1');
+    await call('GET', '/control/v1/ui/dashboard');
+    await call('GET', '/control/v1/ui/dashboard?origins_top=201');
     await call('GET', '/control/v1/admin/nodes/walk-a/desired-state');
     await call('GET', '/control/v1/admin/nodes/walk-a/generations');
     await call('PATCH', '/control/v1/admin/nodes/walk-a', { site: 'fra' });

@@ -24,6 +24,7 @@ export const FEATURES: readonly Feature[] = [
   { name: 'trend-range', endpoints: ['GET /ui/fleet/traffic?range=30d', 'GET /ui/nodes/{node_id}/traffic?range=7d'] },
   { name: 'trend-compare', endpoints: ['GET /ui/fleet/traffic?range=24h&compare=1', 'GET /ui/nodes/{node_id}/traffic?compare=1'] },
   { name: 'ui-nodes-metrics', endpoints: ['GET /ui/nodes/metrics?range=7d'] },
+  { name: 'as-traffic', endpoints: ['GET /ui/dashboard?as_traffic=1&range=30d'] },
   { name: 'origins-name', endpoints: ['GET /admin/nodes/{node_id}/routing/origins', 'GET /ui/routing/fleet-overview'], needsRegistry: true },
 ];
 

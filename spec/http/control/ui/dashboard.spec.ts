@@ -28,11 +28,16 @@ describe('Console dashboard (/ui/dashboard)', function () {
       expectResponse(await h.admin.post('/admin/nodes/d1/interfaces', { spec: wg(ifaceOf(p.asn), port++), peering_id: peering.body.id })).status(201);
     }
     // An interface without a peering (internal mesh): counted as internal, never ranked.
-    expectResponse(await h.admin.post('/admin/nodes/d1/interfaces', { spec: wg('int_d2', port++) })).status(201);
+    expectResponse(await h.admin.post('/admin/nodes/d1/interfaces', { spec: wg('int_d2', port) })).status(201);
     h.sys.clock.current = new Date('2026-11-02T10:00:00Z');
     await steadyTraffic(h, 'd1', { ...Object.fromEntries(PEERS.map((p) => [ifaceOf(p.asn), p.rate])), int_d2: 1000 }, 10); // 10:00 to 10:10
     h.sys.clock.current = new Date('2026-11-02T10:00:00Z');
     await steadyTraffic(h, 'd2', { int_d1: 50 }, 10);
+    // Routing tables, so that the routing block has something to equal.
+    const route = (prefix: string, origin: number) => ({ prefix, protocol: 'dn42_11', origin_asn: origin, as_path: [4242420011, origin], rpki: 'valid', local: false });
+    for (const [nodeId, routes] of [['d1', [route('172.20.1.0/24', 4242420011), route('fd42:1::/48', 4242420012)]], ['d2', [route('172.20.2.0/24', 4242420013)]]] as const) {
+      expectResponse(await h.agent[nodeId].post('/agent/routing-table', { node_id: nodeId, captured_at: h.sys.clock.now().toISOString(), rpki_observed: true, routes })).status(200);
+    }
   });
   after(async () => h?.close());
 
@@ -78,6 +83,8 @@ describe('Console dashboard (/ui/dashboard)', function () {
     expect(dashboard.traffic_breakdown).to.deep.equal((await h.admin.get('/ui/fleet/traffic-breakdown?peers_limit=3&breakdown_top=1')).body);
     const routing = (await h.admin.get('/ui/routing/fleet-overview?origins_top=5&origins_sort=v4')).body;
     for (const k of ['captured_at', 'summary', 'origins']) expect(dashboard.routing[k], k).to.deep.equal(routing[k]);
+    expect(dashboard.routing.origins.map((o: { asn: number }) => o.asn)).to.have.members([4242420011, 4242420013, 4242420012]);
+    expect(dashboard.routing.captured_at).to.equal('2026-11-02T10:10:00.000Z');
     const plain = (await h.admin.get('/ui/dashboard?origins_top=5&origins_sort=v4')).body;
     expect(plain.routing.trend).to.deep.equal(routing.trend);
     expect(plain.traffic).to.deep.equal((await h.admin.get('/ui/fleet/traffic')).body);
