@@ -30,3 +30,6 @@ export function placementOf(site: string | null, labels: Record<string, unknown>
   const region = own ?? city.region;
   return { code, geo: { lat: oneDecimal(city.lat), lon: oneDecimal(city.lon), city: city.city, country: city.country, region }, region };
 }
+
+/** The `geo` of a row that carries a node (document 3: every such row), from the node's site and labels. */
+export const nodeGeo = (node: { site: string | null; labels: Record<string, unknown> | null | undefined }): Geo | null => placementOf(node.site, node.labels).geo;

@@ -32,10 +32,10 @@ const FleetOverviewSchema = Type.Object({
 const TrafficBreakdownSchema = Type.Object({
   generated_at: Type.String({ format: 'date-time' }),
   totals: Type.Object(Rates),
-  nodes: Type.Array(Type.Object({ node_id: Type.String(), sampled_at: NullableString, interval_seconds: NullableNumber, ...Rates, peer_count: Count })),
+  nodes: Type.Array(Type.Object({ node_id: Type.String(), geo: Geo, sampled_at: NullableString, interval_seconds: NullableNumber, ...Rates, peer_count: Count })),
   other: Type.Object({ node_count: Count, ...Rates }, { description: 'the nodes beyond `breakdown_top`, summed' }),
   peers: Type.Array(
-    Type.Object({ node_id: Type.String(), interface: Type.String(), public_key: NullableString, ...Rates, reset: Type.Boolean(), peering: LinkPeering }),
+    Type.Object({ node_id: Type.String(), geo: Geo, interface: Type.String(), public_key: NullableString, ...Rates, reset: Type.Boolean(), peering: LinkPeering }),
   ),
   peer_total: Count,
 });

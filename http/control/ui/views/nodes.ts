@@ -1,6 +1,6 @@
 import { NODE_TRENDS_WINDOW_HOURS, nodeTrends, type NodeTrends } from '../../../../domain/console/node-trends.js';
 import { nodeRate } from '../../../../domain/console/traffic-rates.js';
-import { placementOf, type Geo } from '../../../../domain/public/geo.js';
+import { nodeGeo } from '../../../../domain/public/geo.js';
 import { needsUpdate } from '../../../../domain/release/rules.js';
 import type { Queryable } from '../../../../infra/db/pool.js';
 import { targetVersion } from '../../../../infra/releases/store.js';
@@ -18,8 +18,6 @@ export function agentUpToDate(agentVersion: string | null, target: string | null
   if (target === null || agentVersion === null) return null;
   return !needsUpdate(agentVersion, target);
 }
-
-const geoOf = (node: Pick<NodeOut, 'site' | 'labels'>): Geo | null => placementOf(node.site, node.labels).geo;
 
 /** The node record without `base_template` and `inventory` (document 3: the list's scalar fields). */
 function nodeFields(node: NodeOut) {
@@ -47,7 +45,7 @@ export async function nodeList(ctx: Pick<ServiceContext, 'pool'>, now: Date) {
       peers_total: snapshot ? snapshot.bgp_total : null,
       rx_bytes_per_sec: rate.rx_bytes_per_sec,
       tx_bytes_per_sec: rate.tx_bytes_per_sec,
-      geo: geoOf(node),
+      geo: nodeGeo(node),
     };
   });
 }
@@ -73,7 +71,7 @@ export async function nodeOverview(ctx: Pick<ServiceContext, 'pool'>, node: Node
     node,
     dns_group: group ? { id: group.id, name: group.name } : null,
     trends: await trendsOf(ctx.pool, node.node_id, status, now),
-    geo: geoOf(node),
+    geo: nodeGeo(node),
   };
 }
 

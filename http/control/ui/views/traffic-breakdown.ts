@@ -1,5 +1,6 @@
 import { nodeRate, sumRates, type PeerRate, type Rates } from '../../../../domain/console/traffic-rates.js';
 import { byString } from '../../../../domain/public/facts.js';
+import { nodeGeo, type Geo } from '../../../../domain/public/geo.js';
 import { allLatestWireguardTraffic } from '../../../../infra/telemetry/store.js';
 import { interfacePeerings, listNodes, type LinkPeering } from '../../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
@@ -15,6 +16,7 @@ export const BREAKDOWN_DEFAULTS: BreakdownOptions = { peersLimit: 25, breakdownT
 
 export interface BreakdownNode extends Rates {
   node_id: string;
+  geo: Geo | null;
   sampled_at: string | null;
   interval_seconds: number | null;
   peer_count: number;
@@ -22,6 +24,7 @@ export interface BreakdownNode extends Rates {
 
 export interface BreakdownPeer extends PeerRate {
   node_id: string;
+  geo: Geo | null;
   peering: LinkPeering | null;
 }
 
@@ -54,9 +57,10 @@ export async function buildTrafficBreakdown(ctx: Pick<ServiceContext, 'pool'>, n
   const peers: BreakdownPeer[] = [];
   for (const n of nodes) {
     const rate = nodeRate(samples.get(n.node_id), now);
-    rows.push({ node_id: n.node_id, sampled_at: rate.sampled_at, interval_seconds: rate.interval_seconds, rx_bytes_per_sec: rate.rx_bytes_per_sec, tx_bytes_per_sec: rate.tx_bytes_per_sec, peer_count: rate.peers.length });
+    const geo = nodeGeo(n);
+    rows.push({ node_id: n.node_id, geo, sampled_at: rate.sampled_at, interval_seconds: rate.interval_seconds, rx_bytes_per_sec: rate.rx_bytes_per_sec, tx_bytes_per_sec: rate.tx_bytes_per_sec, peer_count: rate.peers.length });
     const linked = peerings.get(n.node_id);
-    for (const p of rate.peers) peers.push({ node_id: n.node_id, ...p, peering: linked?.get(p.interface) ?? null });
+    for (const p of rate.peers) peers.push({ node_id: n.node_id, geo, ...p, peering: linked?.get(p.interface) ?? null });
   }
   rows.sort(byRate((r) => r.node_id));
   peers.sort(byRate((p) => `${p.node_id}\u0000${p.interface}\u0000${p.public_key ?? ''}`));

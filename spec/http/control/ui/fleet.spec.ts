@@ -6,6 +6,8 @@ import { expectResponse } from '../../../support/http.js';
 import { reconciliation, startAgents, type AgentHarness } from '../agent/telemetry-support.js';
 import { at, byId, heartbeat, KEY_A, KEY_B, postSnapshot, postTraffic } from './support.js';
 
+const FRANKFURT = { lat: 50.1, lon: 8.7, city: 'Frankfurt', country: 'DE', region: 41 };
+
 const NODE_FIELDS = [
   'node_id',
   'asn',
@@ -63,7 +65,7 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
       expect(res.body.summary).to.not.have.property('agent_summary');
       const rows = byId(res.body.nodes);
       expect(rows.n1).to.deep.include({ health: 'ok', liveness: 'online', agent_version: '1.0.200', drift_count: 2, region: 41 });
-      expect(rows.n1.geo).to.deep.equal({ lat: 50.1, lon: 8.7, city: 'Frankfurt', country: 'DE', region: 41 });
+      expect(rows.n1.geo).to.deep.equal(FRANKFURT);
       expect(rows.n2).to.deep.include({ health: 'degraded', liveness: 'offline', drift_count: 0, region: 44 });
       expect(rows.n2.geo.region).to.equal(44);
       expect(rows.n3).to.deep.include({ health: 'unknown', liveness: 'offline', agent_version: null, last_heartbeat_at: null, drift_count: 0 });
@@ -116,7 +118,7 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
         rx_bytes_per_sec: null,
         tx_bytes_per_sec: null,
       });
-      expect(rows.n3.geo).to.deep.equal({ lat: 50.1, lon: 8.7, city: 'Frankfurt', country: 'DE', region: 41 });
+      expect(rows.n3.geo).to.deep.equal(FRANKFURT);
       expect(rows.n1).to.deep.include({ health: 'ok', liveness: 'online', agent_version: '1.0.200', drift_count: 2, peers_up: 2, peers_total: 2 });
       expect(rows.n1.last_heartbeat_at).to.equal(h.sys.clock.now().toISOString());
       expect(rows.n2).to.deep.include({ health: 'degraded', peers_up: 1, peers_total: 2, drift_count: 0 });
@@ -161,7 +163,7 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
       ]);
       const res = await h.admin.get('/ui/fleet/traffic-breakdown');
       expectResponse(res).status(200);
-      expect(res.body.nodes[0]).to.deep.equal({ node_id: 'n1', sampled_at: '2026-11-01T12:10:30.000Z', interval_seconds: 30, rx_bytes_per_sec: 110, tx_bytes_per_sec: 120, peer_count: 2 });
+      expect(res.body.nodes[0]).to.deep.equal({ node_id: 'n1', geo: FRANKFURT, sampled_at: '2026-11-01T12:10:30.000Z', interval_seconds: 30, rx_bytes_per_sec: 110, tx_bytes_per_sec: 120, peer_count: 2 });
       // n2 has one sample: listed, without rates, after the measured node.
       expect(res.body.nodes.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['n1', 'n2', 'n3']);
       expect(res.body.nodes[1]).to.deep.include({ node_id: 'n2', rx_bytes_per_sec: null, interval_seconds: null, peer_count: 1 });
@@ -169,10 +171,12 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
       expect(res.body.totals).to.deep.equal({ rx_bytes_per_sec: 110, tx_bytes_per_sec: 120 });
       expect(res.body.other).to.deep.equal({ node_count: 0, rx_bytes_per_sec: null, tx_bytes_per_sec: null });
       expect(res.body.peers.slice(0, 2)).to.deep.equal([
-        { node_id: 'n1', interface: 'dn42_p1', public_key: KEY_A, rx_bytes_per_sec: 100, tx_bytes_per_sec: 100, reset: false, peering: null },
-        { node_id: 'n1', interface: 'dn42_p2', public_key: KEY_B, rx_bytes_per_sec: 10, tx_bytes_per_sec: 20, reset: false, peering: null },
+        { node_id: 'n1', geo: FRANKFURT, interface: 'dn42_p1', public_key: KEY_A, rx_bytes_per_sec: 100, tx_bytes_per_sec: 100, reset: false, peering: null },
+        { node_id: 'n1', geo: FRANKFURT, interface: 'dn42_p2', public_key: KEY_B, rx_bytes_per_sec: 10, tx_bytes_per_sec: 20, reset: false, peering: null },
       ]);
       expect(res.body.peers[2]).to.deep.include({ node_id: 'n2', rx_bytes_per_sec: null });
+      // Every row with a node carries geo; n2 names its own region.
+      expect(res.body.peers[2].geo).to.deep.equal({ ...FRANKFURT, region: 44 });
       expect(res.body.peer_total).to.equal(3);
       expect(res.body).to.deep.equal(await buildTrafficBreakdown(h.sys.context, h.sys.clock.now()));
       // The node list shows the same current rates.
