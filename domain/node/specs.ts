@@ -7,8 +7,8 @@ import { Type, type Static } from '@sinclair/typebox';
  */
 
 const Str = (max = 255) => Type.String({ maxLength: max });
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Boolean>>(t: T) =>
-  Type.Union([t, Type.Null()]);
+const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Boolean>>(t: T, description?: string) =>
+  Type.Union([t, Type.Null()], description ? { description } : {});
 
 export const NodeFieldsSchema = Type.Object(
   {
@@ -58,11 +58,11 @@ const IfName = Type.String({ minLength: 1, maxLength: 15, pattern: '^[A-Za-z0-9_
 
 export const WireguardPeerSchema = Type.Object(
   {
-    public_key: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw480]=$' }))),
-    endpoint: Type.Optional(Nullable(Str(255))),
-    allowed_ips: Type.Optional(Type.Array(Str(64), { maxItems: 64 })),
-    persistent_keepalive_seconds: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 65535 }))),
-    preshared_key_ref: Type.Optional(Nullable(Str(255))),
+    public_key: Type.Optional(Nullable(Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw480]=$' }), "the peer's WireGuard public key (base64)")),
+    endpoint: Type.Optional(Nullable(Str(255), 'host:port the tunnel is sent to; null: the peer connects')),
+    allowed_ips: Type.Optional(Type.Array(Str(64), { maxItems: 64, description: 'prefixes routed into the tunnel' })),
+    persistent_keepalive_seconds: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), 'keepalive interval; null or 0: none')),
+    preshared_key_ref: Type.Optional(Nullable(Str(255), 'name of a preshared key kept on the node (never the key itself)')),
   },
   { additionalProperties: false },
 );
@@ -70,16 +70,16 @@ export const WireguardPeerSchema = Type.Object(
 /** A WireGuard interface specification. Fields beyond the contract's four are ours. */
 export const InterfaceSpecSchema = Type.Object(
   {
-    name: IfName,
-    kind: Type.Optional(Type.Literal('wireguard', { default: 'wireguard' })),
-    listen_port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-    addresses: Type.Optional(Type.Array(Str(64), { maxItems: 16 })),
-    mtu: Type.Optional(Type.Integer({ minimum: 1280, maximum: 9000 })),
+    name: { ...IfName, description: 'Linux interface name (at most 15 characters)' },
+    kind: Type.Optional(Type.Literal('wireguard', { default: 'wireguard', description: 'interface kind: `wireguard`' })),
+    listen_port: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }), 'WireGuard listen port')),
+    addresses: Type.Optional(Type.Array(Str(64), { maxItems: 16, description: 'addresses of the interface (CIDR)' })),
+    mtu: Type.Optional(Type.Integer({ minimum: 1280, maximum: 9000, description: 'MTU' })),
     /** Remote link-local address for the `peer` route of an eBGP link (fe80::/10). */
-    peer_link_local: Type.Optional(Nullable(Str(64))),
+    peer_link_local: Type.Optional(Nullable(Str(64), 'remote link-local address (fe80::/10) for the peer route of an eBGP link')),
     /** Internal links: OSPF cost of this adjacency. */
-    cost: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }))),
-    peer: Type.Optional(WireguardPeerSchema),
+    cost: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 65535 }), 'internal links: OSPF cost of this adjacency')),
+    peer: Type.Optional({ ...WireguardPeerSchema, description: 'the WireGuard peer' }),
   },
   { additionalProperties: false },
 );
@@ -88,23 +88,23 @@ export type InterfaceSpec = Static<typeof InterfaceSpecSchema>;
 /** A BGP session specification. Fields beyond the contract's five are ours. */
 export const SessionSpecSchema = Type.Object(
   {
-    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_]+$' }),
-    remote_asn: Type.Integer({ minimum: 1, maximum: 4294967295 }),
-    neighbor_address: Str(64),
+    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_]+$', description: 'BIRD protocol name' }),
+    remote_asn: Type.Integer({ minimum: 1, maximum: 4294967295, description: 'AS number of the neighbor' }),
+    neighbor_address: { ...Str(64), description: 'address of the neighbor' },
     /** Interface the neighbor is reached over; required for a link-local neighbor. */
-    interface: Type.Optional(Nullable(IfName)),
-    source_address: Type.Optional(Nullable(Str(64))),
-    address_family: Type.Optional(Type.Union([Type.Literal('ipv4'), Type.Literal('ipv6'), Type.Literal('mp-bgp')])),
-    policy: Type.Optional(Type.Union([Type.Literal('peer'), Type.Literal('route_collector')])),
-    extended_next_hop: Type.Optional(Type.Boolean()),
-    enabled: Type.Optional(Type.Boolean({ default: true })),
-    link_latency: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 9 }))),
-    bandwidth: Type.Optional(Nullable(Type.Integer({ minimum: 21, maximum: 29 }))),
-    crypto: Type.Optional(Nullable(Type.Integer({ minimum: 31, maximum: 34 }))),
-    import_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }))),
-    import_limit_action: Type.Optional(Type.Union([Type.Literal('block'), Type.Literal('restart'), Type.Literal('disable'), Type.Literal('warn')])),
-    local_pref: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }))),
-    bfd: Type.Optional(Type.Boolean()),
+    interface: Type.Optional(Nullable(IfName, 'interface the neighbor is reached over; required for a link-local neighbor')),
+    source_address: Type.Optional(Nullable(Str(64), 'local address of the session, or null')),
+    address_family: Type.Optional(Type.Union([Type.Literal('ipv4'), Type.Literal('ipv6'), Type.Literal('mp-bgp')], { description: 'channels of the session' })),
+    policy: Type.Optional(Type.Union([Type.Literal('peer'), Type.Literal('route_collector')], { description: 'import and export policy' })),
+    extended_next_hop: Type.Optional(Type.Boolean({ description: 'IPv4 routes over an IPv6 session (RFC 8950)' })),
+    enabled: Type.Optional(Type.Boolean({ default: true, description: 'false leaves the session out' })),
+    link_latency: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 9 }), 'dn42 latency community (1 to 9), or null')),
+    bandwidth: Type.Optional(Nullable(Type.Integer({ minimum: 21, maximum: 29 }), 'dn42 bandwidth community (21 to 29), or null')),
+    crypto: Type.Optional(Nullable(Type.Integer({ minimum: 31, maximum: 34 }), 'dn42 encryption community (31 to 34), or null')),
+    import_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }), 'most routes accepted from the neighbor, or null')),
+    import_limit_action: Type.Optional(Type.Union([Type.Literal('block'), Type.Literal('restart'), Type.Literal('disable'), Type.Literal('warn')], { description: 'what BIRD does past the import limit' })),
+    local_pref: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }), 'local preference of its routes, or null')),
+    bfd: Type.Optional(Type.Boolean({ description: 'BFD on the session' })),
   },
   { additionalProperties: false },
 );

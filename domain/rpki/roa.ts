@@ -14,12 +14,9 @@ export type RpkiState = 'valid' | 'invalid' | 'not_found';
 
 export const RoaSchema = Type.Object(
   {
-    /** Canonical prefix: network address, RFC 5952 for IPv6. */
-    prefix: Type.String({ minLength: 9, maxLength: 43 }),
-    /** Longest prefix the ROA authorises; at least the prefix length. */
-    max_length: Type.Integer({ minimum: 0, maximum: 128 }),
-    /** The authorised origin AS; AS0 authorises nobody (RFC 6483). */
-    asn: Type.Integer({ minimum: 0, maximum: 4294967295 }),
+    prefix: Type.String({ minLength: 9, maxLength: 43, description: 'canonical prefix: network address, RFC 5952 for IPv6' }),
+    max_length: Type.Integer({ minimum: 0, maximum: 128, description: 'longest prefix the ROA authorises; at least the prefix length' }),
+    asn: Type.Integer({ minimum: 0, maximum: 4294967295, description: 'the authorised origin AS; AS0 authorises nobody (RFC 6483)' }),
   },
   { additionalProperties: false },
 );
@@ -31,12 +28,9 @@ export const MAX_ROAS = 100_000;
 /** `GET /registry/v1/roas` and `GET /control/v1/agent/roas`: one registry commit's ROAs. */
 export const RoaSetSchema = Type.Object(
   {
-    /** The registry commit the ROAs come from. */
-    commit: Type.String({ minLength: 1, maxLength: 64 }),
-    /** When the replica loaded that commit. */
-    synced_at: Type.String({ format: 'date-time' }),
-    /** Sorted by prefix (IPv4 first), then max_length, then asn. */
-    roas: Type.Array(RoaSchema, { maxItems: MAX_ROAS }),
+    commit: Type.String({ minLength: 1, maxLength: 64, description: 'the registry commit the ROAs come from' }),
+    synced_at: Type.String({ format: 'date-time', description: 'when the replica loaded that commit' }),
+    roas: Type.Array(RoaSchema, { maxItems: MAX_ROAS, description: 'sorted by prefix (IPv4 first), then max_length, then asn' }),
   },
   { additionalProperties: false },
 );

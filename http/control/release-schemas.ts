@@ -16,6 +16,7 @@ export const ManifestSchema = component(
           sha256: Type.String({ description: 'hex SHA-256 of the file' }),
           size: Type.Integer({ minimum: 0, description: 'size in bytes' }),
         }),
+        { description: 'the release files' },
       ),
     },
     { description: 'agent release manifest' },

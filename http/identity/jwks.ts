@@ -4,7 +4,19 @@ import type { ServiceContext } from '../shared/context.js';
 import { ApiRouter } from '../shared/routes.js';
 
 const Jwks = Type.Object(
-  { keys: Type.Array(Type.Object({ kty: Type.Literal('OKP'), crv: Type.Literal('Ed25519'), x: Type.String(), kid: Type.String(), alg: Type.Literal('EdDSA'), use: Type.Literal('sig') })) },
+  {
+    keys: Type.Array(
+      Type.Object({
+        kty: Type.Literal('OKP', { description: 'key type (RFC 8037)' }),
+        crv: Type.Literal('Ed25519', { description: 'curve' }),
+        x: Type.String({ description: 'public key (base64url)' }),
+        kid: Type.String({ description: 'key id, as in the token header' }),
+        alg: Type.Literal('EdDSA', { description: 'the only algorithm accepted' }),
+        use: Type.Literal('sig', { description: 'signing' }),
+      }),
+      { description: 'every published key: during a rotation the old and the new one' },
+    ),
+  },
   { description: 'public key set' },
 );
 

@@ -7,6 +7,7 @@ import type { ServiceContext } from '../shared/context.js';
 import { requestMetadata } from '../shared/metadata.js';
 import { ApiRouter } from '../shared/routes.js';
 import { identityError } from './errors.js';
+import { sessionGrantFields } from './verification-schemas.js';
 import { requireSession, sessionOf } from './require-session.js';
 
 /**
@@ -21,21 +22,24 @@ const TAGS = ['passkeys'];
 const SESSION = ['session'];
 
 const PasskeySummary = Type.Object({
-  credential_id: Type.String(),
-  label: Type.String(),
-  aaguid: Type.String(),
-  created_at: Type.String({ format: 'date-time' }),
-  last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-  disabled: Type.Boolean(),
+  credential_id: Type.String({ description: 'WebAuthn credential id (base64url)' }),
+  label: Type.String({ description: 'name the owner gave it' }),
+  aaguid: Type.String({ description: 'authenticator model' }),
+  created_at: Type.String({ format: 'date-time', description: 'when it was registered' }),
+  last_used_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'its last login, or null' }),
+  disabled: Type.Boolean({ description: 'true when it may no longer log in' }),
 });
-const Ceremony = Type.Object({ ceremony_id: Type.String(), options: Type.Object({}, { additionalProperties: true }) });
+const Ceremony = Type.Object({
+  ceremony_id: Type.String({ description: 'single use, 5 minute lifetime' }),
+  options: Type.Object({}, { additionalProperties: true, description: 'WebAuthn options, passed straight to the browser' }),
+});
 /** The browser's credential JSON, kept whole; its contents are the verifier's business (failures: 400). */
 const Credential = Type.Object({ id: Type.String({ minLength: 1, maxLength: 1366 }), type: Type.Optional(Type.String()) }, { additionalProperties: true });
 const CeremonyId = Type.String({ minLength: 1, maxLength: 128 });
 const RegisterFinish = Type.Object({ ceremony_id: CeremonyId, credential: Credential, label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
 const LoginBegin = Type.Object({ asn: Type.Integer({ minimum: 1, maximum: 4294967295 }) }, { additionalProperties: false });
 const LoginFinish = Type.Object({ ceremony_id: CeremonyId, credential: Credential }, { additionalProperties: false });
-const SessionGrant = Type.Object({ token: Type.String(), asn: Type.Integer(), mntner: Type.String(), method: Type.Literal('passkey'), expires_at: Type.String({ format: 'date-time' }) });
+const SessionGrant = Type.Object({ ...sessionGrantFields, method: Type.Literal('passkey', { description: 'always `passkey`' }) });
 
 /** Passkeys of the session's maintainer (register, list, delete) and passkey login. */
 export function passkeyRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
@@ -78,7 +82,7 @@ export function passkeyRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
       summary: 'passkeys of the session maintainer',
       tags: TAGS,
       security: SESSION,
-      responses: { 200: Type.Object({ mntner: Type.Union([Type.String(), Type.Null()]), passkeys: Type.Array(PasskeySummary) }), 401: 'missing or invalid session token' },
+      responses: { 200: Type.Object({ mntner: Type.Union([Type.String(), Type.Null()], { description: 'the session maintainer' }), passkeys: Type.Array(PasskeySummary, { description: 'its credentials' }) }), 401: 'missing or invalid session token' },
       handler: async (_req, res) => {
         const mntner = mntnerOf(res);
         res.json({ mntner: mntner ?? null, passkeys: mntner ? await listPasskeys(ctx, mntner) : [] });

@@ -20,20 +20,21 @@ export const OptionsBody = Type.Object({
 });
 
 export const OptionsOut = Type.Object({
-  asn: Type.Integer(),
-  as_name: Type.String(),
-  display_name: Type.String(),
-  mntners: Type.Array(Type.String()),
+  asn: Type.Integer({ description: 'the ASN asked about' }),
+  as_name: Type.String({ description: 'its as-name in the registry' }),
+  display_name: Type.String({ description: 'what the page shows for the AS' }),
+  mntners: Type.Array(Type.String(), { description: 'maintainers of the AS' }),
   options: Type.Array(
     Type.Object({
-      id: Type.String({ description: 'stable across registry syncs' }),
-      kind: Method,
-      method: Type.String(),
-      value: Type.String({ description: 'e-mail masked' }),
-      comment: Type.String(),
-      mntner: Type.String(),
+      id: Type.String({ description: 'stable across registry syncs; a challenge refers to an option by this id' }),
+      kind: { ...Method, description: '`email`, `pgp` or `ssh`' },
+      method: Type.String({ description: 'method label' }),
+      value: Type.String({ description: 'for email: masked (first characters, `***`, domain), never the plain address' }),
+      comment: Type.String({ description: 'label' }),
+      mntner: Type.String({ description: 'maintainer the option comes from' }),
       captcha_required: Type.Boolean({ description: 'server policy: e-mail options need a captcha unless the captcha kind is none' }),
     }),
+    { description: 'the ways to prove control of the ASN' },
   ),
 });
 
@@ -46,16 +47,16 @@ export const ChallengeBody = Type.Object({
 });
 
 export const ChallengeOut = Type.Object({
-  challenge_id: Type.String(),
-  method: Method,
+  challenge_id: Type.String({ description: 'refers to the challenge in submit' }),
+  method: { ...Method, description: '`email`, `pgp` or `ssh`' },
   nonce: Type.Optional(Type.String({ description: 'ssh and pgp: the text to sign, starting with AS<asn>-' })),
-  instructions: Type.String(),
+  instructions: Type.String({ description: 'what the user does next' }),
   sent_to: Type.Optional(Type.String({ description: 'email: masked address' })),
-  expires_at: Type.String({ format: 'date-time' }),
-  reused: Type.Boolean(),
-  resend_available_in: Type.Integer({ minimum: 0 }),
-  captcha_pass: Type.Optional(Type.String()),
-  captcha_pass_expires_in: Type.Optional(Type.Integer()),
+  expires_at: Type.String({ format: 'date-time', description: 'the challenge lives 15 minutes' }),
+  reused: Type.Boolean({ description: 'true when an in-flight challenge was returned again' }),
+  resend_available_in: Type.Integer({ minimum: 0, description: 'seconds until a new challenge may be issued for the same option' }),
+  captcha_pass: Type.Optional(Type.String({ description: 'only present right after a captcha was solved; bound to that ASN' })),
+  captcha_pass_expires_in: Type.Optional(Type.Integer({ description: 'seconds; about 1800' })),
 });
 
 export const SubmitBody = Type.Object({
@@ -64,11 +65,16 @@ export const SubmitBody = Type.Object({
   public_key: Type.Optional(Type.String({ maxLength: 262_144, description: 'pgp only: an armored public key, the last key source' })),
 });
 
+/** The session grant's fields (document 1, "Session grant"), shared with the passkey login. */
+export const sessionGrantFields = {
+  token: Type.String({ description: 'session JWT; plaintext returned only here' }),
+  asn: Type.Integer({ description: 'the verified ASN' }),
+  mntner: Type.String({ description: 'the verified maintainer' }),
+  expires_at: Type.String({ format: 'date-time', description: 'the token lives 2 hours' }),
+};
+
 export const SessionGrantOut = Type.Object({
-  token: Type.String(),
-  asn: Type.Integer(),
-  mntner: Type.String(),
-  method: Type.Union([Method, Type.Literal('passkey')]),
-  expires_at: Type.String({ format: 'date-time' }),
-  passkey_enrollment_available: Type.Boolean(),
+  ...sessionGrantFields,
+  method: Type.Union([Method, Type.Literal('passkey')], { description: 'how the identity was proven' }),
+  passkey_enrollment_available: Type.Boolean({ description: 'true when the maintainer has no passkey yet' }),
 });

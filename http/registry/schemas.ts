@@ -49,72 +49,91 @@ export const NamesBody = Type.Object(
 
 export const Names = Type.Object({ names: Type.Record(Type.String(), Type.String(), { description: 'ASN → as-name; unknown or nameless ASNs are left out' }) });
 
-const Strings = Type.Array(Type.String());
-const NullableString = Type.Union([Type.String(), Type.Null()]);
-
-export const AutNum = Type.Object({
-  asn: Type.Integer({ description: 'AS number' }),
-  as_name: Type.Union([Type.String(), Type.Null()], { description: 'the as-name attribute, or null' }),
-  descr: NullableString,
-  mnt_by: Strings,
-  admin_c: Strings,
-  tech_c: Strings,
-  org: NullableString,
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+const Strings = (description: string) => Type.Array(Type.String(), { description });
+/** Attributes every registry object of these classes carries, described once. */
+const registryAttributes = {
+  descr: NullableString('the descr attribute, or null'),
+  mnt_by: Strings('maintainers of the object (mnt-by)'),
+  admin_c: Strings('administrative contacts (admin-c, nic-hdl)'),
+  tech_c: Strings('technical contacts (tech-c, nic-hdl)'),
   updated_at: Type.String({ format: 'date-time', description: 'when the commit it comes from was loaded' }),
-});
+};
+const AsnField = Type.Integer({ description: 'AS number' });
+const AsName = NullableString('the as-name attribute, or null');
+
+export const AutNum = Type.Object(
+  { asn: AsnField, as_name: AsName, ...registryAttributes, org: NullableString('the org attribute, or null') },
+  { description: 'ASN record (aut-num)' },
+);
 
 export const Mntner = component(
   'Mntner',
-  Type.Object({
-  mntner: Type.String({ description: 'maintainer name (upper case)' }),
-  descr: NullableString,
-  mnt_by: Strings,
-  admin_c: Strings,
-  tech_c: Strings,
-  auth: Strings,
-  asns: Type.Array(Type.Integer(), { description: 'aut-nums this maintainer maintains' }),
-  updated_at: Type.String({ format: 'date-time', description: 'when the commit it comes from was loaded' }),
-}, { description: 'maintainer record' }),
+  Type.Object(
+    {
+      mntner: Type.String({ description: 'maintainer name (upper case)' }),
+      ...registryAttributes,
+      auth: Strings('auth attributes: e-mail, pgp-fingerprint and ssh key lines'),
+      asns: Type.Array(Type.Integer(), { description: 'aut-nums this maintainer maintains' }),
+    },
+    { description: 'maintainer record' },
+  ),
 );
 
-export const AsnMntners = Type.Object({ asn: Type.Integer(), mntners: Type.Array(Mntner) });
+export const AsnMntners = Type.Object({ asn: AsnField, mntners: Type.Array(Mntner, { description: 'maintainers of the AS' }) }, { description: 'maintainers of the ASN' });
 
 export const Option = component(
   'VerificationOption',
-  Type.Object({
-  id: Type.String({ description: 'stable across syncs while the option exists' }),
-  mntner: Type.String(),
-  kind: Type.Union([Type.Literal('email'), Type.Literal('pgp'), Type.Literal('ssh')]),
-  method: Type.String(),
-  value: Type.String({ description: 'plain; the identity service masks e-mail' }),
-  comment: Type.String(),
-  hardware_key: Type.Boolean({ description: 'an sk-* SSH key' }),
-}, { description: 'one way to prove control of the ASN' }),
+  Type.Object(
+    {
+      id: Type.String({ description: 'stable across syncs while the option exists' }),
+      mntner: Type.String({ description: 'maintainer the option comes from' }),
+      kind: Type.Union([Type.Literal('email'), Type.Literal('pgp'), Type.Literal('ssh')], { description: 'e-mail code, PGP clearsigned nonce or SSH signature' }),
+      method: Type.String({ description: 'method label (the auth attribute\'s method)' }),
+      value: Type.String({ description: 'plain; the identity service masks e-mail' }),
+      comment: Type.String({ description: 'label (the auth attribute\'s comment)' }),
+      hardware_key: Type.Boolean({ description: 'an sk-* SSH key' }),
+    },
+    { description: 'one way to prove control of the ASN' },
+  ),
 );
 
 export const Options = component(
   'VerificationOptions',
-  Type.Object({ asn: Type.Integer(), as_name: NullableString, mntners: Strings, options: Type.Array(Option) }, { description: 'methods `email`, `pgp`, `ssh` with their source maintainer' }),
+  Type.Object(
+    { asn: AsnField, as_name: AsName, mntners: Strings('maintainers of the AS'), options: Type.Array(Option, { description: 'every option of every maintainer' }) },
+    { description: 'methods `email`, `pgp`, `ssh` with their source maintainer' },
+  ),
 );
 
-export const Routes = Type.Object({ asn: Type.Integer(), route: Strings, route6: Strings });
+const RouteLists = {
+  route: Strings('IPv4 prefixes of route objects with this origin'),
+  route6: Strings('IPv6 prefixes of route6 objects with this origin'),
+};
 
-export const Identity = Type.Object({
-  asn: Type.Integer(),
-  as_name: NullableString,
-  mnt_by: Strings,
-  person: NullableString,
-  name: NullableString,
-  email: NullableString,
-  route: Strings,
-  route6: Strings,
-});
+export const Routes = Type.Object({ asn: AsnField, ...RouteLists }, { description: 'prefixes the ASN originates (unknown ASN: empty lists)' });
 
-export const KeyCert = Type.Object({
-  key_cert: Type.String(),
-  fingerprint: Type.String(),
-  method: NullableString,
-  owner: Strings,
-  mnt_by: Strings,
-  armor: Type.String(),
-});
+export const Identity = Type.Object(
+  {
+    asn: AsnField,
+    as_name: AsName,
+    mnt_by: Strings('maintainers of the AS'),
+    person: NullableString('handle of the first admin-c (then tech-c) of the aut-num that is a person, or null'),
+    name: NullableString("that person's name, or null"),
+    email: NullableString("that person's first e-mail, or null"),
+    ...RouteLists,
+  },
+  { description: 'claim enrichment data; missing data falls back field by field to null or empty' },
+);
+
+export const KeyCert = Type.Object(
+  {
+    key_cert: Type.String({ description: 'key-cert object name' }),
+    fingerprint: Type.String({ description: 'the key fingerprint, 40 hex digits' }),
+    method: NullableString('the method attribute (PGP), or null'),
+    owner: Strings('owner attributes (user ids)'),
+    mnt_by: Strings('maintainers of the object (mnt-by)'),
+    armor: Type.String({ description: 'the ASCII-armoured public key' }),
+  },
+  { description: 'PGP public key object' },
+);

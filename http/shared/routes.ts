@@ -254,7 +254,11 @@ function errorComponents(style: OpenApiInfo['errorStyle']): Record<string, unkno
           detail: {
             type: 'object',
             required: ['message', 'errors'],
-            properties: { message: { type: 'string', description: '`request validation failed`, or the rule that refused the value' }, errors: { type: 'array', items: { $ref: '#/components/schemas/FieldError' } } },
+            description: 'what was refused',
+            properties: {
+              message: { type: 'string', description: '`request validation failed`, or the rule that refused the value' },
+              errors: { type: 'array', items: { $ref: '#/components/schemas/FieldError' }, description: 'one entry per refused value (at most 20, then a count of the rest)' },
+            },
           },
         },
       },
@@ -270,7 +274,7 @@ function errorComponents(style: OpenApiInfo['errorStyle']): Record<string, unkno
     ValidationError: {
       type: 'object',
       required: ['detail', 'error', 'fatal'],
-      properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/FieldError' } }, ...oauthFields },
+      properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/FieldError' }, description: 'one entry per refused value (at most 20, then a count of the rest)' }, ...oauthFields },
     },
   };
 }

@@ -146,7 +146,7 @@ const DiffEntrySchema = component(
   'DiffEntry',
   Type.Object({
     path: Type.String({ description: 'JSON pointer of the changed field' }),
-    op: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')]),
+    op: Type.Union([Type.Literal('added'), Type.Literal('removed'), Type.Literal('changed')], { description: 'what happened to the field' }),
     from: Type.Optional(Type.Unknown({ description: 'value before (absent when added)' })),
     to: Type.Optional(Type.Unknown({ description: 'value after (absent when removed)' })),
   }),

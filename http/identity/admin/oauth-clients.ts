@@ -15,7 +15,12 @@ const NewClient = Type.Object(
   { additionalProperties: false },
 );
 
-const ClientOut = Type.Object({ client_id: Type.String(), name: Type.String(), redirect_uris: Type.Array(Type.String()), confidential: Type.Boolean() });
+const ClientOut = Type.Object({
+  client_id: Type.String({ description: 'issued at registration' }),
+  name: Type.String({ description: 'given at registration' }),
+  redirect_uris: Type.Array(Type.String(), { description: 'matched exactly' }),
+  confidential: Type.Boolean({ description: 'confidential clients have a client_secret' }),
+});
 const Registered = Type.Object({ ...ClientOut.properties, client_secret: Type.Optional(Type.String({ description: 'confidential only; this is the only time it is shown' })) });
 const ClientParams = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 200 }) });
 
@@ -41,7 +46,7 @@ export function oauthClientRoutes(router: ApiRouter, ctx: ServiceContext, deps: 
       summary: 'the registered OAuth applications (never a secret)',
       tags: ['admin'],
       security: ['admin'],
-      responses: { 200: Type.Object({ clients: Type.Array(ClientOut) }), 401: 'missing or invalid admin token', 403: 'IDENTITY_ADMIN_TOKEN not configured' },
+      responses: { 200: Type.Object({ clients: Type.Array(ClientOut, { description: 'registered applications' }) }), 401: 'missing or invalid admin token', 403: 'IDENTITY_ADMIN_TOKEN not configured' },
       handler: async (_req, res) => {
         const clients = await activeClients(ctx.pool);
         res.json({ clients: clients.map(({ client_id, name, redirect_uris, confidential }) => ({ client_id, name, redirect_uris, confidential })) });

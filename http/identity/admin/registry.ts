@@ -9,7 +9,7 @@ const Status = Type.Object(
   {
     enabled: Type.Boolean({ description: 'false when the replica has no registry source' }),
     commit: Type.Union([Type.String(), Type.Null()], { description: 'commit identifier of the loaded registry' }),
-    synced_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    synced_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when that commit was synced; null when never' }),
     counts: Type.Record(Type.String(), Type.Integer(), { description: 'objects per class' }),
     detail: Type.Union([Type.String(), Type.Null()], { description: 'why the replica has no data (never synced, no source), else null' }),
   },
