@@ -191,7 +191,7 @@ export const settings = {
   controlUrl: setting('CONTROL_URL', 'public URL of the control server', url('https:', 'http:'), 'http://127.0.0.1:8080'),
   siteUrl: setting('SITE_URL', 'public URL of the home site (its sitemap and robots.txt name it)', url('https:', 'http:'), 'http://127.0.0.1:8083'),
   consoleUrl: setting('CONSOLE_URL', "address of the operator console, where the home site sends /nodes/*; absent: CONTROL_URL's /console/", optional(url('https:', 'http:')), undefined),
-  metricsToken: setting('METRICS_TOKEN', 'Bearer token of GET /metrics on the control, identity and registry ports; absent: /metrics answers only loopback requests that came through no proxy (no forwarding header)', optional(secret), undefined, true),
+  metricsToken: setting('METRICS_TOKEN', 'Bearer token of GET /metrics on the control, identity, registry and site ports; absent: /metrics answers only loopback requests that came through no proxy (no forwarding header)', optional(secret), undefined, true),
   logLevel: setting('LOG_LEVEL', 'pino log level', oneOf('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'), 'info'),
   logFormat: setting('LOG_FORMAT', 'log format: json (one JSON line per entry, ISO timestamps), pretty (one human line) or auto (pretty on a terminal, else json)', oneOf('auto', 'json', 'pretty'), 'auto'),
   projectionPollMs: setting('PROJECTION_POLL_MS', 'how often async projections poll when no NOTIFY arrives (ms)', positiveInt, 1000),

@@ -71,16 +71,19 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 /**
  * `GET /metrics` (Prometheus text format), see docs/decisions.md, Operations:
  * with `METRICS_TOKEN` set, to `Authorization: Bearer <METRICS_TOKEN>` only (else
- * 401); without it, to loopback peers whose request carries no forwarding header
- * only, and to everyone else it does not exist (the service's 404). A reverse
- * proxy on the same host therefore does not publish it by accident.
+ * 401, or with `hidden` what any other path answers); without it, to loopback
+ * peers whose request carries no forwarding header only, and to everyone else it
+ * does not exist (the service's 404). A reverse proxy on the same host therefore
+ * does not publish it by accident.
  */
-export function metricsEndpoint(metrics: ServiceMetrics, token: string | undefined): RequestHandler {
+export function metricsEndpoint(metrics: ServiceMetrics, token: string | undefined, options: { hidden?: boolean } = {}): RequestHandler {
   const expected = token === undefined ? undefined : digest(token);
   return (req: Request, res: Response, next) => {
     if (expected) {
       const presented = bearerOf(req.headers.authorization);
       if (!presented || !timingSafeEqual(digest(presented), expected)) {
+        // `hidden`: a wrong token gets what any other path gets (the home site's contract answers every path).
+        if (options.hidden) return next();
         res.status(401).setHeader('WWW-Authenticate', 'Bearer').type('text/plain').send('metrics token required\n');
         return;
       }

@@ -7,6 +7,8 @@ import type { Config } from '../../infra/config.js';
 import type { Logger } from '../../infra/logger.js';
 import { asNames } from '../../infra/registry/client.js';
 import { leanAccessLog } from '../shared/access-log.js';
+import { countRequests, labelRoute, metricsEndpoint } from '../shared/metrics.js';
+import type { ServiceMetrics } from '../../infra/metrics/service.js';
 import type { Land } from './page/draw.js';
 import type { PublicMap } from './page/network.js';
 import { BUILT, SITE_BUILD_DIR, SITE_NOT_BUILT } from './files.js';
@@ -123,6 +125,12 @@ export interface SiteOptions {
   mapFrom?: string;
   /** How often the snapshot is renewed; 0: only at start. */
   bakeEveryMs?: number;
+  /**
+   * The site's metrics: its requests are counted and `GET /metrics` answers them
+   * to those allowed (docs/decisions.md, Operations); to everyone else `/metrics`
+   * is any other path (302 to `/`), as the contract has it.
+   */
+  metrics?: { service: ServiceMetrics; token: string | undefined };
 }
 
 export interface Site {
@@ -216,6 +224,10 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  if (options.metrics) {
+    app.use(countRequests(options.metrics.service));
+    app.get('/metrics', metricsEndpoint(options.metrics.service, options.metrics.token, { hidden: true }));
+  }
   app.use(leanAccessLog(siteLog));
   app.use((req, res, next) => {
     if (req.method === 'GET' || req.method === 'HEAD') return next();
@@ -224,6 +236,9 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
   });
   app.use((req, res) => {
     const file = files.get(req.path);
+    // Route labels: the site's own paths (a fixed set) and the console redirect; the rest is `(no route)`.
+    if (file !== undefined) labelRoute(res, req.path);
+    else if (req.path.startsWith('/nodes/')) labelRoute(res, '/nodes/*');
     if (file) return send(req, res, file);
     if (file === null) return void res.status(503).type('text/plain').send(`${SITE_NOT_BUILT}\n`);
     if (req.path.startsWith('/nodes/')) return res.redirect(302, consoleTarget(consoleUrl, req.path));

@@ -8,6 +8,7 @@ import { createIdentityApp } from '../../http/identity/app.js';
 import { createRegistryApp } from '../../http/registry/app.js';
 import type { ServiceContext } from '../../http/shared/context.js';
 import { startSite } from '../../http/site/app.js';
+import { serviceMetrics } from '../../http/shared/metrics.js';
 import { allProjections } from '../../projections/index.js';
 import { ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { BackgroundTasks } from '../background.js';
@@ -146,7 +147,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   // After the control server: the site bakes its page from the public map at start,
   // asked of the control server in this process when there is one (the browser still uses CONTROL_URL).
   const control = servers.find((s) => s.role === 'control');
-  const site = wanted.has('site') ? await startSite(config, log, { mapFrom: control && loopbackUrl(config.bindHost, control.port) }) : undefined;
+  const site = wanted.has('site') ? await startSite(config, log, { mapFrom: control && loopbackUrl(config.bindHost, control.port), metrics: serviceMetrics(context, 'site') }) : undefined;
   if (site) await listen('site', site.app, config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { createControlApp } from '../../../http/control/app.js';
 import { createIdentityApp } from '../../../http/identity/app.js';
 import { createRegistryApp } from '../../../http/registry/app.js';
+import { serviceMetrics } from '../../../http/shared/metrics.js';
+import { startSite } from '../../../http/site/app.js';
 import { loadConfig } from '../../../infra/config.js';
 import { migrate } from '../../../infra/db/migrate.js';
 import { registryMigrations } from '../../../infra/registry/store.js';
@@ -134,6 +136,29 @@ describe('GET /metrics (Prometheus text format, one registry per service instanc
     expect(m.has('dn42_eventstore_append_duration_seconds')).to.equal(true);
     expect(m.has('dn42_projection_lag_events')).to.equal(true);
     expect(m.has('dn42_registry_sync_age_seconds')).to.equal(false);
+  });
+
+  it('site: its own paths by name; to anyone not allowed /metrics is any other path (302 to /)', async () => {
+    const site = await startSite(h.sys.config, h.sys.log, { bakeEveryMs: 0, mapFrom: h.url, metrics: serviceMetrics(h.sys.context, 'site') });
+    const url = await start(site.app);
+    for (const path of ['/', '/', '/robots.txt', '/nodes/n1', '/elsewhere']) await fetch(`${url}${path}`, { redirect: 'manual' });
+    const proxied = await fetch(`${url}/metrics`, { redirect: 'manual', headers: { 'x-forwarded-for': '203.0.113.7' } });
+    expect(proxied.status).to.equal(302);
+    expect(proxied.headers.get('location')).to.equal('/');
+    const m = await scrape(url);
+    expect(value(m, 'dn42_http_requests_total', { method: 'GET', route: '/', status: '200' })).to.equal(2);
+    expect(value(m, 'dn42_http_requests_total', { method: 'GET', route: '/robots.txt', status: '200' })).to.equal(1);
+    expect(value(m, 'dn42_http_requests_total', { method: 'GET', route: '/nodes/*', status: '302' })).to.equal(1);
+    expect(value(m, 'dn42_http_requests_total', { method: 'GET', route: '(no route)', status: '302' })).to.equal(1);
+    // The refused scrape: the /metrics route matched, then let the request through to the redirect.
+    expect(value(m, 'dn42_http_requests_total', { method: 'GET', route: '/metrics', status: '302' })).to.equal(1);
+
+    const config = loadConfig({ DATABASE_URL: h.sys.db.url, LOG_LEVEL: 'silent', METRICS_TOKEN });
+    const guarded = await startSite(config, h.sys.log, { bakeEveryMs: 0, mapFrom: h.url, metrics: serviceMetrics({ ...h.sys.context, config }, 'site') });
+    const guardedUrl = await start(guarded.app);
+    const refused = await fetch(`${guardedUrl}/metrics`, { redirect: 'manual', headers: { authorization: 'Bearer wrong-token-0123456789abcdef' } });
+    expect(refused.status).to.equal(302);
+    expect((await scrape(guardedUrl, { authorization: `Bearer ${METRICS_TOKEN}` })).has('dn42_http_requests_total')).to.equal(true);
   });
 
   it('is not served through a reverse proxy (a forwarding header) without METRICS_TOKEN: the service 404 answers', async () => {
