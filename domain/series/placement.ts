@@ -16,8 +16,20 @@ export const CLOCK_SKEW_MS = 120_000;
 
 export type Placement = { at: Date; clamped: 'none' | 'skew' | 'ahead' } | { at: null; clamped: 'expired' };
 
+/**
+ * Epoch milliseconds of an RFC 3339 time. A leap second (`23:59:60`, which the
+ * date-time format accepts and `Date.parse` does not) is the next minute's start,
+ * as PostgreSQL reads it.
+ */
+export function parseInstant(time: string): number {
+  const t = Date.parse(time);
+  if (!Number.isNaN(t)) return t;
+  return Date.parse(time.replace(/(T\d{2}:\d{2}):60/i, '$1:59')) + 1000;
+}
+
 export function placeSample(capturedAt: string, now: Date): Placement {
-  const t = Date.parse(capturedAt);
+  const t = parseInstant(capturedAt);
+  if (Number.isNaN(t)) return { at: now, clamped: 'ahead' };
   const ahead = t - now.getTime();
   if (ahead > CLOCK_SKEW_MS) return { at: now, clamped: 'ahead' };
   if (ahead > 0) return { at: now, clamped: 'skew' };

@@ -101,6 +101,9 @@ describe('Sample placement (domain/series/placement.ts)', () => {
     expect(placeSample(new Date(now.getTime() + CLOCK_SKEW_MS).toISOString(), now)).to.deep.equal({ at: now, clamped: 'skew' });
     expect(placeSample(new Date(now.getTime() + CLOCK_SKEW_MS + 1).toISOString(), now)).to.deep.equal({ at: now, clamped: 'ahead' });
   });
+  it('reads a leap second as the next minute, as PostgreSQL does', () => {
+    expect(placeSample('2026-10-31T23:59:60Z', now)).to.deep.equal({ at: at('2026-11-01T00:00:00Z'), clamped: 'none' });
+  });
   it('drops a sample older than the retention', () => {
     const edge = now.getTime() - SAMPLE_RETENTION_DAYS * 86_400_000;
     expect(placeSample(new Date(edge).toISOString(), now).at).to.deep.equal(new Date(edge));

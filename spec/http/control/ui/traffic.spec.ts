@@ -135,6 +135,14 @@ describe('Console traffic trends (/ui/fleet/traffic, /ui/nodes/{id}/traffic, /ad
     expect(res.body.series[2]).to.deep.include({ rx_bytes: 3000, tx_bytes: 6000 });
   });
 
+  it('accepts a leap second in captured_at and places it at the next minute', async () => {
+    startAt('2026-11-11T00:00:30Z');
+    const leap = '2026-11-10T23:59:60Z';
+    expectResponse(await h.agent.n1.post('/agent/wireguard-traffic', { node_id: 'n1', captured_at: leap, peers: [{ interface: 'dn42_a', rx_bytes: 1, tx_bytes: 1 }] })).status(200);
+    const { rows } = await h.sys.pool.query(`SELECT at FROM wireguard_traffic_samples WHERE node_id = 'n1' ORDER BY at DESC LIMIT 1`);
+    expect((rows[0].at as Date).toISOString()).to.equal('2026-11-11T00:00:00.000Z');
+  });
+
   it('answers 404 for an unknown node and 422 for a bad range, compare or parameter', async () => {
     expectResponse(await h.admin.get('/ui/nodes/ghost/traffic')).status(404).detail('unknown node ghost');
     expectResponse(await h.admin.get('/admin/nodes/ghost/traffic')).status(404).detail('unknown node ghost');
