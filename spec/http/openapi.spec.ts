@@ -67,7 +67,7 @@ describe('OpenAPI documents', function () {
     expect(operationIdOf('get', '/.well-known/jwks.json')).to.equal('getWellKnownJwksJson');
   });
 
-  it('documents the bodies the control server really answers: a walk through nodes, peerings, generations and DNS validates against the document', async () => {
+  it('documents the bodies the control server really answers: a walk through nodes, peerings, generations and DNS, then every admin, console and public read of that fleet, validates against the document', async () => {
     const doc = docs.get('control')!;
     const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
     const client = api(urls.get('control')!, { token: ADMIN });
@@ -139,6 +139,13 @@ describe('OpenAPI documents', function () {
     await call('DELETE', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records/${record.body.record.id}`);
     await call('PUT', '/control/v1/admin/nodes/walk-a/dns-group', { dns_group_id: group.body.id });
     await call('GET', '/control/v1/admin/agent-releases');
+    // Every other read of the control server with no path parameter but a node id, on the walked fleet: whatever it answers is documented and matches.
+    const reads = Object.entries(doc.paths)
+      .filter(([path, methods]) => methods.get && !path.includes('/agent/') && /^[^{}]*(\{node_id\}[^{}]*)?$/.test(path))
+      .filter(([, methods]) => !Object.keys(methods.get.responses['200']?.content ?? {}).includes('text/event-stream'))
+      .map(([path]) => path.replace('{node_id}', 'walk-a'));
+    expect(reads.length).to.be.above(30);
+    for (const path of reads) await call('GET', path);
     await call('POST', '/control/v1/admin/nodes/walk-a/decommission');
     await call('DELETE', `/control/v1/admin/peerings/${peeringId}`);
     expect(checked).to.include.members(['POST /control/v1/admin/nodes 201', 'POST /control/v1/admin/nodes 409', 'POST /control/v1/admin/nodes 422', 'GET /control/v1/admin/nodes/{node_id} 404']);
