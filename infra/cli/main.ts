@@ -50,20 +50,6 @@ function parseRoles(values: string[]): Role[] {
 
 const program = new Command('dn42-control').description('dn42 network control plane').version(projectVersion(), '-V, --version', 'print the version').showHelpAfterError();
 
-/** Defined (true) only in the prebuilt bundle of this file (infra/cli/build-bundle.mjs). */
-declare const DN42_CLI_BUNDLE: boolean | undefined;
-
-/**
- * Run from the prebuilt bundle, this file is JavaScript and what the actions
- * import is TypeScript: tsx's loader is registered before the first action, so
- * `--help` and `--version` never load it.
- */
-program.hook('preAction', async () => {
-  if (typeof DN42_CLI_BUNDLE === 'undefined') return;
-  const { register } = await import('tsx/esm/api');
-  register();
-});
-
 program
   .command('serve')
   .description(`run services in this process (${ROLES.join(', ')}); none named: all of them`)
@@ -259,7 +245,23 @@ program
     process.stdout.write(`${describeConfig(config).join('\n')}\n`);
   });
 
-registerManagementCommands(program);
+const httpOnly = new Set(registerManagementCommands(program));
+
+/** Defined (true) only in the prebuilt bundle of this file (infra/cli/build-bundle.mjs). */
+declare const DN42_CLI_BUNDLE: boolean | undefined;
+
+/**
+ * Run from the prebuilt bundle, this file is JavaScript and what the actions
+ * import is TypeScript: tsx's loader is registered before an action, so `--help`
+ * and `--version` never load it, nor do the management commands, which are in
+ * the bundle whole (they only speak HTTP).
+ */
+program.hook('preAction', async (_program, action) => {
+  if (typeof DN42_CLI_BUNDLE === 'undefined') return;
+  for (let c: Command | null = action; c; c = c.parent) if (httpOnly.has(c)) return;
+  const { register } = await import('tsx/esm/api');
+  register();
+});
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const message = err instanceof ApiError ? `${err.status} ${err.detail}` : err instanceof Error ? err.message : String(err);

@@ -120,7 +120,8 @@ function readJsonFile(path: string): Record<string, unknown> {
 
 const NODE_COLUMNS = ['node_id', 'asn', 'site', 'router_id', 'lifecycle', 'current_generation'];
 
-export function registerManagementCommands(program: Command): void {
+/** Adds the management commands to `program`; answers them (the top-level ones). */
+export function registerManagementCommands(program: Command): Command[] {
   const nodes = program.command('nodes').description('routing nodes (HTTP API)');
   remote(nodes.command('list').description('list the nodes')).action(async (_: unknown, cmd: Command) => {
     const o = cmd.opts<RemoteOptions>();
@@ -283,4 +284,5 @@ export function registerManagementCommands(program: Command): void {
       ].join('\n'),
     );
   });
+  return [nodes, peerings, desired, enrollment, clients, registry];
 }

@@ -61,6 +61,13 @@ module.syncBuiltinESMExports();
     expect(run.stdout).to.include(`DATA_DIR=${dir}\n`).and.include('METRICS_TOKEN=(unset)\n');
   });
 
+  it('a management command runs from the bundle whole, without a TypeScript loader', async () => {
+    const run = await dn42Control(['nodes', 'list', '--server', 'http://127.0.0.1:9', '--token', 'help-spec-token-0123456789'], watchLoaders);
+    expect(run.code).to.equal(1);
+    expect(run.stderr).to.match(/^dn42-control: .*127\.0\.0\.1:9/);
+    expect(run.stderr).to.not.include('LOADER');
+  });
+
   it('a bundle older than one of its sources is not used: the same help through tsx', async () => {
     const fresh = await dn42Control(['--help'], {});
     const built = statSync(BUNDLE).mtime;
