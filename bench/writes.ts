@@ -141,6 +141,61 @@ async function dnsWrite(h: Harness, records: string, count: number): Promise<Sca
   return { median_ms: round(percentile(latencies, 50)), p95_ms: round(percentile(latencies, 95)) };
 }
 
+const BLOCKED = '172.23.99.0/24';
+/** Every node has an external session with this AS (`seedFleet`). */
+const PEER_AS = 4242421000;
+
+interface FleetWide {
+  ms: number;
+  /** Nodes in the answer's `changed`. */
+  changed: number;
+}
+interface FleetWides {
+  block: FleetWide & { named: number; deferred: number; published: number; validWithBlock: number };
+  unblock: FleetWide;
+  disable: FleetWide;
+  enable: FleetWide;
+}
+const FLEET_WIDE_CASES = [
+  ['block', 'prefix block'],
+  ['unblock', 'prefix unblock'],
+  ['disable', 'peer AS disable'],
+  ['enable', 'peer AS enable'],
+] as const;
+
+/**
+ * The fleet-wide writes, each on every node, one after the other: prefix block
+ * (then checks that every node got exactly one new generation whose document is
+ * valid and carries the block), unblock, peer AS disable, peer AS enable.
+ */
+async function fleetWides(h: Harness): Promise<FleetWides> {
+  const one = async (path: string, body: object) => {
+    const t0 = now();
+    const res = await h.client.post(path, body);
+    const ms = now() - t0;
+    if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.text.slice(0, 300)}`);
+    return { ms, changed: Object.keys(res.body.changed).length, body: res.body };
+  };
+  const current = async () =>
+    (await h.sys.pool.query<{ node_id: string; generation: number; state: Record<string, unknown> }>(
+      `SELECT g.node_id, g.generation, g.state FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation`,
+    )).rows;
+  const before = new Map((await current()).map((d) => [d.node_id, d.generation]));
+  const { body, ...block } = await one('/admin/fleet/mitigations/prefix-block', { prefix: BLOCKED });
+  const republished = (await current()).filter((d) => d.generation === (before.get(d.node_id) ?? 0) + 1);
+  const valid = republished.filter((d) => validateDesiredState(d.state).ok && JSON.stringify(d.state).includes(BLOCKED));
+  const plain = async (path: string, input: object): Promise<FleetWide> => {
+    const { ms, changed } = await one(path, input);
+    return { ms, changed };
+  };
+  return {
+    block: { ...block, named: body.nodes.length, deferred: body.deferred.length, published: republished.length, validWithBlock: valid.length },
+    unblock: await plain('/admin/fleet/mitigations/prefix-unblock', { prefix: BLOCKED }),
+    disable: await plain('/admin/fleet/mitigations/peer-disable', { asn: PEER_AS }),
+    enable: await plain('/admin/fleet/mitigations/peer-enable', { asn: PEER_AS }),
+  };
+}
+
 export const fleetScaleBench: Benchmark = {
   name: 'fleet-scale',
   description: '1,000 nodes / 10,000 BGP sessions: node write vs a 10-node fleet, DNS write to a group of 100, fleet-wide prefix block',
@@ -153,6 +208,7 @@ export const fleetScaleBench: Benchmark = {
       await seedFleet(small.sys, 10);
       const records10 = await dnsGroup(small, Array.from({ length: 10 }, (_, i) => nodeId(i)));
       results.small = { node: await nodeWrite(small, nodeId(5), writes), dns: await dnsWrite(small, records10, 10) };
+      results.smallFleet = await fleetWides(small);
     } finally {
       await small.close();
     }
@@ -186,28 +242,27 @@ export const fleetScaleBench: Benchmark = {
       const dns = await dnsWrite(big, records100, 10);
       report({ bench: 'fleet-scale', case: 'DNS record write, group of 100 members', nodes: size, ...dns, baseline: 'group of 10 on the 10-node fleet', baseline_median_ms: small10.dns.median_ms, ratio: round(dns.median_ms / small10.dns.median_ms) });
 
-      progress('fleet-scale: fleet-wide prefix block');
-      const before = new Map((await big.sys.pool.query<{ node_id: string; current_generation: number }>(`SELECT node_id, current_generation FROM nodes`)).rows.map((r) => [r.node_id, r.current_generation]));
-      const t1 = now();
-      const block = await big.client.post('/admin/fleet/mitigations/prefix-block', { prefix: '172.23.99.0/24' });
-      const blockMs = now() - t1;
-      if (block.status !== 200) throw new Error(`prefix block answered ${block.status}: ${block.text.slice(0, 300)}`);
-      const docs = (await big.sys.pool.query<{ node_id: string; generation: number; state: Record<string, unknown> }>(
-        `SELECT g.node_id, g.generation, g.state FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation`,
-      )).rows;
-      const republished = docs.filter((d) => d.generation === (before.get(d.node_id) ?? 0) + 1);
-      const valid = republished.filter((d) => validateDesiredState(d.state).ok && JSON.stringify(d.state).includes('172.23.99.0/24'));
-      report({
-        bench: 'fleet-scale',
-        case: 'fleet-wide prefix block',
-        nodes: size,
-        block_ms: round(blockMs),
-        target_ms: 5000,
-        nodes_named: block.body.nodes.length,
-        deferred: block.body.deferred.length,
-        documents_published: republished.length,
-        documents_valid_with_block: valid.length,
-      });
+      progress('fleet-scale: fleet-wide writes (prefix block, unblock, peer disable, enable)');
+      const wide = await fleetWides(big);
+      const smallFleet = results.smallFleet as FleetWides;
+      for (const [key, what] of FLEET_WIDE_CASES) {
+        const ms = wide[key].ms;
+        report({
+          bench: 'fleet-scale',
+          case: `fleet-wide ${what}`,
+          nodes: size,
+          ms: round(ms),
+          target_ms: 5000,
+          nodes_changed: wide[key].changed,
+          baseline_nodes: 10,
+          baseline_ms: round(smallFleet[key].ms),
+          // Nodes per second against the 10-node fleet's (1: each node costs what it costs there).
+          ratio: round(wide[key].changed / ms / (smallFleet[key].changed / smallFleet[key].ms)),
+          ...(key === 'block'
+            ? { nodes_named: wide.block.named, deferred: wide.block.deferred, documents_published: wide.block.published, documents_valid_with_block: wide.block.validWithBlock }
+            : {}),
+        });
+      }
     } finally {
       await big.close();
     }

@@ -81,8 +81,9 @@ export async function writeDnsGroup<T>(
 /** The group's members whose own stream still names the group, in node id order. */
 async function confirmedMembers(more: LoadMore, groupId: number, group: DnsGroupState): Promise<LiveNode[]> {
   const out: LiveNode[] = [];
-  for (const nodeId of group.status === 'Active' ? group.members : []) {
-    const state = fold(nodeDecider, (await more(nodeStream(nodeId))).events as NodeEvent[]);
+  // Every member's stream in one read.
+  for (const stream of await more.many((group.status === 'Active' ? group.members : []).map(nodeStream))) {
+    const state = fold(nodeDecider, stream.events as NodeEvent[]);
     if (state.status === 'Live' && state.dns_group_id === groupId) out.push(state);
   }
   return out;

@@ -15,7 +15,7 @@ import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import { nodesPeeringInternallyWith, nodesPeeringInternallyWithAny, nodesReferring } from '../projections/fleet/queries.js';
 import type { Delivery, Doorbell, DoorbellEvent } from '../domain/doorbell.js';
 import { loadDnsGroup } from './dns-load.js';
-import { execute, type Decision, type LoadedStream, type LoadMore } from './handle.js';
+import { execute, observedLoads, type Decision, type LoadedStream, type LoadMore } from './handle.js';
 
 export interface FleetDeps {
   store: EventStore;
@@ -198,10 +198,9 @@ export async function appendPublishing<T, A = undefined>(
     streams,
     async (loaded, load) => {
       const read = new Set<string>();
-      const more: LoadMore = (streamId, how) => {
+      const more = observedLoads(load, (streamId) => {
         if (streamId.startsWith('node-')) read.add(streamId);
-        return load(streamId, how);
-      };
+      });
       const decided = await decide(loaded, more);
       const written = new Set(decided.writes.map((w) => w.streamId));
       const guards = [...read].sort().filter((streamId) => !written.has(streamId));
@@ -263,7 +262,9 @@ export async function publication(
 export class FleetLoader {
   private readonly nodes = new Map<string, LiveNode | undefined>();
   private readonly generations = new Map<string, number>();
-  private readonly decidedIds: readonly string[];
+  private readonly decidedIds: ReadonlySet<string>;
+  /** Internal peerings of the decided nodes, by the node they point at (each node's in order). */
+  private readonly decidedInbound = new Map<string, InboundPeering[]>();
   /**
    * DNS groups by id, each loaded once. A write to a group sets its decided state
    * here first, so its members materialise from the group as it will be.
@@ -278,8 +279,16 @@ export class FleetLoader {
     private readonly more: LoadMore,
     decided: ReadonlyMap<string, NodeState>,
   ) {
-    for (const [id, state] of decided) this.nodes.set(id, state.status === 'Live' ? state : undefined);
-    this.decidedIds = [...decided.keys()];
+    for (const [id, state] of decided) {
+      this.nodes.set(id, state.status === 'Live' ? state : undefined);
+      for (const p of state.status === 'Live' ? state.peerings : []) {
+        if (!p.is_internal || p.remote_node_id == null || p.remote_node_id === id) continue;
+        const list = this.decidedInbound.get(p.remote_node_id) ?? [];
+        list.push({ node_id: id, peering_id: p.id, name: p.name, enabled: p.enabled });
+        this.decidedInbound.set(p.remote_node_id, list);
+      }
+    }
+    this.decidedIds = new Set(decided.keys());
   }
 
   async node(nodeId: string): Promise<LiveNode | undefined> {
@@ -302,12 +311,16 @@ export class FleetLoader {
 
   /**
    * Looks up, in one query each, what materialising these nodes reads from the
-   * read models (agent versions, candidates for inbound internal peerings), so a
-   * write re-materialising hundreds of nodes (a DNS group, a fleet-wide write)
-   * does not make two round trips per node.
+   * read models (agent versions, candidates for inbound internal peerings) and
+   * their desired-state stream versions (one read of the store), so a write
+   * re-materialising hundreds of nodes (a DNS group, a fleet-wide write) does
+   * not make round trips per node.
    */
   async prefetch(nodeIds: readonly string[]): Promise<void> {
     if (nodeIds.length === 0) return;
+    const unknown = nodeIds.filter((id) => !this.generations.has(id));
+    const streams = await this.more.many(unknown.map(desiredStateStream), 'version');
+    unknown.forEach((id, i) => this.generations.set(id, generationOfVersion(streams[i].version)));
     this.agentVersions ??= new Map();
     this.inboundCandidates ??= new Map();
     for (const id of nodeIds) {
@@ -340,21 +353,25 @@ export class FleetLoader {
   }
 
   /**
-   * Internal peerings of other nodes that point at `nodeId`. The read model finds
-   * the candidates; each one is confirmed from its node's stream (which the
-   * append then guards), and the nodes being written count as decided.
+   * Internal peerings of other nodes that point at `nodeId`, by node id. The read
+   * model finds the candidates; each one is confirmed from its node's stream
+   * (which the append then guards), and the nodes being written count as
+   * decided (indexed once, so a write over the whole fleet does not scan every
+   * node for every node).
    */
   private async inbound(nodeId: string): Promise<InboundPeering[]> {
     const candidates = new Set(this.inboundCandidates?.get(nodeId) ?? (await nodesPeeringInternallyWith(this.db, nodeId)));
-    for (const id of this.decidedIds) if (id !== nodeId) candidates.add(id);
-    const out: InboundPeering[] = [];
+    const out = [...(this.decidedInbound.get(nodeId) ?? [])];
     for (const id of [...candidates].sort()) {
+      // A decided node's peerings are in `decidedInbound` already.
+      if (id !== nodeId && this.decidedIds.has(id)) continue;
       const other = await this.node(id);
       for (const p of other?.peerings ?? []) {
         if (p.is_internal && p.remote_node_id === nodeId) out.push({ node_id: id, peering_id: p.id, name: p.name, enabled: p.enabled });
       }
     }
-    return out;
+    // Stable: each node's peerings stay in their order.
+    return out.sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0));
   }
 }
 

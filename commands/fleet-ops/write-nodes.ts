@@ -6,7 +6,7 @@ import type { EventMetadata } from '../../infra/eventstore/types.js';
 import type { Delivery, DoorbellEvent } from '../../domain/doorbell.js';
 import { listNodes } from '../../projections/fleet/queries.js';
 import { FLEET_LOCK, FleetLoader, hasWriterLocks, publication, TOPOLOGY_STREAM, type FleetDeps, type Published } from '../fleet-write.js';
-import { execute, type LoadMore } from '../handle.js';
+import { execute, observedLoads, type LoadMore } from '../handle.js';
 
 /** What a decision over several nodes produces. */
 export interface FleetPlan<T> {
@@ -71,12 +71,12 @@ export async function writeNodes<T>(
       const ids = [...new Set((await listNodes(deps.db)).map((n) => n.node_id))].sort();
       const primaries = new Set(ids.map(nodeStream));
       const read = new Set<string>();
-      const more: LoadMore = (streamId, how) => {
+      const more = observedLoads(load, (streamId) => {
         if (streamId.startsWith('node-') && !primaries.has(streamId)) read.add(streamId);
-        return load(streamId, how);
-      };
-      const before = new Map<string, NodeState>();
-      for (const id of ids) before.set(id, fold(nodeDecider, (await load(nodeStream(id))).events as NodeEvent[]));
+      });
+      // Every node's stream in one read (one statement on PostgreSQL), not a round trip per node.
+      const streams = await load.many(ids.map(nodeStream));
+      const before = new Map(ids.map((id, i) => [id, fold(nodeDecider, streams[i].events as NodeEvent[])]));
       const decided = await plan(before, more);
       const after = new Map(before);
       for (const [id, events] of decided.events) {

@@ -111,6 +111,15 @@ export interface EventStore {
   readStream(streamId: string, options?: { fromVersion?: number }): Promise<RecordedEvent[]>;
   /** Version of the stream's last event; -1 when the stream does not exist. Reads no events. */
   streamVersion(streamId: string): Promise<number>;
+  /**
+   * `readStream` of many streams in one read (one statement on PostgreSQL, so a
+   * write over the whole fleet does not make a round trip per stream): each
+   * stream's events from its `fromVersion`, in version order, under its id
+   * (every id asked for is there; [] when it has none or does not exist).
+   */
+  readStreams(fromVersions: ReadonlyMap<string, number>): Promise<Map<string, RecordedEvent[]>>;
+  /** `streamVersion` of many streams in one read: every id asked for, -1 for one that does not exist. */
+  streamVersions(streamIds: readonly string[]): Promise<Map<string, number>>;
   /** Events after `from` in global order, at most `limit`, only those whose transactions are proven committed. */
   readAll(from?: GlobalPosition, limit?: number): Promise<RecordedEvent[]>;
   /** The newest `limit` deliverable events, in global order (oldest of them first). */

@@ -23,39 +23,46 @@ export const fleetProjection: Projection = {
     await recordHistory(tx, event, recorded);
   },
   /**
-   * The same rows as `apply` one by one, with a run of publications (a DNS group
-   * or fleet-wide write publishes hundreds in one append) and of node updates of
-   * distinct nodes written by one statement each, and the history by one: a
+   * The same rows as `apply` one by one, with each run of publications (a DNS
+   * group or fleet-wide write publishes hundreds in one append), of node updates
+   * of distinct nodes and of session updates of distinct sessions (a peer AS
+   * disable) written by one statement each, and the history by one: a
    * fleet-wide write on 1,000 nodes made some 5,000 round trips inside its
    * transaction.
    */
   async applyBatch(tx, events) {
-    let published: RecordedEvent[] = [];
-    let updated = new Map<string, RecordedEvent>();
+    let run: { type: string; events: RecordedEvent[]; keys: Set<string> } | undefined;
     const flush = async () => {
-      if (published.length > 0) await publishBatch(tx, published);
-      if (updated.size > 0) await updateBatch(tx, [...updated.values()]);
-      published = [];
-      updated = new Map();
+      if (run) await BATCHED[run.type].write(tx, run.events);
+      run = undefined;
     };
     for (const recorded of events) {
-      const event = { type: recorded.type, data: recorded.data } as FleetEvent;
-      if (event.type === 'DesiredStatePublished' && updated.size === 0) {
-        published.push(recorded);
+      const batched = BATCHED[recorded.type];
+      if (!batched) {
+        await flush();
+        await applyFleetEvent(tx, { type: recorded.type, data: recorded.data } as FleetEvent, recorded);
         continue;
       }
-      if (event.type === 'NodeUpdated' && published.length === 0 && !updated.has(event.data.node_id)) {
-        updated.set(event.data.node_id, recorded);
-        continue;
-      }
-      await flush();
-      if (event.type === 'DesiredStatePublished') published.push(recorded);
-      else if (event.type === 'NodeUpdated') updated.set(event.data.node_id, recorded);
-      else await applyFleetEvent(tx, event, recorded);
+      const key = batched.key?.(recorded);
+      if (run && (run.type !== recorded.type || (key !== undefined && run.keys.has(key)))) await flush();
+      run ??= { type: recorded.type, events: [], keys: new Set() };
+      run.events.push(recorded);
+      if (key !== undefined) run.keys.add(key);
     }
     await flush();
     await historyBatch(tx, events);
   },
+};
+
+/**
+ * Event types whose runs `applyBatch` writes in one statement. With `key`, a run
+ * holds each key once (a second event of the same row starts a new run, so rows
+ * change in event order).
+ */
+const BATCHED: Record<string, { key?: (e: RecordedEvent) => string; write: (tx: TransactionContext, events: readonly RecordedEvent[]) => Promise<void> }> = {
+  DesiredStatePublished: { write: publishBatch },
+  NodeUpdated: { key: (e) => (e.data as { node_id: string }).node_id, write: updateBatch },
+  BgpSessionUpdated: { key: (e) => String((e.data as { session_id: number }).session_id), write: sessionUpdateBatch },
 };
 
 /** `DesiredStatePublished` events as `apply` writes them, in two statements (at most one per node and generation). */
@@ -87,6 +94,31 @@ async function updateBatch(tx: TransactionContext, events: readonly RecordedEven
     `UPDATE nodes n SET fields = n.fields || u.changes, updated_at = u.at FROM unnest($1::text[], $2::jsonb[], $3::timestamptz[]) AS u(id, changes, at) WHERE n.node_id = u.id`,
     [data.map((d) => d.node_id), data.map((d) => JSON.stringify(d.changes)), events.map(eventTime)],
   );
+}
+
+/** `BgpSessionUpdated` events of distinct sessions as `apply` writes them: one statement, and one to touch their nodes. */
+async function sessionUpdateBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
+  const data = events.map((e) => e.data as Extract<NodeEvent, { type: 'BgpSessionUpdated' }>['data']);
+  await tx.query(
+    `UPDATE bgp_sessions s SET
+       spec = COALESCE(u.spec, s.spec), name = COALESCE(u.spec ->> 'name', s.name),
+       remote_asn = COALESCE((u.spec ->> 'remote_asn')::bigint, s.remote_asn),
+       enabled = CASE WHEN u.spec IS NULL THEN s.enabled ELSE COALESCE((u.spec ->> 'enabled')::boolean, true) END,
+       sort_order = COALESCE(u.sort_order, s.sort_order),
+       peering_id = CASE WHEN u.set_peering THEN u.peering_id ELSE s.peering_id END
+     FROM unnest($1::int[], $2::jsonb[], $3::int[], $4::bool[], $5::int[]) AS u(id, spec, sort_order, set_peering, peering_id)
+     WHERE s.id = u.id`,
+    [
+      data.map((d) => d.session_id),
+      data.map((d) => (d.changes.spec ? JSON.stringify(d.changes.spec) : null)),
+      data.map((d) => d.changes.sort_order ?? null),
+      data.map((d) => d.changes.peering_id !== undefined),
+      data.map((d) => d.changes.peering_id ?? null),
+    ],
+  );
+  // Each node's last touch wins, as applying them in order would leave it.
+  const touched = new Map(events.map((e, i) => [data[i].node_id, eventTime(e)]));
+  await tx.query(`UPDATE nodes n SET updated_at = u.at FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE n.node_id = u.id`, [[...touched.keys()], [...touched.values()]]);
 }
 
 /** `recordHistory` for every event, in one statement. */

@@ -185,6 +185,13 @@ export class KurrentEventStore implements EventStore {
     return version === 'no_stream' ? -1 : version;
   }
 
+  /** No multi-stream read in KurrentDB: one read per stream, in turn. */
+  async streamVersions(streamIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const id of streamIds) out.set(id, await this.streamVersion(id));
+    return out;
+  }
+
   private async lastVersion(streamId: string, requiresLeader: boolean): Promise<number | 'no_stream'> {
     try {
       for await (const resolved of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1, requiresLeader })) {
@@ -230,6 +237,13 @@ export class KurrentEventStore implements EventStore {
       if (isStreamNotFound(err)) return [];
       throw err;
     }
+    return out;
+  }
+
+  /** No multi-stream read in KurrentDB: one read per stream, in turn. */
+  async readStreams(fromVersions: ReadonlyMap<string, number>): Promise<Map<string, RecordedEvent[]>> {
+    const out = new Map<string, RecordedEvent[]>();
+    for (const [id, fromVersion] of fromVersions) out.set(id, await this.readStream(id, { fromVersion }));
     return out;
   }
 

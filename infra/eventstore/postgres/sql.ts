@@ -15,6 +15,16 @@ export const streamVersions = `SELECT stream_id, version FROM streams WHERE stre
 
 export const notify = `SELECT pg_notify($1, '')`;
 
+/**
+ * Several streams from a version each, in one statement: one index range scan per
+ * stream (the (stream_id, version) key), rows grouped by stream in version order.
+ */
+export const readStreams = `
+  SELECT ${COLUMNS}
+  FROM unnest($1::text[], $2::int[]) AS wanted(id, from_version)
+  JOIN events ON events.stream_id = wanted.id AND events.version >= wanted.from_version
+  ORDER BY events.stream_id, events.version`;
+
 export const readStream = `
   SELECT ${COLUMNS}
   FROM events WHERE stream_id = $1 AND version >= $2 ORDER BY version`;

@@ -195,6 +195,21 @@ export class PgEventStore implements EventStore {
     return rows[0]?.version ?? -1;
   }
 
+  async readStreams(fromVersions: ReadonlyMap<string, number>): Promise<Map<string, RecordedEvent[]>> {
+    const out = new Map([...fromVersions.keys()].map((id): [string, RecordedEvent[]] => [id, []]));
+    if (fromVersions.size === 0) return out;
+    const result = await this.pool.query<EventRow>(sql.readStreams, [[...fromVersions.keys()], [...fromVersions.values()]]);
+    for (const row of result.rows) out.get(row.stream_id)!.push(toRecorded(row));
+    return out;
+  }
+
+  async streamVersions(streamIds: readonly string[]): Promise<Map<string, number>> {
+    const out = new Map(streamIds.map((id): [string, number] => [id, -1]));
+    if (streamIds.length === 0) return out;
+    for (const row of (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [[...new Set(streamIds)]])).rows) out.set(row.stream_id, row.version);
+    return out;
+  }
+
   /** See `sql.horizon`: must run in its own statement, before the read that uses it. */
   private async horizon(): Promise<string> {
     return (await this.pool.query<{ horizon: string }>(sql.horizon)).rows[0].horizon;

@@ -137,6 +137,44 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         expect(await store.readStream(id('nothing'))).to.deep.equal([]);
       });
 
+      it('reads many streams in one call, each from its own version, as readStream reads each', async () => {
+        await store.append(
+          [
+            { streamId: id('ma'), expected: 'no_stream', events: [ev('A1', { n: 1 }), ev('A2', { n: 2 }), ev('A3', { n: 3 })] },
+            { streamId: id('mb'), expected: 'no_stream', events: [ev('B1', { deep: { x: [1] } })] },
+          ],
+          meta,
+        );
+        await store.append([{ streamId: id('mb'), expected: 0, events: [ev('B2')] }], meta);
+        const read = await store.readStreams(
+          new Map([
+            [id('ma'), 1],
+            [id('mb'), 0],
+            [id('mnone'), 0],
+            [id('mpast'), 7],
+          ]),
+        );
+        expect([...read.keys()].sort()).to.deep.equal([id('ma'), id('mb'), id('mnone'), id('mpast')].sort());
+        expect(read.get(id('ma'))!.map((e) => [e.version, e.type, e.data])).to.deep.equal([
+          [1, 'A2', { n: 2 }],
+          [2, 'A3', { n: 3 }],
+        ]);
+        expect(read.get(id('mb'))).to.deep.equal(await store.readStream(id('mb')));
+        expect(read.get(id('mb'))!.map((e) => e.type)).to.deep.equal(['B1', 'B2']);
+        expect(read.get(id('mnone'))).to.deep.equal([]);
+        expect(read.get(id('mpast'))).to.deep.equal([]);
+        expect((await store.readStreams(new Map([[id('ma'), 3]]))).get(id('ma'))).to.deep.equal([]);
+        expect((await store.readStreams(new Map())).size).to.equal(0);
+      });
+
+      it('reads many stream versions in one call (-1 for a stream that does not exist)', async () => {
+        await store.append([{ streamId: id('va'), expected: 'no_stream', events: [ev('A1'), ev('A2')] }], meta);
+        await store.append([{ streamId: id('vb'), expected: 'no_stream', events: [ev('B1')] }], meta);
+        const versions = await store.streamVersions([id('vb'), id('vnone'), id('va')]);
+        expect(Object.fromEntries(versions)).to.deep.equal({ [id('va')]: 1, [id('vb')]: 0, [id('vnone')]: -1 });
+        expect((await store.streamVersions([])).size).to.equal(0);
+      });
+
       it('reads all events in one global order, page by page from a position', async () => {
         for (let i = 0; i < 7; i++) await store.append([{ streamId: id(`g${i % 3}`), expected: 'any', events: [ev('G', { i })] }], meta);
         const mine = (events: RecordedEvent[]) => events.filter((e) => e.streamId.endsWith(id('')));
