@@ -6,6 +6,8 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 export interface HttpAnswer<T = unknown> {
   status: number;
   body: T;
+  /** The answer's `ETag` header, when it has one. */
+  etag?: string;
 }
 
 /**
@@ -13,8 +15,15 @@ export interface HttpAnswer<T = unknown> {
  * given. Resolves for every status with the parsed body (text when it is not
  * JSON, null when empty); rejects only when the server cannot be reached.
  */
-export async function callControl<T = unknown>(apiBase: string, method: 'GET' | 'POST', path: string, body?: unknown, token?: string): Promise<HttpAnswer<T>> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+export async function callControl<T = unknown>(
+  apiBase: string,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  token?: string,
+  extraHeaders: Record<string, string> = {},
+): Promise<HttpAnswer<T>> {
+  const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${apiBase}${path}`, {
@@ -32,7 +41,8 @@ export async function callControl<T = unknown>(apiBase: string, method: 'GET' | 
       // keep the text: the caller reports it
     }
   }
-  return { status: res.status, body: parsed as T };
+  const etag = res.headers.get('etag');
+  return { status: res.status, body: parsed as T, ...(etag ? { etag } : {}) };
 }
 
 /** The error detail of an answer (`{detail}` or `{detail: {message}}`), else the status. */

@@ -8,7 +8,9 @@ import { TokenRefused } from './errors.js';
 import { hasChanges, planFiles, type FilePlan } from './files/plan.js';
 import { readFileSet } from './files/snapshot.js';
 import { writeFileSet } from './files/write.js';
-import { readPresharedKeys, renderAll } from './render/index.js';
+import { BIRD_FILES, readPresharedKeys, renderAll } from './render/index.js';
+import type { DesiredState } from '../domain/desired-state/schema.js';
+import type { RoaSet } from '../domain/rpki/roa.js';
 import { driftItems, postApplyResult, postReconciliation, type DriftItem } from './report.js';
 import type { AgentCommands, AgentRuntime } from './runtime.js';
 import type { AppliedStore } from './state/applied.js';
@@ -49,7 +51,18 @@ export interface ReconcilerOptions {
   source(): Promise<Desired | null>;
   /** The runtime to report through; null offline. */
   rt: AgentRuntime | null;
+  /** The ROA set to render for `state` (`agent/rpki/held.ts`); null: none (RPKI off, or none fetched yet). */
+  roas?(state: DesiredState): Promise<RoaSet | null>;
 }
+
+/** The ROA files: data the agent refreshes between generations, so a difference in them is no drift. */
+const ROA_FILES = new Set<string>(Object.values(BIRD_FILES.roa));
+const withoutRoaFiles = (plan: FilePlan): FilePlan => ({
+  ...plan,
+  added: plan.added.filter((p) => !ROA_FILES.has(p)),
+  changed: plan.changed.filter((p) => !ROA_FILES.has(p)),
+  removed: plan.removed.filter((p) => !ROA_FILES.has(p)),
+});
 
 export const isDeployFailure = (summary: ReconcileSummary): boolean => summary.status === 'failed' || summary.status === 'rolled_back' || summary.status === 'pending_approval';
 
@@ -79,14 +92,15 @@ export class Reconciler {
     let files;
     try {
       const presharedKeys = await readPresharedKeys(this.o.stateDir, desired.state);
-      files = renderAll({ state: desired.state, wireguardPrivateKey: this.o.privateKey, renderedDir: this.o.renderedDir, kernel: this.o.birdKernel, presharedKeys });
+      const roas = (await this.o.roas?.(desired.state)) ?? null;
+      files = renderAll({ state: desired.state, wireguardPrivateKey: this.o.privateKey, renderedDir: this.o.renderedDir, kernel: this.o.birdKernel, presharedKeys, roas });
     } catch (err) {
       return this.failed({ ...base, generation: desired.generation, status: 'failed', error: `render: ${(err as Error).message}` }, mode, started, true);
     }
     const plan = planFiles(files, await readFileSet(this.o.renderedDir));
     const applied = this.o.applied.current();
     const inForce = applied.desired !== null && (desired.generation !== null ? desired.generation === applied.generation : isDeepStrictEqual(desired.state, applied.desired));
-    const summary: ReconcileSummary = { ...base, generation: desired.generation, status: 'planned', changes: plan, drift: inForce ? driftItems(plan) : [], error: null };
+    const summary: ReconcileSummary = { ...base, generation: desired.generation, status: 'planned', changes: plan, drift: inForce ? driftItems(withoutRoaFiles(plan)) : [], error: null };
     if (mode === 'plan-only') return summary;
     if (mode === 'write-rendered') {
       await writeFileSet(this.o.renderedDir, files, plan);

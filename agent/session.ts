@@ -6,7 +6,8 @@ import { enroll } from './enroll.js';
 import { callControl } from './http.js';
 import { inventory } from './inventory.js';
 import { Reconciler } from './reconcile.js';
-import { generateWireguardPrivateKey } from './render/index.js';
+import { generateWireguardPrivateKey, rpkiModeOf } from './render/index.js';
+import { readHeldRoas, refreshRoas } from './rpki/held.js';
 import type { AgentRuntime } from './runtime.js';
 import { AppliedStore } from './state/applied.js';
 import { stateLayout } from './state/layout.js';
@@ -70,6 +71,12 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
     log,
     source,
     rt,
+    roas: async (state) => {
+      if (rpkiModeOf(state) === 'off') return null;
+      // plan-only changes nothing on the node, the held ROA set included.
+      const held = rt && settings.mode !== 'plan-only' ? (await refreshRoas(rt, node.roas)).held : await readHeldRoas(node.roas, log);
+      return held?.set ?? null;
+    },
   });
   const renewToken = async (refused: string, where: string) => (keeper ? keeper.renew(refused, where) : false);
   return { nodeId, renderedDir, rt, reconciler, applied, privateKey, renewToken };
@@ -93,7 +100,7 @@ function runtimeOf(settings: AgentSettings, s: { nodeId: string; renderedDir: st
     version: agentVersion(),
     logger: s.log,
     commands: settings.commands,
-    request: (method, path, body) => callControl(apiBase, method, path, body, s.keeper.token()),
+    request: (method, path, body, headers) => callControl(apiBase, method, path, body, s.keeper.token(), headers),
     agentToken: () => s.keeper.token(),
     applied: () => s.applied.current(),
   };

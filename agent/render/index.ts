@@ -18,6 +18,8 @@ export { interfacePlan, type IpCommand } from './interface-plan.js';
 export { presharedKeyRefs, presharedKeyPath, readPresharedKeys } from './preshared-keys.js';
 export { bgpProtocolName } from '../../domain/desired-state/bird-names.js';
 export { dnsServiceWanted } from './dns/index.js';
+export { rpkiModeOf } from './bird/rpki.js';
+export { BIRD_FILES } from './bird/index.js';
 
 /** Every file of the node, sorted by path. */
 export function renderAll(inputs: RenderInputs): RenderedFile[] {

@@ -23,6 +23,8 @@ export interface NodeLayout {
   applied: string;
   /** The node's WireGuard private key (base64), generated once, 0600. */
   wireguardKey: string;
+  /** The ROA set last fetched from the control server, with its entity tag (`agent/rpki/held.ts`). */
+  roas: string;
 }
 
 /** The registration's node id rule: a node id names a folder, so it must not climb out of `nodes/`. */
@@ -35,7 +37,7 @@ export function stateLayout(stateDir: string): StateLayout {
     node: (nodeId) => {
       if (!SAFE_NODE_ID.test(nodeId)) throw new Error(`invalid node id ${JSON.stringify(nodeId)}: letters, digits, '.', '_', '-'`);
       const dir = join(stateDir, 'nodes', nodeId);
-      return { dir, rendered: join(dir, 'rendered'), lastGood: join(dir, 'last-good'), applied: join(dir, 'applied.json'), wireguardKey: join(dir, 'wireguard-private.key') };
+      return { dir, rendered: join(dir, 'rendered'), lastGood: join(dir, 'last-good'), applied: join(dir, 'applied.json'), wireguardKey: join(dir, 'wireguard-private.key'), roas: join(dir, 'roas.json') };
     },
   };
 }

@@ -4,6 +4,7 @@ import { writeReportedVersion } from '../update/marker.js';
 import { flapRounds } from './flaps/round.js';
 import { hasHostnameEndpoints, reresolveEndpoints, systemResolve } from './reresolve.js';
 import { parseBirdRoutes } from './routes.js';
+import { rpkiObservation } from './rpki.js';
 import { outputOf } from './output.js';
 import { CpuMeter } from './self-metrics.js';
 import { observe, snapshotBody } from './snapshot.js';
@@ -94,9 +95,9 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
 
   const routing = async () => {
     const started = Date.now();
-    const routes = parseBirdRoutes(await outputOf([...rt.commands.birdc, 'show', 'route', 'all'], 60_000)).slice(0, 20_000);
+    const observed = await rpkiObservation(rt, parseBirdRoutes(await outputOf([...rt.commands.birdc, 'show', 'route', 'all'], 60_000)).slice(0, 20_000));
     timings.last_routing_collect_seconds = (Date.now() - started) / 1000;
-    await post('routing table', '/agent/routing-table', { node_id: rt.nodeId, captured_at: new Date().toISOString(), rpki_observed: false, routes });
+    await post('routing table', '/agent/routing-table', { node_id: rt.nodeId, captured_at: new Date().toISOString(), ...observed });
   };
 
   const guarded = (what: string, step: () => Promise<void>) => () =>

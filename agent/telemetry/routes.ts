@@ -65,8 +65,7 @@ export const isBgpRoute = (route: BirdRoute): boolean => route.attributes.some((
  * Parses `birdc show route all` into the best route of each prefix: the
  * protocol that gave it, the AS path, the origin AS (its last hop) and whether
  * this network originated it (no AS path: static, OSPF, or iBGP from a fleet
- * node). RPKI validity is not read (`rpki` null; the report says
- * `rpki_observed: false`). Pure.
+ * node). RPKI states are added by `rpki.ts` (`rpki` null here). Pure.
  */
 export function parseBirdRoutes(text: string): ObservedRoute[] {
   return parseBirdRouteList(text)

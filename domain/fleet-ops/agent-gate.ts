@@ -29,8 +29,16 @@ export function takesRpki(agentVersion: string | null | undefined): boolean {
   return atLeast(agentVersion, RPKI_MIN_AGENT);
 }
 
-/** Only a reported, readable version below `minimum` is refused the feature. */
+/**
+ * What an agent run from a source checkout reports (`agent/version.ts`: no
+ * VERSION file). It runs the code of its checkout, not an old release, so it
+ * is refused no feature (a dev agent would otherwise lose `bird.rpki` and make
+ * the server re-publish every node it runs on).
+ */
+export const DEVELOPMENT_AGENT_VERSION = '0.0.0';
+
+/** Only a reported, readable release version below `minimum` is refused the feature. */
 function atLeast(agentVersion: string | null | undefined, minimum: string): boolean {
-  if (agentVersion == null || !isVersion(agentVersion)) return true;
+  if (agentVersion == null || !isVersion(agentVersion) || agentVersion === DEVELOPMENT_AGENT_VERSION) return true;
   return compareVersions(agentVersion, minimum) >= 0;
 }

@@ -1,3 +1,5 @@
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
 import { Type, type Static } from '@sinclair/typebox';
 import { sha256Hex } from '../sha256.js';
 import { canonicalPrefix, formatIp, parsePrefix } from '../desired-state/ip.js';
@@ -22,6 +24,9 @@ export const RoaSchema = Type.Object(
 );
 export type Roa = Static<typeof RoaSchema>;
 
+// ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+
 /** The most ROAs one set may hold (the dn42 registry has a few thousand route objects). */
 export const MAX_ROAS = 100_000;
 
@@ -35,6 +40,17 @@ export const RoaSetSchema = Type.Object(
   { additionalProperties: false },
 );
 export type RoaSet = Static<typeof RoaSetSchema>;
+
+const checkRoaSet = addFormats(new Ajv({ strict: true })).compile<RoaSet>(RoaSetSchema);
+
+/** Whether `value` is a ROA set whose every prefix is a canonical prefix and whose max_length fits it (what an agent loads into BIRD). */
+export function isRoaSet(value: unknown): value is RoaSet {
+  if (!checkRoaSet(value)) return false;
+  return value.roas.every((r) => {
+    const parsed = parsePrefix(r.prefix);
+    return parsed !== null && canonicalPrefix(r.prefix) === r.prefix && r.max_length >= parsed[1] && r.max_length <= (parsed[0].kind() === 'ipv4' ? 32 : 128);
+  });
+}
 
 /**
  * The entity tag of a ROA set: a hash of its ROAs alone, so two answers with the

@@ -1,4 +1,4 @@
-import type { DesiredState, RpkiMode } from '../../../domain/desired-state/schema.js';
+import { DEFAULT_RPKI_MODE, type DesiredState, type RpkiMode } from '../../../domain/desired-state/schema.js';
 import type { RoaSet } from '../../../domain/rpki/roa.js';
 import { safeComment } from '../text.js';
 import { PROTOCOL } from '../../../domain/desired-state/bird-names.js';
@@ -17,8 +17,11 @@ import { FAMILIES, block, channelOf, familyOfPrefix, type Family } from './synta
 
 export const ROA_TABLE = (f: Family): string => `dn42_roa_${f}`;
 
-/** The node's RPKI mode (the schema fills in the default when a document leaves it out). */
-export const rpkiModeOf = (state: DesiredState): RpkiMode => state.bird.rpki.mode;
+/**
+ * The node's RPKI mode. The schema fills in the default when a document leaves
+ * it out; a document stored by an older agent (`applied.json`) may lack it.
+ */
+export const rpkiModeOf = (state: DesiredState): RpkiMode => state.bird?.rpki?.mode ?? DEFAULT_RPKI_MODE;
 
 /** Whether the node loads ROA tables at all. */
 export const loadsRoas = (state: DesiredState): boolean => rpkiModeOf(state) !== 'off';

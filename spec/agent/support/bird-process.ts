@@ -22,8 +22,10 @@ const READY_MS = 20_000;
  * with SIGTERM (exit 143) and the BIRD it meant to stop kept running. A child
  * is signalled through its own handle, so nothing else can be hit.
  */
-export async function spawnBird(conf: string, socket: string, extra: readonly string[] = []): Promise<BirdProcess> {
-  const child = spawn('bird', ['-f', '-c', conf, '-s', socket, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+export async function spawnBird(conf: string, socket: string, extra: readonly string[] = [], wrapper: readonly string[] = []): Promise<BirdProcess> {
+  // `wrapper` runs BIRD through another program that execs it (`ip netns exec <ns>`), so the child is still BIRD.
+  const argv = [...wrapper, 'bird', '-f', '-c', conf, '-s', socket, ...extra];
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   let failed: Error | undefined;

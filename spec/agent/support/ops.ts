@@ -51,7 +51,7 @@ export async function testAgent(server: OpsServer, options: { version?: string; 
     version: options.version ?? '1.0.1',
     logger,
     commands: { ...DEFAULT_COMMANDS, ...options.commands },
-    request: (method, path, body) => callControl(base, method, path, body, server.token),
+    request: (method, path, body, headers) => callControl(base, method, path, body, server.token, headers),
     agentToken: () => server.token,
     applied: () => applied,
   };
