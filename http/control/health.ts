@@ -7,7 +7,7 @@ export function controlHealthRoutes(): ApiRouter {
     method: 'get',
     path: '/healthz',
     summary: 'liveness of the control server process',
-    responses: { 200: Type.Object({ status: Type.Literal('ok') }) },
+    responses: { 200: Type.Object({ status: Type.Literal('ok', { description: 'the process answers' }) }) },
     handler: (_req, res) => {
       res.json({ status: 'ok' });
     },

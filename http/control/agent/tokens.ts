@@ -17,13 +17,13 @@ const TtlSeconds = Type.Integer({ minimum: 1, maximum: 10 * 365 * 86400 });
 
 /** AgentTokenOut: on issue and rotate `token` (and `secret`) is the full `<token_id>.<secret>`; listed, `token` is the token id. */
 export const AgentTokenOut = Type.Object({
-  token: Type.String(),
-  secret: Type.Optional(Type.String()),
-  node_id: Type.String(),
-  agent_id: Type.Union([Type.String(), Type.Null()]),
-  issued_at: Timestamp,
-  expires_at: NullableTimestamp,
-  revoked_at: NullableTimestamp,
+  token: Type.String({ description: 'on issue and rotate the full `<token_id>.<secret>` (shown once); listed, the token id `agt_<suffix>`' }),
+  secret: Type.Optional(Type.String({ description: 'on issue and rotate: the full token again' })),
+  node_id: Type.String({ description: 'the one node the token is bound to' }),
+  agent_id: Type.Union([Type.String(), Type.Null()], { description: 'the agent it was issued to, or null' }),
+  issued_at: { ...Timestamp, description: 'when it was issued' },
+  expires_at: { ...NullableTimestamp, description: 'when it expires; null: never' },
+  revoked_at: { ...NullableTimestamp, description: 'when it was revoked (rotation, DELETE); null while active' },
 });
 
 const IssueBody = Type.Object(
@@ -40,14 +40,14 @@ const TokenIdParams = Type.Object({ token_id: Type.String({ minLength: 1, maxLen
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
 const EnrollmentTokenOut = Type.Object({
-  token_id: Type.String(),
-  node_id: Nullable(Type.String()),
-  description: Nullable(Type.String()),
-  expires_at: NullableTimestamp,
-  used_at: NullableTimestamp,
-  created_at: Timestamp,
+  token_id: Type.String({ description: 'non-secret id, used to list and delete' }),
+  node_id: { ...Nullable(Type.String()), description: 'the node it enrolls, or null for any' },
+  description: { ...Nullable(Type.String()), description: 'free text' },
+  expires_at: { ...NullableTimestamp, description: 'when it expires; null: never' },
+  used_at: { ...NullableTimestamp, description: 'when an agent used it; null while unused' },
+  created_at: { ...Timestamp, description: 'when it was created' },
 });
-const EnrollmentTokenCreated = Type.Composite([EnrollmentTokenOut, Type.Object({ secret: Type.String() })]);
+const EnrollmentTokenCreated = Type.Composite([EnrollmentTokenOut, Type.Object({ secret: Type.String({ description: 'the plaintext token, shown only in this response' }) })]);
 const EnrollmentBody = Type.Object(
   {
     token: Type.Optional(Type.String({ description: 'literal secret: 43 to 512 base64url characters with at least 128 bits of estimated entropy, else 400; an existing one 409' })),

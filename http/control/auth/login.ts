@@ -19,7 +19,10 @@ const LoginBody = Type.Object({
   [LEGACY_CAPTCHA_FIELD]: Type.Optional(Type.String({ maxLength: 8192, description: 'legacy alias of captcha_token' })),
 });
 
-const LoginOut = Type.Object({ token: Type.String(), expires_at: Type.String({ format: 'date-time' }) });
+const LoginOut = Type.Object({
+  token: Type.String({ description: 'account session token (32 random bytes), sent as `Authorization: Bearer`' }),
+  expires_at: Type.String({ format: 'date-time', description: 'when the session ends (24 hours by default)' }),
+});
 
 /**
  * `POST /auth/login`: captcha first (one-time ticket), then the failure block,

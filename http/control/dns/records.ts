@@ -66,7 +66,7 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}/records/{record_id}',
     summary: 'delete a record; answers the refreshed zone summary (record_count)',
     params: RecordParams,
-    responses: { 200: RecordWrite('record deleted: `record` is null', Type.Null()), 404: 'unknown dns group, zone or record' },
+    responses: { 200: RecordWrite('record deleted: `record` is null', Type.Null({ description: 'the record was deleted' })), 404: 'unknown dns group, zone or record' },
     handler: async (req, res) => {
       const { group, zone, record } = ids(req.params);
       await deleteDnsRecord(deps, group, zone, record, metadataOf(ctx, req, res));

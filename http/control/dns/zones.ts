@@ -66,7 +66,7 @@ export function dnsZoneRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}',
     summary: 'delete a zone with its records; answers the refreshed group summary',
     params: ZoneParams,
-    responses: { 200: ZoneWrite('zone deleted: `zone` is null', Type.Null()), 404: 'unknown dns group or zone' },
+    responses: { 200: ZoneWrite('zone deleted: `zone` is null', Type.Null({ description: 'the zone was deleted' })), 404: 'unknown dns group or zone' },
     handler: async (req, res) => {
       const { group, zone } = ids(req.params);
       await deleteDnsZone(deps, group, zone, metadataOf(ctx, req, res));

@@ -154,10 +154,10 @@ const DiffEntrySchema = component(
 
 export const GenerationDiff = Type.Object(
   {
-    node_id: Type.String(),
+    node_id: Type.String({ description: 'the node' }),
     generation: Type.Integer({ description: 'the generation compared' }),
     against: Type.Integer({ description: 'the generation it is compared against' }),
-    changes: Type.Array(DiffEntrySchema),
+    changes: Type.Array(DiffEntrySchema, { description: 'one entry per changed field' }),
   },
   { description: 'field-level diff' },
 );
@@ -169,17 +169,17 @@ const Delivery = {
 
 export const RollbackResult = Type.Object(
   {
-    node_id: Type.String(),
+    node_id: Type.String({ description: 'the node' }),
     target_generation: Type.Integer({ description: 'the generation whose snapshot was re-published' }),
     new_generation: Type.Integer({ description: 'the generation the rollback published' }),
-    reason: Type.String(),
+    reason: Type.String({ description: 'the reason recorded with the new generation' }),
     ...Delivery,
   },
   { description: 'rollback published' },
 );
 
 export const ProvisionResult = Type.Object(
-  { node_id: Type.String(), generation: Type.Integer({ description: 'the generation stored' }), ...Delivery },
+  { node_id: Type.String({ description: "the node named by the state's `node.node_id`" }), generation: Type.Integer({ description: 'the generation stored' }), ...Delivery },
   { description: 'desired state stored as a new generation' },
 );
 
@@ -197,7 +197,7 @@ const HistoryEntrySchema = component(
 
 export const NodeHistory = Type.Object(
   {
-    node_id: Type.String(),
+    node_id: Type.String({ description: 'the node' }),
     events: Type.Array(HistoryEntrySchema, { description: 'newest first' }),
     next_before: Nullable(Type.String(), 'position to pass as `before` for the next page; null on the last page'),
   },
@@ -206,8 +206,8 @@ export const NodeHistory = Type.Object(
 
 export const NotifyResult = Type.Object(
   {
-    node_id: Type.String(),
-    event: Type.Union([Type.Literal('desired_state_updated'), Type.Literal('snapshot_request')]),
+    node_id: Type.String({ description: 'the node' }),
+    event: Type.Union([Type.Literal('desired_state_updated'), Type.Literal('snapshot_request')], { description: 'the doorbell rung' }),
     generation: Type.Integer({ description: 'the generation in force after the call' }),
     ...Delivery,
   },
@@ -234,21 +234,23 @@ export const BackfillResult = Type.Object(
     dry_run: Type.Boolean({ description: 'true when the plan was only computed' }),
     peerings: Type.Array(
       Type.Object({
-        name: Type.String(),
-        remote_asn: Type.Integer(),
+        name: Type.String({ description: 'peering name' }),
+        remote_asn: Type.Integer({ description: 'AS number of the peer' }),
         peering_id: Nullable(Type.Integer(), 'the peering reused or created (null in a dry run that would create one)'),
         create: Type.Boolean({ description: 'whether the peering is new' }),
-        interface_ids: Type.Array(Type.Integer()),
-        bgp_session_ids: Type.Array(Type.Integer()),
+        interface_ids: Type.Array(Type.Integer(), { description: 'interfaces folded into it' }),
+        bgp_session_ids: Type.Array(Type.Integer(), { description: 'sessions folded into it' }),
       }),
+      { description: 'peerings reused or created' },
     ),
     skipped: Type.Array(
       Type.Object({
-        kind: Type.Union([Type.Literal('interface'), Type.Literal('bgp_session')]),
-        id: Type.Integer(),
-        name: Type.String(),
+        kind: Type.Union([Type.Literal('interface'), Type.Literal('bgp_session')], { description: 'what was left alone' }),
+        id: Type.Integer({ description: 'its id' }),
+        name: Type.String({ description: 'its name' }),
         reason: Type.String({ description: 'why it was not folded' }),
       }),
+      { description: 'orphans left as they are' },
     ),
     generation: GenerationOrNull,
   },

@@ -10,11 +10,29 @@ export const FLEET_CACHE_SECONDS = 60;
 
 const Count = Type.Integer({ minimum: 0 });
 const PublicFleetSchema = Type.Object({
-  generated_at: Type.String({ format: 'date-time' }),
-  summary: Type.Object({ total: Count, ok: Count, degraded: Count, stale: Count, down: Count, unknown: Count }),
-  agent_summary: Type.Object({ online: Count, stale: Count, offline: Count, agents_behind: Count }),
+  generated_at: Type.String({ format: 'date-time', description: 'when the overview was computed' }),
+  summary: Type.Object(
+    {
+      total: { ...Count, description: 'nodes' },
+      ok: { ...Count, description: 'nodes with health ok' },
+      degraded: { ...Count, description: 'nodes with health degraded' },
+      stale: { ...Count, description: 'nodes with health stale' },
+      down: { ...Count, description: 'nodes with health down' },
+      unknown: { ...Count, description: 'nodes that never reported' },
+    },
+    { description: 'nodes by health' },
+  ),
+  agent_summary: Type.Object(
+    {
+      online: { ...Count, description: 'agents with a fresh heartbeat' },
+      stale: { ...Count, description: 'agents with an old heartbeat' },
+      offline: { ...Count, description: 'agents without a recent heartbeat' },
+      agents_behind: { ...Count, description: 'agents below the target version' },
+    },
+    { description: 'agents by liveness' },
+  ),
   nodes: Type.Array(Type.Object({}, { description: `rows with exactly: ${PUBLIC_FLEET_ROW_FIELDS.join(', ')}` })),
-  links: Type.Array(Type.Object({ a: Type.String(), b: Type.String() })),
+  links: Type.Array(Type.Object({ a: Type.String({ description: 'node id' }), b: Type.String({ description: 'node id' }) }), { description: 'internal WireGuard adjacencies between nodes' }),
 });
 
 /** `GET /public/fleet`: no auth, the fleet overview of active nodes behind its allow-list, cached 60 s. */

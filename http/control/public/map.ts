@@ -9,22 +9,29 @@ import { loadFleetFacts } from './facts.js';
 export const MAP_CACHE_SECONDS = 300;
 
 const Point = Type.Object({
-  label: Type.String(),
-  lat: Type.Number(),
-  lon: Type.Number(),
-  city: Type.String(),
-  country: Type.String(),
-  region: Type.Union([Type.Integer(), Type.Null()]),
-  online: Type.Boolean(),
-  sessions: Type.Integer(),
+  label: Type.String({ description: 'city code; same-city nodes fold into one point' }),
+  lat: Type.Number({ description: 'latitude, 1 decimal' }),
+  lon: Type.Number({ description: 'longitude, 1 decimal' }),
+  city: Type.String({ description: 'city name (English)' }),
+  country: Type.String({ description: 'ISO 3166-1 alpha-2 code' }),
+  region: Type.Union([Type.Integer(), Type.Null()], { description: 'dn42 region number, or null' }),
+  online: Type.Boolean({ description: 'a node of the point has health `ok` or `degraded`' }),
+  sessions: Type.Integer({ description: 'established BGP sessions of its nodes' }),
 });
 
 const PublicMapSchema = Type.Object({
-  asn: Type.Union([Type.Integer(), Type.Null()]),
+  asn: Type.Union([Type.Integer(), Type.Null()], { description: 'the network\'s AS (from the node spec); null without nodes' }),
   updated_at: Type.String({ format: 'date-time', description: 'when this document was generated; on a cache hit, the time it was cached' }),
-  stats: Type.Object({ nodes_online: Type.Integer(), bgp_sessions: Type.Integer(), routes: Type.Integer() }),
-  nodes: Type.Array(Point),
-  links: Type.Array(Type.Tuple([Type.String(), Type.String()])),
+  stats: Type.Object(
+    {
+      nodes_online: Type.Integer({ description: 'physical nodes with health `ok` or `degraded`' }),
+      bgp_sessions: Type.Integer({ description: 'established sessions, iBGP plus eBGP' }),
+      routes: Type.Integer({ description: 'median table size across nodes' }),
+    },
+    { description: 'network figures' },
+  ),
+  nodes: Type.Array(Point, { description: 'points sorted by label' }),
+  links: Type.Array(Type.Tuple([Type.String(), Type.String()]), { description: 'pairs `[a, b]` of labels with a < b, sorted, deduplicated, no self-loops' }),
 });
 
 /** `GET /public/map`: no auth, generated at most once per 300 s per instance. */
