@@ -93,14 +93,19 @@ export function roasOf(objects: Iterable<RouteObject>): { roas: Roa[]; skipped: 
     }
     for (const asn of object.origins) seen.set(`${canonical} ${maxLength} ${asn}`, { prefix: canonical, max_length: maxLength, asn });
   }
-  return { roas: [...seen.values()].sort(compareRoas), skipped };
+  return { roas: sortRoas([...seen.values()]), skipped };
 }
 
-/** IPv4 before IPv6, then by network address, prefix length, max_length and asn. */
-export function compareRoas(a: Roa, b: Roa): number {
-  const [na, la] = networkOf(a.prefix);
-  const [nb, lb] = networkOf(b.prefix);
-  return na.family - nb.family || (na.bits < nb.bits ? -1 : na.bits > nb.bits ? 1 : 0) || la - lb || a.max_length - b.max_length || a.asn - b.asn;
+/** IPv4 before IPv6, then by network address, prefix length, max_length and asn; each prefix parsed once. */
+export function sortRoas(roas: readonly Roa[]): Roa[] {
+  const keyed = roas.map((roa) => {
+    const [network, length] = networkOf(roa.prefix);
+    return { roa, family: network.family, bits: network.bits, length };
+  });
+  keyed.sort(
+    (a, b) => a.family - b.family || (a.bits < b.bits ? -1 : a.bits > b.bits ? 1 : 0) || a.length - b.length || a.roa.max_length - b.roa.max_length || a.roa.asn - b.roa.asn,
+  );
+  return keyed.map((k) => k.roa);
 }
 
 interface Network {

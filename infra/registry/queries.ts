@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { AutNum, Contact, Mntner } from '../../domain/registry/objects.js';
 import { verificationOptions, type VerificationOption } from '../../domain/registry/options.js';
-import { compareRoas, type Roa } from '../../domain/rpki/roa.js';
+import { sortRoas, type Roa } from '../../domain/rpki/roa.js';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import { readState } from './store.js';
 
@@ -227,13 +227,13 @@ export async function roaSetHead(db: Queryable): Promise<RoaSetHead | null> {
   return row ? { commit: row.commit, synced_at: (row.synced_at as Date).toISOString(), etag: row.roas_etag } : null;
 }
 
-/** The loaded ROA set in `compareRoas` order (the order its tag was computed over), with its head; null before such a load. */
+/** The loaded ROA set in `sortRoas` order (the order its tag was computed over), with its head; null before such a load. */
 export async function roaSet(pool: pg.Pool): Promise<{ head: RoaSetHead; roas: Roa[] } | null> {
   return inSnapshot(pool, async (db) => {
     const head = await roaSetHead(db);
     if (!head) return null;
     const { rows } = await db.query('SELECT prefix, max_length, origin FROM registry_roas');
-    const roas = rows.map((r) => ({ prefix: r.prefix as string, max_length: Number(r.max_length), asn: Number(r.origin) })).sort(compareRoas);
+    const roas = sortRoas(rows.map((r) => ({ prefix: r.prefix as string, max_length: Number(r.max_length), asn: Number(r.origin) })));
     return { head, roas };
   });
 }
