@@ -7,6 +7,7 @@ import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
 import { encodeTicket } from '../../../infra/captcha/index.js';
+import { buildReference } from '../../../http/shared/reference-build.js';
 import { LOCAL_SECRETS_FILE } from '../../../infra/cli/local-secrets.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';
 import { dn42Control, ROOT, serveUntilUp, startScript } from '../../support/cli.js';
@@ -60,6 +61,8 @@ describe('The README quick start on a fresh data directory', function () {
   let demoSession: string;
 
   before(async () => {
+    // `npm start` builds the reference page first (prestart); so does this walk.
+    await buildReference();
     db = await createTestDatabase();
     dataDir = mkdtempSync(join(tmpdir(), 'dn42-quick-start-'));
     work = mkdtempSync(join(tmpdir(), 'dn42-quick-start-work-'));
