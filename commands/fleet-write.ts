@@ -4,6 +4,7 @@ import { desiredStateStream, generationOfVersion } from '../domain/desired-state
 import { emptyDesiredState, materialise, referencedNodeIds } from '../domain/desired-state/materialise.js';
 import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-state/schema.js';
 import { Validation } from '../domain/errors.js';
+import { takesRpki } from '../domain/fleet-ops/agent-gate.js';
 import { nodeDecider } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import { addressingOf } from '../domain/node/specs.js';
@@ -239,10 +240,11 @@ export async function publication(
   rollbackOf?: number,
 ): Promise<{ published: Published; write: { streamId: string; events: DomainEvent[] } }> {
   const state = given ?? materialise(node, await loader.context(node));
-  // Validation fills absent defaults in place. A materialised document is complete already, but may leave
-  // `bird.rpki` out on purpose (an agent that predates it): that one is checked on a copy, so the default stays out.
-  const check = validateDesiredState(given ? state : structuredClone(state));
+  const check = validateDesiredState(state);
   if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
+  // Validation fills absent defaults in place, `bird.rpki` included; an agent that predates the field refuses any
+  // document with it, a given one too (a rollback to a generation from before it, a decommission, a provision).
+  if (!takesRpki(await loader.agentVersion(node.node_id))) delete (state as { bird?: { rpki?: unknown } }).bird?.rpki;
   const generation = (await loader.generation(node.node_id)) + 1;
   const data = {
     node_id: node.node_id,
@@ -331,6 +333,15 @@ export class FleetLoader {
     for (const [remote, peers] of await nodesPeeringInternallyWithAny(this.db, nodeIds)) this.inboundCandidates.set(remote, peers);
   }
 
+  /** The version the node's agent last reported (null: never), prefetched or read once. */
+  async agentVersion(nodeId: string): Promise<string | null> {
+    if (!this.agentVersions?.has(nodeId)) {
+      this.agentVersions ??= new Map();
+      this.agentVersions.set(nodeId, (await agentStatuses(this.db, [nodeId]))[0]?.agent_version ?? null);
+    }
+    return this.agentVersions.get(nodeId)!;
+  }
+
   async context(node: LiveNode): Promise<FleetContext> {
     const inbound = await this.inbound(node.node_id);
     const ids = new Set([...referencedNodeIds(node), ...inbound.map((p) => p.node_id)]);
@@ -340,9 +351,7 @@ export class FleetLoader {
       const other = await this.node(id);
       if (other) nodes.set(id, factsOf(other));
     }
-    const agent_version = this.agentVersions?.has(node.node_id)
-      ? this.agentVersions.get(node.node_id)!
-      : ((await agentStatuses(this.db, [node.node_id]))[0]?.agent_version ?? null);
+    const agent_version = await this.agentVersion(node.node_id);
     return { nodes, inbound, wireguard_public_key: node.wireguard?.public_key ?? null, agent_version, dns_group: await this.dnsGroup(node.dns_group_id) };
   }
 

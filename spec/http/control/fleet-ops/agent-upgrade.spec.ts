@@ -82,4 +82,20 @@ describe('control: blocked_prefixes follow the agent version over heartbeats', (
     expect(agent.messages.map((m) => m.type)).to.deep.equal(['hello']);
     await disconnect(c, agent, 'fra1');
   });
+
+  it('a rollback to a generation that carried bird.rpki leaves it out while the agent is below the gate', async () => {
+    const agent = agentSocket(c.url, 'ws/fra1', token);
+    await agent.next('hello');
+    const before = await generation();
+    agent.send({ type: 'heartbeat', agent_version: RPKI_MIN_AGENT, applied_generation: before, apply_status: 'succeeded' });
+    const withRpki = (await agent.next('desired_state_updated')).generation;
+    agent.send({ type: 'heartbeat', agent_version: below(RPKI_MIN_AGENT), applied_generation: withRpki, apply_status: 'succeeded' });
+    await agent.next('desired_state_updated');
+    expect((await c.admin.get(`/admin/nodes/fra1/generations/${withRpki}`)).body.state.bird.rpki).to.deep.equal({ mode: 'reject_invalid' });
+    const rollback = await c.admin.post(`/admin/nodes/fra1/generations/${withRpki}/rollback`);
+    expectResponse(rollback).status(200);
+    expect((await c.admin.get('/admin/nodes/fra1/desired-state')).body).to.deep.include({ generation: rollback.body.new_generation });
+    expect((await c.admin.get('/admin/nodes/fra1/desired-state')).body.state.bird).not.to.have.property('rpki');
+    await disconnect(c, agent, 'fra1');
+  });
 });
