@@ -305,6 +305,8 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
       else if (code >= 400) responses[status] = { description: r, content: { 'application/json': { schema: { $ref: `#/components/schemas/${code === 422 ? 'ValidationError' : 'Error'}` } } } };
       else responses[status] = { description: r };
     }
+    // A secured route answers 401 from its guard before its handler runs: documented even where the route does not name it.
+    if (op.security?.length && !responses['401']) responses['401'] = { description: 'missing or invalid credentials', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     const operationId = op.operationId ?? operationIdOf(op.method, op.path);
     if (ids.has(operationId)) throw new Error(`duplicate operationId ${operationId} (${op.method} ${op.path})`);
     ids.add(operationId);

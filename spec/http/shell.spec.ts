@@ -83,7 +83,7 @@ describe('service shell', () => {
       expect(res.body.paths['/control/v1/healthz'].get.responses['200'].content['application/json'].schema).to.deep.equal({
         type: 'object',
         required: ['status'],
-        properties: { status: { const: 'ok', type: 'string' } },
+        properties: { status: { const: 'ok', type: 'string', description: 'the process answers' } },
       });
     });
   });
