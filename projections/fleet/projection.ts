@@ -65,17 +65,24 @@ const BATCHED: Record<string, { key?: (e: RecordedEvent) => string; write: (tx: 
   BgpSessionUpdated: { key: (e) => String((e.data as { session_id: number }).session_id), write: sessionUpdateBatch },
 };
 
-/** `DesiredStatePublished` events as `apply` writes them, in two statements (at most one per node and generation). */
+/**
+ * `DesiredStatePublished` events as `apply` writes them, in two statements (at
+ * most one per node and generation). The states travel as one JSON array, not as
+ * a jsonb[] literal whose elements the driver would escape character by character.
+ */
 async function publishBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
   const rows = events.map((e) => ({ d: (e.data as DesiredStatePublished['data']), e }));
   await tx.query(
     `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at)
-     SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::jsonb[], $5::int[], $6::text[], $7::text[], $8::timestamptz[])`,
+     SELECT u.node_id, u.generation, u.reason, s.state, u.rollback_of, u.actor, u.request_id, u.created_at
+     FROM unnest($1::text[], $2::int[], $3::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[])
+            WITH ORDINALITY AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, k)
+     JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(state, k) USING (k)`,
     [
       rows.map((r) => r.d.node_id),
       rows.map((r) => r.d.generation),
       rows.map((r) => r.d.reason),
-      rows.map((r) => JSON.stringify(r.d.state)),
+      JSON.stringify(rows.map((r) => r.d.state)),
       rows.map((r) => r.d.rollback_of ?? null),
       rows.map((r) => r.e.metadata.actor),
       rows.map((r) => r.e.metadata.requestId ?? null),

@@ -5,11 +5,15 @@ const COLUMNS = `event_id, position, tx_id::text AS tx_text, stream_id, version,
 
 /**
  * One append in one statement: version checks and inserts (see `event_store_append`).
- * Data and metadata are not sent back: the writer has them, and a large desired
- * state would cross the wire and be parsed a second time.
+ * The events' data travel as one JSON array ($6), not as a jsonb[] literal, whose
+ * every element the driver would escape character by character (a fleet-wide
+ * write sends some 10 MB of desired states). Data and metadata are not sent
+ * back: the writer has them, and a large desired state would cross the wire and
+ * be parsed a second time.
  */
 export const append = `SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, recorded_at
-  FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb)`;
+  FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[],
+    ARRAY(SELECT d FROM jsonb_array_elements($6::jsonb) WITH ORDINALITY AS t(d, k) ORDER BY k), $7::jsonb)`;
 
 export const streamVersions = `SELECT stream_id, version FROM streams WHERE stream_id = ANY($1::text[])`;
 

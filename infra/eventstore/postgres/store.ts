@@ -328,7 +328,7 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
     if (ordered[i].streamId === ordered[i - 1].streamId) throw new Error(`stream ${ordered[i].streamId} appears twice in one append`);
   }
   const flat = ordered.flatMap((w) => w.events);
-  const dataText = flat.map((e) => JSON.stringify(e.data ?? null));
+  const dataText = JSON.stringify(flat.map((e) => e.data ?? null));
   const metadataText = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
   const params = [
     ordered.map((w) => w.streamId),
@@ -343,10 +343,11 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
   const toWritten = (rows: AppendedRow[]): RecordedEvent[] => {
     if (rows.length !== flat.length) throw new Error(`append wrote ${rows.length} events, expected ${flat.length}`);
     const meta = JSON.parse(metadataText) as EventMetadata;
+    const data = JSON.parse(dataText) as unknown[];
     const streams = ordered.flatMap((w) => w.events.map(() => w.streamId));
     return rows.map((row, i) => {
       if (row.stream_id !== streams[i] || row.type !== flat[i].type) throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
-      return toRecorded({ ...row, data: JSON.parse(dataText[i]), metadata: meta });
+      return toRecorded({ ...row, data: data[i], metadata: meta });
     });
   };
   return { ordered, flat, params, toWritten };
