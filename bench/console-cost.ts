@@ -24,10 +24,11 @@ import { loadavg } from 'node:os';
 import { newAgentToken } from '../commands/agent-tokens.js';
 import { handleCommand } from '../commands/handle.js';
 import { agentTokenDecider, agentTokenStream } from '../domain/agent/agent-token.js';
+import type { RoutingTable } from '../domain/telemetry/reports.js';
 import { createControlApp } from '../http/control/app.js';
 import { interfacePeerings } from '../projections/fleet/queries.js';
 import { createTestSystem, startApp, type TestSystem } from '../spec/support/system.js';
-import { OTHER_INTERFACES, seededCounters, seedTelemetryHistory, type SeedNode } from './console-seed.js';
+import { completeFleetRoutingHistory, OTHER_INTERFACES, seededCounters, seedTelemetryHistory, type SeedNode } from './console-seed.js';
 import { seedFleet } from './fleet-seed.js';
 import { combined, envInt, hammer, now, percentile, progress, ratio, report, round, type Benchmark, type Timing } from './support.js';
 
@@ -41,14 +42,14 @@ const externalAsn = (i: number, k: number) => 4242421000 + (((i * 6 + k) * 37) %
 // ---------------------------------------------------------------- the latest reports, as agents send them
 
 /** A node's routing table: 1,000 IPv4 and 500 IPv6 routes learnt over its peerings, AS paths of 1 to 5 hops. */
-function routingTable(nodeId: string, i: number, peers: readonly number[], at: string) {
+function routingTable(nodeId: string, i: number, peers: readonly number[], at: string): RoutingTable {
   const routes = Array.from({ length: ROUTES }, (_, r) => {
     const v6 = r % 3 === 2;
     const local = r < 4;
     const origin = 4242420000 + ((r * 13 + i) % 900);
     const hops = local ? [] : [peers[r % peers.length], ...Array.from({ length: r % 4 }, (_, h) => 4242420000 + ((r * 7 + h * 31) % 900)), origin];
     const prefix = v6 ? `fd${(r % 250).toString(16).padStart(2, '0')}:${(r * 13).toString(16)}::/48` : `172.2${r % 4}.${(r >> 2) & 255}.${(r * 16) & 255}/28`;
-    const rpki = r % 20 === 0 ? 'invalid' : r % 7 === 0 ? 'not_found' : 'valid';
+    const rpki = r % 20 === 0 ? ('invalid' as const) : r % 7 === 0 ? ('not_found' as const) : ('valid' as const);
     return { prefix, protocol: local ? 'static_local' : `ext${r % peers.length}`, origin_asn: local ? null : origin, as_path: hops, rpki, local };
   });
   return { node_id: nodeId, captured_at: at, rpki_observed: true, routes };
@@ -89,7 +90,9 @@ async function postLatestReports(base: string, sys: TestSystem, nodes: readonly 
       self_metrics: { cpu: 2.5, rss: 60_000_000, total_failures: 0, log_warning_count: 1, log_error_count: 0, last_error_at: null, last_error_message: null, last_routing_collect_seconds: 0.4, last_reresolve_seconds: 0.1 },
     });
     await post(node, 'reconciliation-report', { node_id: node.node_id, generation: 1, captured_at: iso(t), status: 'in_sync', drift_items: [] });
-    await post(node, 'routing-table', routingTable(node.node_id, node.index, node.peerAsns, iso(t)));
+    // The table before (a few prefixes fewer: churn to compare with), then the current one.
+    await post(node, 'routing-table', { ...node.routes, captured_at: iso(t - 60_000), routes: node.routes.routes.slice(5) });
+    await post(node, 'routing-table', { ...node.routes, captured_at: iso(t) });
   }
   await sys.context.background.drain();
 }
@@ -112,8 +115,8 @@ async function tableReads(sys: TestSystem): Promise<Map<string, TableReads>> {
   return new Map(rows.map((r: { relname: string; rows: string; buffers: string }) => [r.relname, { rows: Number(r.rows), buffers: Number(r.buffers) }]));
 }
 
-/** Backends publish their table statistics when idle, at most once a second: wait that out before reading them. */
-const statsSettle = () => new Promise((resolve) => setTimeout(resolve, 1500));
+/** Backends publish their table statistics when idle, but at most once a second, and a backend that published less than a second ago retries only 10 s later (PostgreSQL 15, PGSTAT_IDLE_INTERVAL): wait that out before reading them. */
+const statsSettle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
 
 function readsPerRequest(before: Map<string, TableReads>, after: Map<string, TableReads>, requests: number) {
   const per = [...after].map(([table, a]) => ({ table, rows: (a.rows - (before.get(table)?.rows ?? 0)) / requests, buffers: (a.buffers - (before.get(table)?.buffers ?? 0)) / requests }));
@@ -231,17 +234,19 @@ export const consoleCostBench: Benchmark = {
       await seedFleet(sys, count, { externalAsn });
       const fleetSeconds = (now() - t0) / 1000;
       const peerings = await interfacePeerings(sys.pool);
+      const end = sys.clock.now();
       const nodes: FleetNode[] = await Promise.all(
         [...peerings.keys()].sort().map(async (nodeId, index) => {
           const interfaces = [...peerings.get(nodeId)!.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
           const { secret, parts } = newAgentToken({ now: new Date() });
           await handleCommand(sys.store, agentTokenStream(parts.token_id), agentTokenDecider, { type: 'IssueAgentToken', node_id: nodeId, ...parts }, { actor: 'bench' });
-          return { node_id: nodeId, index, token: `${parts.token_id}.${secret}`, wireguard: interfaces.map(([name]) => name), peerAsns: interfaces.map(([, p]) => p?.remote_asn ?? 4242420001) };
+          const peerAsns = interfaces.map(([, p]) => p?.remote_asn ?? 4242420001);
+          const routes = routingTable(nodeId, index, peerAsns, end.toISOString());
+          return { node_id: nodeId, index, token: `${parts.token_id}.${secret}`, wireguard: interfaces.map(([name]) => name), peerAsns, routes };
         }),
       );
 
       progress(`console-cost: writing ${days} days of telemetry history`);
-      const end = sys.clock.now();
       const client = await sys.pool.connect();
       let history;
       try {
@@ -252,6 +257,7 @@ export const consoleCostBench: Benchmark = {
       progress(`console-cost: history written in ${history.seconds.toFixed(1)} s; posting the latest reports over HTTP`);
       t0 = now();
       await postLatestReports(base, sys, nodes);
+      await completeFleetRoutingHistory(sys.pool);
       const postSeconds = (now() - t0) / 1000;
       const { rows: sizeRows } = await sys.pool.query(`SELECT pg_database_size(current_database()) AS bytes`);
       report({

@@ -14,6 +14,8 @@
 // snapshots and reports through addSnapshotToSeries/addReportToSeries and checks
 // the rollups match.
 import type pg from 'pg';
+import type { RoutingTable } from '../domain/telemetry/reports.js';
+import { summarizeRoutes } from '../domain/telemetry/routing.js';
 
 /** The seeded span ends here: the last seeded snapshot is one minute before, the first report to post comes at `end`. */
 export interface SeedWindow {
@@ -27,6 +29,8 @@ export interface SeedWindow {
 export interface SeedNode {
   node_id: string;
   wireguard: readonly string[];
+  /** The routing table the node reports every 5 minutes (its summary goes on every seeded observation). */
+  routes: RoutingTable;
 }
 
 export const OTHER_INTERFACES = ['eth0', 'lo'] as const;
@@ -171,15 +175,44 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
        SELECT node_id, 'report', CASE WHEN ${FAILED('i', 'b')} THEN 'failed' ELSE 'in_sync' END, 0, b + interval '150 seconds' FROM (SELECT DISTINCT node_id, i, b FROM seed_buckets) s
      ) e ORDER BY at, node_id`,
   );
-  // Routing tables every 5 minutes: the observation rows (the routes of the latest one come from the real report).
+  // Routing tables every 5 minutes: the observation rows with the table's summary and a small churn (the
+  // routes of the latest table come from the real report), and the fleet's union once per 5-minute bucket
+  // (inserted before the real reports, so theirs are the latest by `seq`; completeFleetRoutingHistory
+  // gives them the fleet summary the real reports produce).
   await run(
     'routing_observations',
-    `INSERT INTO routing_observations (node_id, captured_at, received_at, size, size_v4, size_v6, rpki_observed)
-     SELECT node_id, b + interval '200 seconds', b + interval '201 seconds', 1500, 1000, 500, true FROM (SELECT DISTINCT node_id, b FROM seed_buckets) s ORDER BY b, node_id`,
+    `INSERT INTO routing_observations (node_id, captured_at, received_at, size, size_v4, size_v6, rpki_observed, summary, announced, withdrawn)
+     SELECT s.node_id, b + interval '200 seconds', b + interval '201 seconds', t.size, t.size_v4, t.size_v6, true, t.summary,
+       (hashint8(s.i * 7039 + ${epochOf('b')}) & 7), (hashint8(s.i * 7043 + ${epochOf('b')}) & 7)
+     FROM (SELECT DISTINCT node_id, i, b FROM seed_buckets) s
+     JOIN unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::jsonb[]) AS t(node_id, size, size_v4, size_v6, summary) ON t.node_id = s.node_id
+     ORDER BY b, s.node_id`,
+    [
+      nodes.map((n) => n.node_id),
+      nodes.map((n) => n.routes.routes.length),
+      nodes.map((n) => n.routes.routes.filter((r) => !r.prefix.includes(':')).length),
+      nodes.map((n) => n.routes.routes.filter((r) => r.prefix.includes(':')).length),
+      nodes.map((n) => JSON.stringify(summarizeRoutes(n.routes))),
+    ],
+  );
+  await run(
+    'routing_fleet_observations',
+    `INSERT INTO routing_fleet_observations (at, placed_at, received_at, size, size_v4, size_v6, summary)
+     SELECT b, b + interval '200 seconds', b + interval '201 seconds', 0, 0, 0, '{}' FROM generate_series($1::timestamptz, $2::timestamptz, interval '5 minutes') AS b`,
+    [window.start, last],
   );
   await client.query(`DROP TABLE seed_buckets`);
   for (const table of Object.keys(rows)) await client.query(`VACUUM ANALYZE ${table}`);
   return { rows, seconds: (Date.now() - started) / 1000 };
+}
+
+/** The seeded fleet observations get the summary and sizes of the fleet's latest one (after the real reports). */
+export async function completeFleetRoutingHistory(db: pg.Pool | pg.ClientBase): Promise<void> {
+  await db.query(
+    `UPDATE routing_fleet_observations h SET size = l.size, size_v4 = l.size_v4, size_v6 = l.size_v6, summary = l.summary
+     FROM (SELECT * FROM routing_fleet_observations ORDER BY seq DESC LIMIT 1) l WHERE h.summary = '{}'::jsonb`,
+  );
+  await db.query(`VACUUM ANALYZE routing_fleet_observations`);
 }
 
 /** The counters the seeded history ends with (each node's WireGuard interfaces at its last seeded snapshot). */
