@@ -270,6 +270,7 @@ export const consoleCostBench: Benchmark = {
         history_s: round(history.seconds),
         latest_reports_s: round(postSeconds),
         rows: history.rows,
+        history_table_s: history.table_seconds,
         database_mb: round(Number(sizeRows[0].bytes) / 1048576, 0),
       });
 
