@@ -77,13 +77,36 @@ export function onGrid<T>(grid: Grid, values: ReadonlyMap<number, T>): (T | null
 /**
  * Rollup widths kept next to the raw samples (seconds). Every grid width above is
  * a multiple of one of them, and a grid reads the widest that divides its width:
- * a 30-day trend reads 180 rows per series, not 8,640.
+ * a 30-day trend reads 180 rows per series, not 8,640. The day serves sums over a
+ * whole window (`tileWindow`), which need no grid.
  */
-export const ROLLUP_WIDTHS = [300, 3600, 14_400] as const;
+export const ROLLUP_WIDTHS = [300, 3600, 14_400, 86_400] as const;
 export type RollupWidth = (typeof ROLLUP_WIDTHS)[number];
 
 export function rollupWidthFor(bucketSeconds: number): RollupWidth {
   const fitting = ROLLUP_WIDTHS.filter((w) => bucketSeconds % w === 0);
   if (fitting.length === 0) throw new RangeError(`no rollup divides a ${bucketSeconds} s bucket`);
   return fitting[fitting.length - 1];
+}
+
+export interface Tile {
+  width: number;
+  /** Epoch seconds, [from, to). */
+  from: number;
+  to: number;
+}
+
+/**
+ * The fewest rollup rows that cover [start, end) exactly: the widest buckets inside
+ * it, the edges with narrower ones. A sum over a 30-day window then reads about 40
+ * rows per series instead of 180, over 24 hours about 45 instead of 288.
+ */
+export function tileWindow(start: number, end: number, widths: readonly number[] = ROLLUP_WIDTHS): Tile[] {
+  if (start >= end) return [];
+  const [w, ...narrower] = [...widths].sort((a, b) => b - a);
+  if (w === undefined) throw new RangeError(`no rollup tiles [${start}, ${end})`);
+  const from = Math.ceil(start / w) * w;
+  const to = Math.floor(end / w) * w;
+  if (from >= to) return tileWindow(start, end, narrower);
+  return [...tileWindow(start, from, narrower), { width: w, from, to }, ...tileWindow(to, end, narrower)];
 }

@@ -1,4 +1,4 @@
-import { gridEnd, rollupWidthFor, type Grid } from '../../domain/series/grid.js';
+import { gridEnd, rollupWidthFor, tileWindow, type Grid } from '../../domain/series/grid.js';
 import type { Queryable } from '../db/pool.js';
 
 /**
@@ -18,9 +18,16 @@ export interface Rate {
 const window = (grid: Grid) => [rollupWidthFor(grid.bucket_seconds), grid.bucket_seconds, grid.start, gridEnd(grid)];
 const GRID_BUCKET = `(floor(extract(epoch FROM bucket) / $2) * $2)::bigint`;
 const IN_WINDOW = `width_s = $1 AND bucket >= to_timestamp($3) AND bucket < to_timestamp($4)`;
-/** For sums over the whole window: rollup width, start, end. */
-const wholeWindow = (grid: Grid) => [rollupWidthFor(grid.bucket_seconds), grid.start, gridEnd(grid)];
-const IN_WHOLE_WINDOW = `width_s = $1 AND bucket >= to_timestamp($2) AND bucket < to_timestamp($3)`;
+/**
+ * A sum over the whole window reads the fewest rollup rows that tile it
+ * (`tileWindow`): one range of the (width_s, bucket) index per tile, parameters
+ * from `$first` on.
+ */
+function wholeWindow(grid: Grid, first: number): { sql: string; args: number[] } {
+  const tiles = tileWindow(grid.start, gridEnd(grid));
+  const sql = tiles.map((_, i) => `(width_s = $${first + 3 * i} AND bucket >= to_timestamp($${first + 3 * i + 1}) AND bucket < to_timestamp($${first + 3 * i + 2}))`).join(' OR ');
+  return { sql: `(${sql})`, args: tiles.flatMap((t) => [t.width, t.from, t.to]) };
+}
 
 /**
  * Throughput per grid bucket summed over nodes (all nodes, or `nodeIds`): each
@@ -43,7 +50,8 @@ export async function trafficRates(db: Queryable, grid: Grid, nodeIds: readonly 
 
 /** Bytes counted in the grid's window over every node (measured bytes, not rates). */
 export async function trafficBytes(db: Queryable, grid: Grid): Promise<Rate> {
-  const { rows } = await db.query(`SELECT coalesce(sum(rx_bytes), 0) AS rx, coalesce(sum(tx_bytes), 0) AS tx FROM node_series_rollups WHERE ${IN_WHOLE_WINDOW}`, wholeWindow(grid));
+  const w = wholeWindow(grid, 1);
+  const { rows } = await db.query(`SELECT coalesce(sum(rx_bytes), 0) AS rx, coalesce(sum(tx_bytes), 0) AS tx FROM node_series_rollups WHERE ${w.sql}`, w.args);
   return { rx: rows[0].rx, tx: rows[0].tx };
 }
 
@@ -88,11 +96,12 @@ export interface InterfaceTotal extends InterfaceRef {
  */
 export async function interfaceTotals(db: Queryable, grid: Grid, nodeIds: readonly string[]): Promise<InterfaceTotal[]> {
   if (nodeIds.length === 0) return [];
+  const w = wholeWindow(grid, 2);
   const { rows } = await db.query(
     `SELECT node_id, interface, sum(rx_bytes) AS rx_bytes, sum(tx_bytes) AS tx_bytes
-     FROM interface_traffic_rollups WHERE ${IN_WHOLE_WINDOW} AND node_id = ANY($4)
+     FROM interface_traffic_rollups WHERE node_id = ANY($1) AND ${w.sql}
      GROUP BY node_id, interface`,
-    [...wholeWindow(grid), nodeIds],
+    [nodeIds, ...w.args],
   );
   return rows;
 }

@@ -10,6 +10,7 @@ import {
   onGrid,
   previousGrid,
   rollupWidthFor,
+  tileWindow,
   TRAFFIC_GRIDS,
 } from '../../../domain/series/grid.js';
 import { CLOCK_SKEW_MS, placeSample, SAMPLE_RETENTION_DAYS } from '../../../domain/series/placement.js';
@@ -46,6 +47,34 @@ describe('Series grid (domain/series/grid.ts)', () => {
     expect(bucketIndex(grid, epoch('2026-11-01T12:09:59Z'))).to.equal(2);
     expect(bucketIndex(grid, epoch('2026-11-01T12:10:00Z'))).to.equal(-1);
     expect(bucketIndex(grid, epoch('2026-11-01T11:54:59Z'))).to.equal(-1);
+  });
+
+  it('tiles a whole window with the fewest rollup buckets: contiguous, exact, widest inside', () => {
+    for (const spec of [...Object.values(TRAFFIC_GRIDS), DEFAULT_TRAFFIC_GRID, ...Object.values(METRICS_GRIDS)]) {
+      const grid = gridEndingAt(spec, at('2026-11-01T12:07:30Z'));
+      const end = grid.start + grid.points * grid.bucket_seconds;
+      const tiles = tileWindow(grid.start, end);
+      expect(tiles[0].from).to.equal(grid.start);
+      expect(tiles.at(-1)!.to).to.equal(end);
+      tiles.forEach((t, i) => {
+        expect(t.from % t.width).to.equal(0);
+        expect(t.to % t.width).to.equal(0);
+        if (i > 0) expect(t.from).to.equal(tiles[i - 1].to);
+      });
+      const rows = tiles.reduce((n, t) => n + (t.to - t.from) / t.width, 0);
+      expect(rows, `${spec.bucket_seconds}x${spec.points}`).to.be.at.most(Math.min(grid.points, 50));
+    }
+    expect(tileWindow(epoch('2026-10-30T23:00:00Z'), epoch('2026-11-01T01:00:00Z'))).to.deep.equal([
+      { width: 3600, from: epoch('2026-10-30T23:00:00Z'), to: epoch('2026-10-31T00:00:00Z') },
+      { width: 86_400, from: epoch('2026-10-31T00:00:00Z'), to: epoch('2026-11-01T00:00:00Z') },
+      { width: 3600, from: epoch('2026-11-01T00:00:00Z'), to: epoch('2026-11-01T01:00:00Z') },
+    ]);
+    expect(tileWindow(epoch('2026-11-01T10:55:00Z'), epoch('2026-11-02T04:05:00Z'))).to.deep.equal([
+      { width: 300, from: epoch('2026-11-01T10:55:00Z'), to: epoch('2026-11-01T11:00:00Z') },
+      { width: 3600, from: epoch('2026-11-01T11:00:00Z'), to: epoch('2026-11-01T12:00:00Z') },
+      { width: 14_400, from: epoch('2026-11-01T12:00:00Z'), to: epoch('2026-11-02T04:00:00Z') },
+      { width: 300, from: epoch('2026-11-02T04:00:00Z'), to: epoch('2026-11-02T04:05:00Z') },
+    ]);
   });
 
   it('reads the widest rollup that divides the grid width', () => {

@@ -50,11 +50,11 @@ describe('Series rollups (infra/telemetry/series.ts)', function () {
     await addSnapshotToSeries(sys.pool, withCounter(6000), new Date(old + 60_000));
     await addSnapshotToSeries(sys.pool, withCounter(12_000), new Date(now));
     const count = async (t: string) => (await sys.pool.query(`SELECT count(*)::int AS n FROM ${t}`)).rows[0].n;
-    expect(await count('interface_traffic_rollups')).to.equal(3);
+    expect(await count('interface_traffic_rollups')).to.equal(4); // one bucket of each width
     const deleted = await pruneTelemetry(sys.pool, new Date(now));
-    expect(deleted).to.deep.include({ interface_traffic_rollups: 3, interface_counters_latest: 0 });
-    expect(deleted.node_series_rollups).to.equal(3); // the old 5 min, 1 h and 4 h buckets
-    expect(await count('node_series_rollups')).to.equal(3);
+    expect(deleted).to.deep.include({ interface_traffic_rollups: 4, interface_counters_latest: 0 });
+    expect(deleted.node_series_rollups).to.equal(4); // the old 5 min, 1 h, 4 h and day buckets
+    expect(await count('node_series_rollups')).to.equal(4);
     expect(await count('interface_counters_latest')).to.equal(1);
   });
 });
