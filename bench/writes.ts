@@ -11,9 +11,10 @@
 // with a WireGuard interface and one session), seeded through the write commands
 // in parallel batches, every node published. Measures a single-node PATCH
 // against the same PATCH on a 10-node fleet of the same shape (`ratio`, target
-// at most 1.5), a DNS record write to a group of 100 members, and a fleet-wide
-// prefix block on all 1,000 nodes (target under 5 s; every document published
-// and validated against the desired-state schema).
+// at most 1.5), a DNS record write to a group of 100 members, and the fleet-wide
+// writes on all 1,000 nodes: prefix block (target under 5 s; every document
+// published and validated against the desired-state schema), prefix unblock,
+// peer AS disable and enable, each against the same write on the 10-node fleet.
 import { createControlApp } from '../http/control/app.js';
 import { inBatches, nodeFields, nodeId, seedFleet, wg } from './fleet-seed.js';
 import { validateDesiredState } from '../domain/desired-state/schema.js';
@@ -198,7 +199,7 @@ async function fleetWides(h: Harness): Promise<FleetWides> {
 
 export const fleetScaleBench: Benchmark = {
   name: 'fleet-scale',
-  description: '1,000 nodes / 10,000 BGP sessions: node write vs a 10-node fleet, DNS write to a group of 100, fleet-wide prefix block',
+  description: '1,000 nodes / 10,000 BGP sessions: node write vs a 10-node fleet, DNS write to a group of 100, fleet-wide prefix block/unblock and peer AS disable/enable',
   async run() {
     const size = envInt('BENCH_FLEET_NODES', 1000);
     const writes = envInt('BENCH_FLEET_WRITES', 30);
