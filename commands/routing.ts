@@ -1,7 +1,8 @@
 import type { RoutingTable } from '../domain/telemetry/reports.js';
 import { withTransaction, type Pool } from '../infra/db/pool.js';
-import { refreshFleetRouting } from '../infra/telemetry/routing-fleet.js';
-import { churnAgainstLatest, lockNodeRouting, storeRoutingAnalytics } from '../infra/telemetry/routing.js';
+import type { Logger } from '../infra/logger.js';
+import { NO_FLEET_ROUTING, refreshFleetRouting, storedFleetRouting, type FleetRouting } from '../infra/telemetry/routing-fleet.js';
+import { churnAgainstLatest, forgetNodeRouting, latestTableCapture, lockNodeRouting, storeRoutingAnalytics } from '../infra/telemetry/routing.js';
 import { insertRoutingTable } from '../infra/telemetry/store.js';
 import { listNodes } from '../projections/fleet/queries.js';
 import type { TelemetryDeps } from './telemetry.js';
@@ -26,6 +27,38 @@ export async function recordRoutingTable(deps: TelemetryDeps, table: RoutingTabl
     deps.log.error({ err, node_id: table.node_id }, 'fleet routing view not refreshed');
   }
   return id;
+}
+
+/**
+ * The fleet's routing view as of the latest refresh. When none is stored but
+ * tables are (a database migrated to 0010 with tables in it, or one whose
+ * refreshes retention pruned after 60 days without a table), it is computed
+ * once here, so the fleet views never show zeros for a fleet with tables.
+ */
+export async function fleetRouting(pool: Pool, now: Date): Promise<FleetRouting> {
+  const stored = await storedFleetRouting(pool);
+  if (stored) return stored;
+  const captured = await latestTableCapture(pool);
+  if (captured === null) return NO_FLEET_ROUTING;
+  await fleetRefresh(pool).request(captured, now);
+  return (await storedFleetRouting(pool)) ?? NO_FLEET_ROUTING;
+}
+
+export type NodeLifecycleChange = 'decommissioned' | 'recommissioned' | 'deleted';
+
+/**
+ * After a node left the fleet or came back: a deleted node's latest table and
+ * route rows go, and the fleet's union is recomputed over the nodes it counts
+ * now (placed at `now`), instead of keeping the node until the next table
+ * arrives. The node write has happened: a failed refresh is only logged.
+ */
+export async function nodeLifecycleRouting(deps: { pool: Pool; log: Logger }, nodeId: string, change: NodeLifecycleChange, now: Date): Promise<void> {
+  try {
+    if (change === 'deleted') await withTransaction(deps.pool, (tx) => forgetNodeRouting(tx, nodeId));
+    await fleetRefresh(deps.pool).request(now.toISOString(), now);
+  } catch (err) {
+    deps.log.error({ err, node_id: nodeId, change }, 'fleet routing view not refreshed');
+  }
 }
 
 /**
@@ -59,7 +92,8 @@ class FleetRefresh {
 
   private start(at: string, now: Date): Promise<void> {
     const run = (async () => {
-      const nodes = (await listNodes(this.pool)).map((n) => n.node_id);
+      // A decommissioned node runs the empty state: its last table is not the fleet's routing.
+      const nodes = (await listNodes(this.pool)).filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id);
       await refreshFleetRouting(this.pool, nodes, at, now);
     })();
     this.running = run;

@@ -116,10 +116,13 @@ export async function refreshFleetRouting(pool: Pool, nodeIds: readonly string[]
   });
 }
 
-/** The fleet's view as of the latest refresh (zeros, null RPKI and null time before any table). */
-export async function latestFleetRouting(db: Queryable): Promise<FleetRouting> {
+/** The fleet's view before any table: zeros, null RPKI and null time. */
+export const NO_FLEET_ROUTING: FleetRouting = { captured_at: null, summary: EMPTY };
+
+/** The fleet's view as of the latest refresh; undefined when no refresh is stored. */
+export async function storedFleetRouting(db: Queryable): Promise<FleetRouting | undefined> {
   const { rows } = await db.query(`SELECT summary FROM routing_fleet_observations ORDER BY seq DESC LIMIT 1`);
-  return rows[0]?.summary ?? { captured_at: null, summary: EMPTY };
+  return rows[0]?.summary;
 }
 
 /** Top origins of the latest refresh. */

@@ -67,6 +67,23 @@ export async function storeRoutingAnalytics(db: Queryable, id: number, table: Ro
   ]);
 }
 
+/**
+ * A deleted node's latest table goes: its route rows and its `routing_tables`
+ * row (under its routing lock, so a table being stored finishes first). Its
+ * observations stay until retention prunes them, like its other samples.
+ */
+export async function forgetNodeRouting(db: Queryable, nodeId: string): Promise<void> {
+  await lockNodeRouting(db, nodeId);
+  await db.query(`DELETE FROM routing_routes WHERE node_id = $1`, [nodeId]);
+  await db.query(`DELETE FROM routing_tables WHERE node_id = $1`, [nodeId]);
+}
+
+/** The latest capture time among the stored tables; null when no node has one. */
+export async function latestTableCapture(db: Queryable): Promise<string | null> {
+  const { rows } = await db.query(`SELECT max(captured_at) AS at FROM routing_tables`);
+  return rows[0].at ? iso(rows[0].at) : null;
+}
+
 export interface RoutingObservation {
   id: number;
   node_id: string;

@@ -213,7 +213,7 @@ export async function allLatestWireguardTraffic(db: Queryable): Promise<Map<stri
   return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, latestPeerSamples(r)]));
 }
 
-/** Stores a routing observation: a summary row, and the routes as the node's latest table. Returns the observation id. */
+/** Stores a routing observation: a summary row, and the node's latest table (without its routes: the caller stores them as rows). Returns the observation id. */
 export async function insertRoutingTable(db: Queryable, table: RoutingTable, now: Date): Promise<number> {
   const v6 = table.routes.filter((r) => r.prefix.includes(':')).length;
   const { rows } = await db.query<{ id: string }>(
@@ -221,11 +221,12 @@ export async function insertRoutingTable(db: Queryable, table: RoutingTable, now
     [table.node_id, table.captured_at, now, table.routes.length, table.routes.length - v6, v6, table.rpki_observed],
   );
   const id = Number(rows[0].id);
+  // The routes themselves are rows (`storeRoutingAnalytics`); `routes` (jsonb) is only what a table stored before migration 0010 left.
   await db.query(
-    `INSERT INTO routing_tables (node_id, observation_id, captured_at, rpki_observed, routes) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO routing_tables (node_id, observation_id, captured_at, rpki_observed) VALUES ($1, $2, $3, $4)
      ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, captured_at = EXCLUDED.captured_at,
-       rpki_observed = EXCLUDED.rpki_observed, routes = EXCLUDED.routes`,
-    [table.node_id, id, table.captured_at, table.rpki_observed, JSON.stringify(table.routes)],
+       rpki_observed = EXCLUDED.rpki_observed, routes = NULL`,
+    [table.node_id, id, table.captured_at, table.rpki_observed],
   );
   return id;
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { createNode, decommissionNode, deleteNode, recommissionNode, updateNode } from '../../../commands/nodes.js';
+import { nodeLifecycleRouting } from '../../../commands/routing.js';
 import { NodeInSchema, NodePatchSchema } from '../../../domain/node/specs.js';
 import { getNode, listNodes, type NodeOut } from '../../../projections/fleet/queries.js';
 import { NotFound } from '../../../domain/errors.js';
@@ -70,12 +71,13 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 204: 'deleted', 404: 'unknown node', 409: 'node is live' },
     handler: async (req, res) => {
       await deleteNode(deps, req.params.node_id, metadataOf(ctx, req, res));
+      await nodeLifecycleRouting(ctx, req.params.node_id, 'deleted', ctx.now());
       res.status(204).end();
     },
   });
-  for (const [verb, run] of [
-    ['decommission', decommissionNode],
-    ['recommission', recommissionNode],
+  for (const [verb, run, change] of [
+    ['decommission', decommissionNode, 'decommissioned'],
+    ['recommission', recommissionNode, 'recommissioned'],
   ] as const) {
     r.route({
       ...common,
@@ -87,6 +89,8 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
       handler: async (req, res) => {
         const nodeId = req.params.node_id;
         const { answer } = await run(deps, nodeId, metadataOf(ctx, req, res), (db) => getNode(db, nodeId));
+        // The fleet's routing counts non-decommissioned nodes: recomputed now, not at the next table.
+        await nodeLifecycleRouting(ctx, nodeId, change, ctx.now());
         res.json(found(answer, nodeId));
       },
     });

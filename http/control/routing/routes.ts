@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { latestFleetRouting } from '../../../infra/telemetry/routing-fleet.js';
+import { fleetRouting } from '../../../commands/routing.js';
 import { routingTimeline, searchRoutes } from '../../../infra/telemetry/routing.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
@@ -35,7 +35,7 @@ export function routingRoutes(ctx: ServiceContext): ApiRouter {
     summary: "fleet routing overview: the union of every node's latest table, and one row per node (nulls before its first table)",
     responses: { 200: Type.Object({ captured_at: Type.Union([Type.String(), Type.Null()]), summary: FleetSummary, nodes: Type.Array(FleetRow) }, closed) },
     handler: async (_req, res) => {
-      const [fleet, nodes] = await Promise.all([latestFleetRouting(ctx.pool), fleetRoutingRows(ctx)]);
+      const [fleet, nodes] = await Promise.all([fleetRouting(ctx.pool, ctx.now()), fleetRoutingRows(ctx)]);
       res.json({ captured_at: fleet.captured_at, summary: fleet.summary, nodes });
     },
   });

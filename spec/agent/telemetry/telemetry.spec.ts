@@ -85,8 +85,11 @@ describe('agent telemetry against a real control server', function () {
       expect(h.snapshot.self_metrics.cpu).to.be.a('number').and.at.least(0);
       // And the routing table holds A's best routes (its statics, and what B announced)
       const table = await eventually(async () => {
-        const { rows } = await server.control.sys.pool.query(`SELECT routes FROM routing_tables WHERE node_id = $1`, [server.nodeId]);
-        return rows[0]?.routes as { prefix: string }[] | undefined;
+        const { rows } = await server.control.sys.pool.query(
+          `SELECT prefix, protocol, origin_asn::float8 AS origin_asn, as_path::float8[] AS as_path, rpki, local FROM routing_routes WHERE node_id = $1 ORDER BY seq`,
+          [server.nodeId],
+        );
+        return rows.length > 0 ? (rows as { prefix: string }[]) : undefined;
       }, 10_000, 'a stored routing table');
       const route = (prefix: string) => table.find((r) => r.prefix === prefix);
       expect(route('172.21.0.0/24')).to.deep.equal({ prefix: '172.21.0.0/24', protocol: 'peer_b', origin_asn: 4242420002, as_path: [4242420002], rpki: null, local: false });

@@ -1,7 +1,8 @@
+import { fleetRouting } from '../../../../commands/routing.js';
 import { NotFound } from '../../../../domain/errors.js';
 import { bucketStarts, gridEnd, gridEndingAt, previousGrid, TRAFFIC_GRIDS, type Grid, type TrafficRange } from '../../../../domain/series/grid.js';
 import { asNames } from '../../../../infra/registry/client.js';
-import { fleetTopOrigins, latestFleetRouting, type FleetOrigin, type FleetRoutingSummary } from '../../../../infra/telemetry/routing-fleet.js';
+import { fleetTopOrigins, type FleetOrigin, type FleetRoutingSummary } from '../../../../infra/telemetry/routing-fleet.js';
 import { latestRouting, sizeBuckets, topOrigins, type LatestRouting, type OriginCount, type OriginsSort } from '../../../../infra/telemetry/routing.js';
 import { listNodes } from '../../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
@@ -152,8 +153,9 @@ export interface FleetRoutingOptions {
  * `/ui/routing/fleet-overview`.
  */
 export async function fleetRoutingBlock(ctx: ServiceContext, options: FleetRoutingOptions): Promise<FleetRoutingBlock> {
-  const [fleet, trend, origins] = await Promise.all([
-    latestFleetRouting(ctx.pool),
+  // The origins after the view: reading it computes the union when none is stored.
+  const fleet = await fleetRouting(ctx.pool, ctx.now());
+  const [trend, origins] = await Promise.all([
     sizeGrid(ctx, null, gridEndingAt(TRAFFIC_GRIDS[options.range], ctx.now())),
     fleetTopOrigins(ctx.pool, options.origins_top, options.origins_sort),
   ]);

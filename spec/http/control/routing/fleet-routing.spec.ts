@@ -134,4 +134,54 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     expect(summary).to.deep.include({ nodes_reporting: 2 + NODES.length, size: 4 + NODES.length, as_count: 2 + NODES.length });
     expect(origins).to.have.length(2 + NODES.length);
   });
+
+  const fleetOf = async () => (await h.admin.get('/admin/routing/fleet')).body;
+  const routeRows = async (nodeId: string) => (await h.sys.pool.query(`SELECT count(*)::int AS n FROM routing_routes WHERE node_id = $1`, [nodeId])).rows[0].n;
+
+  it('leaves a decommissioned node out of the union at once (its own table stays), and takes it back when recommissioned', async () => {
+    const before = await fleetOf();
+    expectResponse(await h.admin.post('/admin/nodes/m0/decommission', {})).status(200);
+    const after = await fleetOf();
+    expect(after.summary).to.deep.include({ nodes_reporting: before.summary.nodes_reporting - 1, size: before.summary.size - 1, as_count: before.summary.as_count - 1 });
+    const origins = (await h.admin.get('/ui/routing/fleet-overview?origins_top=200')).body.origins.map((o: { asn: number }) => o.asn);
+    expect(origins).not.to.include(4242421000);
+    expect(after.nodes.find((n: { node_id: string }) => n.node_id === 'm0')).to.deep.include({ size: 1 });
+    expect(await routeRows('m0')).to.equal(1);
+
+    expectResponse(await h.admin.post('/admin/nodes/m0/recommission', {})).status(200);
+    expect((await fleetOf()).summary).to.deep.equal(before.summary);
+  });
+
+  it('forgets a deleted node: its latest table and route rows go, the union and the origins lose it at once', async () => {
+    const before = await fleetOf();
+    expect(await routeRows('m1')).to.equal(1);
+    expectResponse(await h.admin.post('/admin/nodes/m1/decommission', {})).status(200);
+    expectResponse(await h.admin.delete('/admin/nodes/m1')).status(204);
+    expect(await routeRows('m1')).to.equal(0);
+    expect((await h.sys.pool.query(`SELECT 1 FROM routing_tables WHERE node_id = 'm1'`)).rows).to.deep.equal([]);
+    const after = await fleetOf();
+    expect(after.summary).to.deep.include({ nodes_reporting: before.summary.nodes_reporting - 1, size: before.summary.size - 1 });
+    expect(after.nodes.map((n: { node_id: string }) => n.node_id)).not.to.include('m1');
+    const { origins } = (await h.admin.get('/ui/routing/fleet-overview?origins_top=200')).body;
+    expect(origins.map((o: { asn: number }) => o.asn)).not.to.include(4242421001);
+  });
+
+  // A database migrated to 0010 holds tables but no fleet refresh until a table arrives.
+  const dropFleetRefreshes = () => h.sys.pool.query(`DELETE FROM routing_fleet_observations; DELETE FROM routing_fleet_origins`);
+
+  it('computes the union once when none is stored but tables are (at the first read of either fleet view)', async () => {
+    const admin = await fleetOf();
+    const overview = (await h.admin.get('/ui/routing/fleet-overview?origins_top=200')).body;
+    expect(admin.summary.size).to.be.above(0);
+
+    await dropFleetRefreshes();
+    expect(await fleetOf()).to.deep.equal(admin);
+    const stored = await h.sys.pool.query(`SELECT count(*)::int AS n FROM routing_fleet_observations`);
+    expect(stored.rows[0].n).to.equal(1);
+    expect((await h.admin.get('/ui/routing/fleet-overview?origins_top=200')).body).to.deep.include({ summary: overview.summary, origins: overview.origins });
+
+    await dropFleetRefreshes();
+    const first = (await h.admin.get('/ui/routing/fleet-overview?origins_top=200')).body;
+    expect(first).to.deep.include({ captured_at: overview.captured_at, summary: overview.summary, origins: overview.origins });
+  });
 });

@@ -120,6 +120,9 @@ describe('console: GET /ui/nodes/{id}/internal-topology', () => {
       route('172.20.0.50/32', 'hosts_v4'),
       route('172.20.7.0/24', 'ebgp_peer', [4242420007]),
     ]);
+    // The routes are stored once, as rows: the hints cannot come from a jsonb copy.
+    const stored = await h.sys.pool.query(`SELECT t.routes, (SELECT count(*)::int FROM routing_routes r WHERE r.node_id = t.node_id) AS rows FROM routing_tables t WHERE node_id = 'a'`);
+    expect(stored.rows).to.deep.equal([{ routes: null, rows: 7 }]);
     const res = await topology();
     expectResponse(res).status(200).body({ captured_at: '2026-11-01T12:00:00.000Z' });
     const [b, c, d] = res.body.routers;
