@@ -97,7 +97,7 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
     expect(events.map((e) => [e.kind, e.prefix, e.protocol, e.peer_asn])).to.deep.equal([['change', FLAPPING, 'peer_b', PEER_B]]);
     const report = collector.report(server.nodeId, Date.now());
     const answer = await agent.rt.request('POST', '/agent/prefix-flaps', report);
-    expect(answer).to.deep.equal({ status: 200, body: { accepted: true, node_id: server.nodeId, entries: 1, feed_state: 'established' } });
+    expect({ status: answer.status, body: answer.body }).to.deep.equal({ status: 200, body: { accepted: true, node_id: server.nodeId, entries: 1, feed_state: 'established' } });
     const row = await stored();
     expect(row).to.include({ flaps: 10, origin_asn: PEER_B });
     expect(row!.score).to.be.closeTo(10, 0.01);
