@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { TRAFFIC_RANGES } from '../../../domain/series/grid.js';
 import { RPKI_STATES } from '../../../domain/telemetry/routing.js';
+import { Geo } from '../ui/schemas.js';
 
 /** Response and query schemas of the routing views (`/admin/.../routing/*`, `/ui/.../routing/*`). */
 
@@ -84,6 +85,7 @@ export const FleetRow = Type.Object(
     rpki: Nullable(RpkiCounts),
     announced: Nullable(N),
     withdrawn: Nullable(N),
+    geo: Geo,
   },
   closed,
 );

@@ -1,5 +1,6 @@
 import { fleetRouting } from '../../../../commands/routing.js';
 import { NotFound } from '../../../../domain/errors.js';
+import { nodeGeo } from '../../../../domain/public/geo.js';
 import { bucketStarts, gridEnd, gridEndingAt, previousGrid, TRAFFIC_GRIDS, type Grid, type TrafficRange } from '../../../../domain/series/grid.js';
 import { asNames } from '../../../../infra/registry/client.js';
 import { fleetTopOrigins, type FleetOrigin, type FleetRoutingSummary } from '../../../../infra/telemetry/routing-fleet.js';
@@ -129,6 +130,7 @@ export async function fleetRoutingRows(ctx: ServiceContext) {
       rpki: l?.summary.rpki ?? null,
       announced: l?.announced ?? null,
       withdrawn: l?.withdrawn ?? null,
+      geo: nodeGeo(node),
     };
   });
 }

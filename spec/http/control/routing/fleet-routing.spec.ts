@@ -86,6 +86,7 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
       rpki: null,
       announced: null,
       withdrawn: null,
+      geo: { lat: 50.1, lon: 8.7, city: 'Frankfurt', country: 'DE', region: 41 },
     });
   });
 
@@ -94,6 +95,10 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     expectResponse(res).status(200);
     const admin = (await h.admin.get('/admin/routing/fleet')).body;
     expect(res.body).to.deep.include({ generated_at: '2026-11-01T12:00:00.000Z', captured_at: '2026-11-01T11:52:00.000Z', summary: fleetSummary, nodes: admin.nodes });
+    // Document 3: every row with a node carries geo, the node's as /ui/nodes shows it.
+    const geoOf = new Map((await h.admin.get('/ui/nodes')).body.map((n: { node_id: string; geo: unknown }) => [n.node_id, n.geo]));
+    expect(res.body.nodes.map((n: { node_id: string; geo: unknown }) => [n.node_id, n.geo])).to.deep.equal(res.body.nodes.map((n: { node_id: string }) => [n.node_id, geoOf.get(n.node_id)]));
+    expect(res.body.nodes.every((n: { geo: unknown }) => n.geo !== null && n.geo !== undefined)).to.equal(true);
     const { trend } = res.body;
     expect(trend).to.have.length(144);
     // The union after each table, at that table's capture time: a alone at 11:41, a and b at 11:52.
