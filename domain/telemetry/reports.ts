@@ -136,11 +136,16 @@ export const PrefixFlapsSchema = Type.Object(
           score: Type.Number({ minimum: 0, description: 'decayed flap count (half-life 10 min) at captured_at' }),
           flaps: Opt(Count),
           last_flap_at: Opt(Time),
+          // Added with flap localisation; an older agent omits them (weaker evidence, never an error).
+          as_path: Opt(Type.Array(Asn, { maxItems: 64, description: 'ASNs from the first hop after the local AS to the origin, prepends collapsed' })),
+          announcements: Opt(Type.Integer({ minimum: 0, maximum: 2147483647, description: 'announcements counted since the previous report' })),
+          withdrawals: Opt(Type.Integer({ minimum: 0, maximum: 2147483647, description: 'withdrawals counted since the previous report' })),
         },
         strict,
       ),
       { maxItems: 1000, description: 'top-N by score; (prefix, peer_asn) unique' },
     ),
+    total_changes: Opt(Type.Integer({ minimum: 0, maximum: 2147483647, description: 'every change the collector saw since its previous report, prefixes outside the top N included' })),
   },
   strict,
 );

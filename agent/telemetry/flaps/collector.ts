@@ -31,6 +31,8 @@ export class FlapCollector {
   private views: Map<string, RouteView> | null = null;
   private counters: Map<string, { since: string | null; changes: number | null }> | null = null;
   private feed: FeedState = 'unknown';
+  /** Changes (weighted) seen since the previous report, every key included. */
+  private changesSinceReport = 0;
 
   constructor(halfLifeMs?: number) {
     this.scores = new DecayedScores(halfLifeMs);
@@ -47,7 +49,10 @@ export class FlapCollector {
     const counters = new Map(protocols.map((p) => [p.name, { since: p.since, changes: p.import_changes }]));
     const events = this.views ? routeEvents(this.views, views) : [];
     const weights = this.counters ? eventWeights(events, comparable(this.counters, counters), changesOf(counters)) : [];
-    for (const { event, weight } of strongestPerKey(events, weights)) this.scores.add(event.prefix, event.peer_asn, event.origin_asn, weight, now);
+    for (const { event, weight } of strongestPerKey(events, weights)) {
+      this.scores.add(event.prefix, event.peer_asn, event.origin_asn, weight, now, event);
+      this.changesSinceReport += weight;
+    }
     this.views = views;
     this.counters = counters;
     this.feed = protocols.some((p) => p.state === 'established') ? 'established' : 'down';
@@ -61,9 +66,13 @@ export class FlapCollector {
     this.feed = 'down';
   }
 
-  /** The `POST /agent/prefix-flaps` body: the top N scores decayed to `now`, and the feed state. */
+  /**
+   * The `POST /agent/prefix-flaps` body: the top N scores decayed to `now`, the
+   * feed state, and the changes since the previous report (per entry, and in
+   * all as `total_changes`). Taking a report starts those counts again.
+   */
   report(nodeId: string, now: number, topN = FLAP_TOP_N): PrefixFlaps {
-    return {
+    const body: PrefixFlaps = {
       node_id: nodeId,
       captured_at: new Date(now).toISOString(),
       feed_state: this.feed,
@@ -72,12 +81,21 @@ export class FlapCollector {
         peer_asn: s.peer_asn,
         origin_asn: s.origin_asn,
         score: Math.round(s.score * 1000) / 1000,
-        flaps: Math.min(2147483647, Math.round(s.flaps)),
+        flaps: count(s.flaps),
         last_flap_at: new Date(s.last_flap_at).toISOString(),
+        as_path: s.as_path,
+        announcements: count(s.announcements),
+        withdrawals: count(s.withdrawals),
       })),
+      total_changes: count(this.changesSinceReport),
     };
+    this.changesSinceReport = 0;
+    this.scores.resetSinceReport();
+    return body;
   }
 }
+
+const count = (weighted: number): number => Math.min(2147483647, Math.round(weighted));
 
 type Counters = Map<string, { since: string | null; changes: number | null }>;
 

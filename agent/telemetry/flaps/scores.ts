@@ -22,6 +22,17 @@ export interface FlapScore {
   flaps: number;
   /** Epoch milliseconds of the latest change. */
   last_flap_at: number;
+  /** The path of the latest change (first hop after the local AS to the origin, prepends collapsed); null before one was given. */
+  as_path: number[] | null;
+  /** Announcements (a new or changed path) and withdrawals since `sinceReport` was last reset (weighted, not decayed). */
+  announcements: number;
+  withdrawals: number;
+}
+
+/** What a change was, for the counts since the previous report; a changed path is a (re-)announcement. */
+export interface ChangeDetail {
+  kind: 'announce' | 'withdraw' | 'change';
+  as_path: number[];
 }
 
 interface Stored {
@@ -33,6 +44,9 @@ interface Stored {
   at: number;
   flaps: number;
   last_flap_at: number;
+  as_path: number[] | null;
+  announcements: number;
+  withdrawals: number;
 }
 
 /** Pure bookkeeping: every time comes from the caller, so tests control the clock. */
@@ -42,18 +56,28 @@ export class DecayedScores {
   constructor(private readonly halfLifeMs = PREFIX_HALF_LIFE_MS) {}
 
   /** Adds `weight` changes at `at` to (prefix, peer_asn); `origin_asn` is remembered as the latest seen. */
-  add(prefix: string, peer_asn: number | null, origin_asn: number | null, weight: number, at: number): void {
+  add(prefix: string, peer_asn: number | null, origin_asn: number | null, weight: number, at: number, detail?: ChangeDetail): void {
     const key = `${prefix} ${peer_asn ?? '-'}`;
-    const found = this.entries.get(key);
+    let found = this.entries.get(key);
     if (!found) {
-      this.entries.set(key, { prefix, peer_asn, origin_asn, score: weight, at, flaps: weight, last_flap_at: at });
-      return;
+      found = { prefix, peer_asn, origin_asn, score: weight, at, flaps: weight, last_flap_at: at, as_path: null, announcements: 0, withdrawals: 0 };
+      this.entries.set(key, found);
+    } else {
+      found.score = this.decayed(found, at) + weight;
+      found.at = Math.max(found.at, at);
+      found.flaps += weight;
+      found.origin_asn = origin_asn;
+      found.last_flap_at = Math.max(found.last_flap_at, at);
     }
-    found.score = this.decayed(found, at) + weight;
-    found.at = Math.max(found.at, at);
-    found.flaps += weight;
-    found.origin_asn = origin_asn;
-    found.last_flap_at = Math.max(found.last_flap_at, at);
+    if (!detail) return;
+    found.as_path = detail.as_path;
+    if (detail.kind === 'withdraw') found.withdrawals += weight;
+    else found.announcements += weight;
+  }
+
+  /** A report went out: the counts since the previous report start again (for every key, listed or not). */
+  resetSinceReport(): void {
+    for (const e of this.entries.values()) e.announcements = e.withdrawals = 0;
   }
 
   /**
@@ -65,7 +89,10 @@ export class DecayedScores {
     for (const [key, e] of this.entries) {
       const score = this.decayed(e, now);
       if (score < FORGET_BELOW) this.entries.delete(key);
-      else live.push({ prefix: e.prefix, peer_asn: e.peer_asn, origin_asn: e.origin_asn, score, flaps: e.flaps, last_flap_at: e.last_flap_at });
+      else {
+        const { prefix, peer_asn, origin_asn, flaps, last_flap_at, as_path, announcements, withdrawals } = e;
+        live.push({ prefix, peer_asn, origin_asn, score, flaps, last_flap_at, as_path, announcements, withdrawals });
+      }
     }
     return live.sort((a, b) => b.score - a.score || a.prefix.localeCompare(b.prefix) || (a.peer_asn ?? -1) - (b.peer_asn ?? -1)).slice(0, n);
   }

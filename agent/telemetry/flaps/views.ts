@@ -8,6 +8,8 @@ export interface RouteView {
   peer_asn: number | null;
   /** Last hop; null for own origin. */
   origin_asn: number | null;
+  /** From the first hop after the local AS to the origin, prepends collapsed (empty for own origin). */
+  as_path: number[];
   /** Hash of the kind and the attribute lines (AS path, next hop, communities, ...). */
   attributes: number;
   /** Hash of BIRD's change time of the route. */
@@ -34,6 +36,7 @@ export function routeViews(routes: readonly BirdRoute[], localAsn: number | null
       protocol: fresh(route.protocol),
       peer_asn: hops[0] ?? null,
       origin_asn: hops.at(-1) ?? null,
+      as_path: collapsePrepends(hops),
       attributes: hash53(`${route.kind}\n${route.attributes.join('\n')}`),
       stamp: hash53(route.stamp),
       timed: /\d{2}:\d{2}:\d{2}/.test(route.stamp),
@@ -47,6 +50,11 @@ export function attributedPath(hops: number[], localAsn: number | null): number[
   let i = 0;
   while (localAsn !== null && i < hops.length && hops[i] === localAsn) i++;
   return hops.slice(i);
+}
+
+/** One hop per run of repeats: `[1, 1, 2, 2, 2, 3]` is `[1, 2, 3]` (a prepend is one AS, not several hops). */
+export function collapsePrepends(hops: readonly number[]): number[] {
+  return hops.filter((asn, i) => i === 0 || hops[i - 1] !== asn);
 }
 
 const viewKey = (route: BirdRoute, rank: number) => `${route.prefix}\t${route.protocol}\t${rank}`;

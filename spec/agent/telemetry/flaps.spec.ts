@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { FlapCollector } from '../../../agent/telemetry/flaps/collector.js';
 import { eventWeights, routeEvents, type RouteEvent } from '../../../agent/telemetry/flaps/events.js';
 import { DecayedScores, FORGET_BELOW, PREFIX_HALF_LIFE_MS } from '../../../agent/telemetry/flaps/scores.js';
-import { attributedPath, routeViews } from '../../../agent/telemetry/flaps/views.js';
+import { attributedPath, collapsePrepends, routeViews } from '../../../agent/telemetry/flaps/views.js';
 import { parseBirdRouteList } from '../../../agent/telemetry/routes.js';
 
 const MIN = 60_000;
@@ -59,7 +59,7 @@ describe('prefix flap scoring (pure)', () => {
       scores.add('172.21.0.0/24', 4242420002, 4242420077, 1, T0);
       scores.add('172.21.0.0/24', 4242420002, 4242420078, 3, T0 + 10 * MIN);
       expect(scores.top(T0 + 10 * MIN)).to.deep.equal([
-        { prefix: '172.21.0.0/24', peer_asn: 4242420002, origin_asn: 4242420078, score: 3.5, flaps: 4, last_flap_at: T0 + 10 * MIN },
+        { prefix: '172.21.0.0/24', peer_asn: 4242420002, origin_asn: 4242420078, score: 3.5, flaps: 4, last_flap_at: T0 + 10 * MIN, as_path: null, announcements: 0, withdrawals: 0 },
       ]);
     });
 
@@ -131,7 +131,7 @@ describe('prefix flap scoring (pure)', () => {
   });
 
   describe('weights from BIRD import counters', () => {
-    const e = (protocol: string): RouteEvent => ({ kind: 'change', prefix: '172.21.0.0/24', protocol, peer_asn: 1, origin_asn: 1 });
+    const e = (protocol: string): RouteEvent => ({ kind: 'change', prefix: '172.21.0.0/24', protocol, peer_asn: 1, origin_asn: 1, as_path: [1] });
     const m = (entries: Record<string, number>) => new Map(Object.entries(entries));
 
     it("spreads a protocol's accepted updates and withdrawals over its changes seen", () => {
@@ -152,7 +152,7 @@ describe('prefix flap scoring (pure)', () => {
     it('takes the first look as its baseline, then scores a burst between two looks by the import counters', () => {
       const c = new FlapCollector();
       expect(c.feedState).to.equal('unknown');
-      expect(c.report('fra1', T0)).to.deep.equal({ node_id: 'fra1', captured_at: new Date(T0).toISOString(), feed_state: 'unknown', entries: [] });
+      expect(c.report('fra1', T0)).to.deep.equal({ node_id: 'fra1', captured_at: new Date(T0).toISOString(), feed_state: 'unknown', entries: [], total_changes: 0 });
 
       expect(c.observe(look('11:00:00.000', 1, 0), LOCAL_AS, T0)).to.deep.equal([]);
       expect(c.feedState).to.equal('established');
@@ -163,8 +163,38 @@ describe('prefix flap scoring (pure)', () => {
         node_id: 'fra1',
         captured_at: new Date(T0 + 11 * MIN).toISOString(),
         feed_state: 'established',
-        entries: [{ prefix: '172.21.0.0/24', peer_asn: 4242420002, origin_asn: 4242420077, score: 5, flaps: 10, last_flap_at: new Date(T0 + MIN).toISOString() }],
+        entries: [
+          {
+            prefix: '172.21.0.0/24',
+            peer_asn: 4242420002,
+            origin_asn: 4242420077,
+            score: 5,
+            flaps: 10,
+            last_flap_at: new Date(T0 + MIN).toISOString(),
+            as_path: [4242420002, 4242420077],
+            announcements: 10,
+            withdrawals: 0,
+          },
+        ],
+        total_changes: 10,
       });
+      // counted since the previous report: the next one starts again from zero, the score stays
+      expect(c.report('fra1', T0 + 12 * MIN)).to.deep.include({ total_changes: 0 });
+      expect(c.report('fra1', T0 + 12 * MIN).entries[0]).to.include({ announcements: 0, withdrawals: 0, flaps: 10 });
+    });
+
+    it('reports the path with prepends collapsed, and withdrawals and announcements apart, every key in total_changes', () => {
+      expect(collapsePrepends([4242420002, 4242420002, 4242420005, 4242420077, 4242420077])).to.deep.equal([4242420002, 4242420005, 4242420077]);
+      const c = new FlapCollector();
+      const other = route('172.22.0.0/24', 'peer_b', '11:00:00.000', [4242420002, 4242420002, 4242420003]);
+      c.observe({ routes: table(A('11:00:00.000'), other), protocols: protocols({ name: 'peer_b', updates: 1, withdraws: 0 }) }, LOCAL_AS, T0);
+      c.observe({ routes: table(other), protocols: protocols({ name: 'peer_b', updates: 1, withdraws: 1 }) }, LOCAL_AS, T0 + MIN);
+      c.observe({ routes: table(A('11:02:00.000')), protocols: protocols({ name: 'peer_b', updates: 2, withdraws: 2 }) }, LOCAL_AS, T0 + 2 * MIN);
+      const report = c.report('fra1', T0 + 2 * MIN, 1);
+      expect(report.total_changes).to.equal(3);
+      expect(report.entries).to.have.length(1);
+      expect(report.entries[0]).to.deep.include({ prefix: '172.21.0.0/24', as_path: [4242420002, 4242420077], announcements: 1, withdrawals: 1 });
+      expect(c.report('fra1', T0 + 3 * MIN).entries.find((e) => e.prefix === '172.22.0.0/24')).to.deep.include({ as_path: [4242420002, 4242420003], announcements: 0, withdrawals: 0 });
     });
 
     it('counts one change seen through several sessions (direct and an iBGP relay) once per look', () => {
