@@ -1,11 +1,14 @@
+import { MAX_GRID_POINTS } from '../../domain/series/grid.js';
 import type { Queryable } from '../db/pool.js';
 
 /**
  * What a node page's trends read (document 3, `trends` of `/ui/nodes/{id}/overview`):
  * the self-metrics archive and the node's report and apply status events since
- * a time, oldest first. At most `MAX_TREND_ROWS` of the newest rows each.
+ * a time, oldest first. At most `MAX_TREND_ROWS` of the newest rows each:
+ * document 3 allows a series at most 200 points, and a day of the 5-minute
+ * archive is 288 rows.
  */
-export const MAX_TREND_ROWS = 1000;
+export const MAX_TREND_ROWS = MAX_GRID_POINTS;
 
 export interface SelfMetricsRow {
   at: Date;

@@ -234,4 +234,26 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
       expect(res.body.links[0].peering).to.deep.equal({ id: created.body.id, name: 'peer-a', remote_asn: 4242420002, remote_node_id: null, is_internal: false });
     });
   });
+
+  describe('/ui/nodes/{id}/overview trends of a busy day', () => {
+    let busy: AgentHarness;
+    before(async () => {
+      busy = await startAgents(['b1']);
+      // 205 snapshots and reconciliation reports 5 minutes apart (17 h, inside the 24 h window): more than a series may hold.
+      for (let i = 0; i < 205; i++) {
+        const t = at(busy, new Date(Date.parse('2026-11-01T00:00:00Z') + i * 300_000).toISOString());
+        await postSnapshot(busy, 'b1', { self_metrics: { cpu: i, rss: 50_000_000, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null } });
+        expectResponse(await busy.agent.b1.post('/agent/reconciliation-report', { ...reconciliation('b1', 'in_sync'), captured_at: t })).status(200);
+      }
+    });
+    after(async () => busy?.close());
+
+    it('keeps at most 200 points per series (document 3), the newest, oldest first', async () => {
+      const { trends } = (await busy.admin.get('/ui/nodes/b1/overview')).body;
+      expect(trends.self_metrics.series).to.have.length(200);
+      expect(trends.self_metrics.series.map((p: { cpu_percent: number }) => p.cpu_percent)).to.deep.equal(Array.from({ length: 200 }, (_, i) => i + 5));
+      expect(trends.drift.series).to.have.length(200);
+      expect(trends.drift.series[199].at).to.equal(trends.self_metrics.current.at);
+    });
+  });
 });
