@@ -8,12 +8,13 @@
 // The traffic model: each interface of each node counts at a rate that is
 // constant inside a 5-minute bucket (a daily wave times noise), so every snapshot
 // interval (60 s, never crossing a 5-minute boundary) adds the same bytes to its
-// bucket; the 1 h and 4 h rollups are sums of the 5-minute ones, which is what
+// bucket; the wider rollups (ROLLUP_WIDTHS) are sums of the 5-minute ones, which is what
 // addSnapshotToSeries adds to them interval by interval. Counters are cumulative
 // and never reset. spec/bench/console-seed.spec.ts replays a seeded node's
 // snapshots and reports through addSnapshotToSeries/addReportToSeries and checks
 // the rollups match.
 import type pg from 'pg';
+import { ROLLUP_WIDTHS } from '../domain/series/grid.js';
 import type { RoutingTable } from '../domain/telemetry/reports.js';
 import { summarizeRoutes } from '../domain/telemetry/routing.js';
 
@@ -153,7 +154,8 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
        5 * ${CPU('i', 'b')}, 5 * ${RSS('i', 'b')}, 5, 1, CASE WHEN ${FAILED('i', 'b')} THEN 1 ELSE 0 END
      FROM seed_buckets GROUP BY node_id, i, b ORDER BY node_id, b`,
   );
-  for (const width of [3600, 14_400]) {
+  // The wider rollups (1 h, 4 h, 1 day as of writing) from the 5-minute ones, as many as the series keeps.
+  for (const width of ROLLUP_WIDTHS.filter((w) => w !== BUCKET_S)) {
     await run(
       'interface_traffic_rollups',
       `INSERT INTO interface_traffic_rollups (width_s, node_id, bucket, interface, rx_bytes, tx_bytes, seconds)
