@@ -26,7 +26,7 @@ import { peerDefaultsRoutes } from './ui/peer-defaults.js';
 import { routeTuningRoutes } from './ui/route-tuning.js';
 import { agentDesiredStateRoutes } from './agent/desired-state.js';
 import { agentRecoveryKeyRoutes } from './agent/recovery-key.js';
-import { agentReportRoutes, routingTableBody } from './agent/reports.js';
+import { agentReportRoutes } from './agent/reports.js';
 import { agentWireguardKeyRoutes } from './agent/wireguard-keys.js';
 import { healthRoutes } from './health/routes.js';
 import { routingRoutes } from './routing/routes.js';
@@ -71,7 +71,6 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
   const app = createServiceApp('control', ctx.log, {
     metrics,
     trustedProxies: ctx.config.trustedProxies,
-    largeJsonRoutes: [routingTableBody(ctx)],
     front: (front, log) => {
       front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log), publicCors());
       front.use(CONTROL_PREFIX, publicApi.router);

@@ -1,4 +1,4 @@
-import express, { type Express, type RequestHandler } from 'express';
+import express, { type Express } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { Logger } from '../../infra/logger.js';
 import { TRUSTED_PROXIES_LOCAL, TrustedProxies } from './client-address.js';
@@ -7,27 +7,11 @@ import { errorHandler, notFoundHandler, type ErrorStyle } from './errors.js';
 import type { ServiceMetrics } from '../../infra/metrics/service.js';
 import { countRequests, metricsEndpoint } from './metrics.js';
 
-/**
- * The common front of every service: request ids (taken from `X-Request-Id` when
- * sane, else made), one pino child per request, JSON bodies. Routes go between
- * `createServiceApp` and `finishServiceApp`.
- */
-/** A POST route whose JSON body may exceed the default limit; `before` (authentication) runs ahead of parsing it. */
-export interface LargeJsonRoute {
-  path: string;
-  limitBytes: number;
-  before?: RequestHandler[];
-}
-
-/** The JSON body limit of every route not listed in `largeJsonRoutes`. */
-export const DEFAULT_JSON_LIMIT_BYTES = 2 * 1024 * 1024;
-
 export interface ServiceAppOptions {
-  largeJsonRoutes?: readonly LargeJsonRoute[];
   /**
    * Mounts hot routes ahead of the common front (given the service's logger):
-   * they bring their own lean access log (`leanAccessLog`), skip the body
-   * parser and every router after them. For cached anonymous GETs only.
+   * they bring their own lean access log (`leanAccessLog`) and skip every
+   * router after them. For cached anonymous GETs only.
    */
   front?: (app: Express, log: Logger) => void;
   /** `TRUSTED_PROXIES`: the proxies whose forwarding headers `clientAddress` believes (default none). */
@@ -36,6 +20,11 @@ export interface ServiceAppOptions {
   metrics?: { service: ServiceMetrics; token: string | undefined };
 }
 
+/**
+ * The common front of every service: request ids (taken from `X-Request-Id` when
+ * sane, else made), one pino child per request. Routes go between
+ * `createServiceApp` and `finishServiceApp`.
+ */
 export function createServiceApp(service: string, log: Logger, options: ServiceAppOptions = {}): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -59,9 +48,7 @@ export function createServiceApp(service: string, log: Logger, options: ServiceA
       serializers: { req: (req) => ({ id: req.id, method: req.method, url: req.url }), res: (res) => ({ statusCode: res.statusCode }) },
     }),
   );
-  // A listed route parses its own body first; the generic parser then leaves a parsed body alone.
-  for (const route of options.largeJsonRoutes ?? []) app.post(route.path, ...(route.before ?? []), express.json({ limit: route.limitBytes }));
-  app.use(express.json({ limit: DEFAULT_JSON_LIMIT_BYTES }));
+  // No body parser here: each route parses its own body against its own limit (`ApiRouter.route`, `bodyLimit`).
   return app;
 }
 

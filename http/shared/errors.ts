@@ -57,6 +57,7 @@ const OAUTH_CODE: Record<number, string> = {
   404: 'not_found',
   409: 'conflict',
   410: 'expired',
+  413: 'invalid_request',
   422: 'invalid_request',
   429: 'slow_down',
   500: 'server_error',

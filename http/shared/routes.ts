@@ -2,10 +2,11 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Kind, type Static, type TSchema } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { auditScope } from '../../commands/audit.js';
 import { RequestValidationError, type FieldError } from './errors.js';
 import { labelRoute } from './metrics.js';
+import { DEFAULT_BODY_LIMIT_BYTES, formatBytes, jsonBody } from './body-limit.js';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -24,6 +25,12 @@ export interface RouteSpec<B extends TSchema | undefined, Q extends TSchema | un
   operationId?: string;
   tags?: string[];
   body?: B;
+  /**
+   * Largest JSON body in bytes (default `DEFAULT_BODY_LIMIT_BYTES`, 64 KiB): a larger
+   * one is refused with 413 before it is parsed. Derive it from the body schema's
+   * `maxItems`/`maxLength` with headroom; the table is in docs/decisions.md (Body limits).
+   */
+  bodyLimit?: number;
   query?: Q;
   params?: P;
   /**
@@ -160,10 +167,19 @@ interface Operation {
   operationId?: string;
   tags?: string[];
   body?: TSchema;
+  bodyLimit: number;
   query?: TSchema;
   params?: TSchema;
   responses: Record<number, ResponseSpec>;
   security?: string[];
+}
+
+export interface ApiRouterOptions {
+  /**
+   * Run on every route of the router once its body is parsed and before it is
+   * validated (the agent routes check the body's `node_id` against the token here).
+   */
+  afterBody?: RequestHandler[];
 }
 
 /**
@@ -174,17 +190,22 @@ export class ApiRouter {
   readonly router = express.Router();
   readonly operations: Operation[] = [];
 
-  constructor(readonly prefix = '') {}
+  constructor(
+    readonly prefix = '',
+    private readonly options: ApiRouterOptions = {},
+  ) {}
 
   route<B extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, P extends TSchema | undefined = undefined>(
     spec: RouteSpec<B, Q, P>,
   ): this {
-    this.operations.push({ ...spec, path: this.prefix + spec.path });
+    const bodyLimit = spec.bodyLimit ?? DEFAULT_BODY_LIMIT_BYTES;
+    this.operations.push({ ...spec, bodyLimit, path: this.prefix + spec.path });
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     // The status an audited request answers once its write is acknowledged: the route's success response.
     const successStatus = Object.keys(spec.responses).map(Number).filter((s) => s >= 200 && s < 300).sort()[0];
     const label = this.prefix + spec.path;
-    this.router[spec.method](expressPath, async (req: Request, res: Response, next: NextFunction) => {
+    // The body is parsed here, per route, after the guards mounted ahead of the router (401 before 413).
+    this.router[spec.method](expressPath, jsonBody(bodyLimit), ...(this.options.afterBody ?? []), async (req: Request, res: Response, next: NextFunction) => {
       labelRoute(res, label);
       try {
         const audit = auditScope.getStore();
@@ -307,6 +328,8 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
     }
     // A secured route answers 401 from its guard before its handler runs: documented even where the route does not name it.
     if (op.security?.length && !responses['401']) responses['401'] = { description: 'missing or invalid credentials', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    // Every route parses its body against its own limit, so any of them can answer 413.
+    if (op.body && !responses['413']) responses['413'] = { description: `request body larger than ${formatBytes(op.bodyLimit)}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     const operationId = op.operationId ?? operationIdOf(op.method, op.path);
     if (ids.has(operationId)) throw new Error(`duplicate operationId ${operationId} (${op.method} ${op.path})`);
     ids.add(operationId);
@@ -315,7 +338,8 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
       summary: op.summary,
       ...(op.tags ? { tags: op.tags } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: plain(op.body) } } } } : {}),
+      ...(op.body ? { requestBody: { required: true, description: `JSON, at most ${formatBytes(op.bodyLimit)}`, content: { 'application/json': { schema: plain(op.body) } } } } : {}),
+      ...(op.body ? { 'x-body-limit': op.bodyLimit } : {}),
       responses,
       // A route that names no scheme is public: `security: []` says so rather than leaving it unknown.
       security: (op.security ?? []).map((name) => ({ [name]: [] })),

@@ -19,7 +19,7 @@ import {
   WireguardReresolveSchema,
   WireguardTrafficSchema,
 } from '../../../domain/telemetry/reports.js';
-import type { LargeJsonRoute } from '../../shared/app.js';
+import { MiB, KiB } from '../../shared/body-limit.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import { requestMetadata } from '../../shared/metadata.js';
@@ -39,10 +39,13 @@ export function checkAgentNode(res: Response, nodeId: string): AgentPrincipal {
   return agent;
 }
 
-/** A router for agent routes: `requireAgent` runs on exactly these paths (before validation, so 401 comes first). */
+/**
+ * A router for agent routes: `requireAgent` runs on exactly these paths, before the
+ * body is parsed (so 401 comes first and no anonymous body is read), then `bodyNodeFirst`.
+ */
 export function agentRouter(ctx: ServiceContext, paths: readonly string[]): ApiRouter {
-  const r = new ApiRouter('/control/v1');
-  r.router.use([...paths], requireAgent(ctx), bodyNodeFirst);
+  const r = new ApiRouter('/control/v1', { afterBody: [bodyNodeFirst] });
+  r.router.use([...paths], requireAgent(ctx));
   return r;
 }
 
@@ -83,16 +86,31 @@ const PATHS = {
 };
 
 /**
- * Body limit of `POST /agent/routing-table`: the schema allows 20,000 routes, a
- * realistic route is about 150 to 200 bytes of JSON, so a full table is 3 to 4 MB;
- * 8 MiB leaves room. Other routes keep the 2 MiB default.
+ * Body limits of the reports, from the schemas' list and string caps (JSON keys and
+ * punctuation included), then about twice that:
+ * - routing table: 20,000 routes; a realistic route is 150 to 200 bytes, so a full
+ *   table is 3 to 4 MB;
+ * - runtime snapshot: 4,096 WireGuard peers of up to ~450 bytes (a 256-character
+ *   endpoint), 2,048 BGP protocols of up to ~550 bytes (128-character name,
+ *   256-character info), 1,024 interfaces, 256 containers: about 3.6 MB at every cap;
+ * - WireGuard traffic: 4,096 peers of up to ~270 bytes, 1.1 MB;
+ * - re-resolve: 1,024 interfaces of up to ~2.6 KB (a 2,000-character error), 2.7 MB;
+ * - reconciliation: 1,000 drift items of up to ~2.3 KB (2,000-character detail), 2.3 MB;
+ * - apply result: 200 steps of up to ~2.2 KB, 0.45 MB;
+ * - prefix flaps: 1,000 entries of up to ~250 bytes, 0.25 MB.
  */
-export const ROUTING_TABLE_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+export const REPORT_BODY_LIMITS = {
+  routing: 8 * MiB,
+  snapshot: 8 * MiB,
+  traffic: 2 * MiB,
+  reresolve: 4 * MiB,
+  report: 4 * MiB,
+  apply: 1 * MiB,
+  flaps: 512 * KiB,
+} as const satisfies Record<keyof typeof PATHS, number>;
 
-/** The routing table's own body parser, behind the agent token so that no anonymous body of that size is parsed. */
-export function routingTableBody(ctx: ServiceContext): LargeJsonRoute {
-  return { path: `/control/v1${PATHS.routing}`, limitBytes: ROUTING_TABLE_BODY_LIMIT_BYTES, before: [requireAgent(ctx)] };
-}
+/** Body limit of `POST /agent/routing-table`, the largest body of the control server. */
+export const ROUTING_TABLE_BODY_LIMIT_BYTES = REPORT_BODY_LIMITS.routing;
 
 /** `POST /agent/*` reports: runtime snapshot, routing table, prefix flaps, traffic, re-resolution, reconciliation, apply result. */
 export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
@@ -103,6 +121,7 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   r.route({
     ...common,
     path: PATHS.snapshot,
+    bodyLimit: REPORT_BODY_LIMITS.snapshot,
     summary: 'runtime observation; answered once the health write (status and transition) commits, archives follow',
     body: RuntimeSnapshotSchema,
     responses: { 200: Accepted({ generation: Type.Union([N, Type.Null()]), containers: N, interfaces: N }), ...FORBIDDEN },
@@ -116,6 +135,7 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   r.route({
     ...common,
     path: PATHS.routing,
+    bodyLimit: REPORT_BODY_LIMITS.routing,
     summary: 'routing table observation; the latest replaces the previous table, a summary row is kept for trends',
     body: RoutingTableSchema,
     responses: { 200: Accepted({ observation: Type.Integer({ description: 'id of the stored observation' }), routes: N }), ...FORBIDDEN },
@@ -128,6 +148,7 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   r.route({
     ...common,
     path: PATHS.flaps,
+    bodyLimit: REPORT_BODY_LIMITS.flaps,
     summary: "prefix flap scores; replaces the node's table",
     body: PrefixFlapsSchema,
     responses: { 200: Accepted({ entries: N, feed_state: Type.String() }), ...FORBIDDEN },
@@ -140,6 +161,7 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   r.route({
     ...common,
     path: PATHS.traffic,
+    bodyLimit: REPORT_BODY_LIMITS.traffic,
     summary: '30 s light traffic sample; the response sums all peers (cumulative bytes)',
     body: WireguardTrafficSchema,
     responses: { 200: Accepted({ rx_bytes: N, tx_bytes: N, peer_count: N }), ...FORBIDDEN },
@@ -152,6 +174,7 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   r.route({
     ...common,
     path: PATHS.reresolve,
+    bodyLimit: REPORT_BODY_LIMITS.reresolve,
     summary: 'endpoint re-resolution result (status event kind reresolve)',
     body: WireguardReresolveSchema,
     responses: { 200: Accepted({ checked: N, reresolved: N }), ...FORBIDDEN },
@@ -164,6 +187,7 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   r.route({
     ...common,
     path: PATHS.report,
+    bodyLimit: REPORT_BODY_LIMITS.report,
     summary: 'reconcile report (status event kind report); may change the node health',
     body: ReconciliationReportSchema,
     responses: { 200: Accepted({ status: Type.String(), drift_items: N }), ...FORBIDDEN },
@@ -176,6 +200,7 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   r.route({
     ...common,
     path: PATHS.apply,
+    bodyLimit: REPORT_BODY_LIMITS.apply,
     summary: 'apply result (status event kind apply); may change the node health',
     body: ApplyResultSchema,
     responses: { 200: Accepted({ generation: N, status: Type.String() }), ...FORBIDDEN },

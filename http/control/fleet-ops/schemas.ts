@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { KiB } from '../../shared/body-limit.js';
 
 /** Request and response shapes of the fleet operations and flap mitigations (one source for validation and OpenAPI). */
 
@@ -29,6 +30,9 @@ export const OperationResult = Type.Object({
 export const PortPools = Type.Object({
   pools: Type.Record(Type.String(), Type.Object({ start: Type.Integer(), end: Type.Integer() })),
 });
+
+/** Up to 1,000 node ids of up to 64 characters: about 67 KB, past the 64 KiB default. */
+export const PREFIX_BODY_LIMIT_BYTES = 256 * KiB;
 
 export const PrefixBody = Type.Object(
   {

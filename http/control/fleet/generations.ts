@@ -10,6 +10,7 @@ import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { GenerationDetailSchema, GenerationDiff, GenerationList, NodeHistory, ProvisionResult, PublishedState, RollbackResult } from './schemas.js';
 import { ADMIN, fleetDeps, intParam, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
+import { PROVISION_BODY_LIMIT_BYTES } from './body-limits.js';
 
 const GenerationParams = Type.Object({ node_id: Type.String({ minLength: 1, maxLength: 64 }), generation: Type.Integer({ minimum: 1, maximum: 2147483647 }) });
 
@@ -114,6 +115,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     method: 'post',
     path: '/admin/provision',
     summary: 'store a complete desired state as a new generation (creates the node record when missing)',
+    bodyLimit: PROVISION_BODY_LIMIT_BYTES,
     body: Type.Object({ state: Type.Record(Type.String(), Type.Unknown()), agent_token: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: false }),
     responses: {
       201: ProvisionResult,

@@ -8,6 +8,7 @@ import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { NodeOutSchema } from './schemas.js';
 import { ADMIN, fleetDeps, metadataOf, NodeIdParams, nodeOr404, TAGS } from './common.js';
+import { NODE_BODY_LIMIT_BYTES } from './body-limits.js';
 
 /** `/admin/nodes`: create, list, read, patch, delete, decommission, recommission. */
 export function nodeRoutes(ctx: ServiceContext): ApiRouter {
@@ -30,6 +31,7 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/nodes',
     summary: 'create a node',
     body: NodeInSchema,
+    bodyLimit: NODE_BODY_LIMIT_BYTES,
     responses: { 201: NodeOutSchema, 409: 'node already exists', 422: 'invalid field' },
     handler: async (req, res) => {
       const { node_id, ...fields } = req.body;
@@ -55,6 +57,7 @@ export function nodeRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update; a published node is re-materialised in the same append',
     params: NodeIdParams,
     body: NodePatchSchema,
+    bodyLimit: NODE_BODY_LIMIT_BYTES,
     responses: { 200: NodeOutSchema, 404: 'unknown node', 422: 'invalid field' },
     handler: async (req, res) => {
       const nodeId = req.params.node_id;

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../../shared/context.js';
 import { requestMetadata } from '../../shared/metadata.js';
 import type { ApiRouter } from '../../shared/routes.js';
 import type { ProviderDeps } from '../oidc/configuration.js';
+import { KiB } from '../../shared/body-limit.js';
 
 const NewClient = Type.Object(
   {
@@ -34,6 +35,8 @@ export function oauthClientRoutes(router: ApiRouter, ctx: ServiceContext, deps: 
       tags: ['admin'],
       security: ['admin'],
       body: NewClient,
+      // 20 redirect URIs of up to 2,000 characters: 40 KB in ASCII, up to three times that in other scripts.
+      bodyLimit: 128 * KiB,
       responses: { 201: Registered, 401: 'missing or invalid admin token', 403: 'IDENTITY_ADMIN_TOKEN not configured', 422: 'invalid redirect_uri' },
       handler: async (req, res) => {
         res.setHeader('Cache-Control', 'no-store');

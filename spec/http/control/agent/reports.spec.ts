@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { nodeStatusStream } from '../../../../domain/telemetry/health.js';
-import { ROUTING_TABLE_BODY_LIMIT_BYTES } from '../../../../http/control/agent/reports.js';
+import { REPORT_BODY_LIMITS, ROUTING_TABLE_BODY_LIMIT_BYTES } from '../../../../http/control/agent/reports.js';
 import { latestWireguardTraffic, prefixFlapsOf } from '../../../../infra/telemetry/store.js';
 import { expectResponse } from '../../../support/http.js';
 import { anonymous, applyResult, reconciliation, snapshot, startAgents, type AgentHarness } from './telemetry-support.js';
@@ -65,12 +65,26 @@ const REPORTS: { path: string; body: (n: string) => Record<string, unknown>; res
   { path: '/agent/apply-result', body: (n) => applyResult(n), response: (n) => ({ accepted: true, node_id: n, generation: 1, status: 'succeeded' }) },
 ];
 
+/** The `REPORT_BODY_LIMITS` key of a report path. */
+function reportKey(path: string): keyof typeof REPORT_BODY_LIMITS {
+  const keys: Record<string, keyof typeof REPORT_BODY_LIMITS> = {
+    '/agent/runtime-snapshot': 'snapshot',
+    '/agent/routing-table': 'routing',
+    '/agent/prefix-flaps': 'flaps',
+    '/agent/wireguard-traffic': 'traffic',
+    '/agent/wireguard-reresolve': 'reresolve',
+    '/agent/reconciliation-report': 'report',
+    '/agent/apply-result': 'apply',
+  };
+  return keys[path];
+}
+
 describe('Agent reports over HTTP', function () {
   this.timeout(30_000);
   let h: AgentHarness;
 
   before(async () => {
-    h = await startAgents(['n1', 'n2', 'n3']);
+    h = await startAgents(['n1', 'n2', 'n3', 'n4']);
   });
   after(async () => h?.close());
 
@@ -146,7 +160,7 @@ describe('Agent reports over HTTP', function () {
     expect(feed.rows).to.deep.equal([{ feed_state: 'down', entries: 1 }]);
   });
 
-  it('accepts a full routing table of 20,000 realistic routes (above the 2 MB default body limit)', async () => {
+  it('accepts a full routing table of 20,000 realistic routes (above every other report\'s body limit)', async () => {
     const routes = Array.from({ length: 20000 }, (_, i) => {
       const origin = 4242420000 + (i % 3000);
       return {
@@ -164,7 +178,7 @@ describe('Agent reports over HTTP', function () {
     const res = await h.agent.n1.post('/agent/routing-table', body);
     expectResponse(res).status(200);
     expect(res.body).to.include({ accepted: true, node_id: 'n1', routes: 20000 });
-    // Other routes keep the default limit.
+    // Other reports have smaller limits.
     expectResponse(await h.agent.n1.post('/agent/prefix-flaps', { node_id: 'n1', pad: 'x'.repeat(bytes) })).status(413);
   });
 
@@ -172,6 +186,60 @@ describe('Agent reports over HTTP', function () {
     const huge = { node_id: 'n1', captured_at: '2026-11-01T12:05:00Z', rpki_observed: true, routes: [], pad: 'x'.repeat(ROUTING_TABLE_BODY_LIMIT_BYTES) };
     expectResponse(await h.agent.n1.post('/agent/routing-table', huge)).status(413);
     expect((await anonymous(h).post('/agent/routing-table', { ...huge, pad: 'x'.repeat(3 * 1024 * 1024) })).status).to.equal(401);
+  });
+
+  it('parses each report body at its own limit and refuses one byte more with 413', async () => {
+    this.timeout(120_000);
+    const padded = (bytes: number) => JSON.stringify({ pad: 'x'.repeat(bytes - JSON.stringify({ pad: '' }).length) });
+    for (const r of REPORTS) {
+      const limit = REPORT_BODY_LIMITS[reportKey(r.path)];
+      const at = await h.agent.n1.post(r.path, padded(limit));
+      expect(at.status, `${r.path} at ${limit}: ${at.text.slice(0, 200)}`).to.equal(422);
+      expectResponse(await h.agent.n1.post(r.path, padded(limit + 1))).status(413).detail('request body too large');
+    }
+  });
+
+  it('accepts reports filled to their schema caps with the longest strings (the limits are derived from them)', async () => {
+    this.timeout(120_000);
+    const name = (i: number) => `${i}_`.padEnd(128, 'n');
+    const time = '2026-11-01T12:00:00.000Z';
+    const text = 'e'.repeat(2000);
+    const full: Record<string, Record<string, unknown>> = {
+      '/agent/runtime-snapshot': snapshot('n4', {}, {
+        containers: Array.from({ length: 256 }, (_, i) => ({ name: name(i), state: 'running', image: 'i'.repeat(512), health: 'h'.repeat(32) })),
+        interfaces: Array.from({ length: 1024 }, (_, i) => ({ name: name(i), up: true, mtu: 1420, rx_bytes: 2 ** 52, tx_bytes: 2 ** 52 })),
+        // 64 × 64 = 4,096 peers, as many as a node's WireGuard traffic sample carries.
+        wireguard_interfaces: Array.from({ length: 64 }, (_, i) => ({
+          name: name(i),
+          public_key: KEY,
+          listen_port: 51800 + i,
+          peers: Array.from({ length: 64 }, () => ({ public_key: KEY, endpoint: 'p'.repeat(256), latest_handshake_at: time, rx_bytes: 2 ** 52, tx_bytes: 2 ** 52 })),
+        })),
+        bgp_protocols: Array.from({ length: 2048 }, (_, i) => ({ name: name(i), state: 'established', since: time, remote_asn: 4294967295, routes_imported: 2147483647, routes_exported: 2147483647, info: 'i'.repeat(256) })),
+      }),
+      // Counters of 1 TiB: the sample's sums are bigint columns, and 4,096 counters near 2^53 would overflow them.
+      '/agent/wireguard-traffic': { node_id: 'n4', captured_at: time, peers: Array.from({ length: 4096 }, (_, i) => ({ interface: name(i), public_key: KEY, rx_bytes: 2 ** 40 + 123_456_789, tx_bytes: 2 ** 40 + 987_654_321 })) },
+      '/agent/wireguard-reresolve': {
+        node_id: 'n4',
+        checked_at: time,
+        interfaces: Array.from({ length: 1024 }, (_, i) => ({ interface: name(i), endpoint: 'p'.repeat(256), previous_address: 'a'.repeat(64), address: 'b'.repeat(64), reresolved: false, error: text })),
+      },
+      '/agent/reconciliation-report': { ...reconciliation('n4'), drift_items: Array.from({ length: 1000 }, (_, i) => ({ kind: name(i), name: name(i), detail: text })), error: text },
+      '/agent/apply-result': { ...applyResult('n4', 'failed'), error: text, steps: Array.from({ length: 200 }, (_, i) => ({ name: name(i), status: 'failed', detail: text })) },
+      '/agent/prefix-flaps': {
+        node_id: 'n4',
+        captured_at: time,
+        feed_state: 'established',
+        entries: Array.from({ length: 1000 }, (_, i) => ({ prefix: `fd42:${i.toString(16)}:ffff:ffff:ffff:ffff:ffff:ffff/128`, peer_asn: 4294967295, origin_asn: 4294967295, score: 1e15 + i / 7, flaps: 2147483647, last_flap_at: time })),
+      },
+    };
+    for (const [path, body] of Object.entries(full)) {
+      const bytes = Buffer.byteLength(JSON.stringify(body));
+      expect(bytes, path).to.be.below(REPORT_BODY_LIMITS[reportKey(path)]);
+      const res = await h.agent.n4.post(path, body);
+      expect(res.status, `${path} (${bytes} bytes): ${res.text.slice(0, 300)}`).to.equal(200);
+    }
+    await h.sys.context.background.drain();
   });
 
   it('accepts peer_asn null (own origin or no attribution), one row per prefix with it', async () => {
