@@ -19,7 +19,7 @@ import {
   WireguardReresolveSchema,
   WireguardTrafficSchema,
 } from '../../../domain/telemetry/reports.js';
-import { MiB, KiB } from '../../shared/body-limit.js';
+import { MiB } from '../../shared/body-limit.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import { requestMetadata } from '../../shared/metadata.js';
@@ -97,7 +97,7 @@ const PATHS = {
  * - re-resolve: 1,024 interfaces of up to ~2.6 KB (a 2,000-character error), 2.7 MB;
  * - reconciliation: 1,000 drift items of up to ~2.3 KB (2,000-character detail), 2.3 MB;
  * - apply result: 200 steps of up to ~2.2 KB, 0.45 MB;
- * - prefix flaps: 1,000 entries of up to ~250 bytes, 0.25 MB.
+ * - prefix flaps: 1,000 entries of up to ~1 KB (an AS path of 64 ASNs), 1 MB.
  */
 export const REPORT_BODY_LIMITS = {
   routing: 8 * MiB,
@@ -106,7 +106,7 @@ export const REPORT_BODY_LIMITS = {
   reresolve: 4 * MiB,
   report: 4 * MiB,
   apply: 1 * MiB,
-  flaps: 512 * KiB,
+  flaps: 2 * MiB,
 } as const satisfies Record<keyof typeof PATHS, number>;
 
 /** Body limit of `POST /agent/routing-table`, the largest body of the control server. */

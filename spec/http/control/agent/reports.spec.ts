@@ -230,7 +230,18 @@ describe('Agent reports over HTTP', function () {
         node_id: 'n4',
         captured_at: time,
         feed_state: 'established',
-        entries: Array.from({ length: 1000 }, (_, i) => ({ prefix: `fd42:${i.toString(16)}:ffff:ffff:ffff:ffff:ffff:ffff/128`, peer_asn: 4294967295, origin_asn: 4294967295, score: 1e15 + i / 7, flaps: 2147483647, last_flap_at: time })),
+        total_changes: 2147483647,
+        entries: Array.from({ length: 1000 }, (_, i) => ({
+          prefix: `fd42:${i.toString(16)}:ffff:ffff:ffff:ffff:ffff:ffff/128`,
+          peer_asn: 4294967295,
+          origin_asn: 4294967295,
+          score: 1e15 + i / 7,
+          flaps: 2147483647,
+          last_flap_at: time,
+          as_path: Array.from({ length: 64 }, () => 4294967295),
+          announcements: 2147483647,
+          withdrawals: 2147483647,
+        })),
       },
     };
     for (const [path, body] of Object.entries(full)) {
