@@ -34,6 +34,7 @@ import {
 } from '../infra/telemetry/store.js';
 import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
 import { execute } from './handle.js';
+import { Validation } from '../domain/errors.js';
 
 /**
  * Agent reports: samples into the telemetry tables, transitions (node health,
@@ -191,6 +192,10 @@ export async function recordPrefixFlaps(deps: TelemetryDeps, flaps: PrefixFlaps,
 /** A 30 s sample, placed at its `captured_at` (bounded); one older than the retention is answered but not stored. */
 export async function recordWireguardTraffic(deps: TelemetryDeps, sample: WireguardTraffic, now: Date): Promise<TrafficTotals> {
   const totals = trafficTotals(sample);
+  // The sums are bigint columns and JSON numbers in the answer: beyond 2^53 they would be inexact, beyond 2^63 a database error (a 500).
+  if (totals.rx_bytes > Number.MAX_SAFE_INTEGER || totals.tx_bytes > Number.MAX_SAFE_INTEGER) {
+    throw new Validation('traffic sums out of range', [{ loc: ['body', 'peers'], msg: `the sum of rx_bytes or tx_bytes over the peers exceeds ${Number.MAX_SAFE_INTEGER}`, type: 'number_range' }]);
+  }
   const { at } = placed(deps, sample.node_id, 'wireguard traffic', sample.captured_at, now);
   if (at) await insertWireguardTraffic(deps.pool, sample, totals, at);
   return totals;

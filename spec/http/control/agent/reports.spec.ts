@@ -253,6 +253,13 @@ describe('Agent reports over HTTP', function () {
     await h.sys.context.background.drain();
   });
 
+  it('refuses a traffic sample whose sums pass 2^53 (422, not a database error)', async () => {
+    const peers = Array.from({ length: 4 }, (_, i) => ({ interface: `wg${i}`, rx_bytes: 2 ** 52, tx_bytes: 1 }));
+    const res = await h.agent.n4.post('/agent/wireguard-traffic', { node_id: 'n4', captured_at: '2026-11-01T12:30:00Z', peers });
+    expectResponse(res).status(422).detail('traffic sums out of range');
+    expect(res.body.detail.errors).to.deep.equal([{ loc: ['body', 'peers'], msg: `the sum of rx_bytes or tx_bytes over the peers exceeds ${Number.MAX_SAFE_INTEGER}`, type: 'number_range' }]);
+  });
+
   it('accepts peer_asn null (own origin or no attribution), one row per prefix with it', async () => {
     const body = {
       node_id: 'n1',
