@@ -16,10 +16,17 @@ export const LinkPeering = Nullable(
   Type.Object({ id: Type.Integer(), name: Type.String(), remote_asn: Type.Integer(), remote_node_id: NullableString, is_internal: Type.Boolean() }),
 );
 
+/**
+ * A row id a client sends (cursor or path): the ids are bigint, and a number
+ * past 2^53 - 1 is no id JSON can have carried to the client; above it 422,
+ * never the database's out-of-range error.
+ */
+export const RowId = (description?: string) => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, ...(description ? { description } : {}) });
+
 /** A cursor-paged list's size (document 3: 1 to 500, default 100) and cursor. */
 export const PageQuery = {
   limit: Type.Integer({ minimum: 1, maximum: 500, default: 100 }),
-  before_id: Type.Optional(Type.Integer({ minimum: 1, description: 'only entries with a smaller id (the last id of the previous page)' })),
+  before_id: Type.Optional(RowId('only entries with a smaller id (the last id of the previous page)')),
 };
 
 export const UNAUTHORIZED = { 401: 'missing or invalid token', 403: 'admin surface locked' };

@@ -5,7 +5,7 @@ import { STATUS_EVENT_KINDS } from '../../../infra/telemetry/store.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { NodeIdParams, nodeOr404 } from '../fleet/common.js';
-import { NullableInteger, NullableString, PageQuery, TAGS, UNAUTHORIZED } from './schemas.js';
+import { NullableInteger, NullableString, PageQuery, RowId, TAGS, UNAUTHORIZED } from './schemas.js';
 
 const LeanEvent = {
   id: Type.Integer(),
@@ -37,7 +37,7 @@ export function consoleStatusEventRoutes(ctx: ServiceContext): ApiRouter {
       ...common,
       path: '/ui/status-events/{event_id}',
       summary: 'one status event with its node and full payload',
-      params: Type.Object({ event_id: Type.Integer({ minimum: 1 }) }),
+      params: Type.Object({ event_id: RowId() }),
       responses: { 200: Type.Object({ ...LeanEvent, node_id: Type.String(), payload: Type.Unknown() }), ...UNAUTHORIZED, 404: 'unknown status event <id>', 422: 'invalid event_id' },
       handler: async (req, res) => {
         const id = Number(req.params.event_id);

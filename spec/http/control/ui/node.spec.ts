@@ -154,7 +154,8 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
     });
 
     it('refuses limits outside 1..500, a bad cursor or kind (422) and an unknown node (404)', async () => {
-      for (const q of ['limit=0', 'limit=501', 'limit=two', 'before_id=0', 'before_id=x', 'kind=bogus', 'other=1']) {
+      // A cursor past 2^53 - 1 is refused, not handed to the database (a bigint overflow was a 500).
+      for (const q of ['limit=0', 'limit=501', 'limit=two', 'before_id=0', 'before_id=x', 'before_id=99999999999999999999', 'kind=bogus', 'other=1']) {
         const res = await h.admin.get(`/ui/nodes/n1/status-events?${q}`);
         expectResponse(res).status(422).detail('request validation failed');
         expect(res.body.detail.errors[0].loc[0], q).to.equal('query');
@@ -171,6 +172,8 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
       expectResponse(await h.admin.get('/ui/status-events/999999999')).status(404).detail('unknown status event 999999999');
       expectResponse(await h.admin.get('/ui/status-events/abc')).status(422);
       expectResponse(await h.admin.get('/ui/status-events/0')).status(422);
+      expectResponse(await h.admin.get('/ui/status-events/99999999999999999999')).status(422).detail('request validation failed');
+      expectResponse(await h.admin.get(`/ui/status-events/${Number.MAX_SAFE_INTEGER}`)).status(404).detail(`unknown status event ${Number.MAX_SAFE_INTEGER}`);
     });
   });
 
