@@ -7,7 +7,7 @@ import type { ServiceContext } from '../shared/context.js';
 import { requestMetadata } from '../shared/metadata.js';
 import type { ApiRouter } from '../shared/routes.js';
 import { identityError, IDENTITY_ERROR } from './errors.js';
-import { captchaTicket, ChallengeBody, ChallengeOut, SessionGrantOut, SubmitBody } from './verification-schemas.js';
+import { captchaTicket, ChallengeBody, ChallengeOut, SessionGrantOut, SubmitBody, SUBMIT_BODY_LIMIT_BYTES } from './verification-schemas.js';
 
 /** `POST /challenge`: issues (or, within the cooldown, returns again) a challenge for one option. */
 export function challengeRoute(router: ApiRouter, ctx: ServiceContext, deps: ChallengeDeps): void {
@@ -61,6 +61,7 @@ export function submitRoute(router: ApiRouter, ctx: ServiceContext, deps: Pick<C
     summary: 'Answer a challenge; returns a session grant',
     tags: ['verification'],
     body: SubmitBody,
+    bodyLimit: SUBMIT_BODY_LIMIT_BYTES,
     responses: {
       200: SessionGrantOut,
       400: 'wrong answer',

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { LEGACY_CAPTCHA_FIELD } from '../control/auth/login.js';
 import { MAX_ASN, MIN_ASN } from '../../domain/identity/limits.js';
+import { KiB } from '../shared/body-limit.js';
 
 export { LEGACY_CAPTCHA_FIELD };
 
@@ -58,6 +59,12 @@ export const ChallengeOut = Type.Object({
   captcha_pass: Type.Optional(Type.String({ description: 'only present right after a captcha was solved; bound to that ASN' })),
   captcha_pass_expires_in: Type.Optional(Type.Integer({ description: 'seconds; about 1800' })),
 });
+
+/**
+ * Body limit of `POST /challenge/submit`: an answer of 65,536 characters and an armored
+ * public key of 262,144 (both ASCII, their newlines escaped) come to about 333 KB.
+ */
+export const SUBMIT_BODY_LIMIT_BYTES = 512 * KiB;
 
 export const SubmitBody = Type.Object({
   challenge_id: Type.String({ minLength: 1, maxLength: 128 }),

@@ -7,6 +7,10 @@ import { Type } from '@sinclair/typebox';
 import { DnsGroupOutSchema } from './schemas.js';
 import { fleetDeps, metadataOf } from '../fleet/common.js';
 import { DNS_ROUTE, GroupParams, groupOr404, ids } from './common.js';
+import { KiB } from '../../shared/body-limit.js';
+
+/** 64 forwards of a 254-character zone and 16 upstreams of 64 characters, 32 bind addresses: about 90 KB. */
+export const DNS_GROUP_BODY_LIMIT_BYTES = 256 * KiB;
 
 /** `/admin/dns-groups`: list, create, read (with counts), update, delete. Writes re-materialise every member. */
 export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
@@ -28,6 +32,7 @@ export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups',
     summary: 'create a DNS group',
     body: DnsGroupInSchema,
+    bodyLimit: DNS_GROUP_BODY_LIMIT_BYTES,
     responses: { 201: DnsGroupOutSchema, 409: 'dns group already exists', 422: 'invalid field' },
     handler: async (req, res) => {
       const { result: id } = await createDnsGroup(deps, req.body, metadataOf(ctx, req, res));
@@ -52,6 +57,7 @@ export function dnsGroupRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update; every member is re-materialised in the same append (a PATCH that changes nothing writes nothing)',
     params: GroupParams,
     body: DnsGroupPatchSchema,
+    bodyLimit: DNS_GROUP_BODY_LIMIT_BYTES,
     responses: { 200: DnsGroupOutSchema, 404: 'unknown dns group', 409: 'dns group name already exists', 422: 'invalid field' },
     handler: async (req, res) => {
       const { group } = ids(req.params);

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { createControlApp } from '../../../http/control/app.js';
 import { PROVISION_BODY_LIMIT_BYTES, NODE_BODY_LIMIT_BYTES } from '../../../http/control/fleet/body-limits.js';
 import { PREFIX_BODY_LIMIT_BYTES } from '../../../http/control/fleet-ops/schemas.js';
+import { DNS_GROUP_BODY_LIMIT_BYTES } from '../../../http/control/dns/groups.js';
 import { createIdentityApp } from '../../../http/identity/app.js';
+import { SUBMIT_BODY_LIMIT_BYTES } from '../../../http/identity/verification-schemas.js';
 import { createRegistryApp } from '../../../http/registry/app.js';
 import { DEFAULT_BODY_LIMIT_BYTES, KiB } from '../../../http/shared/body-limit.js';
 import { api, type ApiResponse } from '../../support/http.js';
@@ -57,7 +59,9 @@ describe('per-route JSON body limits: a body at the limit is parsed, one byte mo
     { name: 'control node create', style: 'control', limit: NODE_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/nodes', b, { token: ADMIN_TOKEN }) },
     { name: 'control provision', style: 'control', limit: PROVISION_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/provision', b, { token: ADMIN_TOKEN }) },
     { name: 'control prefix block', style: 'control', limit: PREFIX_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/fleet/mitigations/prefix-block', b, { token: ADMIN_TOKEN }) },
+    { name: 'control DNS group', style: 'control', limit: DNS_GROUP_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/dns-groups', b, { token: ADMIN_TOKEN }) },
     { name: 'identity passkey login (default)', style: 'identity', limit: DEFAULT_BODY_LIMIT_BYTES, send: (b) => identity.post('/api/v1/passkeys/login/begin', b) },
+    { name: 'identity challenge submit', style: 'identity', limit: SUBMIT_BODY_LIMIT_BYTES, send: (b) => identity.post('/api/v1/challenge/submit', b) },
     { name: 'identity OAuth client registration', style: 'identity', limit: 128 * KiB, send: (b) => identity.post('/api/v1/admin/oauth-clients', b, { token: IDENTITY_ADMIN_TOKEN }) },
     { name: 'registry names (default)', style: 'control', limit: DEFAULT_BODY_LIMIT_BYTES, send: (b) => registry.post('/registry/v1/names', b, { token: SERVICE_TOKEN }) },
   ];
@@ -67,6 +71,23 @@ describe('per-route JSON body limits: a body at the limit is parsed, one byte mo
       expectTooLarge(await c.send(paddedBody(c.limit + 1)), c.style);
     });
   }
+
+  it('takes a challenge answer and an armored public key at their maxLength (the submit limit is derived from them)', async () => {
+    const armored = Array.from({ length: 262_144 / 64 }, () => 'A'.repeat(63)).join('\n').padEnd(262_144, '=');
+    const body = { challenge_id: 'c'.repeat(128), answer: 'S'.repeat(65_536), public_key: armored };
+    const res = await identity.post('/api/v1/challenge/submit', body);
+    // Past the size check and the schema: the challenge does not exist.
+    expect(res.status, res.text.slice(0, 300)).to.equal(404);
+  });
+
+  it('parses a DNS group with every list and string at its cap (the group limit is derived from them)', async () => {
+    const forwards = Array.from({ length: 64 }, (_, i) => ({ zone: `${i}`.padEnd(254, 'z'), upstreams: Array.from({ length: 16 }, (_, j) => `${j}`.padEnd(64, 'u')) }));
+    const body = { name: 'g'.repeat(64), bind_addresses: Array.from({ length: 32 }, (_, i) => `${i}`.padEnd(64, 'b')), cache_ttl_seconds: 604800, forwards, enabled: true };
+    expect(Buffer.byteLength(JSON.stringify(body))).to.be.below(DNS_GROUP_BODY_LIMIT_BYTES);
+    const res = await control.post('/control/v1/admin/dns-groups', body, { token: ADMIN_TOKEN });
+    // Parsed and judged on its values (these are not valid names), not refused for its size.
+    expect(res.status, res.text.slice(0, 300)).to.equal(422);
+  });
 
   it('refuses a chunked body (no Content-Length) once it passes the limit', async () => {
     const chunk = new TextEncoder().encode('x'.repeat(16 * KiB));
