@@ -1,3 +1,4 @@
+import { replacePrefixFlaps } from '../infra/telemetry/prefix-flaps.js';
 import type pg from 'pg';
 import {
   decideHealth,
@@ -25,7 +26,6 @@ import {
   insertStatusEvent,
   insertWireguardTraffic,
   nodeStatus,
-  replacePrefixFlaps,
   trafficTotals,
   upsertApply,
   upsertReport,
@@ -185,8 +185,7 @@ export async function recordReresolve(deps: TelemetryDeps, result: WireguardRere
 
 /** Replaces the node's prefix flap table in one transaction; returns how many entries it holds. */
 export async function recordPrefixFlaps(deps: TelemetryDeps, flaps: PrefixFlaps, now: Date): Promise<number> {
-  await withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now));
-  return new Set(flaps.entries.map((e) => `${e.prefix} ${e.peer_asn}`)).size;
+  return withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now));
 }
 
 /** A 30 s sample, placed at its `captured_at` (bounded); one older than the retention is answered but not stored. */

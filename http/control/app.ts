@@ -30,6 +30,7 @@ import { agentReportRoutes } from './agent/reports.js';
 import { agentWireguardKeyRoutes } from './agent/wireguard-keys.js';
 import { healthRoutes } from './health/routes.js';
 import { routingRoutes } from './routing/routes.js';
+import { uiPrefixFlapRoutes } from './ui/prefix-flaps.js';
 import { uiRoutingRoutes } from './ui/routing.js';
 import { withSockets } from './sockets.js';
 import { notifyRoutes } from './fleet/notify.js';
@@ -114,6 +115,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     dashboardRoutes(ctx),
     routingRoutes(ctx),
     uiRoutingRoutes(ctx),
+    uiPrefixFlapRoutes(ctx),
     notifyRoutes(ctx),
     releaseRoutes(ctx),
     agentUpdateRoutes(ctx),

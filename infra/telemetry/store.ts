@@ -1,5 +1,5 @@
 import type { HealthInputs } from '../../domain/telemetry/health.js';
-import type { ApplyResult, PrefixFlaps, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
+import type { ApplyResult, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
 import type { Queryable } from '../db/pool.js';
 
 /**
@@ -229,40 +229,6 @@ export async function insertRoutingTable(db: Queryable, table: RoutingTable, now
     [table.node_id, id, table.captured_at, table.rpki_observed],
   );
   return id;
-}
-
-/** Replaces the node's prefix flap table (call inside one transaction). */
-export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now: Date): Promise<void> {
-  await db.query(`DELETE FROM prefix_flaps WHERE node_id = $1`, [flaps.node_id]);
-  // (prefix, peer_asn) is the key, null peer_asn included; a report naming one twice keeps its higher score.
-  const byKey = new Map<string, PrefixFlaps['entries'][number]>();
-  for (const entry of flaps.entries) {
-    const key = `${entry.prefix} ${entry.peer_asn}`;
-    if ((byKey.get(key)?.score ?? -1) < entry.score) byKey.set(key, entry);
-  }
-  const e = [...byKey.values()];
-  if (e.length) {
-    await db.query(
-      `INSERT INTO prefix_flaps (node_id, prefix, peer_asn, origin_asn, score, flaps, last_flap_at, captured_at)
-       SELECT $1, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, $2
-       FROM unnest($3::text[], $4::bigint[], $5::bigint[], $6::float8[], $7::int[], $8::timestamptz[]) AS f(prefix, peer_asn, origin_asn, score, flaps, last_flap_at)`,
-      [
-        flaps.node_id,
-        flaps.captured_at,
-        e.map((x) => x.prefix),
-        e.map((x) => x.peer_asn),
-        e.map((x) => x.origin_asn),
-        e.map((x) => x.score),
-        e.map((x) => x.flaps ?? null),
-        e.map((x) => x.last_flap_at ?? null),
-      ],
-    );
-  }
-  await db.query(
-    `INSERT INTO prefix_flap_feeds (node_id, feed_state, entries, captured_at, received_at) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT (node_id) DO UPDATE SET feed_state = EXCLUDED.feed_state, entries = EXCLUDED.entries, captured_at = EXCLUDED.captured_at, received_at = EXCLUDED.received_at`,
-    [flaps.node_id, flaps.feed_state, e.length, flaps.captured_at, now],
-  );
 }
 
 export interface PrefixFlapRow {

@@ -1,0 +1,81 @@
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { ServiceContext } from '../../shared/context.js';
+import { ApiRouter } from '../../shared/routes.js';
+import { ADMIN } from '../fleet/common.js';
+import { fleetPrefixFlapsView } from './views/prefix-flaps.js';
+
+const closed = { additionalProperties: false } as const;
+const N = Type.Number();
+const Nullable = <T extends TSchema>(s: T) => Type.Union([s, Type.Null()]);
+const Asn = Nullable(Type.Integer());
+const Name = Nullable(Type.String());
+
+const NodeScore = Type.Object(
+  { node_id: Type.String(), score: N, changes: Nullable(Type.Integer()), last_change_at: Nullable(Type.String()), rate_per_s: Nullable(N) },
+  { ...closed, description: "one node's view of the row; changes are counted since the key was first scored (not decayed); rate_per_s null without a baseline" },
+);
+
+const strength = {
+  max_score: Type.Number({ description: 'maximum node score decayed to the time of the answer (sort key)' }),
+  total_changes: Nullable(Type.Integer()),
+  flapping: Type.Boolean({ description: 'max_score >= 20' }),
+  rate_per_s: Nullable(N),
+  flapping_since: Nullable(Type.String({ description: 'only at alert strength (>= 100), and not within about 60 s of crossing the line' })),
+  flap_duration_s: Nullable(Type.Integer()),
+  nodes: Type.Array(NodeScore),
+};
+
+const direction = { peer_asn: Asn, peer_name: Name, origin_asn: Asn, origin_name: Name, as_path: Nullable(Type.Array(Type.Integer())), ...strength };
+const Localization = Type.Null({ description: 'culprit localisation: not yet built, always null' });
+
+const FlatRow = Type.Object({ prefix: Type.String(), ...direction, moas: Type.Boolean(), localization: Localization }, closed);
+const PrefixRow = Type.Object(
+  {
+    prefix: Type.String(),
+    peer_asn: Asn,
+    peer_name: Name,
+    origin_asn: Asn,
+    origin_name: Name,
+    moas: Type.Boolean(),
+    origins: Type.Array(Type.Object({ asn: Type.Integer(), name: Name }, closed)),
+    peer_count: Type.Integer(),
+    ...strength,
+    peers: Type.Array(Type.Object(direction, closed)),
+    localization: Localization,
+  },
+  closed,
+);
+const Feed = Type.Object(
+  { node_id: Type.String(), feed_state: Type.Union(['established', 'down', 'stale', 'unknown'].map((s) => Type.Literal(s))), captured_at: Type.String(), total_changes: Nullable(Type.Integer()) },
+  closed,
+);
+const Summary = Type.Object({ near: Type.Integer(), origin: Type.Integer(), path: Type.Integer(), moas: Type.Integer() }, closed);
+const common = { generated_at: Type.String(), feeds: Type.Array(Feed), localization_summary: Summary };
+
+/** `GET /ui/fleet/prefix-flaps`: the prefix level of flap detection (document 3, "Prefix flap row"). */
+export function uiPrefixFlapRoutes(ctx: ServiceContext): ApiRouter {
+  const r = new ApiRouter('/control/v1');
+  r.route({
+    security: ADMIN,
+    tags: ['console'],
+    method: 'get',
+    path: '/ui/fleet/prefix-flaps',
+    summary: 'prefix flap rows decayed to now: flat (prefix, peer_asn) rows, or with group=prefix one row per prefix with its peer directions; at most 500, no paging',
+    query: Type.Object(
+      {
+        min_score: Type.Number({ minimum: 0, default: 1.0 }),
+        limit: Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'counts prefixes in the grouped form' }),
+        group: Type.Optional(Type.Literal('prefix')),
+      },
+      closed,
+    ),
+    responses: {
+      200: Type.Union([Type.Object({ rows: Type.Array(FlatRow), ...common }, closed), Type.Object({ prefixes: Type.Array(PrefixRow), ...common }, closed)]),
+      422: 'invalid min_score, limit or group',
+    },
+    handler: async (req, res) => {
+      res.json(await fleetPrefixFlapsView(ctx, req.validQuery));
+    },
+  });
+  return r;
+}

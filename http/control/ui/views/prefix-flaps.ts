@@ -1,0 +1,32 @@
+import { asnsOf, EMPTY_LOCALIZATION_SUMMARY, feedRows, flatRows, prefixRows, type Names } from '../../../../domain/flaps/prefix-rows.js';
+import { fleetPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
+import type { ServiceContext } from '../../../shared/context.js';
+import { originNames } from './routing.js';
+
+export interface PrefixFlapsQuery {
+  min_score: number;
+  limit: number;
+  group?: 'prefix';
+}
+
+/**
+ * `GET /ui/fleet/prefix-flaps`: every node's latest report, decayed to the
+ * service clock, flat or grouped by prefix. Names come from the registry
+ * replica for the ASNs of the answered rows only (null without a replica).
+ */
+export async function fleetPrefixFlapsView(ctx: ServiceContext, q: PrefixFlapsQuery) {
+  const now = ctx.now();
+  const { rows, feeds } = await fleetPrefixFlaps(ctx.pool);
+  const build = (names: Names) => (q.group === 'prefix' ? prefixRows(rows, names, now.getTime(), q.min_score, q.limit) : flatRows(rows, names, now.getTime(), q.min_score, q.limit));
+  const answered = build(new Map());
+  const shown = new Set(answered.map((r) => r.prefix));
+  const names = await originNames(ctx, asnsOf(rows.filter((r) => shown.has(r.prefix))));
+  const listed = build(names);
+  return {
+    generated_at: now.toISOString(),
+    ...(q.group === 'prefix' ? { prefixes: listed } : { rows: listed }),
+    feeds: feedRows(feeds, now.getTime()),
+    // Localisation is not built yet: every row's `localization` is null, so every count is 0.
+    localization_summary: { ...EMPTY_LOCALIZATION_SUMMARY },
+  };
+}
