@@ -203,6 +203,18 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
     expect(feeds.map((f: Entry) => f.feed_state)).to.deep.equal(['stale', 'down']);
   });
 
+  it('leaves decommissioned and deleted nodes out', async () => {
+    await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 5)]);
+    await report('n2', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 9)]);
+    expectResponse(await h.admin.post('/admin/nodes/n2/decommission')).status(200);
+    let body = await list();
+    expect(body.rows[0].nodes.map((n: Entry) => n.node_id)).to.deep.equal(['n1']);
+    expect(body.feeds.map((f: Entry) => f.node_id)).to.deep.equal(['n1']);
+    expectResponse(await h.admin.delete('/admin/nodes/n1')).status(204);
+    body = await list();
+    expect(body).to.deep.include({ rows: [], feeds: [] });
+  });
+
   it('answers at most 500 rows, and 422 for a bad min_score, limit or group', async () => {
     const many = Array.from({ length: 600 }, (_, i) => entry(`172.${20 + Math.floor(i / 256)}.${i % 256}.0/24`, AS_A, ORIGIN_X, 2 + i / 1000));
     await report('n1', many);
