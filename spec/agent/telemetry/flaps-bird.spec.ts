@@ -67,6 +67,10 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
     expect(row).to.include({ prefix: FLAPPING, peer_asn: PEER_B, origin_asn: PEER_B, flaps: 2 });
     expect(row!.score).to.be.within(1.98, 2);
     expect(withdrawn).to.include({ origin_asn: PEER_B });
+    // with the path evidence of the new report fields: B's path (B is also the origin)
+    const evidence = await server.control.sys.pool.query(`SELECT as_path::text AS as_path FROM prefix_flaps WHERE node_id = $1 AND prefix = $2`, [server.nodeId, FLAPPING]);
+    expect(evidence.rows).to.deep.equal([{ as_path: `{${PEER_B}}` }]);
+    expect((await server.control.sys.pool.query(`SELECT total_changes FROM prefix_flap_feeds WHERE node_id = $1`, [server.nodeId])).rows[0].total_changes).to.be.a('number');
     expect(Date.parse(row!.last_flap_at!)).to.be.above(Date.parse(withdrawn!.last_flap_at!));
     // And B's other prefixes, which did not move, have no row
     expect((await prefixFlapsOf(server.control.sys.pool, server.nodeId)).map((r) => r.prefix)).to.deep.equal([FLAPPING]);
