@@ -18,6 +18,7 @@ import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
 import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
+import { detectRestarts } from '../domain/flaps/session.js';
 import { placeSample, type Placement } from '../domain/series/placement.js';
 import {
   allNodeStatus,
@@ -26,6 +27,7 @@ import {
   insertStatusEvent,
   insertWireguardTraffic,
   nodeStatus,
+  previousBgpProtocols,
   trafficTotals,
   upsertApply,
   upsertReport,
@@ -45,6 +47,8 @@ export interface TelemetryDeps {
   store: EventStore;
   log: Logger;
   background: BackgroundTasks;
+  /** Orders the snapshots of each node in this process (see `NodeQueue`); absent: no ordering beyond the row lock. */
+  snapshotOrder?: NodeQueue;
 }
 
 /**
@@ -53,15 +57,43 @@ export interface TelemetryDeps {
  * append; the caller answers after that. The archives run afterwards in the
  * background and only log a failure: a lost archive row is a gap in a graph, not a lie.
  */
-export async function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata, now: Date): Promise<HealthVerdict> {
-  const verdict = await withTransaction(deps.pool, async (tx) => {
+export function recordSnapshot(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata, now: Date): Promise<HealthVerdict> {
+  const work = () => recordSnapshotInOrder(deps, snapshot, metadata, now);
+  return deps.snapshotOrder ? deps.snapshotOrder.run(snapshot.node_id, work) : work();
+}
+
+/**
+ * Snapshots of one node, compared in the order they arrive: each waits (without
+ * a connection) for the previous one's upsert and transitions. One per process
+ * (the agent report routes hold it); across processes the previous snapshot is
+ * still read under its row lock, so the restart comparison pairs consecutive
+ * stored snapshots, and `execute` records each state transition once.
+ */
+export class NodeQueue {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(nodeId: string, work: () => Promise<T>): Promise<T> {
+    const mine = (this.tails.get(nodeId) ?? Promise.resolve()).then(work, work);
+    const settled = mine.catch(() => undefined);
+    this.tails.set(nodeId, settled);
+    void settled.then(() => {
+      if (this.tails.get(nodeId) === settled) this.tails.delete(nodeId);
+    });
+    return mine;
+  }
+}
+
+async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata, now: Date): Promise<HealthVerdict> {
+  const { verdict, restarts } = await withTransaction(deps.pool, async (tx) => {
+    const previous = await previousBgpProtocols(tx, snapshot.node_id);
     const inputs = await upsertSnapshot(tx, snapshot, now);
     const current = deriveHealth(inputs, now);
     await insertStatusEvent(tx, snapshot.node_id, { kind: 'snapshot', generation: snapshot.generation ?? null, status: current.health, drift_count: null, payload: snapshot }, now);
-    return current;
+    return { verdict: current, restarts: detectRestarts(previous, snapshot.bgp_protocols) };
   });
   const nodeId = snapshot.node_id;
-  await appendTransitions(deps, nodeId, (state) => [...decideHealth(nodeId, state, verdict), ...decideSessions(nodeId, state, snapshot.bgp_protocols)], metadata);
+  const capturedAt = new Date(snapshot.captured_at).toISOString();
+  await appendTransitions(deps, nodeId, (state) => [...decideHealth(nodeId, state, verdict), ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts)], metadata);
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
     void deps.background.run(

@@ -6,7 +6,8 @@ import { dnsProjection } from './dns/projection.js';
 import { fleetProjection } from './fleet/projection.js';
 import { nodeStatusProjection } from './node-status/projection.js';
 import { oidcProjection } from './oidc/projection.js';
+import { sessionFlapsProjection } from './session-flaps/projection.js';
 import type { Projection } from './runtime/projection.js';
 
 /** Every read model of the system. A new projection is added here. */
-export const allProjections: readonly Projection[] = [auditLogProjection, fleetProjection, accountsProjection, agentsProjection, nodeStatusProjection, oidcProjection, autopeeringProjection, dnsProjection];
+export const allProjections: readonly Projection[] = [auditLogProjection, fleetProjection, accountsProjection, agentsProjection, nodeStatusProjection, sessionFlapsProjection, oidcProjection, autopeeringProjection, dnsProjection];

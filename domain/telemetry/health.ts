@@ -49,12 +49,21 @@ export function deriveHealth(inputs: HealthInputs, now: Date): HealthVerdict {
   return { health: reasons.length ? 'degraded' : 'ok', reasons };
 }
 
+/** A session Established in two consecutive snapshots whose `since` changed. */
+export interface SessionRestart {
+  session: string;
+  since_before: string;
+  since_after: string;
+}
+
 /** Transitions of a node's observed state, in the `node-status-<node_id>` stream. */
 export type NodeStatusEvent =
   | DomainEvent<'NodeHealthChanged', { node_id: string; from: NodeHealth; to: NodeHealth; reasons: string[] }>
-  | DomainEvent<'BgpSessionStateChanged', { node_id: string; session: string; from: BgpState | 'unknown' | 'absent'; to: BgpState | 'absent' }>;
+  | DomainEvent<'BgpSessionStateChanged', { node_id: string; session: string; from: BgpState | 'unknown' | 'absent'; to: BgpState | 'absent'; captured_at?: string }>
+  /** Both snapshots Established but `since` changed: an implicit reconnect (the state does not change). */
+  | DomainEvent<'BgpSessionRestarted', { node_id: string; session: string; since_before: string; since_after: string; captured_at: string }>;
 
-export const NODE_STATUS_EVENT_TYPES: readonly NodeStatusEvent['type'][] = ['NodeHealthChanged', 'BgpSessionStateChanged'];
+export const NODE_STATUS_EVENT_TYPES: readonly NodeStatusEvent['type'][] = ['NodeHealthChanged', 'BgpSessionStateChanged', 'BgpSessionRestarted'];
 
 export const nodeStatusStream = (nodeId: string): string => `node-status-${nodeId}`;
 
@@ -72,6 +81,7 @@ export function foldNodeStatus(events: readonly NodeStatusEvent[], from: NodeSta
   const sessions = new Map(from.sessions);
   for (const e of events) {
     if (e.type === 'NodeHealthChanged') health = e.data.to;
+    else if (e.type === 'BgpSessionRestarted') continue;
     else if (e.data.to === 'absent') sessions.delete(e.data.session);
     else sessions.set(e.data.session, e.data.to);
   }
@@ -87,9 +97,17 @@ export function decideHealth(nodeId: string, state: NodeStatusState, verdict: He
 /**
  * Session flap comparison: every session whose state differs from the recorded
  * one is a transition (a session seen for the first time comes from `unknown`;
- * one missing from the snapshot goes to `absent`). Sorted by name.
+ * one missing from the snapshot goes to `absent`), and every session in
+ * `restarted` (domain/flaps/session.ts `detectRestarts`, against the previous
+ * snapshot) that stays Established is a restart. Sorted by name.
  */
-export function decideSessions(nodeId: string, state: NodeStatusState, observed: readonly { name: string; state: BgpState }[]): NodeStatusEvent[] {
+export function decideSessions(
+  nodeId: string,
+  state: NodeStatusState,
+  observed: readonly { name: string; state: BgpState; since?: string | null }[],
+  capturedAt: string,
+  restarted: readonly SessionRestart[] = [],
+): NodeStatusEvent[] {
   const now = new Map(observed.map((p) => [p.name, p.state]));
   const names = [...new Set([...state.sessions.keys(), ...now.keys()])].sort();
   const events: NodeStatusEvent[] = [];
@@ -97,7 +115,12 @@ export function decideSessions(nodeId: string, state: NodeStatusState, observed:
     const before = state.sessions.get(session);
     const after = now.get(session);
     if (before === after) continue;
-    events.push({ type: 'BgpSessionStateChanged', data: { node_id: nodeId, session, from: before ?? 'unknown', to: after ?? 'absent' } });
+    events.push({ type: 'BgpSessionStateChanged', data: { node_id: nodeId, session, from: before ?? 'unknown', to: after ?? 'absent', captured_at: capturedAt } });
+  }
+  // A restart only where the recorded state agrees that the session stayed Established.
+  for (const r of restarted) {
+    if (state.sessions.get(r.session) !== 'established' || now.get(r.session) !== 'established') continue;
+    events.push({ type: 'BgpSessionRestarted', data: { node_id: nodeId, ...r, captured_at: capturedAt } });
   }
   return events;
 }

@@ -48,6 +48,18 @@ export async function listStatusEvents(db: Queryable, nodeId: string, kind: Stat
 
 const NOT_RUNNING = (s: RuntimeSnapshot) => s.containers.filter((c) => c.state !== 'running').length;
 
+/** The BGP protocols of the node's stored snapshot, its row locked until the transaction ends (consecutive snapshots compare in turn). */
+export async function previousBgpProtocols(db: Queryable, nodeId: string): Promise<RuntimeSnapshot['bgp_protocols']> {
+  const { rows } = await db.query(`SELECT snapshot->'bgp_protocols' AS p FROM node_status WHERE node_id = $1 FOR UPDATE`, [nodeId]);
+  return (rows[0]?.p as RuntimeSnapshot['bgp_protocols'] | null) ?? [];
+}
+
+/** The BGP protocols of every node's latest snapshot, by node id (nodes without a snapshot are left out). */
+export async function allBgpProtocols(db: Queryable): Promise<Map<string, RuntimeSnapshot['bgp_protocols']>> {
+  const { rows } = await db.query(`SELECT node_id, snapshot->'bgp_protocols' AS p FROM node_status WHERE snapshot IS NOT NULL ORDER BY node_id`);
+  return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, (r.p ?? []) as RuntimeSnapshot['bgp_protocols']]));
+}
+
 /** Upserts the node's latest snapshot and the health inputs it carries; answers the node's row as written. */
 export async function upsertSnapshot(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<NodeStatusRow> {
   const established = snapshot.bgp_protocols.filter((p) => p.state === 'established').length;

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { recordApply, recordSnapshot, type TelemetryDeps } from '../../commands/telemetry.js';
+import { NodeQueue, recordApply, recordSnapshot, type TelemetryDeps } from '../../commands/telemetry.js';
 import { foldNodeStatus, nodeStatusStream, type NodeStatusEvent } from '../../domain/telemetry/health.js';
 import type { ApplyResult, BgpState, RuntimeSnapshot } from '../../domain/telemetry/reports.js';
 import { WrongExpectedVersion, type EventMetadata, type EventStore, type StreamWrite, type WriteLock, type WriteSession } from '../../infra/eventstore/types.js';
@@ -73,6 +73,9 @@ function spied(store: EventStore, beforeAppend?: () => Promise<void>): Spied {
   return spy;
 }
 
+/** captured_at of every snapshot here (spec/http/control/agent/telemetry-support.ts). */
+const C = '2026-11-01T12:00:00.000Z';
+
 describe('telemetry transitions (node-status streams)', function () {
   this.timeout(60_000);
   let sys: TestSystem;
@@ -113,7 +116,7 @@ describe('telemetry transitions (node-status streams)', function () {
     // The decisions still start from the end of the history.
     expect((await transitions('long')).slice(2001)).to.deep.equal([
       ['NodeHealthChanged', { node_id: 'long', from: 'degraded', to: 'ok', reasons: [] }],
-      ['BgpSessionStateChanged', { node_id: 'long', session: 'p1', from: 'active', to: 'established' }],
+      ['BgpSessionStateChanged', { node_id: 'long', session: 'p1', from: 'active', to: 'established', captured_at: C }],
     ]);
     expect((await currentNodeStatus(sys.pool, 'long'))?.version).to.equal(2002);
   });
@@ -144,8 +147,8 @@ describe('telemetry transitions (node-status streams)', function () {
     expect(spy.conflicts).to.equal(1);
     expect(await transitions('race')).to.deep.equal([
       ['NodeHealthChanged', { node_id: 'race', from: 'unknown', to: 'ok', reasons: [] }],
-      ['BgpSessionStateChanged', { node_id: 'race', session: 'p1', from: 'unknown', to: 'established' }],
-      ['BgpSessionStateChanged', { node_id: 'race', session: 'p2', from: 'unknown', to: 'established' }],
+      ['BgpSessionStateChanged', { node_id: 'race', session: 'p1', from: 'unknown', to: 'established', captured_at: C }],
+      ['BgpSessionStateChanged', { node_id: 'race', session: 'p2', from: 'unknown', to: 'established', captured_at: C }],
     ]);
   });
 
@@ -164,8 +167,8 @@ describe('telemetry transitions (node-status streams)', function () {
     const all = (await transitions('busy')) as [string, Record<string, unknown>][];
     expect(all.slice(0, 3)).to.deep.equal([
       ['NodeHealthChanged', { node_id: 'busy', from: 'unknown', to: 'ok', reasons: [] }],
-      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p1', from: 'unknown', to: 'established' }],
-      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p2', from: 'unknown', to: 'established' }],
+      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p1', from: 'unknown', to: 'established', captured_at: C }],
+      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p2', from: 'unknown', to: 'established', captured_at: C }],
     ]);
     // Every report of the second round derives degraded (which reasons depends on which
     // upsert came first); an apply result may record it before any snapshot: order free.
@@ -173,9 +176,18 @@ describe('telemetry transitions (node-status streams)', function () {
     expect(later).to.have.length(2);
     expect(later.filter(([type]) => type === 'NodeHealthChanged').map(([, d]) => [d.from, d.to])).to.deep.equal([['ok', 'degraded']]);
     expect(later.filter(([type]) => type === 'BgpSessionStateChanged')).to.deep.equal([
-      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p2', from: 'established', to: 'active' }],
+      ['BgpSessionStateChanged', { node_id: 'busy', session: 'p2', from: 'established', to: 'active', captured_at: C }],
     ]);
     const row = await currentNodeStatus(sys.pool, 'busy');
     expect(row?.state).to.deep.equal(foldNodeStatus((await sys.store.readStream(nodeStatusStream('busy'))) as unknown as NodeStatusEvent[]));
+  });
+
+  it('compares the snapshots of one node in arrival order with a NodeQueue: the last one posted is the recorded state', async () => {
+    const order = new NodeQueue();
+    const states = ['established', 'idle', 'active', 'established', 'idle', 'connect', 'established'];
+    await Promise.all(states.map((p1) => recordSnapshot({ ...deps(), snapshotOrder: order }, snap('ordered', { p1 }), meta, sys.clock.now())));
+    await sys.context.background.drain();
+    const changes = ((await transitions('ordered')) as [string, { from: string; to: string }][]).filter(([type]) => type === 'BgpSessionStateChanged').map(([, d]) => `${d.from}>${d.to}`);
+    expect(changes).to.deep.equal(['unknown>established', 'established>idle', 'idle>active', 'active>established', 'established>idle', 'idle>connect', 'connect>established']);
   });
 });

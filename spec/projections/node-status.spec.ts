@@ -54,7 +54,7 @@ describe('node-status projection (node_status_current)', function () {
     const events = await stream('a');
     expect(events.slice(-2)).to.deep.equal([
       { type: 'NodeHealthChanged', data: { node_id: 'a', from: 'down', to: 'ok', reasons: [] } },
-      { type: 'BgpSessionStateChanged', data: { node_id: 'a', session: 'p1', from: 'idle', to: 'established' } },
+      { type: 'BgpSessionStateChanged', data: { node_id: 'a', session: 'p1', from: 'idle', to: 'established', captured_at: '2026-11-01T12:00:00.000Z' } },
     ]);
     await sys.projections.rebuild(['node-status']);
     expect(await currentNodeStatus(sys.pool, 'a')).to.deep.equal({ state: foldNodeStatus(events), version: events.length - 1 });

@@ -5,6 +5,7 @@ import {
   recordPrefixFlaps,
   recordReconciliation,
   recordReresolve,
+  NodeQueue,
   recordSnapshot,
   recordWireguardTraffic,
   type TelemetryDeps,
@@ -67,7 +68,7 @@ const bodyNodeFirst: RequestHandler = (req, res, next) => {
 };
 
 export function telemetryDeps(ctx: ServiceContext): TelemetryDeps {
-  return { pool: ctx.pool, store: ctx.store, log: ctx.log, background: ctx.background };
+  return { pool: ctx.pool, store: ctx.store, log: ctx.log, background: ctx.background, snapshotOrder: new NodeQueue() };
 }
 
 const Accepted = <P extends Record<string, TSchema>>(props: P) =>

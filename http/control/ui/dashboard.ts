@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN } from '../fleet/common.js';
+import { PeeringIssues } from './flaps/routes.js';
+import { peeringIssues } from './flaps/sessions.js';
 import { ResponseCache } from './response-cache.js';
 import { CompareParam, TrafficRangeParam, trafficGrids } from './series-params.js';
 import { TrafficByAs, trafficByAs, TrafficMix } from './traffic-by-as.js';
@@ -36,7 +38,7 @@ const Dashboard = Type.Object({
   traffic_breakdown: Block('as GET /ui/fleet/traffic-breakdown'),
   traffic_by_as: Type.Union([TrafficByAs, Type.Null()]),
   traffic_mix: Type.Union([TrafficMix, Type.Null()]),
-  peering_issues: Type.Array(Type.Unknown(), { description: 'empty until flap detection lands' }),
+  peering_issues: PeeringIssues,
   routing: Block('as the routing block of GET /ui/routing/fleet-overview'),
 });
 
@@ -44,12 +46,13 @@ const Dashboard = Type.Object({
 export async function buildDashboard(ctx: ServiceContext, q: DashboardQuery) {
   const now = ctx.now();
   const { grid } = trafficGrids(q, now);
-  const [overview, traffic, breakdown, byAs, routing] = await Promise.all([
+  const [overview, traffic, breakdown, byAs, routing, issues] = await Promise.all([
     buildFleetOverview(ctx, now),
     trafficTrend(ctx.pool, q, now, null),
     buildTrafficBreakdown(ctx, now, { peersLimit: q.traffic_limit, breakdownTop: q.breakdown_top }),
     q.as_traffic === '1' ? trafficByAs(ctx, grid) : null,
     fleetRoutingBlock(ctx, { range: q.range ?? '24h', origins_top: q.origins_top, origins_sort: q.origins_sort }),
+    peeringIssues(ctx.pool, now),
   ]);
   return {
     generated_at: now.toISOString(),
@@ -58,7 +61,7 @@ export async function buildDashboard(ctx: ServiceContext, q: DashboardQuery) {
     traffic_breakdown: breakdown,
     traffic_by_as: byAs?.traffic_by_as ?? null,
     traffic_mix: byAs?.traffic_mix ?? null,
-    peering_issues: [],
+    peering_issues: issues,
     routing,
   };
 }

@@ -20,6 +20,10 @@ export const FEATURES: readonly Feature[] = [
   { name: 'account-login', endpoints: ['POST /auth/login', 'POST /auth/password'] },
   { name: 'audit-cursor', endpoints: ['GET /ui/audit?limit=1&before_id=1'] },
   { name: 'ui-nodes-rich', endpoints: ['GET /ui/nodes'] },
+  {
+    name: 'bgp-flaps',
+    endpoints: ['GET /ui/fleet/bgp-flaps', 'GET /ui/fleet/peering-issues', 'GET /ui/nodes/{node_id}/bgp-flaps', 'GET /ui/nodes/{node_id}/bgp-sessions/status'],
+  },
   { name: 'flap-mitigations', endpoints: ['GET /admin/fleet/mitigations'] },
   { name: 'trend-range', endpoints: ['GET /ui/fleet/traffic?range=30d', 'GET /ui/nodes/{node_id}/traffic?range=7d'] },
   { name: 'trend-compare', endpoints: ['GET /ui/fleet/traffic?range=24h&compare=1', 'GET /ui/nodes/{node_id}/traffic?compare=1'] },

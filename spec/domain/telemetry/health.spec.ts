@@ -13,6 +13,8 @@ const inputs = (extra: Partial<HealthInputs> = {}): HealthInputs => ({
   ...extra,
 });
 
+const T = '2026-01-01T00:05:00.000Z';
+
 describe('node health', () => {
   it('derives unknown, stale, down, degraded and ok in that order of precedence', () => {
     expect(deriveHealth(inputs({ snapshot_received_at: null }), now).health).to.equal('unknown');
@@ -33,13 +35,25 @@ describe('node health', () => {
     expect(events).to.have.length(1);
     expect(decideHealth('n1', foldNodeStatus(events), { health: 'ok', reasons: [] })).to.deep.equal([]);
 
-    const seen = decideSessions('n1', state, [{ name: 'b', state: 'established' }, { name: 'a', state: 'idle' }]);
+    const seen = decideSessions('n1', state, [{ name: 'b', state: 'established' }, { name: 'a', state: 'idle' }], T);
     expect(seen.map((e) => e.data)).to.deep.equal([
-      { node_id: 'n1', session: 'a', from: 'unknown', to: 'idle' },
-      { node_id: 'n1', session: 'b', from: 'unknown', to: 'established' },
+      { node_id: 'n1', session: 'a', from: 'unknown', to: 'idle', captured_at: T },
+      { node_id: 'n1', session: 'b', from: 'unknown', to: 'established', captured_at: T },
     ]);
-    const gone = decideSessions('n1', foldNodeStatus(seen), [{ name: 'a', state: 'idle' }]);
-    expect(gone.map((e) => e.data)).to.deep.equal([{ node_id: 'n1', session: 'b', from: 'established', to: 'absent' }]);
-    expect(decideSessions('n1', foldNodeStatus([...seen, ...gone]), [{ name: 'a', state: 'idle' }])).to.deep.equal([]);
+    const gone = decideSessions('n1', foldNodeStatus(seen), [{ name: 'a', state: 'idle' }], T);
+    expect(gone.map((e) => e.data)).to.deep.equal([{ node_id: 'n1', session: 'b', from: 'established', to: 'absent', captured_at: T }]);
+    expect(decideSessions('n1', foldNodeStatus([...seen, ...gone]), [{ name: 'a', state: 'idle' }], T)).to.deep.equal([]);
+  });
+
+  it('records a restart only for a session the recorded state and the snapshot both hold Established', () => {
+    const state = foldNodeStatus(decideSessions('n1', foldNodeStatus([]), [{ name: 'a', state: 'established' }, { name: 'b', state: 'idle' }], T));
+    const restarts = [
+      { session: 'a', since_before: '2026-01-01T00:00:00.000Z', since_after: '2026-01-01T00:04:00.000Z' },
+      { session: 'b', since_before: '2026-01-01T00:00:00.000Z', since_after: '2026-01-01T00:04:00.000Z' },
+    ];
+    const events = decideSessions('n1', state, [{ name: 'a', state: 'established' }, { name: 'b', state: 'established' }], T, restarts);
+    expect(events.map((e) => e.type)).to.deep.equal(['BgpSessionStateChanged', 'BgpSessionRestarted']);
+    expect(events[1].data).to.deep.equal({ node_id: 'n1', ...restarts[0], captured_at: T });
+    expect(foldNodeStatus(events, state).sessions.get('a')).to.equal('established');
   });
 });

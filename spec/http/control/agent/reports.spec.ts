@@ -335,14 +335,15 @@ describe('Agent reports over HTTP', function () {
     await h.agent.n2.post('/agent/runtime-snapshot', snapshot('n2', { p1: 'idle', p2: 'active' }));
     await h.sys.context.background.drain();
 
+    const C = '2026-11-01T12:00:00.000Z'; // the snapshots' captured_at
     expect(await types()).to.deep.equal([
       ['NodeHealthChanged', { node_id: 'n2', from: 'unknown', to: 'ok', reasons: [] }],
-      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p1', from: 'unknown', to: 'established' }],
-      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p2', from: 'unknown', to: 'established' }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p1', from: 'unknown', to: 'established', captured_at: C }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p2', from: 'unknown', to: 'established', captured_at: C }],
       ['NodeHealthChanged', { node_id: 'n2', from: 'ok', to: 'degraded', reasons: ['1 of 2 bgp sessions not established'] }],
-      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p2', from: 'established', to: 'active' }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p2', from: 'established', to: 'active', captured_at: C }],
       ['NodeHealthChanged', { node_id: 'n2', from: 'degraded', to: 'down', reasons: ['none of 2 bgp sessions established'] }],
-      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p1', from: 'established', to: 'idle' }],
+      ['BgpSessionStateChanged', { node_id: 'n2', session: 'p1', from: 'established', to: 'idle', captured_at: C }],
     ]);
   });
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { expectResponse } from '../../../support/http.js';
 import { wg } from '../fleet/support.js';
-import { startAgents, type AgentHarness } from '../agent/telemetry-support.js';
+import { snapshot, startAgents, type AgentHarness } from '../agent/telemetry-support.js';
 import { steadyTraffic } from './series-support.js';
 
 /** Peer ASes of node d1 and their rx rate (tx is twice that): six, so the series stop at five. */
@@ -88,6 +88,7 @@ describe('Console dashboard (/ui/dashboard)', function () {
     const plain = (await h.admin.get('/ui/dashboard?origins_top=5&origins_sort=v4')).body;
     expect(plain.routing.trend).to.deep.equal(routing.trend);
     expect(plain.traffic).to.deep.equal((await h.admin.get('/ui/fleet/traffic')).body);
+    expect(dashboard.peering_issues).to.deep.equal((await h.admin.get('/ui/fleet/peering-issues')).body);
   });
 
   it('caches 3 s per full URL: the same generated_at within, a new one for another URL or after', async () => {
@@ -105,5 +106,15 @@ describe('Console dashboard (/ui/dashboard)', function () {
       expectResponse(await h.admin.get(`/ui/dashboard?${q}`)).status(422);
     }
     expectResponse(await h.admin.get('/ui/dashboard?origins_top=200&traffic_limit=200&breakdown_top=200&as_traffic=1&range=30d&compare=1')).status(200);
+  });
+
+  it('builds peering_issues as /ui/fleet/peering-issues does', async () => {
+    h.sys.clock.current = new Date('2026-11-02T10:20:00Z');
+    const body = snapshot('d2', { ebgp_x: 'idle', ibgp_d1_v4: 'active', ebgp_y: 'established' }, { captured_at: '2026-11-02T10:20:00Z' });
+    expectResponse(await h.agent.d2.post('/agent/runtime-snapshot', body)).status(200);
+    const dashboard = (await h.admin.get('/ui/dashboard?range=6h')).body;
+    const issues = (await h.admin.get('/ui/fleet/peering-issues')).body;
+    expect(issues.map((i: { name: string; issue: string }) => `${i.issue} ${i.name}`)).to.deep.equal(['down ebgp_x', 'connecting ibgp_d1_v4']);
+    expect(dashboard.peering_issues).to.deep.equal(issues);
   });
 });

@@ -58,7 +58,7 @@ describe('Console session (/ui/session)', function () {
       agent_target_version: null,
       heartbeat_interval_seconds: 30,
       liveness_thresholds: { online_seconds: 75, stale_seconds: 300 },
-      features: ['account-login', 'audit-cursor', 'ui-nodes-rich', 'flap-mitigations', 'trend-range', 'trend-compare', 'ui-nodes-metrics', 'as-traffic', 'prefix-flaps'],
+      features: ['account-login', 'audit-cursor', 'ui-nodes-rich', 'bgp-flaps', 'flap-mitigations', 'trend-range', 'trend-compare', 'ui-nodes-metrics', 'as-traffic', 'prefix-flaps'],
       identity: { username: 'admin', kind: 'static-token' },
     });
   });
