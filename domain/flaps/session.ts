@@ -1,3 +1,4 @@
+import { decayTo } from './prefix-scores.js';
 import type { SessionRestart } from '../telemetry/health.js';
 import type { BgpState } from '../telemetry/reports.js';
 
@@ -19,8 +20,7 @@ export const SESSION_FLAP: FlapThresholds = { halfLifeSeconds: 1800, listLine: 3
 
 /** `score` recorded at `at`, decayed to `now` (never grown: a `now` before `at` answers the score as recorded). */
 export function decayScore(score: number, at: Date, now: Date, halfLifeSeconds: number): number {
-  const elapsed = Math.max(0, (now.getTime() - at.getTime()) / 1000);
-  return score * Math.pow(2, -elapsed / halfLifeSeconds);
+  return decayTo(score, at.getTime(), now.getTime(), halfLifeSeconds);
 }
 
 /** The stored score after one more flap at `flapAt`: the old one decayed to then, plus 1. */
