@@ -3,6 +3,7 @@ import { NotFound } from '../../../../domain/errors.js';
 import type { RuntimeSnapshot } from '../../../../domain/telemetry/reports.js';
 import type { Queryable } from '../../../../infra/db/pool.js';
 import { allBgpProtocols, nodeStatus } from '../../../../infra/telemetry/store.js';
+import { listNodes } from '../../../../projections/fleet/queries.js';
 import { sessionFlapRecords, sessionTransitions, type SessionFlapRecord } from '../../../../projections/session-flaps/queries.js';
 
 /** `BgpSessionStatus` (document 3): the protocol as the latest snapshot shows it, its health and its flap score decayed to `now`. */
@@ -86,11 +87,17 @@ export async function nodeSessionFlaps(db: Queryable, nodeId: string, transition
   return { node_id: nodeId, captured_at: new Date(snapshot.captured_at).toISOString(), sessions, transitions };
 }
 
-/** Every session of every node's latest snapshot as a flap row. */
+/**
+ * Every session of every node's latest snapshot as a flap row. Decommissioned
+ * and deleted nodes are left out (as the prefix level does): a decommissioned
+ * node runs the empty state and a deleted one is gone.
+ */
 async function fleetSessionRows(db: Queryable, now: Date): Promise<SessionFlapRow[]> {
-  const [protocols, records] = await Promise.all([allBgpProtocols(db), sessionFlapRecords(db, null)]);
+  const [protocols, records, nodes] = await Promise.all([allBgpProtocols(db), sessionFlapRecords(db, null), listNodes(db)]);
+  const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
   const rows: SessionFlapRow[] = [];
   for (const [nodeId, mine] of protocols) {
+    if (!active.has(nodeId)) continue;
     for (const p of mine) rows.push(flapRow(nodeId, p, records.get(nodeId)?.get(p.name), now));
   }
   return rows;

@@ -145,4 +145,21 @@ describe('Session flap views (/ui/.../bgp-flaps, bgp-sessions/status, peering-is
     expectResponse(dashboard).status(200);
     expect(dashboard.body.peering_issues).to.deep.equal(res.body);
   });
+
+  it('answers flap_score null for a session without a record (0.0 once recorded)', async () => {
+    // As for a session seen before the read model existed (its rebuild would record it).
+    await h.sys.pool.query(`DELETE FROM session_flaps WHERE node_id = 'f1' AND session = 'ibgp_f2_v4'`);
+    const res = await h.admin.get('/ui/nodes/f1/bgp-flaps');
+    const row = res.body.sessions.find((s: { name: string }) => s.name === 'ibgp_f2_v4');
+    expect(row).to.include({ flap_score: null, flapping: false, transitions_total: 0, flaps_total: 0, last_transition_at: null });
+  });
+
+  it('leaves decommissioned nodes out of the fleet views', async () => {
+    h.sys.clock.current = at(25);
+    expectResponse(await h.admin.post('/admin/nodes/f2/decommission')).status(200);
+    const issues = await h.admin.get('/ui/fleet/peering-issues');
+    expect(issues.body.map((s: { node_id: string }) => s.node_id)).to.deep.equal(['f1']);
+    const flaps = await h.admin.get('/ui/fleet/bgp-flaps');
+    expect(flaps.body.sessions.map((s: { node_id: string }) => s.node_id)).to.deep.equal(['f1', 'f1']);
+  });
 });
