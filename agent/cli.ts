@@ -70,12 +70,20 @@ function program(version: string): Command {
 /** The contract's rules between options; each violation is one `UsageError` line. */
 function checkRules(flags: Flags, merged: { mode: Mode; controllerUrl?: string }): RunKind {
   const verbs = (['once', 'planOnly', 'doctor'] as const).filter((v) => flags[v]);
-  if (verbs.length > 1) throw new UsageError(`${verbs.map(flagName).join(verbs.length > 2 ? ', ' : ' and ').replace(/, (?=[^,]*$)/, ' and ')} are mutually exclusive`);
+  if (verbs.length > 1)
+    throw new UsageError(
+      `${verbs
+        .map(flagName)
+        .join(verbs.length > 2 ? ', ' : ' and ')
+        .replace(/, (?=[^,]*$)/, ' and ')} are mutually exclusive`,
+    );
   if (flags.planOnly && flags.mode !== undefined && flags.mode !== 'plan-only') throw new UsageError(`--plan-only conflicts with --mode ${flags.mode}`);
-  if (flags.controllerUrl !== undefined && flags.desiredState !== undefined) throw new UsageError('--controller-url and --desired-state are mutually exclusive');
+  if (flags.controllerUrl !== undefined && flags.desiredState !== undefined)
+    throw new UsageError('--controller-url and --desired-state are mutually exclusive');
   if (flags.doctor) return 'doctor';
   if (flags.once || flags.planOnly) {
-    if (!merged.controllerUrl && flags.desiredState === undefined) throw new UsageError(`${flags.once ? '--once' : '--plan-only'} needs --controller-url or --desired-state`);
+    if (!merged.controllerUrl && flags.desiredState === undefined)
+      throw new UsageError(`${flags.once ? '--once' : '--plan-only'} needs --controller-url or --desired-state`);
     return 'once';
   }
   if (flags.desiredState !== undefined) throw new UsageError('--desired-state needs --once or --plan-only (daemon mode needs --controller-url)');
@@ -98,7 +106,11 @@ function commandsOf(file: FileSettings, birdSocket: string): AgentCommands {
  * `UsageError` for every rule violation and unreadable configuration; `--help`
  * and `--version` come back as `{ exit }` after printing.
  */
-export function parseCommandLine(argv: readonly string[], version: string, print: (text: string) => void = (t) => process.stdout.write(t)): AgentSettings | { exit: number } {
+export function parseCommandLine(
+  argv: readonly string[],
+  version: string,
+  print: (text: string) => void = (t) => process.stdout.write(t),
+): AgentSettings | { exit: number } {
   const cli = program(version).configureOutput({ writeOut: print, writeErr: () => {} });
   try {
     cli.parse([...argv], { from: 'user' });

@@ -86,7 +86,8 @@ const logLevel: Parse = (v) => {
 };
 const argv: Parse = (v) => {
   const list = typeof v === 'string' ? v.trim().split(/\s+/) : v;
-  if (!Array.isArray(list) || list.length === 0 || !list.every((x) => typeof x === 'string' && x.length > 0)) throw new Error('must be a command (a string or a list of strings)');
+  if (!Array.isArray(list) || list.length === 0 || !list.every((x) => typeof x === 'string' && x.length > 0))
+    throw new Error('must be a command (a string or a list of strings)');
   return list;
 };
 

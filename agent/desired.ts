@@ -18,7 +18,12 @@ export class InvalidDesiredState extends Error {
     readonly errors: { loc: (string | number)[]; msg: string }[],
   ) {
     const where = generation === null ? 'desired state' : `desired state generation ${generation}`;
-    super(`${where} failed validation: ${errors.slice(0, 5).map((e) => `${e.loc.join('.')}: ${e.msg}`).join('; ')}`);
+    super(
+      `${where} failed validation: ${errors
+        .slice(0, 5)
+        .map((e) => `${e.loc.join('.')}: ${e.msg}`)
+        .join('; ')}`,
+    );
   }
 }
 

@@ -35,20 +35,30 @@ async function stateDirChecks(settings: AgentSettings): Promise<Check[]> {
   const dir = settings.stateDir;
   const info = await stat(dir).catch(() => null);
   if (!info) {
-    const parentWritable = await access(dirname(dir), constants.W_OK).then(() => true, () => false);
+    const parentWritable = await access(dirname(dir), constants.W_OK).then(
+      () => true,
+      () => false,
+    );
     return [parentWritable ? ok('state dir', `${dir} absent; created at the first run`) : fail('state dir', `${dir} absent and ${dirname(dir)} not writable`)];
   }
   if (!info.isDirectory()) return [fail('state dir', `${dir} is not a directory`)];
   const checks: Check[] = [];
-  const writable = await access(dir, constants.W_OK).then(() => true, () => false);
+  const writable = await access(dir, constants.W_OK).then(
+    () => true,
+    () => false,
+  );
   const mode = (info.mode & 0o777).toString(8);
   const rendersInside = settings.renderedDir === null || settings.renderedDir.startsWith(`${dir}/`);
   if (!writable) checks.push(fail('state dir', `${dir} not writable`));
   else if (info.mode & 0o022) checks.push(fail('state dir', `${dir} is writable by group or others (mode ${mode})`));
-  else if (rendersInside && !(info.mode & 0o001)) checks.push(fail('state dir', `${dir} mode ${mode}: BIRD and BIND (running as their own users) cannot reach the rendered files; expected 711`));
+  else if (rendersInside && !(info.mode & 0o001))
+    checks.push(fail('state dir', `${dir} mode ${mode}: BIRD and BIND (running as their own users) cannot reach the rendered files; expected 711`));
   else checks.push(ok('state dir', `${dir} mode ${mode}`));
   const layout = stateLayout(dir);
-  for (const [name, path] of [['agent token file', layout.token], ['enrollment file', layout.enrollment]] as const) {
+  for (const [name, path] of [
+    ['agent token file', layout.token],
+    ['enrollment file', layout.enrollment],
+  ] as const) {
     const file = await stat(path).catch(() => null);
     if (!file) checks.push(skip(name, `${path} absent (not enrolled yet)`));
     else if (file.mode & 0o077) checks.push(fail(name, `${path} mode ${(file.mode & 0o777).toString(8)}, expected 600`));
@@ -73,7 +83,10 @@ async function controllerChecks(settings: AgentSettings): Promise<Check[]> {
     checks.push(skip('agent token', 'not enrolled yet'));
     return checks;
   }
-  const answer = await callControl(base, 'GET', '/agent/recovery-public-key', undefined, enrollment.token).catch((err: Error) => ({ status: 0, body: err.message }));
+  const answer = await callControl(base, 'GET', '/agent/recovery-public-key', undefined, enrollment.token).catch((err: Error) => ({
+    status: 0,
+    body: err.message,
+  }));
   checks.push(answer.status === 200 ? ok('agent token', `valid for node ${enrollment.node_id}`) : fail('agent token', `refused: ${detailOf(answer)}`));
   return checks;
 }

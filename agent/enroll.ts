@@ -45,7 +45,8 @@ export async function enroll(options: EnrollOptions): Promise<Enrollment> {
   const stored = options.renew ? null : await readEnrollment(options.layout);
   if (stored && (options.requestedNodeId === null || options.requestedNodeId === stored.node_id)) return stored;
   if (stored) throw new FatalError(`state dir is enrolled as node ${stored.node_id}, not ${options.requestedNodeId}`);
-  if (!options.enrollmentToken || !options.requestedNodeId) throw new FatalError('not enrolled: --enrollment-token and --requested-node-id are needed for the first run');
+  if (!options.enrollmentToken || !options.requestedNodeId)
+    throw new FatalError('not enrolled: --enrollment-token and --requested-node-id are needed for the first run');
   const backoff = options.backoff ?? new Backoff(REGISTER_BACKOFF);
   const body = { enrollment_token: options.enrollmentToken, requested_node_id: options.requestedNodeId, inventory: options.inventory };
   for (;;) {

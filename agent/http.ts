@@ -50,7 +50,8 @@ export function detailOf(answer: HttpAnswer): string {
   const body = answer.body as { detail?: unknown } | string | null;
   const detail = typeof body === 'object' && body !== null ? body.detail : body;
   if (typeof detail === 'string' && detail !== '') return `${answer.status} ${detail}`;
-  if (typeof detail === 'object' && detail !== null && typeof (detail as { message?: unknown }).message === 'string') return `${answer.status} ${(detail as { message: string }).message}`;
+  if (typeof detail === 'object' && detail !== null && typeof (detail as { message?: unknown }).message === 'string')
+    return `${answer.status} ${(detail as { message: string }).message}`;
   return `HTTP ${answer.status}`;
 }
 

@@ -64,7 +64,8 @@ const withoutRoaFiles = (plan: FilePlan): FilePlan => ({
   removed: plan.removed.filter((p) => !ROA_FILES.has(p)),
 });
 
-export const isDeployFailure = (summary: ReconcileSummary): boolean => summary.status === 'failed' || summary.status === 'rolled_back' || summary.status === 'pending_approval';
+export const isDeployFailure = (summary: ReconcileSummary): boolean =>
+  summary.status === 'failed' || summary.status === 'rolled_back' || summary.status === 'pending_approval';
 
 /**
  * One reconcile: pull (or read) and validate the desired state, render it,
@@ -93,14 +94,29 @@ export class Reconciler {
     try {
       const presharedKeys = await readPresharedKeys(this.o.stateDir, desired.state);
       const roas = (await this.o.roas?.(desired.state)) ?? null;
-      files = renderAll({ state: desired.state, wireguardPrivateKey: this.o.privateKey, renderedDir: this.o.renderedDir, kernel: this.o.birdKernel, presharedKeys, roas });
+      files = renderAll({
+        state: desired.state,
+        wireguardPrivateKey: this.o.privateKey,
+        renderedDir: this.o.renderedDir,
+        kernel: this.o.birdKernel,
+        presharedKeys,
+        roas,
+      });
     } catch (err) {
       return this.failed({ ...base, generation: desired.generation, status: 'failed', error: `render: ${(err as Error).message}` }, mode, started, true);
     }
     const plan = planFiles(files, await readFileSet(this.o.renderedDir));
     const applied = this.o.applied.current();
-    const inForce = applied.desired !== null && (desired.generation !== null ? desired.generation === applied.generation : isDeepStrictEqual(desired.state, applied.desired));
-    const summary: ReconcileSummary = { ...base, generation: desired.generation, status: 'planned', changes: plan, drift: inForce ? driftItems(withoutRoaFiles(plan)) : [], error: null };
+    const inForce =
+      applied.desired !== null && (desired.generation !== null ? desired.generation === applied.generation : isDeepStrictEqual(desired.state, applied.desired));
+    const summary: ReconcileSummary = {
+      ...base,
+      generation: desired.generation,
+      status: 'planned',
+      changes: plan,
+      drift: inForce ? driftItems(withoutRoaFiles(plan)) : [],
+      error: null,
+    };
     if (mode === 'plan-only') return summary;
     if (mode === 'write-rendered') {
       await writeFileSet(this.o.renderedDir, files, plan);
@@ -120,9 +136,18 @@ export class Reconciler {
     if (outcome.status === 'succeeded') await this.o.applied.succeeded(desired.generation, desired.state);
     else await this.o.applied.failed();
     const done: ReconcileSummary = { ...summary, status: outcome.status, steps: outcome.steps, error: outcome.error };
-    this.o.log[outcome.status === 'succeeded' ? 'info' : 'error']({ generation: desired.generation, status: outcome.status, error: outcome.error }, `apply ${outcome.status}`);
+    this.o.log[outcome.status === 'succeeded' ? 'info' : 'error'](
+      { generation: desired.generation, status: outcome.status, error: outcome.error },
+      `apply ${outcome.status}`,
+    );
     if (this.o.rt && desired.generation !== null) {
-      await postApplyResult(this.o.rt, { generation: desired.generation, status: outcome.status, started_at: started, error: outcome.error, steps: outcome.steps });
+      await postApplyResult(this.o.rt, {
+        generation: desired.generation,
+        status: outcome.status,
+        started_at: started,
+        error: outcome.error,
+        steps: outcome.steps,
+      });
     }
     await this.report(done);
     return done;

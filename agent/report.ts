@@ -8,7 +8,8 @@ export type DriftItem = ReconciliationReport['drift_items'][number];
 
 /** The server's message limit (2000 characters); longer command output is cut, not refused. */
 const MESSAGE_MAX = 2000;
-export const clip = (text: string | null | undefined): string | null => (text == null ? null : text.length <= MESSAGE_MAX ? text : `${text.slice(0, MESSAGE_MAX - 1)}…`);
+export const clip = (text: string | null | undefined): string | null =>
+  text == null ? null : text.length <= MESSAGE_MAX ? text : `${text.slice(0, MESSAGE_MAX - 1)}…`;
 
 /** Files that differ from what the applied generation renders to: someone or something changed them on the node. */
 export function driftItems(plan: FilePlan): DriftItem[] {
@@ -39,7 +40,12 @@ export async function postApplyResult(
 
 /** `POST /agent/reconciliation-report`; logged on failure like the apply result. */
 export async function postReconciliation(rt: AgentRuntime, report: Omit<ReconciliationReport, 'node_id' | 'captured_at'>): Promise<void> {
-  const body: ReconciliationReport = { node_id: rt.nodeId, captured_at: new Date().toISOString(), ...report, ...(report.error !== undefined ? { error: clip(report.error) } : {}) };
+  const body: ReconciliationReport = {
+    node_id: rt.nodeId,
+    captured_at: new Date().toISOString(),
+    ...report,
+    ...(report.error !== undefined ? { error: clip(report.error) } : {}),
+  };
   await post(rt, '/agent/reconciliation-report', body);
 }
 

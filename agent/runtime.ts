@@ -23,7 +23,12 @@ export interface AgentRuntime {
    * server, `path` relative to the base URL (`/agent/runtime-snapshot`). Resolves
    * for every HTTP status (the caller decides); rejects only on network failure.
    */
-  request<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: T; etag?: string }>;
+  request<T = unknown>(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: T; etag?: string }>;
   /** The agent token, for WebSocket handshakes (`Authorization: Bearer`, never in the query). It changes when a refused token is renewed (`agent/token.ts`): read it per connection, never keep it. */
   agentToken(): string;
   /** The outcome of the latest reconcile, for heartbeats and reports. */

@@ -43,7 +43,13 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
   let keeper: TokenKeeper | null = null;
   let offline: Desired | null = null;
   if (settings.controllerUrl) {
-    const registration = { apiBase: settings.controllerUrl, layout, enrollmentToken: settings.enrollmentToken, inventory: inventory(settings.commands, settings.hostname), log };
+    const registration = {
+      apiBase: settings.controllerUrl,
+      layout,
+      enrollmentToken: settings.enrollmentToken,
+      inventory: inventory(settings.commands, settings.hostname),
+      log,
+    };
     const enrollment = await enroll({ ...registration, requestedNodeId: settings.requestedNodeId, signal, once: settings.run === 'once' });
     nodeId = enrollment.node_id;
     keeper = new TokenKeeper(enrollment.token, { ...registration, nodeId });

@@ -55,7 +55,10 @@ export class TokenKeeper {
       return true;
     }
     if (!this.o.enrollmentToken) {
-      log.error({ where }, 'agent token refused (revoked, rotated or expired) and no enrollment token configured: write the new token into the state dir (agent-token) or configure an enrollment token');
+      log.error(
+        { where },
+        'agent token refused (revoked, rotated or expired) and no enrollment token configured: write the new token into the state dir (agent-token) or configure an enrollment token',
+      );
       return false;
     }
     try {

@@ -170,7 +170,9 @@ export const agentWsBench: Benchmark = {
       const iface = await fetch(`${control.url}/control/v1/admin/nodes/${NODE}/interfaces`, {
         method: 'POST',
         headers: admin,
-        body: JSON.stringify({ spec: { name: 'dn42_a', kind: 'wireguard', listen_port: 51801, peer: { public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=' } } }),
+        body: JSON.stringify({
+          spec: { name: 'dn42_a', kind: 'wireguard', listen_port: 51801, peer: { public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=' } },
+        }),
       });
       if (iface.status !== 201) throw new Error(`interface create answered ${iface.status}: ${await iface.text()}`);
       const { token } = await issueAgentToken(control.url, TOKEN, NODE);
@@ -256,8 +258,9 @@ function runClients(): void {
       let failed = 0;
       for (let i = 0; i < m.n; i += 250) {
         const batch = await Promise.all(Array.from({ length: Math.min(250, m.n - i) }, () => open(m.url, m.headers)));
-        for (const ws of batch) if (ws) sockets.push(ws);
-        else failed++;
+        for (const ws of batch)
+          if (ws) sockets.push(ws);
+          else failed++;
       }
       process.send!({ ready: sockets.length, failed });
     } else if (m.cmd === 'arm') {
@@ -265,7 +268,9 @@ function runClients(): void {
       expected = m.n;
       process.send!({ armed: true });
     } else {
-      await Promise.all(sockets.map((ws) => new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : (ws.once('close', () => resolve()), ws.terminate())))));
+      await Promise.all(
+        sockets.map((ws) => new Promise<void>((resolve) => (ws.readyState === ws.CLOSED ? resolve() : (ws.once('close', () => resolve()), ws.terminate())))),
+      );
       sockets = [];
       process.send!({ disconnected: true });
     }

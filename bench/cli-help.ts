@@ -42,7 +42,11 @@ export const cliHelpBench: Benchmark = {
       b.push(await timed(bare));
       progress(`cli-help: run ${i + 1}/${runs}: help ${round(h[i])} ms, help through tsx ${round(t[i])} ms, bare node ${round(b[i])} ms`);
     }
-    const median = (xs: number[]) => percentile([...xs].sort((x, y) => x - y), 50);
+    const median = (xs: number[]) =>
+      percentile(
+        [...xs].sort((x, y) => x - y),
+        50,
+      );
     report({
       bench: 'cli-help',
       runs,

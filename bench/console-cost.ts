@@ -66,7 +66,11 @@ async function postLatestReports(base: string, sys: TestSystem, nodes: readonly 
   const counters = await seededCounters(sys.pool);
   const t = sys.clock.now().getTime();
   const post = async (node: FleetNode, path: string, body: unknown) => {
-    const res = await fetch(`${base}/agent/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${node.token}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}/agent/${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${node.token}` },
+      body: JSON.stringify(body),
+    });
     if (res.status >= 300) throw new Error(`POST /agent/${path} of ${node.node_id} answered ${res.status}: ${await res.text()}`);
   };
   for (const node of nodes) {
@@ -77,7 +81,11 @@ async function postLatestReports(base: string, sys: TestSystem, nodes: readonly 
     };
     const iso = (ms: number) => new Date(ms).toISOString();
     for (const seconds of [45, 60]) {
-      await post(node, 'wireguard-traffic', { node_id: node.node_id, captured_at: iso(t - (60 - seconds) * 1000), peers: node.wireguard.map((w) => ({ interface: w, ...reading(w, seconds) })) });
+      await post(node, 'wireguard-traffic', {
+        node_id: node.node_id,
+        captured_at: iso(t - (60 - seconds) * 1000),
+        peers: node.wireguard.map((w) => ({ interface: w, ...reading(w, seconds) })),
+      });
     }
     await post(node, 'runtime-snapshot', {
       node_id: node.node_id,
@@ -85,9 +93,31 @@ async function postLatestReports(base: string, sys: TestSystem, nodes: readonly 
       captured_at: iso(t),
       containers: ['bird', 'wireguard', 'agent'].map((name) => ({ name, state: 'running', image: `${name}:1.0` })),
       interfaces: [...node.wireguard, ...OTHER_INTERFACES].map((name) => ({ name, up: true, mtu: 1420, ...reading(name, 60) })),
-      wireguard_interfaces: node.wireguard.map((name, p) => ({ name, public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=', listen_port: 21000 + p, peers: [] })),
-      bgp_protocols: node.wireguard.map((name, p) => ({ name, state: 'established', since: iso(t - 86_400_000), remote_asn: node.peerAsns[p] ?? 4242420001, routes_imported: 150, routes_exported: 10 })),
-      self_metrics: { cpu: 2.5, rss: 60_000_000, total_failures: 0, log_warning_count: 1, log_error_count: 0, last_error_at: null, last_error_message: null, last_routing_collect_seconds: 0.4, last_reresolve_seconds: 0.1 },
+      wireguard_interfaces: node.wireguard.map((name, p) => ({
+        name,
+        public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=',
+        listen_port: 21000 + p,
+        peers: [],
+      })),
+      bgp_protocols: node.wireguard.map((name, p) => ({
+        name,
+        state: 'established',
+        since: iso(t - 86_400_000),
+        remote_asn: node.peerAsns[p] ?? 4242420001,
+        routes_imported: 150,
+        routes_exported: 10,
+      })),
+      self_metrics: {
+        cpu: 2.5,
+        rss: 60_000_000,
+        total_failures: 0,
+        log_warning_count: 1,
+        log_error_count: 0,
+        last_error_at: null,
+        last_error_message: null,
+        last_routing_collect_seconds: 0.4,
+        last_reresolve_seconds: 0.1,
+      },
     });
     await post(node, 'reconciliation-report', { node_id: node.node_id, generation: 1, captured_at: iso(t), status: 'in_sync', drift_items: [] });
     // The table before (a few prefixes fewer: churn to compare with), then the current one.
@@ -119,7 +149,11 @@ async function tableReads(sys: TestSystem): Promise<Map<string, TableReads>> {
 const statsSettle = () => new Promise((resolve) => setTimeout(resolve, 11_000));
 
 function readsPerRequest(before: Map<string, TableReads>, after: Map<string, TableReads>, requests: number) {
-  const per = [...after].map(([table, a]) => ({ table, rows: (a.rows - (before.get(table)?.rows ?? 0)) / requests, buffers: (a.buffers - (before.get(table)?.buffers ?? 0)) / requests }));
+  const per = [...after].map(([table, a]) => ({
+    table,
+    rows: (a.rows - (before.get(table)?.rows ?? 0)) / requests,
+    buffers: (a.buffers - (before.get(table)?.buffers ?? 0)) / requests,
+  }));
   const read = per.filter((p) => p.rows > 0 || p.buffers > 0).sort((a, b) => b.rows - a.rows || b.buffers - a.buffers);
   return {
     rows_read_per_request: round(read.reduce((s, p) => s + p.rows, 0)),
@@ -152,7 +186,8 @@ interface Case {
 async function measureCase(sys: TestSystem, control: string, c: Case, rounds: number, warmRequests: number): Promise<Record<string, unknown>> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const probe = await timedGet(agent, `${control}${c.url(0)}`);
-  if (probe.status === 404 && JSON.parse(probe.body).detail === 'not found') return { bench: 'console-cost', case: c.name, skipped: 'endpoint not served by this tree' };
+  if (probe.status === 404 && JSON.parse(probe.body).detail === 'not found')
+    return { bench: 'console-cost', case: c.name, skipped: 'endpoint not served by this tree' };
   if (probe.status !== 200) throw new Error(`${c.url(0)} answered ${probe.status}: ${probe.body.slice(0, 300)}`);
   // Uncached: each request after the clock moved past the caches.
   for (let i = 0; i < 3; i++) {
@@ -206,7 +241,13 @@ async function measureCase(sys: TestSystem, control: string, c: Case, rounds: nu
     bench: 'console-cost',
     case: c.name,
     body_bytes: bytes,
-    uncached: { requests: rounds, p50_ms: round(percentile(latencies, 50)), p99_ms: round(percentile(latencies, 99)), max_ms: round(latencies[latencies.length - 1]), ...reads },
+    uncached: {
+      requests: rounds,
+      p50_ms: round(percentile(latencies, 50)),
+      p99_ms: round(percentile(latencies, 99)),
+      max_ms: round(latencies[latencies.length - 1]),
+      ...reads,
+    },
     warm: { requests: warmRequests, per_second: round(subject.perSecond), p50_ms: round(subject.p50), p99_ms: round(subject.p99) },
     baseline: { per_second: round(baseline.perSecond), p50_ms: round(baseline.p50), p99_ms: round(baseline.p99) },
     ratio: ratio(subject.perSecond, baseline.perSecond),
@@ -239,7 +280,13 @@ export const consoleCostBench: Benchmark = {
         [...peerings.keys()].sort().map(async (nodeId, index) => {
           const interfaces = [...peerings.get(nodeId)!.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
           const { secret, parts } = newAgentToken({ now: new Date() });
-          await handleCommand(sys.store, agentTokenStream(parts.token_id), agentTokenDecider, { type: 'IssueAgentToken', node_id: nodeId, ...parts }, { actor: 'bench' });
+          await handleCommand(
+            sys.store,
+            agentTokenStream(parts.token_id),
+            agentTokenDecider,
+            { type: 'IssueAgentToken', node_id: nodeId, ...parts },
+            { actor: 'bench' },
+          );
           const peerAsns = interfaces.map(([, p]) => p?.remote_asn ?? 4242420001);
           const routes = routingTable(nodeId, index, peerAsns, end.toISOString());
           return { node_id: nodeId, index, token: `${parts.token_id}.${secret}`, wireguard: interfaces.map(([name]) => name), peerAsns, routes };

@@ -135,7 +135,10 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
   };
 
   // Runtime snapshots: the interface archive (the bucket's first snapshot) and the self-metrics archive.
-  await run('interface_traffic_samples', `INSERT INTO interface_traffic_samples (node_id, interface, at, rx_bytes, tx_bytes) SELECT node_id, iface, b, c_rx, c_tx FROM seed_buckets ORDER BY node_id, iface, b`);
+  await run(
+    'interface_traffic_samples',
+    `INSERT INTO interface_traffic_samples (node_id, interface, at, rx_bytes, tx_bytes) SELECT node_id, iface, b, c_rx, c_tx FROM seed_buckets ORDER BY node_id, iface, b`,
+  );
   await run(
     'self_metrics_samples',
     `INSERT INTO self_metrics_samples (node_id, at, cpu_percent, rss_bytes, total_failures, log_warning_count, log_error_count, last_routing_collect_seconds, last_reresolve_seconds)
@@ -236,7 +239,11 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
   const vacuum = Date.now();
   for (const table of Object.keys(rows)) await client.query(`VACUUM ANALYZE ${table}`);
   tableSeconds.vacuum = (Date.now() - vacuum) / 1000;
-  return { rows, table_seconds: Object.fromEntries(Object.entries(tableSeconds).map(([k, v]) => [k, Math.round(v * 10) / 10])), seconds: (Date.now() - started) / 1000 };
+  return {
+    rows,
+    table_seconds: Object.fromEntries(Object.entries(tableSeconds).map(([k, v]) => [k, Math.round(v * 10) / 10])),
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 /** The seeded fleet observations get the summary and sizes of the fleet's latest one (after the real reports). */

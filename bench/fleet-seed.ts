@@ -64,19 +64,43 @@ export async function seedFleet(sys: TestSystem, count: number, options: SeedOpt
   const meta = { actor: 'bench' };
   const EXTERNAL = 6;
   const neighbours = (i: number) => [...new Set([1, 2, count - 1, count - 2].map((d) => (i + d) % count))].filter((j) => j !== i);
-  const peeringsOf = async (i: number, remote: (k: number) => { name: string; remote_asn: number; remote_node_id?: string; is_internal?: boolean }, n: number, firstPort: number) => {
-    const [peeringIds, interfaceIds, sessionIds] = [await nextIds(deps.db, 'peering', n), await nextIds(deps.db, 'interface', n), await nextIds(deps.db, 'bgp_session', n)];
+  const peeringsOf = async (
+    i: number,
+    remote: (k: number) => { name: string; remote_asn: number; remote_node_id?: string; is_internal?: boolean },
+    n: number,
+    firstPort: number,
+  ) => {
+    const [peeringIds, interfaceIds, sessionIds] = [
+      await nextIds(deps.db, 'peering', n),
+      await nextIds(deps.db, 'interface', n),
+      await nextIds(deps.db, 'bgp_session', n),
+    ];
     const commands: NodeCommand[] = [];
     for (let k = 0; k < n; k++) {
       const input = remote(k);
       const ifname = `${input.is_internal ? 'int' : 'ext'}${k}`;
       commands.push(
         { type: 'CreatePeering', node_id: nodeId(i), peering: peeringRecord(peeringIds[k], input), remoteExists: true },
-        { type: 'CreateInterface', node_id: nodeId(i), interface: { id: interfaceIds[k], peering_id: peeringIds[k], spec: wg(ifname, firstPort + k, input.is_internal ? ['fe80::1/64'] : undefined) as never, enabled: true, sort_order: k } },
+        {
+          type: 'CreateInterface',
+          node_id: nodeId(i),
+          interface: {
+            id: interfaceIds[k],
+            peering_id: peeringIds[k],
+            spec: wg(ifname, firstPort + k, input.is_internal ? ['fe80::1/64'] : undefined) as never,
+            enabled: true,
+            sort_order: k,
+          },
+        },
         {
           type: 'CreateSession',
           node_id: nodeId(i),
-          session: { id: sessionIds[k], peering_id: peeringIds[k], spec: { name: ifname, remote_asn: input.remote_asn, neighbor_address: 'fe80::2', interface: ifname } as never, sort_order: k },
+          session: {
+            id: sessionIds[k],
+            peering_id: peeringIds[k],
+            spec: { name: ifname, remote_asn: input.remote_asn, neighbor_address: 'fe80::2', interface: ifname } as never,
+            sort_order: k,
+          },
         },
       );
     }
@@ -84,17 +108,31 @@ export async function seedFleet(sys: TestSystem, count: number, options: SeedOpt
   };
   await inBatches(count, 6, async (i) => {
     const externals = await peeringsOf(i, (k) => ({ name: `ext${k}`, remote_asn: options.externalAsn?.(i, k) ?? 4242421000 + k }), EXTERNAL, 21000);
-    await writeNode(deps, nodeId(i), (state) => ({
-      events: decideAll([{ type: 'CreateNode', node_id: nodeId(i), fields: nodeFields(i) }, ...externals], state).events,
-      reason: 'seed',
-      publish: 'none',
-      result: undefined,
-    }), meta);
+    await writeNode(
+      deps,
+      nodeId(i),
+      (state) => ({
+        events: decideAll([{ type: 'CreateNode', node_id: nodeId(i), fields: nodeFields(i) }, ...externals], state).events,
+        reason: 'seed',
+        publish: 'none',
+        result: undefined,
+      }),
+      meta,
+    );
   });
   await inBatches(count, 6, async (i) => {
     const ring = neighbours(i);
-    const internals = await peeringsOf(i, (k) => ({ name: `int-${nodeId(ring[k])}`, remote_asn: 4242420001, remote_node_id: nodeId(ring[k]), is_internal: true }), ring.length, 22000);
-    await writeNode(deps, nodeId(i), (state) => ({ events: decideAll(internals, state).events, reason: 'seed mesh', publish: 'always', result: undefined }), meta);
+    const internals = await peeringsOf(
+      i,
+      (k) => ({ name: `int-${nodeId(ring[k])}`, remote_asn: 4242420001, remote_node_id: nodeId(ring[k]), is_internal: true }),
+      ring.length,
+      22000,
+    );
+    await writeNode(
+      deps,
+      nodeId(i),
+      (state) => ({ events: decideAll(internals, state).events, reason: 'seed mesh', publish: 'always', result: undefined }),
+      meta,
+    );
   });
 }
-

@@ -23,7 +23,11 @@ const spec = (n: number) => ({
 });
 
 async function post(url: string, body: unknown): Promise<number> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+    body: JSON.stringify(body),
+  });
   await res.arrayBuffer();
   if (res.status !== 201) throw new Error(`provision answered ${res.status}`);
   return res.status;
@@ -59,9 +63,20 @@ async function bareExpress(pool: pg.Pool) {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
-      const p = await client.query(`INSERT INTO bench_peerings (node_id, name, remote_asn) VALUES ('n', $1, $2) RETURNING id`, [req.body.peering.name, req.body.peering.remote_asn]);
-      await client.query(`INSERT INTO bench_interfaces (node_id, peering_id, name, spec) VALUES ('n', $1, $2, $3)`, [p.rows[0].id, req.body.interface_spec.name, req.body.interface_spec]);
-      await client.query(`INSERT INTO bench_sessions (node_id, peering_id, name, spec) VALUES ('n', $1, $2, $3)`, [p.rows[0].id, req.body.bgp_spec.name, req.body.bgp_spec]);
+      const p = await client.query(`INSERT INTO bench_peerings (node_id, name, remote_asn) VALUES ('n', $1, $2) RETURNING id`, [
+        req.body.peering.name,
+        req.body.peering.remote_asn,
+      ]);
+      await client.query(`INSERT INTO bench_interfaces (node_id, peering_id, name, spec) VALUES ('n', $1, $2, $3)`, [
+        p.rows[0].id,
+        req.body.interface_spec.name,
+        req.body.interface_spec,
+      ]);
+      await client.query(`INSERT INTO bench_sessions (node_id, peering_id, name, spec) VALUES ('n', $1, $2, $3)`, [
+        p.rows[0].id,
+        req.body.bgp_spec.name,
+        req.body.bgp_spec,
+      ]);
       await client.query('COMMIT');
       res.status(201).json({ peering_id: p.rows[0].id });
     } catch (err) {
@@ -88,7 +103,13 @@ export const provisionBench: Benchmark = {
       const created = await fetch(`${base}/nodes`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-        body: JSON.stringify({ node_id: 'busy1', asn: 4242420001, router_id: '172.20.0.1', link_local: 'fe80::1', base_template: { runtime: { wireguard_port_range: '20000-29999' } } }),
+        body: JSON.stringify({
+          node_id: 'busy1',
+          asn: 4242420001,
+          router_id: '172.20.0.1',
+          link_local: 'fe80::1',
+          base_template: { runtime: { wireguard_port_range: '20000-29999' } },
+        }),
       });
       if (created.status !== 201) throw new Error(`node create answered ${created.status}`);
       progress(`provision: seeding ${existing} peerings`);

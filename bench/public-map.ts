@@ -18,12 +18,21 @@ const TOKEN = 'bench-admin-token-0123456789abcdef';
 async function seedFleet(sys: TestSystem, base: string, count: number): Promise<void> {
   const codes = Object.keys(CITIES);
   const send = async (method: string, path: string, body: unknown) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      body: JSON.stringify(body),
+    });
     if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
   };
   const id = (i: number) => `node${String(i).padStart(3, '0')}`;
   for (let i = 0; i < count; i++) {
-    await send('POST', '/admin/nodes', { node_id: id(i), asn: 4242420001, router_id: `172.20.${i >> 8}.${i & 255}`, site: `${codes[i % codes.length].toLowerCase()}${1 + Math.floor(i / codes.length)}` });
+    await send('POST', '/admin/nodes', {
+      node_id: id(i),
+      asn: 4242420001,
+      router_id: `172.20.${i >> 8}.${i & 255}`,
+      site: `${codes[i % codes.length].toLowerCase()}${1 + Math.floor(i / codes.length)}`,
+    });
   }
   for (let i = 0; i < count; i++) {
     await send('POST', `/admin/nodes/${id(i)}/peerings/provision`, {

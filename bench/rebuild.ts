@@ -183,10 +183,9 @@ async function rebuildProjection(runtime: ProjectionRuntime, name: string, budge
 
 /** The plan PostgreSQL picks for the store's readAll from the middle of the log, as "Node > Node > ...". */
 async function readAllPlan(pool: pg.Pool, events: number): Promise<string> {
-  const mid = await pool.query<{ tx_id: string; position: string }>(
-    'SELECT tx_id::text AS tx_id, position FROM events ORDER BY position OFFSET $1 LIMIT 1',
-    [Math.floor(events / 2)],
-  );
+  const mid = await pool.query<{ tx_id: string; position: string }>('SELECT tx_id::text AS tx_id, position FROM events ORDER BY position OFFSET $1 LIMIT 1', [
+    Math.floor(events / 2),
+  ]);
   const at = mid.rows[0] ?? { tx_id: '0', position: '0' };
   const explained = await pool.query(`EXPLAIN (FORMAT JSON) ${sql.readAll}`, [at.tx_id, at.position, BATCH, '9223372036854775807']);
   const names: string[] = [];
@@ -259,7 +258,9 @@ export const rebuildBench: Benchmark = {
         progress(`rebuild: ProjectionRuntime.rebuild() of ${projection.name} (budget ${budget} s)`);
         const rebuilt = await measure(() => rebuildProjection(runtime, projection.name, budget));
         const table = await pool.query<{ rows: string; total: string }>(
-          batched ? 'SELECT count(*) AS rows, coalesce(sum(events), 0) AS total FROM bench_stream_counts' : 'SELECT count(*) AS rows, count(*) AS total FROM bench_event_rows',
+          batched
+            ? 'SELECT count(*) AS rows, coalesce(sum(events), 0) AS total FROM bench_stream_counts'
+            : 'SELECT count(*) AS rows, count(*) AS total FROM bench_event_rows',
         );
         const rebuildPerSecond = rebuilt.result.events / rebuilt.seconds;
         report({

@@ -15,7 +15,21 @@ import { envInt, MemorySampler, now, percentile, progress, report, round, type B
 const TOKEN = 'bench-registry-service-token';
 
 /** Objects per class of the real registry (issue 6), about 20,000 in all. */
-const DISTRIBUTION = { 'aut-num': 3000, mntner: 2800, person: 2800, route: 2300, route6: 2100, inetnum: 2700, inet6num: 2200, 'key-cert': 80, role: 300, 'as-set': 300, organisation: 200, dns: 600, schema: 20 };
+const DISTRIBUTION = {
+  'aut-num': 3000,
+  mntner: 2800,
+  person: 2800,
+  route: 2300,
+  route6: 2100,
+  inetnum: 2700,
+  inet6num: 2200,
+  'key-cert': 80,
+  role: 300,
+  'as-set': 300,
+  organisation: 200,
+  dns: 600,
+  schema: 20,
+};
 
 /** Writes the registry's files straight into the work tree (one commit afterwards). */
 function generate(dir: string, scale: number): number {
@@ -32,7 +46,19 @@ function generate(dir: string, scale: number): number {
   const asnOf = (i: number) => 4242420000 + i;
   for (let i = 0; i < n('key-cert'); i++) {
     const fpr = fingerprint(`key${i}`);
-    put('key-cert', `PGPKEY-${fpr.slice(-8)}`, rpsl([['key-cert', `PGPKEY-${fpr.slice(-8)}`], ['method', 'PGP'], ['owner', `Owner ${i} <o${i}@example.net>`], ['fingerpr', fpr.match(/.{4}/g)!.join(' ')], ...Array.from({ length: 12 }, () => ['certif', 'mQINBGAAAAABEADabcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV'] as const), ['mnt-by', `M${i}-MNT`], ['source', 'DN42']]));
+    put(
+      'key-cert',
+      `PGPKEY-${fpr.slice(-8)}`,
+      rpsl([
+        ['key-cert', `PGPKEY-${fpr.slice(-8)}`],
+        ['method', 'PGP'],
+        ['owner', `Owner ${i} <o${i}@example.net>`],
+        ['fingerpr', fpr.match(/.{4}/g)!.join(' ')],
+        ...Array.from({ length: 12 }, () => ['certif', 'mQINBGAAAAABEADabcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV'] as const),
+        ['mnt-by', `M${i}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
   }
   for (let i = 0; i < mntners; i++) {
     const auth: (readonly [string, string])[] = [];
@@ -41,18 +67,53 @@ function generate(dir: string, scale: number): number {
     if (i % 2 === 0) auth.push(['auth', `${sshKey('ssh-ed25519', `m${i}`)} user@host`]);
     if (i % 7 === 0) auth.push(['auth', `${sshKey('ssh-rsa', `r${i}`)}`]);
     if (i % 50 === 0) auth.push(['auth', `${sshKey('sk-ssh-ed25519@openssh.com', `s${i}`)}`]);
-    put('mntner', `M${i}-MNT`, rpsl([['mntner', `M${i}-MNT`], ['admin-c', `P${i % persons}-DN42`], ['tech-c', `P${(i + 1) % persons}-DN42`], ...auth, ['mnt-by', `M${i}-MNT`], ['source', 'DN42']]));
+    put(
+      'mntner',
+      `M${i}-MNT`,
+      rpsl([
+        ['mntner', `M${i}-MNT`],
+        ['admin-c', `P${i % persons}-DN42`],
+        ['tech-c', `P${(i + 1) % persons}-DN42`],
+        ...auth,
+        ['mnt-by', `M${i}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
   }
   for (let i = 0; i < persons; i++) {
     const mails: (readonly [string, string])[] = i % 3 === 0 ? [] : [['e-mail', `p${i}@example.net  `]];
     if (i % 10 === 0) mails.push(['e-mail', `noc${i}@example.net`]);
     put('person', `P${i}-DN42`, rpsl([['person', `Person ${i}`], ...mails, ['nic-hdl', `P${i}-DN42`], ['mnt-by', `M${i % mntners}-MNT`], ['source', 'DN42']]));
   }
-  for (let i = 0; i < n('role'); i++) put('role', `R${i}-DN42`, rpsl([['role', `Role ${i}`], ['admin-c', `P${i}-DN42`], ['nic-hdl', `R${i}-DN42`], ['mnt-by', `M${i}-MNT`], ['source', 'DN42']]));
+  for (let i = 0; i < n('role'); i++)
+    put(
+      'role',
+      `R${i}-DN42`,
+      rpsl([
+        ['role', `Role ${i}`],
+        ['admin-c', `P${i}-DN42`],
+        ['nic-hdl', `R${i}-DN42`],
+        ['mnt-by', `M${i}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
   for (let i = 0; i < n('aut-num'); i++) {
     const mntBy: (readonly [string, string])[] = [['mnt-by', `M${i % mntners}-MNT`]];
     if (i % 20 === 0) mntBy.push(['mnt-by', `M${(i + 7) % mntners}-MNT`]);
-    put('aut-num', `AS${asnOf(i)}`, rpsl([['aut-num', `AS${asnOf(i)}`], ['as-name', `AS-NAME-${i}`], ['descr', `Network ${i}`], '                    second line', ['admin-c', `P${i % persons}-DN42`], ['tech-c', `P${i % persons}-DN42`], ...mntBy, ['source', 'DN42']]));
+    put(
+      'aut-num',
+      `AS${asnOf(i)}`,
+      rpsl([
+        ['aut-num', `AS${asnOf(i)}`],
+        ['as-name', `AS-NAME-${i}`],
+        ['descr', `Network ${i}`],
+        '                    second line',
+        ['admin-c', `P${i % persons}-DN42`],
+        ['tech-c', `P${i % persons}-DN42`],
+        ...mntBy,
+        ['source', 'DN42'],
+      ]),
+    );
   }
   for (let i = 0; i < n('route'); i++) {
     const prefix = `172.${20 + (i >> 14)}.${(i >> 6) & 255}.${(i & 63) << 2}/30`;
@@ -62,19 +123,87 @@ function generate(dir: string, scale: number): number {
   }
   for (let i = 0; i < n('route6'); i++) {
     const prefix = `fd42:${(i + 1).toString(16)}::/48`;
-    put('route6', prefix, rpsl([['route6', prefix], ['origin', `AS${asnOf(i % n('aut-num'))}`], ['mnt-by', `M${i % mntners}-MNT`], ['source', 'DN42']]));
+    put(
+      'route6',
+      prefix,
+      rpsl([
+        ['route6', prefix],
+        ['origin', `AS${asnOf(i % n('aut-num'))}`],
+        ['mnt-by', `M${i % mntners}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
   }
   for (let i = 0; i < n('inetnum'); i++) {
     const base = `172.${20 + (i >> 14)}.${(i >> 6) & 255}.${(i & 63) << 2}`;
-    put('inetnum', `${base}/30`, rpsl([['inetnum', `${base} - ${base}`], ['cidr', `${base}/30`], ['netname', `NET-${i}`], ['mnt-by', `M${i % mntners}-MNT`], ['source', 'DN42']]));
+    put(
+      'inetnum',
+      `${base}/30`,
+      rpsl([
+        ['inetnum', `${base} - ${base}`],
+        ['cidr', `${base}/30`],
+        ['netname', `NET-${i}`],
+        ['mnt-by', `M${i % mntners}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
   }
   for (let i = 0; i < n('inet6num'); i++) {
-    put('inet6num', `fd42:${(i + 1).toString(16)}::/48`, rpsl([['inet6num', `fd42:${(i + 1).toString(16)}:: - fd42:${(i + 1).toString(16)}:ffff::`], ['cidr', `fd42:${(i + 1).toString(16)}::/48`], ['netname', `NET6-${i}`], ['mnt-by', `M${i % mntners}-MNT`], ['source', 'DN42']]));
+    put(
+      'inet6num',
+      `fd42:${(i + 1).toString(16)}::/48`,
+      rpsl([
+        ['inet6num', `fd42:${(i + 1).toString(16)}:: - fd42:${(i + 1).toString(16)}:ffff::`],
+        ['cidr', `fd42:${(i + 1).toString(16)}::/48`],
+        ['netname', `NET6-${i}`],
+        ['mnt-by', `M${i % mntners}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
   }
-  for (let i = 0; i < n('as-set'); i++) put('as-set', `AS${asnOf(i)}:AS-ALL`, rpsl([['as-set', `AS${asnOf(i)}:AS-ALL`], ['members', `AS${asnOf(i)}`], ['mnt-by', `M${i}-MNT`], ['source', 'DN42']]));
-  for (let i = 0; i < n('organisation'); i++) put('organisation', `ORG-O${i}`, rpsl([['organisation', `ORG-O${i}`], ['org-name', `Org ${i}`], ['mnt-by', `M${i}-MNT`], ['source', 'DN42']]));
-  for (let i = 0; i < n('dns'); i++) put('dns', `n${i}.dn42`, rpsl([['domain', `n${i}.dn42`], ['nserver', `ns1.n${i}.dn42`], ['mnt-by', `M${i}-MNT`], ['source', 'DN42']]));
-  for (let i = 0; i < n('schema'); i++) put('schema', `S${i}-SCHEMA`, rpsl([['schema', `S${i}-SCHEMA`], ['ref', `dn42.s${i}`], ['source', 'DN42']]));
+  for (let i = 0; i < n('as-set'); i++)
+    put(
+      'as-set',
+      `AS${asnOf(i)}:AS-ALL`,
+      rpsl([
+        ['as-set', `AS${asnOf(i)}:AS-ALL`],
+        ['members', `AS${asnOf(i)}`],
+        ['mnt-by', `M${i}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
+  for (let i = 0; i < n('organisation'); i++)
+    put(
+      'organisation',
+      `ORG-O${i}`,
+      rpsl([
+        ['organisation', `ORG-O${i}`],
+        ['org-name', `Org ${i}`],
+        ['mnt-by', `M${i}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
+  for (let i = 0; i < n('dns'); i++)
+    put(
+      'dns',
+      `n${i}.dn42`,
+      rpsl([
+        ['domain', `n${i}.dn42`],
+        ['nserver', `ns1.n${i}.dn42`],
+        ['mnt-by', `M${i}-MNT`],
+        ['source', 'DN42'],
+      ]),
+    );
+  for (let i = 0; i < n('schema'); i++)
+    put(
+      'schema',
+      `S${i}-SCHEMA`,
+      rpsl([
+        ['schema', `S${i}-SCHEMA`],
+        ['ref', `dn42.s${i}`],
+        ['source', 'DN42'],
+      ]),
+    );
   return count;
 }
 
@@ -131,7 +260,11 @@ export const registryBench: Benchmark = {
           const asns = Array.from({ length: 1000 }, (_, i) => (i % 10 === 9 ? 64512 + i : 4242420000 + ((i * 7) % DISTRIBUTION['aut-num'])));
           const body = JSON.stringify({ asns });
           const post = async () => {
-            const res = await fetch(`${app.url}/registry/v1/names`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+            const res = await fetch(`${app.url}/registry/v1/names`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+              body,
+            });
             const json = (await res.json()) as { names: Record<string, string> };
             if (res.status !== 200) throw new Error(`names answered ${res.status}`);
             return Object.keys(json.names).length;

@@ -184,7 +184,7 @@ export function ratio(subjectPerSecond: number, baselinePerSecond: number): numb
  * same shape in SQL (see rebuild.ts).
  */
 export function eventData(i: number): Record<string, unknown> {
-  const hex = (i * 2654435761 >>> 0).toString(16).padStart(8, '0');
+  const hex = ((i * 2654435761) >>> 0).toString(16).padStart(8, '0');
   return {
     node: `node-${String(i % 500).padStart(4, '0')}`,
     asn: 4242420000 + (i % 10000),

@@ -59,7 +59,8 @@ const ROUTES = 1500;
 /** Chance that a snapshot finds one BGP session in another state than the previous one. */
 const FLAP_CHANCE = 0.02;
 
-const key = (i: number, j: number) => `${(i * 7919 + j * 104729).toString(36).padStart(8, 'k').slice(0, 8).repeat(6).slice(0, 42)}A=`.replace(/[^A-Za-z0-9+/=]/g, 'x');
+const key = (i: number, j: number) =>
+  `${(i * 7919 + j * 104729).toString(36).padStart(8, 'k').slice(0, 8).repeat(6).slice(0, 42)}A=`.replace(/[^A-Za-z0-9+/=]/g, 'x');
 
 /** A deterministic pseudo-random number in [0, 1) from two integers. */
 function noise(a: number, b: number): number {
@@ -111,7 +112,15 @@ class Agent {
             name: `dn42_p${p}`,
             public_key: key(this.index, 0),
             listen_port: 51800 + p,
-            peers: [{ public_key: key(this.index, p + 1), endpoint: `198.51.100.${p + 1}:51820`, latest_handshake_at: at, rx_bytes: this.bytes + p, tx_bytes: this.bytes + 2 * p }],
+            peers: [
+              {
+                public_key: key(this.index, p + 1),
+                endpoint: `198.51.100.${p + 1}:51820`,
+                latest_handshake_at: at,
+                rx_bytes: this.bytes + p,
+                tx_bytes: this.bytes + 2 * p,
+              },
+            ],
           })),
           bgp_protocols: this.sessions.map((state, s) => ({
             name: `dn42_p${s % PEERS}_v${s < PEERS ? 6 : 4}`,
@@ -121,14 +130,29 @@ class Agent {
             routes_imported: state === 'established' ? 90 : 0,
             routes_exported: state === 'established' ? 1400 : 0,
           })),
-          self_metrics: { cpu: 1.5, rss: 60_000_000, total_failures: 0, log_warning_count: 1, log_error_count: 0, last_error_at: null, last_error_message: null, last_routing_collect_seconds: 0.4, last_reresolve_seconds: 0.1 },
+          self_metrics: {
+            cpu: 1.5,
+            rss: 60_000_000,
+            total_failures: 0,
+            log_warning_count: 1,
+            log_error_count: 0,
+            last_error_at: null,
+            last_error_message: null,
+            last_routing_collect_seconds: 0.4,
+            last_reresolve_seconds: 0.1,
+          },
         });
       }
       case 'traffic':
         return JSON.stringify({
           node_id,
           captured_at: at,
-          peers: Array.from({ length: PEERS }, (_, p) => ({ interface: `dn42_p${p}`, public_key: key(this.index, p + 1), rx_bytes: this.bytes + p, tx_bytes: this.bytes * 2 + p })),
+          peers: Array.from({ length: PEERS }, (_, p) => ({
+            interface: `dn42_p${p}`,
+            public_key: key(this.index, p + 1),
+            rx_bytes: this.bytes + p,
+            tx_bytes: this.bytes * 2 + p,
+          })),
         });
       case 'flaps':
         return JSON.stringify({
@@ -183,7 +207,19 @@ interface Outcome {
 function post(agentPool: http.Agent, url: URL, path: string, token: string, body: string, simTime: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: url.hostname, port: url.port, path, method: 'POST', agent: agentPool, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), [SIM_TIME_HEADER]: String(simTime) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path,
+        method: 'POST',
+        agent: agentPool,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          [SIM_TIME_HEADER]: String(simTime),
+        },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
@@ -346,7 +382,17 @@ const ARCHIVE_TABLES = new Set(['interface_traffic_samples', 'self_metrics_sampl
  * Tables holding one row (or one set of rows) per node that each report replaces:
  * their size is bounded by the fleet, not by time, so they are not extrapolated.
  */
-const LATEST_VALUE_TABLES = new Set(['wireguard_traffic_latest', 'node_status', 'node_status_current', 'routing_tables', 'prefix_flaps', 'prefix_flap_feeds', 'streams', 'agent_liveness', 'projection_checkpoints']);
+const LATEST_VALUE_TABLES = new Set([
+  'wireguard_traffic_latest',
+  'node_status',
+  'node_status_current',
+  'routing_tables',
+  'prefix_flaps',
+  'prefix_flap_feeds',
+  'streams',
+  'agent_liveness',
+  'projection_checkpoints',
+]);
 
 /**
  * CPU time of this database's PostgreSQL backends (the server's pool connections),
@@ -368,7 +414,9 @@ class BackendCpu {
   }
 
   private async sample(): Promise<void> {
-    const { rows } = await this.pool.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`).catch(() => ({ rows: [] as { pid: number }[] }));
+    const { rows } = await this.pool
+      .query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+      .catch(() => ({ rows: [] as { pid: number }[] }));
     const fs = await import('node:fs/promises');
     for (const { pid } of rows) {
       const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
@@ -427,7 +475,13 @@ async function runServer(): Promise<void> {
         ...(await Promise.all(
           ids.slice(i, i + 50).map(async (nodeId) => {
             const { secret, parts } = newAgentToken({ now: new Date() });
-            await handleCommand(sys.store, agentTokenStream(parts.token_id), agentTokenDecider, { type: 'IssueAgentToken', node_id: nodeId, ...parts }, { actor: 'bench' });
+            await handleCommand(
+              sys.store,
+              agentTokenStream(parts.token_id),
+              agentTokenDecider,
+              { type: 'IssueAgentToken', node_id: nodeId, ...parts },
+              { actor: 'bench' },
+            );
             return { nodeId, token: `${parts.token_id}.${secret}` };
           }),
         )),

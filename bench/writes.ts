@@ -64,7 +64,9 @@ async function sequentialLatencies(count: number, one: (i: number) => Promise<un
 async function dnsGroup(h: Harness, members: readonly string[]): Promise<string> {
   const group = await h.client.post('/admin/dns-groups', { name: `g${members.length}`, bind_addresses: ['172.20.0.53'] });
   if (group.status !== 201) throw new Error(`dns group answered ${group.status}: ${group.text}`);
-  await inBatches(members.length, 6, async (i) => expectStatus(h.client.put(`/admin/nodes/${members[i]}/dns-group`, { dns_group_id: group.body.id }), 200, 'dns-group assignment'));
+  await inBatches(members.length, 6, async (i) =>
+    expectStatus(h.client.put(`/admin/nodes/${members[i]}/dns-group`, { dns_group_id: group.body.id }), 200, 'dns-group assignment'),
+  );
   const zone = await h.client.post(`/admin/dns-groups/${group.body.id}/zones`, { zone: `g${members.length}.dn42` });
   if (zone.status !== 201) throw new Error(`zone answered ${zone.status}: ${zone.text}`);
   return `/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`;
@@ -95,7 +97,8 @@ async function batch(count: number, write: (i: number, phase: 'seq' | 'con') => 
 
 export const concurrentWritesBench: Benchmark = {
   name: 'concurrent-writes',
-  description: '100 writes to one node, 100 DNS record writes to a group of 10, 100 creates of different nodes: concurrent batch time vs the same writes in sequence',
+  description:
+    '100 writes to one node, 100 DNS record writes to a group of 10, 100 creates of different nodes: concurrent batch time vs the same writes in sequence',
   async run() {
     const count = envInt('BENCH_CONCURRENT_WRITES', 100);
     const h = await start();
@@ -138,7 +141,9 @@ async function nodeWrite(h: Harness, target: string, count: number): Promise<Sca
 }
 
 async function dnsWrite(h: Harness, records: string, count: number): Promise<ScaleFigures> {
-  const latencies = await sequentialLatencies(count, (i) => expectStatus(h.client.post(records, { name: `r${i}`, type: 'A', content: `172.20.2.${i + 1}` }), 201, 'record'));
+  const latencies = await sequentialLatencies(count, (i) =>
+    expectStatus(h.client.post(records, { name: `r${i}`, type: 'A', content: `172.20.2.${i + 1}` }), 201, 'record'),
+  );
   return { median_ms: round(percentile(latencies, 50)), p95_ms: round(percentile(latencies, 95)) };
 }
 
@@ -178,9 +183,11 @@ async function fleetWides(h: Harness): Promise<FleetWides> {
     return { ms, changed: Object.keys(res.body.changed).length, body: res.body };
   };
   const current = async () =>
-    (await h.sys.pool.query<{ node_id: string; generation: number; state: Record<string, unknown> }>(
-      `SELECT g.node_id, g.generation, g.state FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation`,
-    )).rows;
+    (
+      await h.sys.pool.query<{ node_id: string; generation: number; state: Record<string, unknown> }>(
+        `SELECT g.node_id, g.generation, g.state FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation`,
+      )
+    ).rows;
   const before = new Map((await current()).map((d) => [d.node_id, d.generation]));
   const { body, ...block } = await one('/admin/fleet/mitigations/prefix-block', { prefix: BLOCKED });
   const republished = (await current()).filter((d) => d.generation === (before.get(d.node_id) ?? 0) + 1);
@@ -199,7 +206,8 @@ async function fleetWides(h: Harness): Promise<FleetWides> {
 
 export const fleetScaleBench: Benchmark = {
   name: 'fleet-scale',
-  description: '1,000 nodes / 10,000 BGP sessions: node write vs a 10-node fleet, DNS write to a group of 100, fleet-wide prefix block/unblock and peer AS disable/enable',
+  description:
+    '1,000 nodes / 10,000 BGP sessions: node write vs a 10-node fleet, DNS write to a group of 100, fleet-wide prefix block/unblock and peer AS disable/enable',
   async run() {
     const size = envInt('BENCH_FLEET_NODES', 1000);
     const writes = envInt('BENCH_FLEET_WRITES', 30);
@@ -207,7 +215,10 @@ export const fleetScaleBench: Benchmark = {
     const results: Record<string, unknown> = {};
     try {
       await seedFleet(small.sys, 10);
-      const records10 = await dnsGroup(small, Array.from({ length: 10 }, (_, i) => nodeId(i)));
+      const records10 = await dnsGroup(
+        small,
+        Array.from({ length: 10 }, (_, i) => nodeId(i)),
+      );
       results.small = { node: await nodeWrite(small, nodeId(5), writes), dns: await dnsWrite(small, records10, 10) };
       results.smallFleet = await fleetWides(small);
     } finally {
@@ -239,9 +250,20 @@ export const fleetScaleBench: Benchmark = {
       });
 
       progress('fleet-scale: DNS group of 100 members');
-      const records100 = await dnsGroup(big, Array.from({ length: 100 }, (_, i) => nodeId(i)));
+      const records100 = await dnsGroup(
+        big,
+        Array.from({ length: 100 }, (_, i) => nodeId(i)),
+      );
       const dns = await dnsWrite(big, records100, 10);
-      report({ bench: 'fleet-scale', case: 'DNS record write, group of 100 members', nodes: size, ...dns, baseline: 'group of 10 on the 10-node fleet', baseline_median_ms: small10.dns.median_ms, ratio: round(dns.median_ms / small10.dns.median_ms) });
+      report({
+        bench: 'fleet-scale',
+        case: 'DNS record write, group of 100 members',
+        nodes: size,
+        ...dns,
+        baseline: 'group of 10 on the 10-node fleet',
+        baseline_median_ms: small10.dns.median_ms,
+        ratio: round(dns.median_ms / small10.dns.median_ms),
+      });
 
       progress('fleet-scale: fleet-wide writes (prefix block, unblock, peer disable, enable)');
       const wide = await fleetWides(big);
@@ -260,7 +282,12 @@ export const fleetScaleBench: Benchmark = {
           // Nodes per second against the 10-node fleet's (1: each node costs what it costs there).
           ratio: round(wide[key].changed / ms / (smallFleet[key].changed / smallFleet[key].ms)),
           ...(key === 'block'
-            ? { nodes_named: wide.block.named, deferred: wide.block.deferred, documents_published: wide.block.published, documents_valid_with_block: wide.block.validWithBlock }
+            ? {
+                nodes_named: wide.block.named,
+                deferred: wide.block.deferred,
+                documents_published: wide.block.published,
+                documents_valid_with_block: wide.block.validWithBlock,
+              }
             : {}),
         });
       }

@@ -21,7 +21,13 @@ export async function createAccount(deps: AccountDeps, input: { username: string
   if (!isUsername(input.username)) throw new Validation('invalid username: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit');
   checkPasswordLength(input.password);
   const passwordHash = await deps.passwords.hash(input.password);
-  await handleCommand(deps.store, accountStreamId(input.username), accountDecider, { type: 'CreateAccount', username: input.username, passwordHash, now: input.now }, metadata);
+  await handleCommand(
+    deps.store,
+    accountStreamId(input.username),
+    accountDecider,
+    { type: 'CreateAccount', username: input.username, passwordHash, now: input.now },
+    metadata,
+  );
 }
 
 export interface LoginInput {

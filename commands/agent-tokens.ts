@@ -46,7 +46,13 @@ export function newAgentToken(input: IssueInput): { secret: string; parts: NewTo
   const secret = input.token === undefined ? newSecret() : checkLiteralToken(input.token);
   return {
     secret,
-    parts: { token_id: newTokenId(AGENT_TOKEN_PREFIX), secret_sha256: sha256Hex(secret), agent_id: input.agent_id ?? null, ttl_seconds: input.ttl_seconds ?? null, now: input.now },
+    parts: {
+      token_id: newTokenId(AGENT_TOKEN_PREFIX),
+      secret_sha256: sha256Hex(secret),
+      agent_id: input.agent_id ?? null,
+      ttl_seconds: input.ttl_seconds ?? null,
+      now: input.now,
+    },
   };
 }
 
@@ -54,7 +60,13 @@ export function newAgentToken(input: IssueInput): { secret: string; parts: NewTo
 export async function issueAgentToken(deps: AgentDeps, nodeId: string, input: IssueInput, metadata: EventMetadata): Promise<IssuedAgentToken> {
   await requireNode(deps, nodeId);
   const { secret, parts } = newAgentToken(input);
-  const { events } = await handleCommand(deps.store, agentTokenStream(parts.token_id), agentTokenDecider, { type: 'IssueAgentToken', node_id: nodeId, ...parts }, metadata);
+  const { events } = await handleCommand(
+    deps.store,
+    agentTokenStream(parts.token_id),
+    agentTokenDecider,
+    { type: 'IssueAgentToken', node_id: nodeId, ...parts },
+    metadata,
+  );
   await deps.settle?.();
   return issuedOut(events[0].data as IssuedEventData, secret);
 }
@@ -63,7 +75,12 @@ export async function issueAgentToken(deps: AgentDeps, nodeId: string, input: Is
  * Revokes the token and issues its successor for the same node and agent in one
  * append; without `ttl_seconds` the successor keeps the old token's lifetime.
  */
-export async function rotateAgentToken(deps: AgentDeps, tokenId: string, input: { ttl_seconds?: number; now: Date }, metadata: EventMetadata): Promise<IssuedAgentToken> {
+export async function rotateAgentToken(
+  deps: AgentDeps,
+  tokenId: string,
+  input: { ttl_seconds?: number; now: Date },
+  metadata: EventMetadata,
+): Promise<IssuedAgentToken> {
   const oldStream = agentTokenStream(tokenId);
   const { result } = await execute(
     deps.store,
@@ -104,7 +121,14 @@ export async function requireNode(deps: Pick<AgentDeps, 'db'>, nodeId: string): 
 type IssuedEventData = Extract<AgentTokenEvent, { type: 'AgentTokenIssued' }>['data'];
 
 export function issuedOut(data: IssuedEventData, secret: string): IssuedAgentToken {
-  return { token: `${data.token_id}.${secret}`, token_id: data.token_id, node_id: data.node_id, agent_id: data.agent_id, issued_at: data.issued_at, expires_at: data.expires_at };
+  return {
+    token: `${data.token_id}.${secret}`,
+    token_id: data.token_id,
+    node_id: data.node_id,
+    agent_id: data.agent_id,
+    issued_at: data.issued_at,
+    expires_at: data.expires_at,
+  };
 }
 
 function stateOf(stream: LoadedStream | undefined): AgentTokenState {

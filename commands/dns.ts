@@ -88,14 +88,26 @@ export function deleteDnsGroup(deps: FleetDeps, groupId: number, metadata: Event
 
 export async function createDnsZone(deps: FleetDeps, groupId: number, input: DnsZoneIn, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
   const zoneId = await nextDnsId(deps.db, 'zone');
-  return writeDnsGroup(deps, groupId, (state) => command(state, { type: 'CreateZone', group_id: groupId, zone_id: zoneId, zone: zoneFieldsOf(input) }, `dns zone ${input.zone} created`, zoneId), metadata);
-}
-
-export function updateDnsZone(deps: FleetDeps, groupId: number, zoneId: number, changes: DnsZonePatch, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
   return writeDnsGroup(
     deps,
     groupId,
-    (state) => command(state, { type: 'UpdateZone', group_id: groupId, zone_id: zoneId, changes }, `dns zone ${zoneName(state, groupId, zoneId)} updated`, undefined),
+    (state) => command(state, { type: 'CreateZone', group_id: groupId, zone_id: zoneId, zone: zoneFieldsOf(input) }, `dns zone ${input.zone} created`, zoneId),
+    metadata,
+  );
+}
+
+export function updateDnsZone(
+  deps: FleetDeps,
+  groupId: number,
+  zoneId: number,
+  changes: DnsZonePatch,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<void>> {
+  return writeDnsGroup(
+    deps,
+    groupId,
+    (state) =>
+      command(state, { type: 'UpdateZone', group_id: groupId, zone_id: zoneId, changes }, `dns zone ${zoneName(state, groupId, zoneId)} updated`, undefined),
     metadata,
   );
 }
@@ -109,7 +121,13 @@ export function deleteDnsZone(deps: FleetDeps, groupId: number, zoneId: number, 
   );
 }
 
-export async function createDnsRecord(deps: FleetDeps, groupId: number, zoneId: number, input: DnsRecordIn, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
+export async function createDnsRecord(
+  deps: FleetDeps,
+  groupId: number,
+  zoneId: number,
+  input: DnsRecordIn,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<number>> {
   const recordId = await nextDnsId(deps.db, 'record');
   return writeDnsGroup(
     deps,
@@ -125,12 +143,24 @@ export async function createDnsRecord(deps: FleetDeps, groupId: number, zoneId: 
   );
 }
 
-export function updateDnsRecord(deps: FleetDeps, groupId: number, zoneId: number, recordId: number, changes: DnsRecordPatch, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
+export function updateDnsRecord(
+  deps: FleetDeps,
+  groupId: number,
+  zoneId: number,
+  recordId: number,
+  changes: DnsRecordPatch,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<void>> {
   return writeDnsGroup(
     deps,
     groupId,
     (state) =>
-      command(state, { type: 'UpdateRecord', group_id: groupId, zone_id: zoneId, record_id: recordId, changes }, `dns record ${recordId} updated in ${zoneName(state, groupId, zoneId)}`, undefined),
+      command(
+        state,
+        { type: 'UpdateRecord', group_id: groupId, zone_id: zoneId, record_id: recordId, changes },
+        `dns record ${recordId} updated in ${zoneName(state, groupId, zoneId)}`,
+        undefined,
+      ),
     metadata,
   );
 }
@@ -139,7 +169,13 @@ export function deleteDnsRecord(deps: FleetDeps, groupId: number, zoneId: number
   return writeDnsGroup(
     deps,
     groupId,
-    (state) => command(state, { type: 'DeleteRecord', group_id: groupId, zone_id: zoneId, record_id: recordId }, `dns record ${recordId} deleted in ${zoneName(state, groupId, zoneId)}`, undefined),
+    (state) =>
+      command(
+        state,
+        { type: 'DeleteRecord', group_id: groupId, zone_id: zoneId, record_id: recordId },
+        `dns record ${recordId} deleted in ${zoneName(state, groupId, zoneId)}`,
+        undefined,
+      ),
     metadata,
   );
 }

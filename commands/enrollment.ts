@@ -33,7 +33,15 @@ export async function createEnrollmentToken(deps: AgentDeps, input: CreateEnroll
     deps.store,
     enrollmentTokenStream(secretSha256),
     enrollmentDecider,
-    { type: 'CreateEnrollmentToken', token_id: newTokenId(ENROLLMENT_TOKEN_PREFIX), secret_sha256: secretSha256, node_id: nodeId, description: input.description ?? null, expires_at: expiresAt, now: input.now },
+    {
+      type: 'CreateEnrollmentToken',
+      token_id: newTokenId(ENROLLMENT_TOKEN_PREFIX),
+      secret_sha256: secretSha256,
+      node_id: nodeId,
+      description: input.description ?? null,
+      expires_at: expiresAt,
+      now: input.now,
+    },
     metadata,
   );
   await deps.settle?.();
@@ -48,6 +56,12 @@ export async function deleteEnrollmentToken(deps: AgentDeps, tokenId: string, no
   // The token id is not secret and not the stream key; the read model knows which hash it has.
   const known = await getEnrollmentToken(deps.db, tokenId);
   if (!known) throw new NotFound(`unknown enrollment token ${tokenId}`);
-  await handleCommand(deps.store, enrollmentTokenStream(known.secret_sha256), enrollmentDecider, { type: 'DeleteEnrollmentToken', token_id: tokenId, now }, metadata);
+  await handleCommand(
+    deps.store,
+    enrollmentTokenStream(known.secret_sha256),
+    enrollmentDecider,
+    { type: 'DeleteEnrollmentToken', token_id: tokenId, now },
+    metadata,
+  );
   await deps.settle?.();
 }

@@ -133,7 +133,10 @@ export async function writeNode<T, A = undefined>(
       if (after.status === 'Live') {
         if (decided.publish === 'empty') targets.push({ node: after, empty: true });
         else if (decided.document) targets.push({ node: after, empty: false });
-        else if (after.lifecycle === 'active' && (decided.publish === 'always' || (decided.publish === 'if-published' && (await loader.generation(nodeId)) > 0))) {
+        else if (
+          after.lifecycle === 'active' &&
+          (decided.publish === 'always' || (decided.publish === 'if-published' && (await loader.generation(nodeId)) > 0))
+        ) {
           targets.push({ node: after, empty: false });
         }
       }
@@ -253,7 +256,10 @@ export async function publication(
     state: state as Record<string, unknown>,
     ...(rollbackOf !== undefined ? { rollback_of: rollbackOf } : {}),
   };
-  return { published: { node_id: node.node_id, generation, reason }, write: { streamId: desiredStateStream(node.node_id), events: [{ type: 'DesiredStatePublished', data }] } };
+  return {
+    published: { node_id: node.node_id, generation, reason },
+    write: { streamId: desiredStateStream(node.node_id), events: [{ type: 'DesiredStatePublished', data }] },
+  };
 }
 
 /**

@@ -91,7 +91,8 @@ async function bindAgentToken(more: LoadMore, nodeId: string, token: Provisioned
   const state = fold(agentTokenDecider, events);
   if (state.status !== 'Empty') {
     const issued = events.find((e) => e.type === 'AgentTokenIssued');
-    const same = state.status === 'Active' && state.node_id === nodeId && issued?.type === 'AgentTokenIssued' && issued.data.secret_sha256 === token.secretSha256;
+    const same =
+      state.status === 'Active' && state.node_id === nodeId && issued?.type === 'AgentTokenIssued' && issued.data.secret_sha256 === token.secretSha256;
     if (same) return [];
     throw new IllegalState(`agent token ${token.tokenId} already exists`);
   }

@@ -253,7 +253,10 @@ async function readThrough(store: EventStore, streamIds: readonly string[]): Pro
   const cache = streams;
   const known = streamIds.map((id) => cache.get(id) ?? []);
   const fromVersions = new Map(streamIds.map((id, i) => [id, known[i].length]));
-  const fresh = streamIds.length === 1 ? new Map([[streamIds[0], await store.readStream(streamIds[0], { fromVersion: known[0].length })]]) : await store.readStreams(fromVersions);
+  const fresh =
+    streamIds.length === 1
+      ? new Map([[streamIds[0], await store.readStream(streamIds[0], { fromVersion: known[0].length })]])
+      : await store.readStreams(fromVersions);
   return streamIds.map((streamId, i) => {
     const more = fresh.get(streamId) ?? [];
     // A stream's versions are 0, 1, 2, ...; anything else (a store that numbers differently) is not cached.

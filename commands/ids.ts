@@ -7,7 +7,12 @@ export const commandMigrations: MigrationSet = { name: 'commands', dir: fileURLT
 
 export type IdKind = 'peering' | 'interface' | 'bgp_session' | 'autopeering_request';
 
-const SEQUENCE: Record<IdKind, string> = { peering: 'peering_ids', interface: 'interface_ids', bgp_session: 'bgp_session_ids', autopeering_request: 'autopeering_request_ids' };
+const SEQUENCE: Record<IdKind, string> = {
+  peering: 'peering_ids',
+  interface: 'interface_ids',
+  bgp_session: 'bgp_session_ids',
+  autopeering_request: 'autopeering_request_ids',
+};
 
 /** Reserves `count` new ids. An id is never reused, even when its command fails. */
 export async function nextIds(db: Queryable, kind: IdKind, count = 1): Promise<number[]> {

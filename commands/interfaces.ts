@@ -10,7 +10,15 @@ import { nextIds } from './ids.js';
  * publish the node. `what` names the record for the generation's reason
  * (`interface dn42_x created`), read from the state the command found.
  */
-function writeChild<T>(deps: FleetDeps, nodeId: string, command: NodeCommand, what: (node: LiveNode) => string, verb: string, result: T, metadata: EventMetadata) {
+function writeChild<T>(
+  deps: FleetDeps,
+  nodeId: string,
+  command: NodeCommand,
+  what: (node: LiveNode) => string,
+  verb: string,
+  result: T,
+  metadata: EventMetadata,
+) {
   return writeNode(
     deps,
     nodeId,
@@ -22,8 +30,10 @@ function writeChild<T>(deps: FleetDeps, nodeId: string, command: NodeCommand, wh
   );
 }
 
-const interfaceName = (id: number, spec?: InterfaceSpec) => (node: LiveNode) => `interface ${spec?.name ?? node.interfaces.find((i) => i.id === id)?.spec.name ?? id}`;
-const sessionName = (id: number, spec?: SessionSpec) => (node: LiveNode) => `bgp session ${spec?.name ?? node.sessions.find((s) => s.id === id)?.spec.name ?? id}`;
+const interfaceName = (id: number, spec?: InterfaceSpec) => (node: LiveNode) =>
+  `interface ${spec?.name ?? node.interfaces.find((i) => i.id === id)?.spec.name ?? id}`;
+const sessionName = (id: number, spec?: SessionSpec) => (node: LiveNode) =>
+  `bgp session ${spec?.name ?? node.sessions.find((s) => s.id === id)?.spec.name ?? id}`;
 
 export interface InterfaceInput {
   spec: InterfaceSpec;
@@ -34,7 +44,15 @@ export interface InterfaceInput {
 
 export async function createInterface(deps: FleetDeps, nodeId: string, input: InterfaceInput, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
   const [id] = await nextIds(deps.db, 'interface');
-  return writeChild(deps, nodeId, { type: 'CreateInterface', node_id: nodeId, interface: { id, ...input } }, interfaceName(id, input.spec), 'created', id, metadata);
+  return writeChild(
+    deps,
+    nodeId,
+    { type: 'CreateInterface', node_id: nodeId, interface: { id, ...input } },
+    interfaceName(id, input.spec),
+    'created',
+    id,
+    metadata,
+  );
 }
 
 export function updateInterface(
@@ -44,7 +62,15 @@ export function updateInterface(
   changes: ChildPatch<InterfaceSpec> & { enabled?: boolean },
   metadata: EventMetadata,
 ): Promise<NodeWriteOutcome<void>> {
-  return writeChild(deps, nodeId, { type: 'UpdateInterface', node_id: nodeId, interface_id: id, changes }, interfaceName(id, changes.spec), 'updated', undefined, metadata);
+  return writeChild(
+    deps,
+    nodeId,
+    { type: 'UpdateInterface', node_id: nodeId, interface_id: id, changes },
+    interfaceName(id, changes.spec),
+    'updated',
+    undefined,
+    metadata,
+  );
 }
 
 export function deleteInterface(deps: FleetDeps, nodeId: string, id: number, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
@@ -62,8 +88,22 @@ export async function createSession(deps: FleetDeps, nodeId: string, input: Sess
   return writeChild(deps, nodeId, { type: 'CreateSession', node_id: nodeId, session: { id, ...input } }, sessionName(id, input.spec), 'created', id, metadata);
 }
 
-export function updateSession(deps: FleetDeps, nodeId: string, id: number, changes: ChildPatch<SessionSpec>, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
-  return writeChild(deps, nodeId, { type: 'UpdateSession', node_id: nodeId, session_id: id, changes }, sessionName(id, changes.spec), 'updated', undefined, metadata);
+export function updateSession(
+  deps: FleetDeps,
+  nodeId: string,
+  id: number,
+  changes: ChildPatch<SessionSpec>,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<void>> {
+  return writeChild(
+    deps,
+    nodeId,
+    { type: 'UpdateSession', node_id: nodeId, session_id: id, changes },
+    sessionName(id, changes.spec),
+    'updated',
+    undefined,
+    metadata,
+  );
 }
 
 export function deleteSession(deps: FleetDeps, nodeId: string, id: number, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {

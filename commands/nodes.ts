@@ -13,7 +13,13 @@ import type { LoadMore } from './handle.js';
 /** Fields other nodes materialise from; a change to one of them is a topology change. */
 const FACT_FIELDS: readonly (keyof NodePatch)[] = ['asn', 'router_id', 'site', 'loopback_ipv4', 'loopback_ipv6', 'link_local', 'base_template'];
 
-export function createNode<A = undefined>(deps: FleetDeps, nodeId: string, fields: NodeFields, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
+export function createNode<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  fields: NodeFields,
+  metadata: EventMetadata,
+  read?: AnswerReader<void, A>,
+): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
@@ -34,7 +40,13 @@ export function createNode<A = undefined>(deps: FleetDeps, nodeId: string, field
  * A node PATCH. Only the fields that differ from their stored form are
  * recorded; a PATCH that changes nothing appends nothing and publishes nothing.
  */
-export function updateNode<A = undefined>(deps: FleetDeps, nodeId: string, changes: NodePatch, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
+export function updateNode<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  changes: NodePatch,
+  metadata: EventMetadata,
+  read?: AnswerReader<void, A>,
+): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
@@ -54,21 +66,43 @@ export function updateNode<A = undefined>(deps: FleetDeps, nodeId: string, chang
   );
 }
 
-export function decommissionNode<A = undefined>(deps: FleetDeps, nodeId: string, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
+export function decommissionNode<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  metadata: EventMetadata,
+  read?: AnswerReader<void, A>,
+): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
-    (state) => ({ events: decideNode({ type: 'DecommissionNode', node_id: nodeId }, state), reason: 'node decommissioned', publish: 'empty', topology: true, result: undefined }),
+    (state) => ({
+      events: decideNode({ type: 'DecommissionNode', node_id: nodeId }, state),
+      reason: 'node decommissioned',
+      publish: 'empty',
+      topology: true,
+      result: undefined,
+    }),
     metadata,
     read,
   );
 }
 
-export function recommissionNode<A = undefined>(deps: FleetDeps, nodeId: string, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
+export function recommissionNode<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  metadata: EventMetadata,
+  read?: AnswerReader<void, A>,
+): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
-    (state) => ({ events: decideNode({ type: 'RecommissionNode', node_id: nodeId }, state), reason: 'node recommissioned', publish: 'always', topology: true, result: undefined }),
+    (state) => ({
+      events: decideNode({ type: 'RecommissionNode', node_id: nodeId }, state),
+      reason: 'node recommissioned',
+      publish: 'always',
+      topology: true,
+      result: undefined,
+    }),
     metadata,
     read,
   );

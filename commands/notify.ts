@@ -31,7 +31,13 @@ export interface NotifyOutcome {
  * re-publishes the current desired state as a new generation (the doorbell rings
  * after commit, as for every publication); `snapshot_request` only rings.
  */
-export async function notifyNode(deps: FleetDeps, nodeId: string, event: NotifyEvent, reason: string | undefined, metadata: EventMetadata): Promise<NotifyOutcome> {
+export async function notifyNode(
+  deps: FleetDeps,
+  nodeId: string,
+  event: NotifyEvent,
+  reason: string | undefined,
+  metadata: EventMetadata,
+): Promise<NotifyOutcome> {
   const node = await connectedNode(deps.db, nodeId);
 
   if (event === 'snapshot_request') {

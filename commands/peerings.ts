@@ -43,7 +43,10 @@ export async function createPeering<A = undefined>(
     deps,
     nodeId,
     async (state, more) => ({
-      events: decideNode({ type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(id, input), remoteExists: await remoteExists(more, input.remote_node_id) }, state),
+      events: decideNode(
+        { type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(id, input), remoteExists: await remoteExists(more, input.remote_node_id) },
+        state,
+      ),
       reason: `peering ${input.name} created`,
       publish: 'always',
       topology: isInternalLink(input),
@@ -69,7 +72,10 @@ export async function updatePeering<A = undefined>(
     async (state, more) => {
       const before = live(state, nodeId).peerings.find((p) => p.id === peeringId);
       const after = before && { ...before, ...changes };
-      const events = decideNode({ type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: await remoteExists(more, changes.remote_node_id) }, state);
+      const events = decideNode(
+        { type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: await remoteExists(more, changes.remote_node_id) },
+        state,
+      );
       return {
         events,
         reason: `peering ${after?.name ?? peeringId} updated`,
@@ -114,7 +120,12 @@ export interface ProvisionIds {
 }
 
 /** A peering, its interface and its sessions in one append; any conflict leaves nothing behind. */
-export async function provisionPeering(deps: FleetDeps, nodeId: string, input: ProvisionInput, metadata: EventMetadata): Promise<NodeWriteOutcome<ProvisionIds>> {
+export async function provisionPeering(
+  deps: FleetDeps,
+  nodeId: string,
+  input: ProvisionInput,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<ProvisionIds>> {
   const [peeringId] = await nextIds(deps.db, 'peering');
   const [interfaceId] = await nextIds(deps.db, 'interface');
   const sessionIds = await nextIds(deps.db, 'bgp_session', input.sessions.length);
@@ -123,7 +134,12 @@ export async function provisionPeering(deps: FleetDeps, nodeId: string, input: P
     nodeId,
     async (state, more) => {
       const commands: NodeCommand[] = [
-        { type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(peeringId, input.peering), remoteExists: await remoteExists(more, input.peering.remote_node_id) },
+        {
+          type: 'CreatePeering',
+          node_id: nodeId,
+          peering: peeringRecord(peeringId, input.peering),
+          remoteExists: await remoteExists(more, input.peering.remote_node_id),
+        },
         { type: 'CreateInterface', node_id: nodeId, interface: { id: interfaceId, peering_id: peeringId, ...input.interface } },
         ...input.sessions.map((s, i): NodeCommand => ({ type: 'CreateSession', node_id: nodeId, session: { id: sessionIds[i], peering_id: peeringId, ...s } })),
       ];
@@ -161,13 +177,21 @@ export async function replacePeeringFull(deps: FleetDeps, nodeId: string, input:
       const record = peeringRecord(peeringId, input.peering);
       const commands: NodeCommand[] = existing
         ? [
-            ...node.interfaces.filter((i) => i.peering_id === existing.id).map((i): NodeCommand => ({ type: 'DeleteInterface', node_id: nodeId, interface_id: i.id })),
-            ...node.sessions.filter((s) => s.peering_id === existing.id).map((s): NodeCommand => ({ type: 'DeleteSession', node_id: nodeId, session_id: s.id })),
+            ...node.interfaces
+              .filter((i) => i.peering_id === existing.id)
+              .map((i): NodeCommand => ({ type: 'DeleteInterface', node_id: nodeId, interface_id: i.id })),
+            ...node.sessions
+              .filter((s) => s.peering_id === existing.id)
+              .map((s): NodeCommand => ({ type: 'DeleteSession', node_id: nodeId, session_id: s.id })),
             { type: 'UpdatePeering', node_id: nodeId, peering_id: existing.id, changes: withoutId(record), remoteExists: exists },
           ]
         : [{ type: 'CreatePeering', node_id: nodeId, peering: record, remoteExists: exists }];
       commands.push(
-        ...input.interfaces.map((i, n): NodeCommand => ({ type: 'CreateInterface', node_id: nodeId, interface: { id: interfaceIds[n], peering_id: peeringId, ...i } })),
+        ...input.interfaces.map((i, n): NodeCommand => ({
+          type: 'CreateInterface',
+          node_id: nodeId,
+          interface: { id: interfaceIds[n], peering_id: peeringId, ...i },
+        })),
         ...input.sessions.map((s, n): NodeCommand => ({ type: 'CreateSession', node_id: nodeId, session: { id: sessionIds[n], peering_id: peeringId, ...s } })),
       );
       return {
@@ -207,7 +231,14 @@ export function planBackfill(node: LiveNode): BackfillPlan {
     let found = plan.peerings.find((p) => p.name === name);
     if (!found) {
       const existing = node.peerings.find((p) => p.name === name);
-      found = { name, remote_asn: existing?.remote_asn ?? remote_asn, peering_id: existing?.id ?? null, create: !existing, interface_ids: [], bgp_session_ids: [] };
+      found = {
+        name,
+        remote_asn: existing?.remote_asn ?? remote_asn,
+        peering_id: existing?.id ?? null,
+        create: !existing,
+        interface_ids: [],
+        bgp_session_ids: [],
+      };
       plan.peerings.push(found);
     }
     return found;
@@ -232,7 +263,12 @@ export function planBackfill(node: LiveNode): BackfillPlan {
   return plan;
 }
 
-export async function backfillPeerings(deps: FleetDeps, nodeId: string, dryRun: boolean, metadata: EventMetadata): Promise<NodeWriteOutcome<BackfillPlan> & { dry_run: boolean }> {
+export async function backfillPeerings(
+  deps: FleetDeps,
+  nodeId: string,
+  dryRun: boolean,
+  metadata: EventMetadata,
+): Promise<NodeWriteOutcome<BackfillPlan> & { dry_run: boolean }> {
   const planned = planBackfill(live(fold(nodeDecider, (await load(deps.store, nodeStream(nodeId))).events as NodeEvent[]), nodeId));
   if (dryRun) return { dry_run: true, result: planned, answer: undefined, published: [], deliveries: [] };
   const reserved = await nextIds(deps.db, 'peering', planned.peerings.filter((p) => p.create).length);
@@ -247,7 +283,12 @@ export async function backfillPeerings(deps: FleetDeps, nodeId: string, dryRun: 
       const commands: NodeCommand[] = [];
       creates.forEach((p, n) => {
         p.peering_id = reserved[n];
-        commands.push({ type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(reserved[n], { name: p.name, remote_asn: p.remote_asn }), remoteExists: true });
+        commands.push({
+          type: 'CreatePeering',
+          node_id: nodeId,
+          peering: peeringRecord(reserved[n], { name: p.name, remote_asn: p.remote_asn }),
+          remoteExists: true,
+        });
       });
       for (const p of plan.peerings) {
         for (const id of p.interface_ids) commands.push({ type: 'UpdateInterface', node_id: nodeId, interface_id: id, changes: { peering_id: p.peering_id } });

@@ -1,7 +1,14 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { agentTokenStream, issuedEvent } from '../domain/agent/agent-token.js';
 import { enrollmentDecider, enrollmentTokenStream, usability, type EnrollmentEvent } from '../domain/agent/enrollment.js';
-import { registrationDecider, registrationStream, type Inventory, type RegistrationCommand, type RegistrationEvent, type RegistrationState } from '../domain/agent/registration.js';
+import {
+  registrationDecider,
+  registrationStream,
+  type Inventory,
+  type RegistrationCommand,
+  type RegistrationEvent,
+  type RegistrationState,
+} from '../domain/agent/registration.js';
 import { sha256Hex } from '../domain/sha256.js';
 import { fold } from '../domain/decider.js';
 import { Forbidden, NotFound, Unauthorized } from '../domain/errors.js';
@@ -26,7 +33,13 @@ export async function decideRegistration(
 ): Promise<RegistrationOut> {
   const known = await getRegistration(deps.db, registrationId);
   if (!known) throw new NotFound(`unknown registration ${registrationId}`);
-  await handleCommand(deps.store, registrationStream(known.node_id), registrationDecider, { type: verdict, registration_id: registrationId, ...input }, metadata);
+  await handleCommand(
+    deps.store,
+    registrationStream(known.node_id),
+    registrationDecider,
+    { type: verdict, registration_id: registrationId, ...input },
+    metadata,
+  );
   await deps.settle?.();
   return (await getRegistration(deps.db, registrationId))!;
 }
@@ -109,7 +122,20 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
       const fresh = newAgentToken({ agent_id: agentId, now: input.now });
       const tokenStream = agentTokenStream(fresh.parts.token_id);
       await more(tokenStream);
-      ({ events, state } = run([{ type: 'Accept', agent_id: agentId, token_id: fresh.parts.token_id, enrollment_token_id: tokenId, generation: node.current_generation, now: input.now }], state, events));
+      ({ events, state } = run(
+        [
+          {
+            type: 'Accept',
+            agent_id: agentId,
+            token_id: fresh.parts.token_id,
+            enrollment_token_id: tokenId,
+            generation: node.current_generation,
+            now: input.now,
+          },
+        ],
+        state,
+        events,
+      ));
       const inventoryReported: NodeEvent = { type: 'NodeInventoryReported', data: { node_id: nodeId, inventory: { ...input.inventory } } };
       const writes: Decision['writes'] = [
         { streamId: regStream, events },
@@ -117,7 +143,13 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
         { streamId: nodeStream(nodeId), events: [inventoryReported] },
       ];
       if (enrollment && enrollmentState) {
-        writes.push({ streamId: enrollment, events: enrollmentDecider.decide({ type: 'UseEnrollmentToken', registration_id: registrationIdOf(state), node_id: nodeId, now: input.now }, enrollmentState) });
+        writes.push({
+          streamId: enrollment,
+          events: enrollmentDecider.decide(
+            { type: 'UseEnrollmentToken', registration_id: registrationIdOf(state), node_id: nodeId, now: input.now },
+            enrollmentState,
+          ),
+        });
       }
       return {
         writes,
@@ -158,7 +190,11 @@ function registrationIdOf(state: RegistrationState): string {
 }
 
 /** Decides commands in order on an evolving state. */
-function run(commands: readonly RegistrationCommand[], state: RegistrationState, events: RegistrationEvent[] = []): { events: RegistrationEvent[]; state: RegistrationState } {
+function run(
+  commands: readonly RegistrationCommand[],
+  state: RegistrationState,
+  events: RegistrationEvent[] = [],
+): { events: RegistrationEvent[]; state: RegistrationState } {
   const all = [...events];
   for (const command of commands) {
     const fresh = registrationDecider.decide(command, state);

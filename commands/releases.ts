@@ -5,16 +5,7 @@ import { Validation } from '../domain/errors.js';
 import type { ReleaseManifest } from '../domain/release/manifest.js';
 import { checkFileName, checkVersion, compareVersions, needsUpdate } from '../domain/release/rules.js';
 import { agentStatuses, livenessOf, type Liveness } from '../infra/telemetry/liveness.js';
-import {
-  claimOffer,
-  clearOffers,
-  manifestOf,
-  releaseOffer,
-  releaseVersions,
-  saveRelease,
-  saveTarget,
-  targetVersion,
-} from '../infra/releases/store.js';
+import { claimOffer, clearOffers, manifestOf, releaseOffer, releaseVersions, saveRelease, saveTarget, targetVersion } from '../infra/releases/store.js';
 import { targetVersionCache } from '../infra/releases/target-cache.js';
 import { connectedNodes } from '../infra/agent-hub/presence.js';
 import { listNodes } from '../projections/fleet/queries.js';
@@ -37,11 +28,13 @@ const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 /** `POST /admin/agent-releases`: stores the files of a version (replacing an earlier upload) and answers its manifest. Does not roll out. */
 export async function uploadRelease(deps: ReleaseDeps, version: string, files: readonly UploadedFile[]): Promise<ReleaseManifest> {
   checkVersion(version);
-  if (files.length === 0) throw new Validation('invalid files: at least one file is required', [{ loc: ['body', 'files'], msg: 'at least one file', type: 'minItems' }]);
+  if (files.length === 0)
+    throw new Validation('invalid files: at least one file is required', [{ loc: ['body', 'files'], msg: 'at least one file', type: 'minItems' }]);
   const seen = new Set<string>();
   for (const f of files) {
     checkFileName(f.filename);
-    if (seen.has(f.filename)) throw new Validation(`invalid files: ${f.filename} given twice`, [{ loc: ['body', 'files'], msg: 'duplicate file name', type: 'uniqueItems' }]);
+    if (seen.has(f.filename))
+      throw new Validation(`invalid files: ${f.filename} given twice`, [{ loc: ['body', 'files'], msg: 'duplicate file name', type: 'uniqueItems' }]);
     seen.add(f.filename);
   }
   const stored = files
@@ -61,11 +54,15 @@ export async function setTarget(deps: ReleaseDeps, version: string): Promise<{ t
   checkVersion(version);
   const saved = await saveTarget(deps.pool, version, deps.now());
   if (saved.outcome === 'not_uploaded') {
-    throw new Validation(`invalid version: ${version} has not been uploaded`, [{ loc: ['body', 'version'], msg: 'no manifest for this version', type: 'value_error' }]);
+    throw new Validation(`invalid version: ${version} has not been uploaded`, [
+      { loc: ['body', 'version'], msg: 'no manifest for this version', type: 'value_error' },
+    ]);
   }
   if (saved.outcome === 'below') {
     // Document 2, Versioning: versions must not go backwards. The same target again is allowed (it re-arms the offers).
-    throw new Validation(`invalid version: ${version} is below the current target ${saved.current}`, [{ loc: ['body', 'version'], msg: 'below the current target', type: 'value_error' }]);
+    throw new Validation(`invalid version: ${version} is below the current target ${saved.current}`, [
+      { loc: ['body', 'version'], msg: 'below the current target', type: 'value_error' },
+    ]);
   }
   targetVersionCache(deps.pool).remember(version);
   await clearOffers(deps.pool, version);
@@ -92,7 +89,9 @@ export async function offerUpdate(deps: ReleaseDeps, nodeId: string, agentVersio
   const manifest = await manifestOf(deps.pool, target);
   if (!manifest) return false;
   if (!(await claimOffer(deps.pool, nodeId, target, deps.now()))) return false;
-  const deliveries = await deps.doorbell.ring([{ type: 'agent_update_available', node_id: nodeId, version: target, wheels: manifest.wheels, reason: `target version ${target}` }]);
+  const deliveries = await deps.doorbell.ring([
+    { type: 'agent_update_available', node_id: nodeId, version: target, wheels: manifest.wheels, reason: `target version ${target}` },
+  ]);
   // Race: the agent may have gone (or its queue been full) since it was seen; an
   // offer nobody took is given back, so its next heartbeat is offered again.
   if (deliveries.every((d) => d.delivered === 0)) {
@@ -122,9 +121,16 @@ export interface ReleaseStatus {
  * never sent a heartbeat has nulls and is `offline`.
  */
 export async function releaseStatus(deps: ReleaseDeps): Promise<ReleaseStatus> {
-  const [target, versions, reported, fleet] = await Promise.all([targetVersion(deps.pool), releaseVersions(deps.pool), agentStatuses(deps.pool), listNodes(deps.pool)]);
+  const [target, versions, reported, fleet] = await Promise.all([
+    targetVersion(deps.pool),
+    releaseVersions(deps.pool),
+    agentStatuses(deps.pool),
+    listNodes(deps.pool),
+  ]);
   const byNode = new Map(reported.map((s) => [s.node_id, s]));
-  for (const n of fleet) if (!byNode.has(n.node_id)) byNode.set(n.node_id, { node_id: n.node_id, agent_version: null, applied_generation: null, apply_status: null, last_seen: null });
+  for (const n of fleet)
+    if (!byNode.has(n.node_id))
+      byNode.set(n.node_id, { node_id: n.node_id, agent_version: null, applied_generation: null, apply_status: null, last_seen: null });
   const statuses = [...byNode.values()].sort((a, b) => (a.node_id < b.node_id ? -1 : a.node_id > b.node_id ? 1 : 0));
   const now = deps.now();
   return {

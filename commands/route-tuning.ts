@@ -12,7 +12,13 @@ import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } f
  */
 
 /** Merges `cold_potato_med` / `route_local_pref` into `base_template.bird`; a published node gets a new generation when one changed. */
-export function tuneRoutes<A = undefined>(deps: FleetDeps, nodeId: string, patch: RouteTuningPatch, metadata: EventMetadata, read?: AnswerReader<void, A>): Promise<NodeWriteOutcome<void, A>> {
+export function tuneRoutes<A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  patch: RouteTuningPatch,
+  metadata: EventMetadata,
+  read?: AnswerReader<void, A>,
+): Promise<NodeWriteOutcome<void, A>> {
   return writeNode(
     deps,
     nodeId,
@@ -45,7 +51,12 @@ export function setLinkLatency<A = undefined>(
       // Deleted (or moved) since the caller looked its node up.
       if (!session) throw new NotFound(`unknown bgp session ${sessionId}`);
       const unchanged = (session.spec.link_latency ?? null) === linkLatency;
-      const events = unchanged ? [] : decideNode({ type: 'UpdateSession', node_id: nodeId, session_id: sessionId, changes: { spec: { ...session.spec, link_latency: linkLatency } } }, state);
+      const events = unchanged
+        ? []
+        : decideNode(
+            { type: 'UpdateSession', node_id: nodeId, session_id: sessionId, changes: { spec: { ...session.spec, link_latency: linkLatency } } },
+            state,
+          );
       return { events, reason: `bgp session ${session.spec.name} updated (link_latency)`, publish: unchanged ? 'none' : 'always', result: undefined };
     },
     metadata,

@@ -82,10 +82,12 @@ class FleetRefresh {
       return this.next.promise;
     }
     const next = { at, now, promise: Promise.resolve() };
-    next.promise = this.running.catch(() => {}).then(() => {
-      this.next = null;
-      return this.start(next.at, next.now);
-    });
+    next.promise = this.running
+      .catch(() => {})
+      .then(() => {
+        this.next = null;
+        return this.start(next.at, next.now);
+      });
     this.next = next;
     return next.promise;
   }

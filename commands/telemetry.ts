@@ -88,12 +88,22 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
     const previous = await previousBgpProtocols(tx, snapshot.node_id);
     const inputs = await upsertSnapshot(tx, snapshot, now);
     const current = deriveHealth(inputs, now);
-    await insertStatusEvent(tx, snapshot.node_id, { kind: 'snapshot', generation: snapshot.generation ?? null, status: current.health, drift_count: null, payload: snapshot }, now);
+    await insertStatusEvent(
+      tx,
+      snapshot.node_id,
+      { kind: 'snapshot', generation: snapshot.generation ?? null, status: current.health, drift_count: null, payload: snapshot },
+      now,
+    );
     return { verdict: current, restarts: detectRestarts(previous, snapshot.bgp_protocols) };
   });
   const nodeId = snapshot.node_id;
   const capturedAt = new Date(snapshot.captured_at).toISOString();
-  await appendTransitions(deps, nodeId, (state) => [...decideHealth(nodeId, state, verdict), ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts)], metadata);
+  await appendTransitions(
+    deps,
+    nodeId,
+    (state) => [...decideHealth(nodeId, state, verdict), ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts)],
+    metadata,
+  );
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
     void deps.background.run(
@@ -120,7 +130,10 @@ async function afterwards(deps: TelemetryDeps, nodeId: string, metadata: EventMe
 function placed(deps: TelemetryDeps, nodeId: string, what: string, capturedAt: string, now: Date): Placement {
   const placement = placeSample(capturedAt, now);
   if (placement.clamped === 'ahead' || placement.clamped === 'expired') {
-    deps.log.warn({ node_id: nodeId, captured_at: capturedAt, placement: placement.clamped }, `${what}: captured_at ${placement.clamped === 'ahead' ? 'ahead of the server clock, placed now' : 'older than the retention, not stored in the series'}`);
+    deps.log.warn(
+      { node_id: nodeId, captured_at: capturedAt, placement: placement.clamped },
+      `${what}: captured_at ${placement.clamped === 'ahead' ? 'ahead of the server clock, placed now' : 'older than the retention, not stored in the series'}`,
+    );
   }
   return placement;
 }
@@ -152,8 +165,12 @@ async function loadNodeStatus(deps: TelemetryDeps, nodeId: string, version: numb
   // A row ahead of `version` means the stream moved since: the append expecting `version` fails and is decided again.
   if (row && row.version >= version) return row.state;
   const tail = await deps.store.readStream(nodeStatusStream(nodeId), { fromVersion: row ? row.version + 1 : 0 });
-  if (tail.length > LONG_TAIL) deps.log.warn({ node_id: nodeId, events: tail.length }, 'node status read model is behind its stream; run `projections rebuild node-status`');
-  return foldNodeStatus(tail.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent), row?.state);
+  if (tail.length > LONG_TAIL)
+    deps.log.warn({ node_id: nodeId, events: tail.length }, 'node status read model is behind its stream; run `projections rebuild node-status`');
+  return foldNodeStatus(
+    tail.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent),
+    row?.state,
+  );
 }
 
 /**
@@ -188,10 +205,20 @@ async function appendTransitions(
 export async function recordReconciliation(deps: TelemetryDeps, report: ReconciliationReport, metadata: EventMetadata, now: Date): Promise<void> {
   await withTransaction(deps.pool, async (tx) => {
     await upsertReport(tx, report, now);
-    await insertStatusEvent(tx, report.node_id, { kind: 'report', generation: report.generation, status: report.status, drift_count: report.drift_items.length, payload: report }, now);
+    await insertStatusEvent(
+      tx,
+      report.node_id,
+      { kind: 'report', generation: report.generation, status: report.status, drift_count: report.drift_items.length, payload: report },
+      now,
+    );
   });
   const { at } = placed(deps, report.node_id, 'reconciliation report', report.captured_at, now);
-  if (at) void deps.background.run(afterwards(deps, report.node_id, metadata, 'reconciliation report: series rollups', () => addReportToSeries(deps.pool, report.node_id, report.status === 'failed', at)));
+  if (at)
+    void deps.background.run(
+      afterwards(deps, report.node_id, metadata, 'reconciliation report: series rollups', () =>
+        addReportToSeries(deps.pool, report.node_id, report.status === 'failed', at),
+      ),
+    );
   await refreshHealth(deps, report.node_id, metadata, now);
 }
 
@@ -225,7 +252,9 @@ export async function recordWireguardTraffic(deps: TelemetryDeps, sample: Wiregu
   const totals = trafficTotals(sample);
   // The sums are bigint columns and JSON numbers in the answer: beyond 2^53 they would be inexact, beyond 2^63 a database error (a 500).
   if (totals.rx_bytes > Number.MAX_SAFE_INTEGER || totals.tx_bytes > Number.MAX_SAFE_INTEGER) {
-    throw new Validation('traffic sums out of range', [{ loc: ['body', 'peers'], msg: `the sum of rx_bytes or tx_bytes over the peers exceeds ${Number.MAX_SAFE_INTEGER}`, type: 'number_range' }]);
+    throw new Validation('traffic sums out of range', [
+      { loc: ['body', 'peers'], msg: `the sum of rx_bytes or tx_bytes over the peers exceeds ${Number.MAX_SAFE_INTEGER}`, type: 'number_range' },
+    ]);
   }
   const { at } = placed(deps, sample.node_id, 'wireguard traffic', sample.captured_at, now);
   if (at) await insertWireguardTraffic(deps.pool, sample, totals, at);

@@ -52,7 +52,10 @@ export async function registerWireguardKey(
   );
   return {
     status: outcome.result,
-    propagated_to: outcome.published.map((p) => p.node_id).filter((id) => id !== nodeId).sort(),
+    propagated_to: outcome.published
+      .map((p) => p.node_id)
+      .filter((id) => id !== nodeId)
+      .sort(),
     published: outcome.published,
   };
 }

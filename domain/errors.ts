@@ -3,7 +3,18 @@
  * the message is the contract's `detail` text and is shown to the client as is.
  */
 export abstract class DomainError extends Error {
-  abstract readonly kind: 'NotFound' | 'Conflict' | 'IllegalState' | 'Validation' | 'BadReference' | 'BadRequest' | 'Forbidden' | 'Unauthorized' | 'Gone' | 'TooManyRequests' | 'Unavailable';
+  abstract readonly kind:
+    | 'NotFound'
+    | 'Conflict'
+    | 'IllegalState'
+    | 'Validation'
+    | 'BadReference'
+    | 'BadRequest'
+    | 'Forbidden'
+    | 'Unauthorized'
+    | 'Gone'
+    | 'TooManyRequests'
+    | 'Unavailable';
   constructor(message: string) {
     super(message);
     this.name = new.target.name;

@@ -47,7 +47,10 @@ export const RATE_LIMIT_RETENTION_SECONDS = 86_400;
 /** Deletes the rows of keys that have not been hit for a day (they count nothing any more); returns how many. */
 export async function pruneRateLimits(db: Queryable, now: Date): Promise<number> {
   const cutoff = new Date(now.getTime() - RATE_LIMIT_RETENTION_SECONDS * 1000);
-  const result = await db.query(`DELETE FROM rate_limit_hits WHERE (SELECT max(h) FROM unnest(hits) AS h) IS NULL OR (SELECT max(h) FROM unnest(hits) AS h) < $1`, [cutoff]);
+  const result = await db.query(
+    `DELETE FROM rate_limit_hits WHERE (SELECT max(h) FROM unnest(hits) AS h) IS NULL OR (SELECT max(h) FROM unnest(hits) AS h) < $1`,
+    [cutoff],
+  );
   return result.rowCount ?? 0;
 }
 
@@ -69,7 +72,8 @@ const RELEASE = `UPDATE rate_limit_hits SET hits = (
 
 export function rateLimit(db: Queryable, options: { pool: string; limit: number; windowSeconds: number }): RateLimit {
   const { pool, limit, windowSeconds } = options;
-  if (windowSeconds > RATE_LIMIT_RETENTION_SECONDS) throw new Error(`rate limit ${pool}: a window of ${windowSeconds} s is longer than the ${RATE_LIMIT_RETENTION_SECONDS} s rows are kept`);
+  if (windowSeconds > RATE_LIMIT_RETENTION_SECONDS)
+    throw new Error(`rate limit ${pool}: a window of ${windowSeconds} s is longer than the ${RATE_LIMIT_RETENTION_SECONDS} s rows are kept`);
   const windowStart = (now: Date) => new Date(now.getTime() - windowSeconds * 1000);
 
   async function hitsIn(key: string, now: Date): Promise<number> {

@@ -10,4 +10,14 @@ import { sessionFlapsProjection } from './session-flaps/projection.js';
 import type { Projection } from './runtime/projection.js';
 
 /** Every read model of the system. A new projection is added here. */
-export const allProjections: readonly Projection[] = [auditLogProjection, fleetProjection, accountsProjection, agentsProjection, nodeStatusProjection, sessionFlapsProjection, oidcProjection, autopeeringProjection, dnsProjection];
+export const allProjections: readonly Projection[] = [
+  auditLogProjection,
+  fleetProjection,
+  accountsProjection,
+  agentsProjection,
+  nodeStatusProjection,
+  sessionFlapsProjection,
+  oidcProjection,
+  autopeeringProjection,
+  dnsProjection,
+];

@@ -73,7 +73,8 @@ async function restore(input: DeployInput, before: Map<string, FileEntry>, faile
     if (!input.previous || failedStep === 'write' || failedStep === 'bird-check') return { name: 'restore', status: 'ok', detail: 'previous files restored' };
     const again = await runLiveSteps(target, input.previous, input.state);
     const failed = firstFailure(again);
-    if (failed) return { name: 'restore', status: 'failed', detail: `previous files restored; re-applying them failed at ${failed.name}: ${failed.detail ?? ''}` };
+    if (failed)
+      return { name: 'restore', status: 'failed', detail: `previous files restored; re-applying them failed at ${failed.name}: ${failed.detail ?? ''}` };
     return { name: 'restore', status: 'ok', detail: 'previous files restored and re-applied' };
   } catch (err) {
     return { name: 'restore', status: 'failed', detail: (err as Error).message };

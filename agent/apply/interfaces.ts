@@ -25,7 +25,12 @@ export function removalCommands(state: DesiredState, previous: DesiredState | nu
   if (!previous) return [];
   const devices = new Set(state.interfaces.map((i) => i.name));
   const gone = previous.interfaces.map((i) => i.name).filter((name) => !devices.has(name));
-  const wanted = new Set(interfacePlan(state).map(addressOf).filter((a) => a !== null).map(keyOf));
+  const wanted = new Set(
+    interfacePlan(state)
+      .map(addressOf)
+      .filter((a) => a !== null)
+      .map(keyOf),
+  );
   const stale = interfacePlan(previous)
     .map(addressOf)
     .filter((a): a is DeviceAddress => a !== null && !gone.includes(a.dev) && !wanted.has(keyOf(a)));

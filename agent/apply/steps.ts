@@ -26,7 +26,10 @@ export async function runLiveSteps(target: ApplyTarget, state: DesiredState, pre
       continue;
     }
     const result = await run();
-    target.log[result.status === 'failed' ? 'error' : 'debug']({ step: name, status: result.status, detail: result.detail }, `apply step ${name} ${result.status}`);
+    target.log[result.status === 'failed' ? 'error' : 'debug'](
+      { step: name, status: result.status, detail: result.detail },
+      `apply step ${name} ${result.status}`,
+    );
     results.push(result);
   }
   return results;

@@ -2,7 +2,16 @@ import { runCommand } from '../exec.js';
 import type { LogEntry } from './ring.js';
 
 /** syslog priorities (journal `PRIORITY`) as log levels. */
-const PRIORITY: Record<string, LogEntry['level']> = { '0': 'CRITICAL', '1': 'CRITICAL', '2': 'CRITICAL', '3': 'ERROR', '4': 'WARNING', '5': 'INFO', '6': 'INFO', '7': 'DEBUG' };
+const PRIORITY: Record<string, LogEntry['level']> = {
+  '0': 'CRITICAL',
+  '1': 'CRITICAL',
+  '2': 'CRITICAL',
+  '3': 'ERROR',
+  '4': 'WARNING',
+  '5': 'INFO',
+  '6': 'INFO',
+  '7': 'DEBUG',
+};
 const PINO: Record<number, LogEntry['level']> = { 10: 'DEBUG', 20: 'DEBUG', 30: 'INFO', 40: 'WARNING', 50: 'ERROR', 60: 'CRITICAL' };
 
 /**
@@ -18,7 +27,8 @@ export function journalEntry(line: string): LogEntry | null {
     return null;
   }
   // MESSAGE is an array of bytes when it is not valid UTF-8.
-  const message = typeof record.MESSAGE === 'string' ? record.MESSAGE : Array.isArray(record.MESSAGE) ? Buffer.from(record.MESSAGE as number[]).toString('utf8') : '';
+  const message =
+    typeof record.MESSAGE === 'string' ? record.MESSAGE : Array.isArray(record.MESSAGE) ? Buffer.from(record.MESSAGE as number[]).toString('utf8') : '';
   const micros = Number(record.__REALTIME_TIMESTAMP);
   const entry: LogEntry = {
     ts: new Date(Number.isFinite(micros) ? Math.floor(micros / 1000) : Date.now()).toISOString(),
@@ -42,5 +52,8 @@ export async function readJournal(journalctl: string[], lines: number): Promise<
   const argv = [...journalctl, '-u', 'dn42-agent', '-o', 'json', '-n', String(lines), '--no-pager'];
   const outcome = await runCommand(argv, 20_000);
   if (outcome.code !== 0) throw new Error(`journal not available: ${outcome.error ?? (outcome.stderr.trim() || `journalctl exited ${outcome.code}`)}`);
-  return outcome.stdout.split('\n').map(journalEntry).filter((e): e is LogEntry => e !== null);
+  return outcome.stdout
+    .split('\n')
+    .map(journalEntry)
+    .filter((e): e is LogEntry => e !== null);
 }

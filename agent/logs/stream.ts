@@ -19,7 +19,14 @@ const TAIL_FLUSH_MS = 500;
  * A refused spec or unreadable journal ends with `done` carrying `error`.
  * Never rejects.
  */
-export async function streamLogs(rt: AgentRuntime, ring: LogRing, logId: string, spec: unknown, signal?: AbortSignal, journalctl: string[] = ['journalctl']): Promise<void> {
+export async function streamLogs(
+  rt: AgentRuntime,
+  ring: LogRing,
+  logId: string,
+  spec: unknown,
+  signal?: AbortSignal,
+  journalctl: string[] = ['journalctl'],
+): Promise<void> {
   const log = rt.logger.child({ name: 'logs', log_id: logId });
   let stream: JobStream;
   try {
@@ -66,10 +73,14 @@ async function tail(ring: LogRing, spec: LogSpec, send: (entries: LogEntry[]) =>
   try {
     await new Promise<void>((resolve) => {
       const end = setTimeout(resolve, (spec.duration_seconds ?? 120) * 1000);
-      stop.addEventListener('abort', () => {
-        clearTimeout(end);
-        resolve();
-      }, { once: true });
+      stop.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(end);
+          resolve();
+        },
+        { once: true },
+      );
     });
   } finally {
     clearInterval(timer);

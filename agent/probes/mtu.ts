@@ -18,7 +18,22 @@ export async function mtuBisection(spec: ProbeSpec, emit: (line: string) => void
   const header = HEADER[familyOf(spec.target)];
   const upper = (spec.max_size ?? DEFAULT_MTU_BOUND) - header;
   const passes = async (payload: number) => {
-    const argv = ['ping', '-n', '-M', 'do', '-s', String(payload), '-c', '2', '-i', '0.2', '-W', '1', ...(spec.interface ? ['-I', spec.interface] : []), spec.target];
+    const argv = [
+      'ping',
+      '-n',
+      '-M',
+      'do',
+      '-s',
+      String(payload),
+      '-c',
+      '2',
+      '-i',
+      '0.2',
+      '-W',
+      '1',
+      ...(spec.interface ? ['-I', spec.interface] : []),
+      spec.target,
+    ];
     const ok = (await streamLines(argv, () => {}, signal)) === 0;
     if (signal?.aborted) throw new Error('aborted');
     emit(`payload ${payload} (packet ${payload + header}): ${ok ? 'passes' : 'does not pass'}`);

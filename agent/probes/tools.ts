@@ -11,9 +11,29 @@ export function probeArgv(spec: ProbeSpec): string[] {
     case 'ping':
       return ['ping', ...noDns, '-c', String(spec.count), '-W', '2', ...(spec.interface ? ['-I', spec.interface] : []), spec.target];
     case 'mtr':
-      return ['mtr', '--report', '--report-wide', '--report-cycles', String(spec.count), ...noDns, ...(spec.interface ? ['--interface', spec.interface] : []), spec.target];
+      return [
+        'mtr',
+        '--report',
+        '--report-wide',
+        '--report-cycles',
+        String(spec.count),
+        ...noDns,
+        ...(spec.interface ? ['--interface', spec.interface] : []),
+        spec.target,
+      ];
     case 'traceroute':
-      return ['traceroute', ...noDns, '-q', String(Math.min(spec.count, 3)), '-w', '2', '-m', '30', ...(spec.interface ? ['-i', spec.interface] : []), spec.target];
+      return [
+        'traceroute',
+        ...noDns,
+        '-q',
+        String(Math.min(spec.count, 3)),
+        '-w',
+        '2',
+        '-m',
+        '30',
+        ...(spec.interface ? ['-i', spec.interface] : []),
+        spec.target,
+      ];
     case 'mtu':
       throw new Error('the mtu probe is a bisection, not one command');
   }

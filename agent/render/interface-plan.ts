@@ -47,7 +47,8 @@ export function interfacePlan(state: DesiredState): IpCommand[] {
 }
 
 /** Indented JSON with each argv list (an array of strings) on one line, so a diff shows whole commands. */
-const planJson = (body: object): string => `${JSON.stringify(body, null, 2).replace(/\[\s+("(?:[^"\\]|\\.)*"(?:,\s+"(?:[^"\\]|\\.)*")*)\s+\]/g, (_, items: string) => `[${items.replace(/,\s+/g, ', ')}]`)}\n`;
+const planJson = (body: object): string =>
+  `${JSON.stringify(body, null, 2).replace(/\[\s+("(?:[^"\\]|\\.)*"(?:,\s+"(?:[^"\\]|\\.)*")*)\s+\]/g, (_, items: string) => `[${items.replace(/,\s+/g, ', ')}]`)}\n`;
 
 /** The same plan as files, one per device: `interfaces/<name>.json`. */
 export function renderInterfacePlans(state: DesiredState): RenderedFile[] {
@@ -56,6 +57,9 @@ export function renderInterfacePlans(state: DesiredState): RenderedFile[] {
     file(i.name, { interface: i.name, kind: i.kind, scope: i.scope, mtu: i.mtu, addresses: i.addresses, ip: wireguardInterfaceCommands(i) }),
   );
   const lo = loopbackCommands(state);
-  if (lo.length > 0) files.push(file(LOOPBACK, { interface: LOOPBACK, kind: 'loopback', addresses: loopbackAddresses(state).map((address) => ({ address, peer: null })), ip: lo }));
+  if (lo.length > 0)
+    files.push(
+      file(LOOPBACK, { interface: LOOPBACK, kind: 'loopback', addresses: loopbackAddresses(state).map((address) => ({ address, peer: null })), ip: lo }),
+    );
   return files;
 }

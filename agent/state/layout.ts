@@ -37,7 +37,14 @@ export function stateLayout(stateDir: string): StateLayout {
     node: (nodeId) => {
       if (!SAFE_NODE_ID.test(nodeId)) throw new Error(`invalid node id ${JSON.stringify(nodeId)}: letters, digits, '.', '_', '-'`);
       const dir = join(stateDir, 'nodes', nodeId);
-      return { dir, rendered: join(dir, 'rendered'), lastGood: join(dir, 'last-good'), applied: join(dir, 'applied.json'), wireguardKey: join(dir, 'wireguard-private.key'), roas: join(dir, 'roas.json') };
+      return {
+        dir,
+        rendered: join(dir, 'rendered'),
+        lastGood: join(dir, 'last-good'),
+        applied: join(dir, 'applied.json'),
+        wireguardKey: join(dir, 'wireguard-private.key'),
+        roas: join(dir, 'roas.json'),
+      };
     },
   };
 }

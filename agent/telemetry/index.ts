@@ -33,7 +33,14 @@ export interface TelemetryOptions {
   resolve(host: string): Promise<string>;
 }
 
-export const DEFAULT_TELEMETRY: TelemetryOptions = { snapshotMs: 60_000, trafficMs: 30_000, reresolveMs: 120_000, routingMs: 300_000, flapsMs: 60_000, resolve: systemResolve };
+export const DEFAULT_TELEMETRY: TelemetryOptions = {
+  snapshotMs: 60_000,
+  trafficMs: 30_000,
+  reresolveMs: 120_000,
+  routingMs: 300_000,
+  flapsMs: 60_000,
+  resolve: systemResolve,
+};
 
 /**
  * Starts the agent's observation loops: a runtime snapshot at once and then on a
@@ -100,8 +107,7 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
     await post('routing table', '/agent/routing-table', { node_id: rt.nodeId, captured_at: new Date().toISOString(), ...observed });
   };
 
-  const guarded = (what: string, step: () => Promise<void>) => () =>
-    track(step().catch((err) => log.warn({ err }, `${what} failed`)));
+  const guarded = (what: string, step: () => Promise<void>) => () => track(step().catch((err) => log.warn({ err }, `${what} failed`)));
 
   /** Runs `round` now and then every `ms`, never two rounds at once. */
   const every = (ms: number, round: () => Promise<void>) => {
@@ -118,7 +124,10 @@ export function startTelemetry(rt: AgentRuntime, ring: LogRing, options: Partial
     void tick();
   };
 
-  every(opts.snapshotMs, guarded('runtime snapshot', () => snapshot('timer')));
+  every(
+    opts.snapshotMs,
+    guarded('runtime snapshot', () => snapshot('timer')),
+  );
   every(opts.trafficMs, guarded('traffic sample', traffic));
   every(opts.reresolveMs, guarded('endpoint re-resolution', reresolve));
   every(opts.routingMs, guarded('routing table', routing));

@@ -42,7 +42,14 @@ export async function reresolveEndpoints(desired: DesiredState, current: WgInter
   return items;
 }
 
-async function reresolveOne(name: string, endpoint: string, wanted: { host: string; port: number }, key: string, current: WgInterface[], deps: ReresolveDeps): Promise<Item> {
+async function reresolveOne(
+  name: string,
+  endpoint: string,
+  wanted: { host: string; port: number },
+  key: string,
+  current: WgInterface[],
+  deps: ReresolveDeps,
+): Promise<Item> {
   const peer = current.find((i) => i.name === name)?.peers.find((p) => p.public_key === key);
   const item: Item = { interface: name, endpoint, previous_address: peer?.endpoint ?? null, address: null, reresolved: false, error: null };
   try {

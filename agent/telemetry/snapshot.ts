@@ -68,7 +68,11 @@ export function snapshotBody(rt: AgentRuntime, ring: LogRing, cpu: CpuMeter, see
 
 /** BIRD's info column, the last error when the column does not already show it, and filtered routes (the schema has no field for them). */
 export function protocolInfo(b: BirdBgpProtocol): string | null {
-  const parts = [b.info, b.last_error && !(b.info ?? '').includes(b.last_error) ? `last error: ${b.last_error}` : null, b.filtered ? `${b.filtered} filtered` : null];
+  const parts = [
+    b.info,
+    b.last_error && !(b.info ?? '').includes(b.last_error) ? `last error: ${b.last_error}` : null,
+    b.filtered ? `${b.filtered} filtered` : null,
+  ];
   const text = parts.filter(Boolean).join('; ');
   return text === '' ? null : text.slice(0, 256);
 }

@@ -33,7 +33,9 @@ async function fetchVerified(rt: AgentRuntime, version: string, file: Manifest['
   const bytes = Buffer.from(await res.arrayBuffer());
   const digest = sha256Hex(bytes);
   if (digest !== file.sha256 || bytes.length !== file.size) {
-    throw new ReleaseFileMismatch(`sha256 mismatch for ${version}/${file.filename}: manifest ${file.sha256} (${file.size} bytes), downloaded ${digest} (${bytes.length} bytes)`);
+    throw new ReleaseFileMismatch(
+      `sha256 mismatch for ${version}/${file.filename}: manifest ${file.sha256} (${file.size} bytes), downloaded ${digest} (${bytes.length} bytes)`,
+    );
   }
   return bytes;
 }

@@ -54,7 +54,11 @@ let running: Promise<void> | null = null;
  * First reports what an earlier installer run left. One check at a time;
  * a version that failed is retried only on a new offer. Never rejects.
  */
-export function checkForUpdate(rt: AgentRuntime, offer?: { version: string; wheels: unknown[]; reason?: string }, options: Partial<UpdateOptions> = {}): Promise<void> {
+export function checkForUpdate(
+  rt: AgentRuntime,
+  offer?: { version: string; wheels: unknown[]; reason?: string },
+  options: Partial<UpdateOptions> = {},
+): Promise<void> {
   if (running) return running;
   running = update(rt, offer, { ...defaultUpdateOptions(rt), ...options })
     .catch((err) => rt.logger.warn({ err }, 'agent update check failed'))
@@ -83,7 +87,10 @@ async function update(rt: AgentRuntime, offer: { version: string } | undefined, 
 async function wanted(rt: AgentRuntime, manifest: Manifest, offered: boolean, opts: UpdateOptions): Promise<boolean> {
   if (!isVersion(rt.version) || compareVersions(manifest.version, rt.version) <= 0) return false;
   if ((await currentVersion(opts.prefix)) === null) {
-    rt.logger.info({ prefix: opts.prefix, version: manifest.version }, 'agent update available, but this agent is not installed under the prefix; not updating');
+    rt.logger.info(
+      { prefix: opts.prefix, version: manifest.version },
+      'agent update available, but this agent is not installed under the prefix; not updating',
+    );
     return false;
   }
   const installing = await records.installing.read(rt.stateDir);

@@ -31,7 +31,13 @@ export interface InstallPlan {
  * periodic check does not loop on it.
  */
 export async function install(plan: InstallPlan, say: (line: string) => void = () => {}, now = () => new Date()): Promise<InstallResult> {
-  const outcome = (status: InstallResult['status'], detail: string | null): InstallResult => ({ version: plan.version, previous: plan.previous, status, detail, at: now().toISOString() });
+  const outcome = (status: InstallResult['status'], detail: string | null): InstallResult => ({
+    version: plan.version,
+    previous: plan.previous,
+    status,
+    detail,
+    at: now().toISOString(),
+  });
   let result: InstallResult;
   try {
     await unpack(plan);
@@ -58,7 +64,8 @@ export async function install(plan: InstallPlan, say: (line: string) => void = (
  * cleans up the staging files and the "installing" record.
  */
 async function settle(plan: InstallPlan, result: InstallResult): Promise<void> {
-  if (result.status !== 'installed') await records.failure.write(plan.stateDir, { version: plan.version, reason: result.detail ?? result.status, at: result.at });
+  if (result.status !== 'installed')
+    await records.failure.write(plan.stateDir, { version: plan.version, reason: result.detail ?? result.status, at: result.at });
   await rm(plan.staging, { recursive: true, force: true });
   await records.result.write(plan.stateDir, result);
   await records.installing.clear(plan.stateDir);
@@ -111,7 +118,11 @@ async function restart(plan: InstallPlan, say: (line: string) => void): Promise<
   if (r.code !== 0) say(`restart: ${describeOutcome(plan.restart, r)}`);
 }
 
-async function restore(plan: InstallPlan, say: (line: string) => void, outcome: (s: InstallResult['status'], d: string) => InstallResult): Promise<InstallResult> {
+async function restore(
+  plan: InstallPlan,
+  say: (line: string) => void,
+  outcome: (s: InstallResult['status'], d: string) => InstallResult,
+): Promise<InstallResult> {
   const detail = `health gate: version ${plan.version} did not report within ${Math.round(plan.gateTimeoutMs / 1000)} s; restored ${plan.previous}`;
   say(detail);
   await pointCurrentAt(plan.prefix, plan.previous);

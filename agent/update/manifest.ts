@@ -24,7 +24,12 @@ export function checkManifest(body: unknown): Manifest {
   const files = Array.isArray(m?.wheels) ? m.wheels : null;
   if (!m || typeof m.version !== 'string' || !isVersion(m.version) || !files || files.length === 0) throw new Error('update manifest: not a manifest');
   for (const f of files) {
-    const ok = typeof f?.filename === 'string' && isReleaseFileName(f.filename) && typeof f.sha256 === 'string' && /^[0-9a-f]{64}$/.test(f.sha256) && Number.isSafeInteger(f.size);
+    const ok =
+      typeof f?.filename === 'string' &&
+      isReleaseFileName(f.filename) &&
+      typeof f.sha256 === 'string' &&
+      /^[0-9a-f]{64}$/.test(f.sha256) &&
+      Number.isSafeInteger(f.size);
     if (!ok) throw new Error(`update manifest: invalid file entry ${JSON.stringify(f).slice(0, 200)}`);
   }
   return { version: m.version, wheels: files.map((f) => ({ filename: f.filename, sha256: f.sha256, size: f.size })) };

@@ -33,12 +33,23 @@ export async function pack(outDir: string, version = commitVersion()): Promise<s
   const work = await mkdtemp(join(tmpdir(), 'dn42-agent-pack-'));
   try {
     const pkg = join(work, 'package');
-    const common: BuildOptions = { bundle: true, platform: 'node', format: 'esm', target: 'node20', banner: { js: BANNER }, external: ['bufferutil', 'utf-8-validate'], logLevel: 'warning' };
+    const common: BuildOptions = {
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      banner: { js: BANNER },
+      external: ['bufferutil', 'utf-8-validate'],
+      logLevel: 'warning',
+    };
     await build({ ...common, entryPoints: [join(ROOT, 'agent/main.ts')], outfile: join(pkg, 'dist/dn42-agent.mjs') });
     await build({ ...common, entryPoints: [join(ROOT, 'agent/update/installer-main.ts')], outfile: join(pkg, 'dist/dn42-agent-installer.mjs') });
     await writeFile(join(pkg, 'VERSION'), `${version}\n`);
     await writeFile(join(pkg, 'dist/VERSION'), `${version}\n`);
-    await writeFile(join(pkg, 'package.json'), `${JSON.stringify({ name: 'dn42-agent', version, private: true, type: 'module', bin: { 'dn42-agent': 'dist/dn42-agent.mjs' }, engines: { node: '>=20.19' } }, null, 2)}\n`);
+    await writeFile(
+      join(pkg, 'package.json'),
+      `${JSON.stringify({ name: 'dn42-agent', version, private: true, type: 'module', bin: { 'dn42-agent': 'dist/dn42-agent.mjs' }, engines: { node: '>=20.19' } }, null, 2)}\n`,
+    );
     for (const extra of ['README.md', 'dn42-agent.service']) await copyFile(join(ROOT, 'agent', extra), join(pkg, extra)).catch(() => undefined);
     await mkdir(outDir, { recursive: true });
     const tarball = join(outDir, `dn42-agent-${version}.tgz`);

@@ -28,7 +28,8 @@ export async function reportUpdateProblem(rt: AgentRuntime, version: string, det
 export async function settleInstallResult(rt: AgentRuntime): Promise<void> {
   const result = await records.result.read(rt.stateDir);
   if (!result) return;
-  if (result.status === 'installed') rt.logger.info({ version: result.version, previous: result.previous }, `agent updated from ${result.previous} to ${result.version}`);
+  if (result.status === 'installed')
+    rt.logger.info({ version: result.version, previous: result.previous }, `agent updated from ${result.previous} to ${result.version}`);
   else await reportUpdateProblem(rt, result.version, result.detail ?? result.status);
   await records.result.clear(rt.stateDir);
 }

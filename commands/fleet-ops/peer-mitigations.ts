@@ -67,4 +67,3 @@ async function writePeer(deps: FleetDeps, asn: number, how: 'disable' | 'enable'
   );
   return { asn, sessions: outcome.result, changed: outcome.generations };
 }
-

@@ -3,7 +3,18 @@ import { fold, type DomainEvent } from '../../domain/decider.js';
 import { NotFound, Unavailable } from '../../domain/errors.js';
 import { sha256Hex } from '../../domain/sha256.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
-import { checkHourlyLimit, decideAnswer, decideIssue, decideMailFailure, decideSupersede, reusable, submittable, CHALLENGE_NOT_FOUND, type AnswerVerdict, type IssueDecision } from '../../domain/identity/decide.js';
+import {
+  checkHourlyLimit,
+  decideAnswer,
+  decideIssue,
+  decideMailFailure,
+  decideSupersede,
+  reusable,
+  submittable,
+  CHALLENGE_NOT_FOUND,
+  type AnswerVerdict,
+  type IssueDecision,
+} from '../../domain/identity/decide.js';
 import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent, type VerificationMethod } from '../../domain/identity/events.js';
 import { CAPTCHA_PASS_LIFETIME_MS, RESEND_COOLDOWN_MS, SSH_NAMESPACE } from '../../domain/identity/limits.js';
 import { maskEmail } from '../../domain/identity/mask.js';
@@ -130,8 +141,18 @@ export async function issueChallenge(
     type: 'IssueChallenge' as const,
     now,
     asn,
-    option: { id: option.id, mntner: option.mntner, method: option.kind, anchor: option.kind === 'email' ? maskEmail(option.value) : option.value, sentTo: option.kind === 'email' ? maskEmail(option.value) : undefined },
-    fresh: { challengeId, nonce: code === undefined ? `AS${asn}-${randomBytes(16).toString('hex')}` : undefined, codeHash: code === undefined ? undefined : codeHash(deps.config, challengeId, code) },
+    option: {
+      id: option.id,
+      mntner: option.mntner,
+      method: option.kind,
+      anchor: option.kind === 'email' ? maskEmail(option.value) : option.value,
+      sentTo: option.kind === 'email' ? maskEmail(option.value) : undefined,
+    },
+    fresh: {
+      challengeId,
+      nonce: code === undefined ? `AS${asn}-${randomBytes(16).toString('hex')}` : undefined,
+      codeHash: code === undefined ? undefined : codeHash(deps.config, challengeId, code),
+    },
     solvedPassSha256: pass === undefined ? undefined : sha256Hex(pass),
   };
   const asnStream = asnStreamId(asn);
@@ -189,7 +210,12 @@ async function supersessions(more: LoadMore, older: readonly string[], by: strin
 /** After the mail went out: the new code is the only valid one of the option. */
 async function supersede(store: EventStore, older: readonly string[], by: string, now: Date, metadata: EventMetadata): Promise<void> {
   if (older.length === 0) return;
-  await execute(store, older.map(challengeStreamId), async (_streams, more) => ({ writes: await supersessions(more, older, by, now), result: undefined }), metadata);
+  await execute(
+    store,
+    older.map(challengeStreamId),
+    async (_streams, more) => ({ writes: await supersessions(more, older, by, now), result: undefined }),
+    metadata,
+  );
 }
 
 async function mailCode(
@@ -213,7 +239,12 @@ async function mailCode(
   } catch (err) {
     deps.log.warn({ err, challengeId: m.challengeId, requestId: metadata.requestId }, 'verification mail not sent');
     const streamId = challengeStreamId(m.challengeId);
-    await execute(deps.store, [streamId], (s) => ({ writes: [{ streamId, events: decideMailFailure(challengeState(s[streamId]), m.now) }], result: undefined }), metadata);
+    await execute(
+      deps.store,
+      [streamId],
+      (s) => ({ writes: [{ streamId, events: decideMailFailure(challengeState(s[streamId]), m.now) }], result: undefined }),
+      metadata,
+    );
     throw new MailNotSent(m.pass);
   }
 }
@@ -276,7 +307,10 @@ export async function judgeAnswer(
       return verdict.ok ? { verdict: { ok: true } } : { verdict: { ok: false, reason: verdict.reason }, detail: `${WRONG_ANSWER}: ${verdict.detail}` };
     }
     case 'pgp': {
-      const verdict = await verifyPgpAnswer({ config: deps.config, log: deps.log }, { clearsigned: answer.text, nonce: c.nonce!, fingerprint: c.anchor, publicKey: answer.publicKey });
+      const verdict = await verifyPgpAnswer(
+        { config: deps.config, log: deps.log },
+        { clearsigned: answer.text, nonce: c.nonce!, fingerprint: c.anchor, publicKey: answer.publicKey },
+      );
       if (verdict.ok) return { verdict: { ok: true } };
       if (verdict.status === 400) return { verdict: { ok: false, reason: 'pgp' }, detail: `${WRONG_ANSWER}: ${verdict.detail}` };
       return { refused: { status: verdict.status, detail: verdict.detail } };

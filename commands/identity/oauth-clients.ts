@@ -28,10 +28,22 @@ const randomToken = (bytes: number) => randomBytes(bytes).toString('base64url');
 export async function registerOAuthClient(deps: OidcStorageDeps, input: NewOAuthClient, metadata: EventMetadata): Promise<RegisteredOAuthClient> {
   const clientId = randomToken(16);
   const secret = input.confidential ? randomToken(32) : undefined;
-  const client = { client_id: clientId, name: input.name, redirect_uris: input.redirect_uris, confidential: input.confidential, secret_sha256: secret ? sha256Hex(secret) : null };
+  const client = {
+    client_id: clientId,
+    name: input.name,
+    redirect_uris: input.redirect_uris,
+    confidential: input.confidential,
+    secret_sha256: secret ? sha256Hex(secret) : null,
+  };
   await handleCommand(deps.store, oauthClientStream(clientId), oauthClientDecider, { type: 'RegisterOAuthClient', client, now: deps.now() }, metadata);
   await deps.settle?.();
-  return { client_id: clientId, name: input.name, redirect_uris: input.redirect_uris, confidential: input.confidential, ...(secret ? { client_secret: secret } : {}) };
+  return {
+    client_id: clientId,
+    name: input.name,
+    redirect_uris: input.redirect_uris,
+    confidential: input.confidential,
+    ...(secret ? { client_secret: secret } : {}),
+  };
 }
 
 /**

@@ -1,6 +1,14 @@
 import { fold } from '../../domain/decider.js';
 import { approvalStream, type ApprovalRecord, type AuthorizationApproved } from '../../domain/identity/oauth-approval.js';
-import { decideConsume, evolveOidcModel, oidcModelStream, type OidcModelEvent, type OidcModelRevoked, type OidcModelState, type StoredModel } from '../../domain/identity/oidc-storage.js';
+import {
+  decideConsume,
+  evolveOidcModel,
+  oidcModelStream,
+  type OidcModelEvent,
+  type OidcModelRevoked,
+  type OidcModelState,
+  type StoredModel,
+} from '../../domain/identity/oidc-storage.js';
 import type { EventMetadata, EventStore } from '../../infra/eventstore/types.js';
 import type { Pool } from '../../infra/db/pool.js';
 import { findModel, modelsBoundTo } from '../../projections/oidc/queries.js';
@@ -19,7 +27,11 @@ export interface OidcStorageDeps {
   settle?: () => Promise<void>;
 }
 
-async function append(deps: OidcStorageDeps, writes: { streamId: string; events: OidcModelEvent[] | AuthorizationApproved[] }[], metadata: EventMetadata): Promise<void> {
+async function append(
+  deps: OidcStorageDeps,
+  writes: { streamId: string; events: OidcModelEvent[] | AuthorizationApproved[] }[],
+  metadata: EventMetadata,
+): Promise<void> {
   if (writes.length === 0) return;
   await deps.store.append(
     writes.map((w) => ({ streamId: w.streamId, expected: 'any' as const, events: w.events })),
@@ -44,7 +56,10 @@ export async function consumeModel(deps: OidcStorageDeps, model: string, key: st
     deps.store,
     [streamId],
     (streams) => {
-      const state = fold<OidcModelEvent, OidcModelState>({ initialState: () => ({ status: 'Empty' }), evolve: evolveOidcModel }, streams[streamId].events as OidcModelEvent[]);
+      const state = fold<OidcModelEvent, OidcModelState>(
+        { initialState: () => ({ status: 'Empty' }), evolve: evolveOidcModel },
+        streams[streamId].events as OidcModelEvent[],
+      );
       return { writes: [{ streamId, events: decideConsume(state, model, key, deps.now()) }], result: undefined };
     },
     metadata,
@@ -60,7 +75,10 @@ export async function destroyModel(deps: OidcStorageDeps, model: string, key: st
 }
 
 /** The revocation events of every instance bound to a grant (one model, or all) or to an application. */
-export async function revocationsOf(deps: OidcStorageDeps, bound: Parameters<typeof modelsBoundTo>[1]): Promise<{ streamId: string; events: [OidcModelRevoked] }[]> {
+export async function revocationsOf(
+  deps: OidcStorageDeps,
+  bound: Parameters<typeof modelsBoundTo>[1],
+): Promise<{ streamId: string; events: [OidcModelRevoked] }[]> {
   const at = deps.now().toISOString();
   const reason = 'clientId' in bound ? 'client' : 'grant';
   return (await modelsBoundTo(deps.pool, bound)).map(({ model, key }) => ({

@@ -11,7 +11,15 @@ import {
 } from '@simplewebauthn/server';
 import { COSEALG } from '@simplewebauthn/server/helpers';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../../domain/errors.js';
-import { CEREMONY_NOT_FOUND, ceremonyStreamId, decideCeremony, foldCeremony, type CeremonyCommand, type CeremonyKind, type PasskeyCeremonyStarted } from '../../domain/identity/passkeys-ceremony.js';
+import {
+  CEREMONY_NOT_FOUND,
+  ceremonyStreamId,
+  decideCeremony,
+  foldCeremony,
+  type CeremonyCommand,
+  type CeremonyKind,
+  type PasskeyCeremonyStarted,
+} from '../../domain/identity/passkeys-ceremony.js';
 import { PASSKEY_ALREADY_REGISTERED, PASSKEY_NOT_FOUND, decidePasskeys, foldPasskeys, type PasskeyCommand } from '../../domain/identity/passkeys-decide.js';
 import { maintainerStreamId, passkeySummary, type MaintainerPasskeys, type Passkey, type PasskeyCredentialClaimed } from '../../domain/identity/passkeys.js';
 import { sha256Hex } from '../../domain/sha256.js';
@@ -65,7 +73,13 @@ export async function listPasskeys(deps: Pick<PasskeyDeps, 'store'>, mntner: str
 }
 
 /** Applies one command to a maintainer's passkeys (load, fold, decide, append with the expected version); answers the passkeys after it. */
-async function onMaintainer(deps: PasskeyDeps, mntner: string, command: PasskeyCommand, metadata: EventMetadata, extra: (streams: Record<string, { version: number }>) => { streamId: string; events: PasskeyCredentialClaimed[] }[] = () => []): Promise<MaintainerPasskeys> {
+async function onMaintainer(
+  deps: PasskeyDeps,
+  mntner: string,
+  command: PasskeyCommand,
+  metadata: EventMetadata,
+  extra: (streams: Record<string, { version: number }>) => { streamId: string; events: PasskeyCredentialClaimed[] }[] = () => [],
+): Promise<MaintainerPasskeys> {
   const stream = maintainerStreamId(mntner);
   const claims = command.type === 'RegisterPasskey' ? [credentialClaimStream(command.passkey.credential_id)] : [];
   const { result } = await execute(
@@ -88,10 +102,19 @@ function newCeremonyId(): string {
   return randomBytes(16).toString('base64url');
 }
 
-async function startCeremony(deps: PasskeyDeps, ceremony: Omit<PasskeyCeremonyStarted['data'], 'started_at' | 'expires_at'>, metadata: EventMetadata): Promise<void> {
+async function startCeremony(
+  deps: PasskeyDeps,
+  ceremony: Omit<PasskeyCeremonyStarted['data'], 'started_at' | 'expires_at'>,
+  metadata: EventMetadata,
+): Promise<void> {
   const stream = ceremonyStreamId(ceremony.ceremony_id);
   const command: CeremonyCommand = { type: 'StartCeremony', ceremony, now: deps.now() };
-  await execute(deps.store, [stream], (s) => ({ writes: [{ streamId: stream, events: decideCeremony(command, foldCeremony(s[stream].events)) }], result: undefined }), metadata);
+  await execute(
+    deps.store,
+    [stream],
+    (s) => ({ writes: [{ streamId: stream, events: decideCeremony(command, foldCeremony(s[stream].events)) }], result: undefined }),
+    metadata,
+  );
 }
 
 /**
@@ -99,7 +122,13 @@ async function startCeremony(deps: PasskeyDeps, ceremony: Omit<PasskeyCeremonySt
  * too (single use). Race: two finishes of one ceremony both read it unconsumed;
  * the append with the expected version lets one win, the other re-reads and gets 404.
  */
-async function consumeCeremony(deps: PasskeyDeps, id: string, kind: CeremonyKind, mntner: string | undefined, metadata: EventMetadata): Promise<PasskeyCeremonyStarted['data']> {
+async function consumeCeremony(
+  deps: PasskeyDeps,
+  id: string,
+  kind: CeremonyKind,
+  mntner: string | undefined,
+  metadata: EventMetadata,
+): Promise<PasskeyCeremonyStarted['data']> {
   if (!CEREMONY_ID.test(id)) throw new NotFound(CEREMONY_NOT_FOUND);
   const stream = ceremonyStreamId(id);
   const command: CeremonyCommand = { type: 'ConsumeCeremony', kind, mntner, now: deps.now() };
@@ -121,7 +150,11 @@ function refuse(deps: PasskeyDeps, metadata: EventMetadata, reason: string, err?
   throw new BadRequest(VERIFICATION_FAILED);
 }
 
-export async function beginRegistration(deps: PasskeyDeps, mntner: string | undefined, metadata: EventMetadata): Promise<{ ceremony_id: string; options: PublicKeyCredentialCreationOptionsJSON }> {
+export async function beginRegistration(
+  deps: PasskeyDeps,
+  mntner: string | undefined,
+  metadata: EventMetadata,
+): Promise<{ ceremony_id: string; options: PublicKeyCredentialCreationOptionsJSON }> {
   if (!mntner) throw new BadRequest(NO_MAINTAINER);
   const rp = relyingParty(deps.config);
   const existing = [...(await maintainerPasskeys(deps, mntner)).credentials.values()];
@@ -184,7 +217,9 @@ export async function finishRegistration(
   const after = await onMaintainer(deps, mntner, { type: 'RegisterPasskey', passkey, now }, metadata, (streams) => {
     // The same credential id under another maintainer (or registered before and deleted): 409 as well.
     if (streams[claimStream].version >= 0) throw new Conflict(PASSKEY_ALREADY_REGISTERED);
-    return [{ streamId: claimStream, events: [{ type: 'PasskeyCredentialClaimed', data: { credential_id: passkey.credential_id, mntner, at: now.toISOString() } }] }];
+    return [
+      { streamId: claimStream, events: [{ type: 'PasskeyCredentialClaimed', data: { credential_id: passkey.credential_id, mntner, at: now.toISOString() } }] },
+    ];
   });
   return passkeySummary(after.credentials.get(passkey.credential_id)!);
 }
@@ -200,7 +235,11 @@ export async function deletePasskey(deps: PasskeyDeps, mntner: string | undefine
  * ASN right now. Unknown ASN and no usable credential are the same 404 (clients
  * fall back silently); an unreachable registry is 503.
  */
-export async function beginLogin(deps: PasskeyDeps, asn: number, metadata: EventMetadata): Promise<{ ceremony_id: string; options: PublicKeyCredentialRequestOptionsJSON }> {
+export async function beginLogin(
+  deps: PasskeyDeps,
+  asn: number,
+  metadata: EventMetadata,
+): Promise<{ ceremony_id: string; options: PublicKeyCredentialRequestOptionsJSON }> {
   const autNum = await registryClient(deps.config, deps.log).asn(asn);
   if (!autNum) throw new NotFound(NO_PASSKEY);
   const allowed: { credential_id: string; mntner: string; passkey: Passkey }[] = [];
@@ -217,7 +256,13 @@ export async function beginLogin(deps: PasskeyDeps, asn: number, metadata: Event
   const ceremonyId = newCeremonyId();
   await startCeremony(
     deps,
-    { ceremony_id: ceremonyId, kind: 'authentication', challenge: options.challenge, asn, allowed: allowed.map(({ credential_id, mntner }) => ({ credential_id, mntner })) },
+    {
+      ceremony_id: ceremonyId,
+      kind: 'authentication',
+      challenge: options.challenge,
+      asn,
+      allowed: allowed.map(({ credential_id, mntner }) => ({ credential_id, mntner })),
+    },
     metadata,
   );
   return { ceremony_id: ceremonyId, options };
@@ -229,7 +274,11 @@ export async function beginLogin(deps: PasskeyDeps, asn: number, metadata: Event
  * not; a maintainer gone from the registry loses all its credentials), then issue
  * a session with method `passkey`.
  */
-export async function finishLogin(deps: PasskeyDeps, input: { ceremony_id: string; credential: Record<string, unknown> }, metadata: EventMetadata): Promise<SessionGrant> {
+export async function finishLogin(
+  deps: PasskeyDeps,
+  input: { ceremony_id: string; credential: Record<string, unknown> },
+  metadata: EventMetadata,
+): Promise<SessionGrant> {
   const ceremony = await consumeCeremony(deps, input.ceremony_id, 'authentication', undefined, metadata);
   const offered = ceremony.allowed?.find((a) => a.credential_id === input.credential.id);
   if (!offered || ceremony.asn === undefined) refuse(deps, metadata, 'credential was not offered by this ceremony');
@@ -243,7 +292,12 @@ export async function finishLogin(deps: PasskeyDeps, input: { ceremony_id: strin
       expectedChallenge: ceremony.challenge,
       expectedOrigin: rp.origins,
       expectedRPID: rp.id,
-      credential: { id: passkey.credentialId, publicKey: new Uint8Array(Buffer.from(passkey.publicKey, 'base64url')), counter: passkey.counter, transports: passkey.transports as never },
+      credential: {
+        id: passkey.credentialId,
+        publicKey: new Uint8Array(Buffer.from(passkey.publicKey, 'base64url')),
+        counter: passkey.counter,
+        transports: passkey.transports as never,
+      },
       requireUserVerification: false,
     });
   } catch (err) {
@@ -258,7 +312,12 @@ export async function finishLogin(deps: PasskeyDeps, input: { ceremony_id: strin
     await reclaimIfVanished(deps, client, offered.mntner, metadata);
     throw new Forbidden(AUTHORIZATION_LAPSED);
   }
-  await onMaintainer(deps, offered.mntner, { type: 'RecordPasskeyUse', credentialId: passkey.credentialId, counter: verified.authenticationInfo.newCounter, now: deps.now() }, metadata).catch((err) => {
+  await onMaintainer(
+    deps,
+    offered.mntner,
+    { type: 'RecordPasskeyUse', credentialId: passkey.credentialId, counter: verified.authenticationInfo.newCounter, now: deps.now() },
+    metadata,
+  ).catch((err) => {
     // Deleted between the verification and now: the login still proved possession a moment ago, but the credential is gone.
     if (err instanceof NotFound) refuse(deps, metadata, 'credential was removed during login', err);
     throw err;

@@ -53,7 +53,10 @@ export interface SessionClaims {
 }
 
 /** Issuance record: the jti and the token's sha256, never the token itself. */
-export type SessionIssued = DomainEvent<'SessionIssued', { jti: string; token_sha256: string; sub: string; asn: number; mntner: string; method: AuthMethod; issued_at: string; expires_at: string }>;
+export type SessionIssued = DomainEvent<
+  'SessionIssued',
+  { jti: string; token_sha256: string; sub: string; asn: number; mntner: string; method: AuthMethod; issued_at: string; expires_at: string }
+>;
 
 /** `sub`: lowercase hex sha256 of `<mntner>/<asn>`; the OIDC UserInfo `sub` uses the same derivation. */
 export function subjectOf(mntner: string, asn: number): string {
@@ -95,7 +98,16 @@ export async function prepareSession(deps: SessionDeps, identity: { asn: number;
   const expiresAt = new Date(exp * 1000).toISOString();
   const issued: SessionIssued = {
     type: 'SessionIssued',
-    data: { jti, token_sha256: sha256Hex(token), sub, asn: identity.asn, mntner: identity.mntner, method: identity.method, issued_at: now.toISOString(), expires_at: expiresAt },
+    data: {
+      jti,
+      token_sha256: sha256Hex(token),
+      sub,
+      asn: identity.asn,
+      mntner: identity.mntner,
+      method: identity.method,
+      issued_at: now.toISOString(),
+      expires_at: expiresAt,
+    },
   };
   return {
     grant: { token, asn: identity.asn, mntner: identity.mntner, method: identity.method, expires_at: expiresAt },
@@ -105,7 +117,10 @@ export async function prepareSession(deps: SessionDeps, identity: { asn: number;
 }
 
 /** Signs a session and records it on its own (passkey login, whose success leaves nothing else to write). */
-export async function issueSession(deps: SessionDeps & { store: EventStore }, identity: { asn: number; mntner: string; method: AuthMethod }): Promise<SessionGrant> {
+export async function issueSession(
+  deps: SessionDeps & { store: EventStore },
+  identity: { asn: number; mntner: string; method: AuthMethod },
+): Promise<SessionGrant> {
   const { grant, write, actor } = await prepareSession(deps, identity);
   await execute(deps.store, [write.streamId], () => ({ writes: [write], result: undefined }), { actor, recordedAt: write.events[0].data.issued_at });
   return grant;

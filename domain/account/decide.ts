@@ -28,7 +28,12 @@ export function decide(command: AccountCommand, state: AccountState): AccountEve
       return [
         {
           type: 'LoginSucceeded',
-          data: { session_id: command.sessionId, token_sha256: command.tokenSha256, expires_at: command.expiresAt.toISOString(), at: command.now.toISOString() },
+          data: {
+            session_id: command.sessionId,
+            token_sha256: command.tokenSha256,
+            expires_at: command.expiresAt.toISOString(),
+            at: command.now.toISOString(),
+          },
         },
       ];
     case 'RecordLoginFailure': {

@@ -16,8 +16,7 @@ export interface Session {
 }
 
 export type AccountState =
-  | { status: 'Absent'; throttle: Throttle }
-  | { status: 'Active'; username: string; passwordHash: string; sessions: Session[]; throttle: Throttle };
+  { status: 'Absent'; throttle: Throttle } | { status: 'Active'; username: string; passwordHash: string; sessions: Session[]; throttle: Throttle };
 
 export function initialState(): AccountState {
   return { status: 'Absent', throttle: { failures: 0, blockedUntil: null } };

@@ -75,12 +75,19 @@ export function decideAgentToken(command: AgentTokenCommand, state: AgentTokenSt
       const token = existing(state, command.token_id);
       // Revoking twice is not an error: the token is revoked either way.
       if (token.status === 'Revoked') return [];
-      return [{ type: 'AgentTokenRevoked', data: { token_id: token.token_id, node_id: token.node_id, revoked_at: command.now.toISOString(), replaced_by: null } }];
+      return [
+        { type: 'AgentTokenRevoked', data: { token_id: token.token_id, node_id: token.node_id, revoked_at: command.now.toISOString(), replaced_by: null } },
+      ];
     }
     case 'RetireForRotation': {
       const token = existing(state, command.token_id);
       if (token.status === 'Revoked') throw new IllegalState(`agent token ${command.token_id} is revoked; issue a new one`);
-      return [{ type: 'AgentTokenRevoked', data: { token_id: token.token_id, node_id: token.node_id, revoked_at: command.now.toISOString(), replaced_by: command.replaced_by } }];
+      return [
+        {
+          type: 'AgentTokenRevoked',
+          data: { token_id: token.token_id, node_id: token.node_id, revoked_at: command.now.toISOString(), replaced_by: command.replaced_by },
+        },
+      ];
     }
     default:
       return unreachable(command);

@@ -47,7 +47,15 @@ export function evolveEnrollment(state: EnrollmentState, event: EnrollmentEvent)
 }
 
 export type EnrollmentCommand =
-  | { type: 'CreateEnrollmentToken'; token_id: string; secret_sha256: string; node_id: string | null; description: string | null; expires_at: Date | null; now: Date }
+  | {
+      type: 'CreateEnrollmentToken';
+      token_id: string;
+      secret_sha256: string;
+      node_id: string | null;
+      description: string | null;
+      expires_at: Date | null;
+      now: Date;
+    }
   | { type: 'UseEnrollmentToken'; registration_id: string; node_id: string; now: Date }
   | { type: 'DeleteEnrollmentToken'; token_id: string; now: Date };
 
@@ -66,7 +74,12 @@ export function decideEnrollment(command: EnrollmentCommand, state: EnrollmentSt
     case 'UseEnrollmentToken': {
       // The caller has checked `usability` on the same state; this only records the use.
       if (state.status !== 'Live' || state.used_at !== null) throw new Conflict('enrollment token was used concurrently');
-      return [{ type: 'EnrollmentTokenUsed', data: { token_id: state.token_id, node_id: command.node_id, registration_id: command.registration_id, used_at: command.now.toISOString() } }];
+      return [
+        {
+          type: 'EnrollmentTokenUsed',
+          data: { token_id: state.token_id, node_id: command.node_id, registration_id: command.registration_id, used_at: command.now.toISOString() },
+        },
+      ];
     }
     case 'DeleteEnrollmentToken':
       if (state.status !== 'Live' || state.token_id !== command.token_id) throw new NotFound(`unknown enrollment token ${command.token_id}`);

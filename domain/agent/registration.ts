@@ -33,8 +33,14 @@ export type RegistrationRequested = DomainEvent<
   }
 >;
 /** `by` is the administrator, or `enrollment-token <id>` when a node-bound token pre-approved the node. */
-export type RegistrationApproved = DomainEvent<'RegistrationApproved', { registration_id: string; node_id: string; note: string | null; by: string; at: string }>;
-export type RegistrationRejected = DomainEvent<'RegistrationRejected', { registration_id: string; node_id: string; note: string | null; by: string; at: string }>;
+export type RegistrationApproved = DomainEvent<
+  'RegistrationApproved',
+  { registration_id: string; node_id: string; note: string | null; by: string; at: string }
+>;
+export type RegistrationRejected = DomainEvent<
+  'RegistrationRejected',
+  { registration_id: string; node_id: string; note: string | null; by: string; at: string }
+>;
 /** The register call that issued an agent token. */
 export type RegistrationAccepted = DomainEvent<
   'RegistrationAccepted',
@@ -42,7 +48,12 @@ export type RegistrationAccepted = DomainEvent<
 >;
 
 export type RegistrationEvent = RegistrationRequested | RegistrationApproved | RegistrationRejected | RegistrationAccepted;
-export const REGISTRATION_EVENT_TYPES: readonly RegistrationEvent['type'][] = ['RegistrationRequested', 'RegistrationApproved', 'RegistrationRejected', 'RegistrationAccepted'];
+export const REGISTRATION_EVENT_TYPES: readonly RegistrationEvent['type'][] = [
+  'RegistrationRequested',
+  'RegistrationApproved',
+  'RegistrationRejected',
+  'RegistrationAccepted',
+];
 
 export const registrationStream = (nodeId: string): string => `registration-${nodeId}`;
 
@@ -50,13 +61,18 @@ export const registrationStream = (nodeId: string): string => `registration-${no
 export const REQUEST_RECORD_INTERVAL_MS = 5 * 60_000;
 
 export type RegistrationState =
-  | { status: 'Empty' }
-  | { status: RegistrationStatus; registration_id: string; node_id: string; inventory: Inventory | null; last_recorded_at: string | null };
+  { status: 'Empty' } | { status: RegistrationStatus; registration_id: string; node_id: string; inventory: Inventory | null; last_recorded_at: string | null };
 
 export function evolveRegistration(state: RegistrationState, event: RegistrationEvent): RegistrationState {
   const base =
     state.status === 'Empty'
-      ? { status: 'pending' as RegistrationStatus, registration_id: event.data.registration_id, node_id: event.data.node_id, inventory: null, last_recorded_at: null }
+      ? {
+          status: 'pending' as RegistrationStatus,
+          registration_id: event.data.registration_id,
+          node_id: event.data.node_id,
+          inventory: null,
+          last_recorded_at: null,
+        }
       : state;
   switch (event.type) {
     case 'RegistrationRequested':
@@ -100,12 +116,22 @@ export function decideRegistration(command: RegistrationCommand, state: Registra
     case 'PreApprove': {
       if (state.status === 'Empty') throw new Error('PreApprove needs a recorded request first');
       if (state.status !== 'pending') return [];
-      return [{ type: 'RegistrationApproved', data: { registration_id: state.registration_id, node_id: state.node_id, note: null, by: `enrollment-token ${command.enrollment_token_id}`, at } }];
+      return [
+        {
+          type: 'RegistrationApproved',
+          data: { registration_id: state.registration_id, node_id: state.node_id, note: null, by: `enrollment-token ${command.enrollment_token_id}`, at },
+        },
+      ];
     }
     case 'Accept': {
       if (state.status === 'Empty') throw new Error('Accept needs a recorded request first');
       const { agent_id, token_id, enrollment_token_id, generation } = command;
-      return [{ type: 'RegistrationAccepted', data: { registration_id: state.registration_id, node_id: state.node_id, agent_id, token_id, enrollment_token_id, generation, at } }];
+      return [
+        {
+          type: 'RegistrationAccepted',
+          data: { registration_id: state.registration_id, node_id: state.node_id, agent_id, token_id, enrollment_token_id, generation, at },
+        },
+      ];
     }
     default:
       return unreachable(command);

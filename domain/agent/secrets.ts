@@ -47,7 +47,8 @@ export function estimatedBits(text: string): number {
 
 /** 400 `invalid token: …` unless the literal is long, base64url and varied enough. */
 export function checkLiteralToken(literal: string): string {
-  const ok = literal.length >= MIN_LITERAL_LENGTH && literal.length <= MAX_LITERAL_LENGTH && BASE64URL.test(literal) && estimatedBits(literal) >= MIN_LITERAL_BITS;
+  const ok =
+    literal.length >= MIN_LITERAL_LENGTH && literal.length <= MAX_LITERAL_LENGTH && BASE64URL.test(literal) && estimatedBits(literal) >= MIN_LITERAL_BITS;
   if (!ok) throw new BadReference(INVALID_LITERAL);
   return literal;
 }

@@ -1,6 +1,14 @@
 import { unreachable, type Decider } from '../decider.js';
 import { Conflict, IllegalState, NotFound } from '../errors.js';
-import { evolveRequest, initialRequestState, REMOVED_BY_OPERATOR, type CancelledBy, type RequestEvent, type RequestRecord, type RequestState } from './request.js';
+import {
+  evolveRequest,
+  initialRequestState,
+  REMOVED_BY_OPERATOR,
+  type CancelledBy,
+  type RequestEvent,
+  type RequestRecord,
+  type RequestState,
+} from './request.js';
 
 /**
  * Commands on one request stream. Everything the portal checks against the node
@@ -8,9 +16,7 @@ import { evolveRequest, initialRequestState, REMOVED_BY_OPERATOR, type Cancelled
  * node stream in the same append; this decider only keeps the request's own
  * lifecycle straight.
  */
-export type RequestCommand =
-  | { type: 'ProvisionRequest'; record: RequestRecord }
-  | { type: 'CancelRequest'; request_id: number; by: CancelledBy };
+export type RequestCommand = { type: 'ProvisionRequest'; record: RequestRecord } | { type: 'CancelRequest'; request_id: number; by: CancelledBy };
 
 export function decideRequest(command: RequestCommand, state: RequestState): RequestEvent[] {
   switch (command.type) {

@@ -65,7 +65,10 @@ export const REMOVED_BY_OPERATOR = 'removed by operator';
 
 export type RequestEvent =
   | DomainEvent<'AutopeeringRequestProvisioned', RequestRecord>
-  | DomainEvent<'AutopeeringRequestCancelled', { request_id: number; node_id: string; asn: number; peering_id: number; by: CancelledBy; reject_reason: string | null }>;
+  | DomainEvent<
+      'AutopeeringRequestCancelled',
+      { request_id: number; node_id: string; asn: number; peering_id: number; by: CancelledBy; reject_reason: string | null }
+    >;
 
 export const REQUEST_EVENT_TYPES: readonly RequestEvent['type'][] = ['AutopeeringRequestProvisioned', 'AutopeeringRequestCancelled'];
 

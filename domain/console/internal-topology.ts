@@ -93,7 +93,10 @@ export function internalTopologyView(input: TopologyInputs) {
     // Named in the template but not in the published state: unknown, decommissioned, or the node itself.
     unresolved_routers: [...new Set(input.template_routers)].filter((id) => !published.has(id)).sort(),
     adjacencies: topology.adjacencies.map((a) => ({ interface: a.interface, node_id: a.node_id, cost: a.cost })),
-    ospf: topology.adjacencies.length === 0 ? [] : FAMILIES.map((family) => ({ protocol: PROTOCOL.ospf(family), family, rib_routes: routesOf(PROTOCOL.ospf(family)) })),
+    ospf:
+      topology.adjacencies.length === 0
+        ? []
+        : FAMILIES.map((family) => ({ protocol: PROTOCOL.ospf(family), family, rib_routes: routesOf(PROTOCOL.ospf(family)) })),
     hosts: topology.hosts.map((h) => ({
       name: h.name,
       interface: h.interface,

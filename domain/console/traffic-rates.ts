@@ -87,5 +87,11 @@ export function nodeRate(samples: LatestSamples | undefined, now: Date): NodeRat
   if (!(seconds > 0)) return { sampled_at: latest.at, interval_seconds: null, rx_bytes_per_sec: null, tx_bytes_per_sec: null, peers };
   // Peers new in the latest sample have no rate yet; the node's rate is that of the others (0 when none).
   const sums = sumRates(peers);
-  return { sampled_at: latest.at, interval_seconds: seconds, rx_bytes_per_sec: sums.rx_bytes_per_sec ?? 0, tx_bytes_per_sec: sums.tx_bytes_per_sec ?? 0, peers };
+  return {
+    sampled_at: latest.at,
+    interval_seconds: seconds,
+    rx_bytes_per_sec: sums.rx_bytes_per_sec ?? 0,
+    tx_bytes_per_sec: sums.tx_bytes_per_sec ?? 0,
+    peers,
+  };
 }

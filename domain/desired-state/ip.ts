@@ -58,7 +58,8 @@ export function canonicalPrefix(text: string): string | null {
   const parsed = parsePrefix(text);
   if (!parsed) return null;
   const [ip, len] = parsed;
-  const network = ip.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(`${ip.toString()}/${len}`) : ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString()}/${len}`);
+  const network =
+    ip.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(`${ip.toString()}/${len}`) : ipaddr.IPv6.networkAddressFromCIDR(`${ip.toString()}/${len}`);
   return `${formatIp(network)}/${len}`;
 }
 

@@ -117,7 +117,9 @@ export function materialise(node: LiveNode, ctx: FleetContext): DesiredState {
     cold_potato_med: template.bird?.cold_potato_med ?? null,
     route_local_pref: (template.bird?.route_local_pref ?? []).map((r) => ({ prefix: canonicalPrefix(r.prefix) ?? r.prefix, local_pref: r.local_pref })),
     // Agents before 1.0.187 refuse a document that blocks prefixes; the template keeps them until the agent reports a newer version.
-    blocked_prefixes: takesBlockedPrefixes(ctx.agent_version) ? [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings) : [],
+    blocked_prefixes: takesBlockedPrefixes(ctx.agent_version)
+      ? [...new Set((template.bird?.blocked_prefixes ?? []).map((p) => canonicalPrefix(p) ?? p))].sort(compareStrings)
+      : [],
     rpki: { mode: template.bird?.rpki?.mode ?? DEFAULT_RPKI_MODE },
     import_prefixes: dn42ImportPrefixes(),
   };
@@ -169,7 +171,11 @@ function attachPeerLinkLocal(addresses: InterfaceAddress[], peerLinkLocal: strin
   const local = addresses.find((a) => a.peer === null && isIpv6LinkLocal(parseIpWithOptionalLength(a.address)));
   if (!local) {
     throw new Validation(MATERIALIZATION_FAILED, [
-      { loc: ['state', 'interfaces', index, 'addresses'], msg: 'peer_link_local needs a link-local address on the interface (spec addresses or node link_local)', type: 'peer_link_local' },
+      {
+        loc: ['state', 'interfaces', index, 'addresses'],
+        msg: 'peer_link_local needs a link-local address on the interface (spec addresses or node link_local)',
+        type: 'peer_link_local',
+      },
     ]);
   }
   local.peer = peerLinkLocal.includes('/') ? peerLinkLocal : `${peerLinkLocal}/128`;
@@ -188,7 +194,11 @@ function sessionState(record: SessionRecord, template: BaseTemplate, interfaces:
   const zone = percent < 0 ? undefined : spec.neighbor_address.slice(percent + 1);
   if (zone !== undefined && spec.interface && zone !== spec.interface) {
     throw new Validation(MATERIALIZATION_FAILED, [
-      { loc: ['state', 'bgp_sessions', index, 'interface'], msg: `neighbor_address names interface '${zone}', interface is '${spec.interface}'`, type: 'interface' },
+      {
+        loc: ['state', 'bgp_sessions', index, 'interface'],
+        msg: `neighbor_address names interface '${zone}', interface is '${spec.interface}'`,
+        type: 'interface',
+      },
     ]);
   }
   const ip = parseIp(address);

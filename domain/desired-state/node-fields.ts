@@ -21,7 +21,10 @@ export function validateNodeFields(fields: NodePatch): void {
   if (fields.router_id !== undefined && parseIp(fields.router_id)?.kind() !== 'ipv4') bad(['router_id'], 'must be an IPv4 address (BIRD router id)');
   if (fields.loopback_ipv4 != null && parseIp(fields.loopback_ipv4)?.kind() !== 'ipv4') bad(['loopback_ipv4'], 'must be an IPv4 address');
   if (fields.loopback_ipv6 != null && parseIp(fields.loopback_ipv6)?.kind() !== 'ipv6') bad(['loopback_ipv6'], 'must be an IPv6 address');
-  for (const [field, kind] of [['ipv4_prefixes', 'ipv4'], ['ipv6_prefixes', 'ipv6']] as const) {
+  for (const [field, kind] of [
+    ['ipv4_prefixes', 'ipv4'],
+    ['ipv6_prefixes', 'ipv6'],
+  ] as const) {
     (fields[field] ?? []).forEach((p, i) => {
       if (parsePrefix(p)?.[0].kind() !== kind) bad([field, i], `must be an ${kind === 'ipv4' ? 'IPv4' : 'IPv6'} prefix (address/length)`);
     });

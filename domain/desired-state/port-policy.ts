@@ -42,7 +42,11 @@ export function effectivePortRange(node: LiveNode, scope: PortScope, pools: Port
   const range = parsePortRange(runtime.wireguard_port_range);
   if (!range) {
     throw new Validation('invalid runtime.wireguard_port_range', [
-      { loc: ['node', 'base_template', 'runtime', 'wireguard_port_range'], msg: 'expected "a-b", [a, b] or {start, end} with 1 <= a <= b <= 65535', type: 'range' },
+      {
+        loc: ['node', 'base_template', 'runtime', 'wireguard_port_range'],
+        msg: 'expected "a-b", [a, b] or {start, end} with 1 <= a <= b <= 65535',
+        type: 'range',
+      },
     ]);
   }
   return range;

@@ -15,14 +15,19 @@ const Unsigned32 = Type.Integer({ minimum: 0, maximum: 4294967295 });
 /** At most this many local-preference rules per node. */
 export const MAX_LOCAL_PREF_RULES = 256;
 
-export const LocalPrefRuleSchema = Type.Object({ prefix: Type.String({ minLength: 1, maxLength: 64 }), local_pref: Unsigned32 }, { additionalProperties: false });
+export const LocalPrefRuleSchema = Type.Object(
+  { prefix: Type.String({ minLength: 1, maxLength: 64 }), local_pref: Unsigned32 },
+  { additionalProperties: false },
+);
 export type LocalPrefRule = Static<typeof LocalPrefRuleSchema>;
 
 /** The PUT body: each field optional; an omitted field is left as it is. */
 export const RouteTuningPatchSchema = Type.Object(
   {
     cold_potato_med: Type.Optional(Type.Union([Unsigned32, Type.Null()], { description: 'null turns cold-potato routing off' })),
-    route_local_pref: Type.Optional(Type.Array(LocalPrefRuleSchema, { maxItems: MAX_LOCAL_PREF_RULES, description: 'first match wins; [] removes every rule' })),
+    route_local_pref: Type.Optional(
+      Type.Array(LocalPrefRuleSchema, { maxItems: MAX_LOCAL_PREF_RULES, description: 'first match wins; [] removes every rule' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -217,16 +217,33 @@ export const BirdStateSchema = Type.Object(
      * it (they refuse unknown fields, `takesRpki`); an agent that knows the
      * field and gets a document without it applies the default.
      */
-    rpki: Def(Type.Object({ mode: Type.Union(RPKI_MODES.map((m) => Type.Literal(m)), { default: DEFAULT_RPKI_MODE }) }, { additionalProperties: false }), { mode: DEFAULT_RPKI_MODE }),
+    rpki: Def(
+      Type.Object(
+        {
+          mode: Type.Union(
+            RPKI_MODES.map((m) => Type.Literal(m)),
+            { default: DEFAULT_RPKI_MODE },
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      { mode: DEFAULT_RPKI_MODE },
+    ),
     /** Prefixes accepted from eBGP peers, in BIRD prefix-pattern syntax. */
-    import_prefixes: Def(Type.Object({ ipv4: Type.Array(BirdPrefixPattern), ipv6: Type.Array(BirdPrefixPattern) }, { additionalProperties: false }), DN42_IMPORT_PREFIXES),
+    import_prefixes: Def(
+      Type.Object({ ipv4: Type.Array(BirdPrefixPattern), ipv6: Type.Array(BirdPrefixPattern) }, { additionalProperties: false }),
+      DN42_IMPORT_PREFIXES,
+    ),
   },
   { additionalProperties: false },
 );
 
-
 /** A DNS name in presentation form without the trailing dot; RFC 2317 labels (`0/26`) allowed. */
-const DnsName = Type.String({ minLength: 1, maxLength: 253, pattern: '^(?=.{1,253}$)([A-Za-z0-9_]([A-Za-z0-9_/-]{0,61}[A-Za-z0-9_])?)(\\.[A-Za-z0-9_]([A-Za-z0-9_/-]{0,61}[A-Za-z0-9_])?)*$' });
+const DnsName = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  pattern: '^(?=.{1,253}$)([A-Za-z0-9_]([A-Za-z0-9_/-]{0,61}[A-Za-z0-9_])?)(\\.[A-Za-z0-9_]([A-Za-z0-9_/-]{0,61}[A-Za-z0-9_])?)*$',
+});
 /** Record types a zone may hold. */
 export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'PTR', 'TXT', 'MX', 'SRV', 'CAA', 'DS', 'SSHFP', 'TLSA'] as const;
 
@@ -331,7 +348,13 @@ const check = ajv.compile<DesiredState>(DesiredStateSchema);
 /** ajv errors as field errors: `loc` starts with `root`, then the path into the document. */
 export function toFieldErrors(root: (string | number)[], errors: ErrorObject[] | null | undefined): FieldError[] {
   return (errors ?? []).map((e) => {
-    const loc = [...root, ...e.instancePath.split('/').filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')))];
+    const loc = [
+      ...root,
+      ...e.instancePath
+        .split('/')
+        .filter(Boolean)
+        .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~'))),
+    ];
     if (e.keyword === 'required') loc.push((e.params as { missingProperty: string }).missingProperty);
     if (e.keyword === 'additionalProperties') loc.push((e.params as { additionalProperty: string }).additionalProperty);
     return { loc, msg: e.keyword === 'additionalProperties' ? 'unknown field' : (e.message ?? 'invalid value'), type: e.keyword };

@@ -34,7 +34,12 @@ export const BaseTemplateSchema = Type.Object({
       internal_topology: Type.Optional(InternalTopologyTemplateSchema),
       cold_potato_med: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }))),
       route_local_pref: Type.Optional(
-        Type.Array(Type.Object({ prefix: Type.String({ format: 'ip-prefix' }), local_pref: Type.Integer({ minimum: 0, maximum: 4294967295 }) }, { additionalProperties: false })),
+        Type.Array(
+          Type.Object(
+            { prefix: Type.String({ format: 'ip-prefix' }), local_pref: Type.Integer({ minimum: 0, maximum: 4294967295 }) },
+            { additionalProperties: false },
+          ),
+        ),
       ),
       blocked_prefixes: Type.Optional(Type.Array(Type.String({ format: 'ip-prefix' }))),
       /** RPKI policy (`reject_invalid` when absent). */

@@ -51,11 +51,19 @@ function checkedTarget(zone: string, type: string, content: string): string | un
 export function recordNameErrors(zone: string, record: Pick<RecordFields, 'name' | 'type' | 'content'>): FieldError[] {
   const errors: FieldError[] = [];
   if (['A', 'AAAA', 'MX'].includes(record.type) && !isHostName(absoluteName(record.name, zone), true)) {
-    errors.push({ loc: ['body', 'name'], msg: `the owner of an ${record.type} record must be a host name (letters, digits, inner hyphens), and ${absoluteName(record.name, zone)} is not`, type: 'check_names' });
+    errors.push({
+      loc: ['body', 'name'],
+      msg: `the owner of an ${record.type} record must be a host name (letters, digits, inner hyphens), and ${absoluteName(record.name, zone)} is not`,
+      type: 'check_names',
+    });
   }
   const target = checkedTarget(zone, record.type, record.content);
   if (target !== undefined && !isHostName(absoluteName(target, zone))) {
-    errors.push({ loc: ['body', 'content'], msg: `the target of an ${record.type} record must be a host name (letters, digits, inner hyphens), and ${absoluteName(target, zone)} is not`, type: 'check_names' });
+    errors.push({
+      loc: ['body', 'content'],
+      msg: `the target of an ${record.type} record must be a host name (letters, digits, inner hyphens), and ${absoluteName(target, zone)} is not`,
+      type: 'check_names',
+    });
   }
   return errors;
 }

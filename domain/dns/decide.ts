@@ -80,7 +80,10 @@ export function decideDnsGroup(command: DnsGroupCommand, state: DnsGroupState): 
       checkRecordNames(zone.zone, checked);
       rejectCnameConflict(zone, { ...checked, id: current.id });
       // The stored form of the content (canonical), whenever the content or the type it is read as changes.
-      const changes = changedFields(current, command.changes.content !== undefined || command.changes.type !== undefined ? { ...command.changes, content: checked.content } : command.changes);
+      const changes = changedFields(
+        current,
+        command.changes.content !== undefined || command.changes.type !== undefined ? { ...command.changes, content: checked.content } : command.changes,
+      );
       if (!changes) return [];
       return [{ type: 'DnsRecordUpdated', data: { group_id, zone_id: zone.id, record_id: current.id, changes, serial: zone.serial + 1 } }];
     }
@@ -144,7 +147,9 @@ function rejectDuplicateZone(group: ActiveDnsGroup, zone: string): void {
 
 /** A zone renamed keeps its relative names: 422 when one of its records would break BIND's `check-names` under the new name. */
 function rejectRecordsBindRefusesUnder(zone: DnsZone, name: string): void {
-  const errors = zone.records.flatMap((r) => recordNameErrors(name, r).map((e) => ({ ...e, loc: ['body', 'zone'], msg: `record ${r.id} (${r.name} ${r.type}): ${e.msg}` })));
+  const errors = zone.records.flatMap((r) =>
+    recordNameErrors(name, r).map((e) => ({ ...e, loc: ['body', 'zone'], msg: `record ${r.id} (${r.name} ${r.type}): ${e.msg}` })),
+  );
   if (errors.length > 0) throw new Validation('invalid zone name', errors);
 }
 

@@ -53,7 +53,12 @@ export function checkZoneFields<T extends Partial<ZoneFields>>(fields: T): T {
     if (value === undefined || value === null) return;
     const normal = normaliseDomainName(value);
     if (normal) out[key] = normal;
-    else errors.push({ loc: ['body', key], msg: key === 'zone' ? 'not a domain name (RFC 2317 labels like 0/26 allowed)' : 'not a domain name', type: 'dns_name' });
+    else
+      errors.push({
+        loc: ['body', key],
+        msg: key === 'zone' ? 'not a domain name (RFC 2317 labels like 0/26 allowed)' : 'not a domain name',
+        type: 'dns_name',
+      });
   };
   name('zone');
   name('primary_ns');

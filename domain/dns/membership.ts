@@ -18,7 +18,12 @@ export interface MembershipChange {
  * reference to a missing resource (400 `unknown dns group <id>`, like an unknown
  * `remote_node_id`); the same group again changes nothing.
  */
-export function decideMembership(node: LiveNode, targetId: number | null, target: DnsGroupState | undefined, current: DnsGroupState | undefined): MembershipChange {
+export function decideMembership(
+  node: LiveNode,
+  targetId: number | null,
+  target: DnsGroupState | undefined,
+  current: DnsGroupState | undefined,
+): MembershipChange {
   if (targetId !== null && target?.status !== 'Active') throw new BadReference(`unknown dns group ${targetId}`);
   const currentId = node.dns_group_id ?? null;
   if (currentId === targetId) return { node: [], groups: [] };

@@ -9,8 +9,7 @@ import { sha256Hex } from '../sha256.js';
  * concurrent claims of one name conflict on that stream and one gets the 409.
  */
 export type DnsGroupNameEvent =
-  | DomainEvent<'DnsGroupNameClaimed', { name: string; group_id: number }>
-  | DomainEvent<'DnsGroupNameReleased', { name: string; group_id: number }>;
+  DomainEvent<'DnsGroupNameClaimed', { name: string; group_id: number }> | DomainEvent<'DnsGroupNameReleased', { name: string; group_id: number }>;
 
 export const dnsGroupNameStream = (name: string): string => `dns-group-name-${sha256Hex(name)}`;
 

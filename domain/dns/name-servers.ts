@@ -41,7 +41,9 @@ const within = (name: string, parent: string) => name === parent || name.endsWit
 
 /** The zone's apex name servers, absolute: the targets of its `@` NS records, else `primary_ns`. */
 export function apexNameServers(zone: ZoneNames): string[] {
-  const targets = hasApexNs(zone.records) ? zone.records.filter((r) => r.type === 'NS' && r.name === '@').map((r) => absolute(r.content.split(' ')[0], zone.zone)) : [zone.primary_ns.toLowerCase()];
+  const targets = hasApexNs(zone.records)
+    ? zone.records.filter((r) => r.type === 'NS' && r.name === '@').map((r) => absolute(r.content.split(' ')[0], zone.zone))
+    : [zone.primary_ns.toLowerCase()];
   return [...new Set(targets)];
 }
 
@@ -60,7 +62,10 @@ export function nameServerAddresses(zone: ZoneNames, bindAddresses: readonly str
     if (types.has('CNAME')) return { ok: false, problem: `name server ${ns} is a CNAME; members leave the zone out until it is not` };
     if (types.has('A') || types.has('AAAA')) continue;
     if (bindAddresses.length === 0) {
-      return { ok: false, problem: `name server ${ns} lies inside the zone and has no A or AAAA record, and the group has no bind address to give it; members leave the zone out until it has one` };
+      return {
+        ok: false,
+        problem: `name server ${ns} lies inside the zone and has no A or AAAA record, and the group has no bind address to give it; members leave the zone out until it has one`,
+      };
     }
     const name = ns === zone.zone ? '@' : ns.slice(0, -(zone.zone.length + 1));
     for (const address of new Set(bindAddresses)) added.push({ name, type: address.includes(':') ? 'AAAA' : 'A', content: address, ttl: null });

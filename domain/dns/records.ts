@@ -42,7 +42,9 @@ const numbersThenHex =
   (content) => {
     const parts = fields(content);
     const data = parts.slice(checks.length).join('');
-    return parts.length > checks.length && checks.every((c, i) => c(parts[i])) && hex(data) ? [...parts.slice(0, checks.length), data.toUpperCase()].join(' ') : null;
+    return parts.length > checks.length && checks.every((c, i) => c(parts[i])) && hex(data)
+      ? [...parts.slice(0, checks.length), data.toUpperCase()].join(' ')
+      : null;
   };
 
 const CHECKS: Record<RecordType, Check> = {
@@ -96,7 +98,9 @@ export function checkRecordContent(type: RecordType, content: string): string {
 /** 422 unless `name` is a record owner name (`@`, `*`, `*.x`, or a relative name). */
 export function checkRecordName(name: string): void {
   if (!isRecordName(name)) {
-    throw new Validation('invalid record name', [{ loc: ['body', 'name'], msg: 'expected @, * or a name relative to the zone, without a trailing dot', type: 'dns_name' }]);
+    throw new Validation('invalid record name', [
+      { loc: ['body', 'name'], msg: 'expected @, * or a name relative to the zone, without a trailing dot', type: 'dns_name' },
+    ]);
   }
 }
 

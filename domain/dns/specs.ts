@@ -25,10 +25,7 @@ const Name = (max = 255) => Type.String({ minLength: 1, maxLength: max });
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 const SortOrder = Type.Integer({ minimum: -2147483648, maximum: 2147483647 });
 
-export const ForwardSchema = Type.Object(
-  { zone: Name(254), upstreams: Type.Array(Name(64), { minItems: 1, maxItems: 16 }) },
-  { additionalProperties: false },
-);
+export const ForwardSchema = Type.Object({ zone: Name(254), upstreams: Type.Array(Name(64), { minItems: 1, maxItems: 16 }) }, { additionalProperties: false });
 
 export const DnsGroupInSchema = Type.Object(
   {

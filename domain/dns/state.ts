@@ -41,19 +41,35 @@ export function evolveDnsGroup(state: DnsGroupState, event: DnsGroupEvent): DnsG
   switch (event.type) {
     case 'DnsGroupUpdated': {
       const updated = { ...state, ...event.data.changes };
-      return (event.data.serials ?? []).reduce((next, { zone_id, serial }) => withSerial(mapZone(next, zone_id, (z) => ({ ...z, serial })), zone_id), updated);
+      return (event.data.serials ?? []).reduce(
+        (next, { zone_id, serial }) =>
+          withSerial(
+            mapZone(next, zone_id, (z) => ({ ...z, serial })),
+            zone_id,
+          ),
+        updated,
+      );
     }
     case 'DnsGroupDeleted':
       return { status: 'Deleted', group_id: state.group_id };
     case 'DnsZoneCreated':
-      return withSerial({ ...state, zones: [...state.zones, { id: event.data.zone_id, ...event.data.zone, serial: event.data.serial, records: [] }] }, event.data.zone_id);
+      return withSerial(
+        { ...state, zones: [...state.zones, { id: event.data.zone_id, ...event.data.zone, serial: event.data.serial, records: [] }] },
+        event.data.zone_id,
+      );
     case 'DnsZoneUpdated':
-      return withSerial(mapZone(state, event.data.zone_id, (z) => ({ ...z, ...event.data.changes, serial: event.data.serial })), event.data.zone_id);
+      return withSerial(
+        mapZone(state, event.data.zone_id, (z) => ({ ...z, ...event.data.changes, serial: event.data.serial })),
+        event.data.zone_id,
+      );
     case 'DnsZoneDeleted':
       return { ...state, zones: state.zones.filter((z) => z.id !== event.data.zone_id) };
     case 'DnsRecordCreated': {
       const { record_id, record, serial } = event.data;
-      return withSerial(mapZone(state, event.data.zone_id, (z) => ({ ...z, serial, records: [...z.records, { id: record_id, ...record }] })), event.data.zone_id);
+      return withSerial(
+        mapZone(state, event.data.zone_id, (z) => ({ ...z, serial, records: [...z.records, { id: record_id, ...record }] })),
+        event.data.zone_id,
+      );
     }
     case 'DnsRecordUpdated': {
       const { record_id, changes, serial } = event.data;
@@ -64,7 +80,10 @@ export function evolveDnsGroup(state: DnsGroupState, event: DnsGroupEvent): DnsG
     }
     case 'DnsRecordDeleted': {
       const { record_id, serial } = event.data;
-      return withSerial(mapZone(state, event.data.zone_id, (z) => ({ ...z, serial, records: z.records.filter((r) => r.id !== record_id) })), event.data.zone_id);
+      return withSerial(
+        mapZone(state, event.data.zone_id, (z) => ({ ...z, serial, records: z.records.filter((r) => r.id !== record_id) })),
+        event.data.zone_id,
+      );
     }
     case 'DnsGroupMemberJoined':
       return state.members.includes(event.data.node_id) ? state : { ...state, members: [...state.members, event.data.node_id].sort() };

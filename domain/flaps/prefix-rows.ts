@@ -190,7 +190,9 @@ export function flatRows(rows: readonly NodePrefixFlap[], names: Names, now: num
 export function prefixRows(rows: readonly NodePrefixFlap[], names: Names, now: number, minScore: number, limit: number): PrefixRow[] {
   return [...groupBy(rows, (r) => r.prefix).values()]
     .map((own): PrefixRow => {
-      const peers = [...groupBy(own, directionKey).values()].map((d) => direction(d, names, now)).sort((a, b) => b.max_score - a.max_score || (a.peer_asn ?? -1) - (b.peer_asn ?? -1));
+      const peers = [...groupBy(own, directionKey).values()]
+        .map((d) => direction(d, names, now))
+        .sort((a, b) => b.max_score - a.max_score || (a.peer_asn ?? -1) - (b.peer_asn ?? -1));
       const origins = originsOf(own);
       return {
         prefix: own[0].prefix,

@@ -31,7 +31,8 @@ export function planInternalPorts(nodes: readonly LiveNode[], pool: PortRange = 
     const outside = internalInterfaces(node).filter((i) => !inside(i.spec.listen_port!, typeof range === 'string' ? pool : range));
     if (outside.length === 0) continue;
     const details = planOf(node.node_id).details;
-    const skip = (i: InterfaceRecord, reason: string) => details.skipped.push({ node_id: node.node_id, kind: 'interface', id: i.id, name: i.spec.name, reason });
+    const skip = (i: InterfaceRecord, reason: string) =>
+      details.skipped.push({ node_id: node.node_id, kind: 'interface', id: i.id, name: i.spec.name, reason });
     if (typeof range === 'string') {
       for (const i of outside) skip(i, range);
       continue;
@@ -64,12 +65,22 @@ export function planInternalPorts(nodes: readonly LiveNode[], pool: PortRange = 
       if (!parsed || parsed.port !== move.from) continue;
       const next = `${parsed.host}:${move.to}`;
       setSpec(remote.node_id, iface.id, { ...spec, peer: { ...spec.peer, endpoint: next } });
-      planOf(remote.node_id).details.changes.push({ node_id: remote.node_id, kind: 'interface', id: iface.id, name: iface.spec.name, field: 'spec.peer.endpoint', from: endpoint, to: next });
+      planOf(remote.node_id).details.changes.push({
+        node_id: remote.node_id,
+        kind: 'interface',
+        id: iface.id,
+        name: iface.spec.name,
+        field: 'spec.peer.endpoint',
+        from: endpoint,
+        to: next,
+      });
     }
   }
 
   for (const [nodeId, changed] of specs) {
-    const events: NodeEvent[] = [...changed].sort(([a], [b]) => a - b).map(([interface_id, spec]) => ({ type: 'InterfaceUpdated', data: { node_id: nodeId, interface_id, changes: { spec } } }));
+    const events: NodeEvent[] = [...changed]
+      .sort(([a], [b]) => a - b)
+      .map(([interface_id, spec]) => ({ type: 'InterfaceUpdated', data: { node_id: nodeId, interface_id, changes: { spec } } }));
     planOf(nodeId).events.push(...events);
   }
   return plans;
@@ -93,7 +104,9 @@ function targetRange(node: LiveNode, pool: PortRange): PortRange | string {
     return 'node runtime.wireguard_port_range is unreadable';
   }
   const range = { start: Math.max(own.start, pool.start), end: Math.min(own.end, pool.end) };
-  return range.start <= range.end ? range : `node runtime.wireguard_port_range ${own.start}-${own.end} does not overlap the internal pool ${pool.start}-${pool.end}`;
+  return range.start <= range.end
+    ? range
+    : `node runtime.wireguard_port_range ${own.start}-${own.end} does not overlap the internal pool ${pool.start}-${pool.end}`;
 }
 
 function firstFree(range: PortRange, taken: ReadonlySet<number>): number | undefined {

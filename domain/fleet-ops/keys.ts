@@ -38,7 +38,13 @@ export function planKeys(node: LiveNode, keyOf: (nodeId: string) => string | nul
     }
   }
   if (escrowExpected && node.wireguard && node.wireguard.private_key_escrow === null) {
-    details.skipped.push({ node_id, kind: 'node', id: null, name: node_id, reason: 'registered key has no escrow; the agent adds it with its next key report' });
+    details.skipped.push({
+      node_id,
+      kind: 'node',
+      id: null,
+      name: node_id,
+      reason: 'registered key has no escrow; the agent adds it with its next key report',
+    });
   }
   return { events, details };
 }

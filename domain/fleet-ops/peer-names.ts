@@ -34,13 +34,22 @@ export function planPeerNames(node: LiveNode): NodeMigration {
       .sort(byOrderThenId)
       .forEach((i, n) => {
         if (n === 0) wanted.interfaces.set(i.id, interfaceName(stem));
-        else details.skipped.push({ node_id, kind: 'interface', id: i.id, name: i.spec.name, reason: `peering ${p.name} has several interfaces; only the first takes the conventional name` });
+        else
+          details.skipped.push({
+            node_id,
+            kind: 'interface',
+            id: i.id,
+            name: i.spec.name,
+            reason: `peering ${p.name} has several interfaces; only the first takes the conventional name`,
+          });
       });
     const sessions = node.sessions.filter((s) => s.peering_id === p.id).sort(byOrderThenId);
     sessionNames(stem, sessions).forEach((name, n) => wanted.sessions.set(sessions[n].id, name));
   }
-  for (const i of node.interfaces) if (i.peering_id === null) details.skipped.push({ node_id, kind: 'interface', id: i.id, name: i.spec.name, reason: NO_PEERING });
-  for (const s of node.sessions) if (s.peering_id === null) details.skipped.push({ node_id, kind: 'bgp_session', id: s.id, name: s.spec.name, reason: NO_PEERING });
+  for (const i of node.interfaces)
+    if (i.peering_id === null) details.skipped.push({ node_id, kind: 'interface', id: i.id, name: i.spec.name, reason: NO_PEERING });
+  for (const s of node.sessions)
+    if (s.peering_id === null) details.skipped.push({ node_id, kind: 'bgp_session', id: s.id, name: s.spec.name, reason: NO_PEERING });
 
   const peerings = renamesOf('peering', new Map(node.peerings.map((p) => [p.id, p.name])), wanted.peerings, node_id, details);
   const interfaces = renamesOf('interface', new Map(node.interfaces.map((i) => [i.id, i.spec.name])), wanted.interfaces, node_id, details);
@@ -63,13 +72,22 @@ export function planPeerNames(node: LiveNode): NodeMigration {
     const spec = sessionSpecAfter(s, sessionRenames.get(s.id), ifaceRenames);
     if (spec === s.spec) continue;
     for (const field of ['interface', 'neighbor_address'] as const) {
-      if (spec[field] !== s.spec[field]) details.changes.push({ node_id, kind: 'bgp_session', id: s.id, name: s.spec.name, field: `spec.${field}`, from: s.spec[field], to: spec[field] });
+      if (spec[field] !== s.spec[field])
+        details.changes.push({ node_id, kind: 'bgp_session', id: s.id, name: s.spec.name, field: `spec.${field}`, from: s.spec[field], to: spec[field] });
     }
     events.push({ type: 'BgpSessionUpdated', data: { node_id, session_id: s.id, changes: { spec } } });
   }
   const template = templateAfter(node.fields.base_template, ifaceRenames);
   if (template) {
-    details.changes.push({ node_id, kind: 'node', id: null, name: node_id, field: 'base_template.bird.internal_topology.hosts', from: hostsOf(node.fields.base_template), to: hostsOf(template) });
+    details.changes.push({
+      node_id,
+      kind: 'node',
+      id: null,
+      name: node_id,
+      field: 'base_template.bird.internal_topology.hosts',
+      from: hostsOf(node.fields.base_template),
+      to: hostsOf(template),
+    });
     events.push({ type: 'NodeUpdated', data: { node_id, changes: { base_template: template } } });
   }
   return { events, details };
@@ -80,7 +98,13 @@ const NO_PEERING = 'no peering; run the peering backfill first';
 const byOrderThenId = <T extends { sort_order: number; id: number }>(a: T, b: T) => a.sort_order - b.sort_order || a.id - b.id;
 
 /** The renames of one namespace that can be applied, recording each one and each blocked one in `details`. */
-function renamesOf(kind: 'peering' | 'interface' | 'bgp_session', current: Map<number, string>, wanted: Map<number, string>, node_id: string, details: OperationDetails): Rename[] {
+function renamesOf(
+  kind: 'peering' | 'interface' | 'bgp_session',
+  current: Map<number, string>,
+  wanted: Map<number, string>,
+  node_id: string,
+  details: OperationDetails,
+): Rename[] {
   const { applied, blocked } = orderRenames(current, wanted);
   for (const r of applied) details.changes.push({ node_id, kind, id: r.id, name: r.from, field: 'name', from: r.from, to: r.to });
   for (const r of blocked) details.skipped.push({ node_id, kind, id: r.id, name: r.from, reason: `name ${r.to} is kept by another ${kind.replace('_', ' ')}` });

@@ -44,7 +44,10 @@ export function planPeerDisable(nodes: readonly LiveNode[], asn: number): PeerPl
   const plan: PeerPlan<DisabledSession> = { events: new Map(), log: [] };
   for (const { node_id, session } of sessionsOfAs(nodes, asn)) {
     if (!isOn(session.spec)) continue;
-    push(plan.events, node_id, { type: 'BgpSessionUpdated', data: { node_id, session_id: session.id, changes: { spec: { ...session.spec, enabled: false } } } });
+    push(plan.events, node_id, {
+      type: 'BgpSessionUpdated',
+      data: { node_id, session_id: session.id, changes: { spec: { ...session.spec, enabled: false } } },
+    });
     plan.log.push({ node_id, session_id: session.id, enabled_before: session.spec.enabled === true ? true : null });
   }
   return plan;
@@ -54,7 +57,11 @@ export function planPeerDisable(nodes: readonly LiveNode[], asn: number): PeerPl
  * Turns back on the sessions a peer-disable turned off (`disabled`) that are
  * still off, with `enabled` as it was; sessions disabled by hand stay off.
  */
-export function planPeerEnable(nodes: readonly LiveNode[], asn: number, disabled: readonly DisabledSession[]): PeerPlan<{ node_id: string; session_id: number }> {
+export function planPeerEnable(
+  nodes: readonly LiveNode[],
+  asn: number,
+  disabled: readonly DisabledSession[],
+): PeerPlan<{ node_id: string; session_id: number }> {
   const plan: PeerPlan<{ node_id: string; session_id: number }> = { events: new Map(), log: [] };
   for (const { node_id, session } of sessionsOfAs(nodes, asn)) {
     const mine = disabled.find((d) => d.node_id === node_id && d.session_id === session.id);

@@ -13,7 +13,10 @@ import { Validation } from '../errors.js';
 /** The prefix in canonical form (network address, RFC 5952), or 422 `invalid prefix: <input>`. */
 export function blockablePrefix(input: string): string {
   const canonical = canonicalPrefix(input);
-  if (canonical === null) throw new Validation(`invalid prefix: ${input}`, [{ loc: ['body', 'prefix'], msg: 'expected an IPv4 or IPv6 prefix (address/length)', type: 'value_error' }]);
+  if (canonical === null)
+    throw new Validation(`invalid prefix: ${input}`, [
+      { loc: ['body', 'prefix'], msg: 'expected an IPv4 or IPv6 prefix (address/length)', type: 'value_error' },
+    ]);
   return canonical;
 }
 

@@ -21,7 +21,7 @@ export function orderRenames(current: ReadonlyMap<number, string>, wanted: Reado
     .sort(([a], [b]) => a - b)
     .map(([id, to]) => ({ id, from: current.get(id)!, to }));
   const applied: Rename[] = [];
-  for (let progress = true; progress; ) {
+  for (let progress = true; progress;) {
     progress = false;
     const waiting: Rename[] = [];
     for (const r of pending) {

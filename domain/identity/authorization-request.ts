@@ -30,7 +30,14 @@ export interface ClientView {
 }
 
 export type FatalError = 'invalid_client' | 'invalid_redirect_uri';
-export type RedirectError = 'invalid_request' | 'unsupported_response_type' | 'invalid_scope' | 'invalid_target' | 'login_required' | 'request_not_supported' | 'request_uri_not_supported';
+export type RedirectError =
+  | 'invalid_request'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'login_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported';
 
 export type AuthorizationCheck =
   | { result: 'fatal'; error: FatalError; detail: string }
@@ -70,7 +77,13 @@ export function checkAuthorizationRequest(values: ParamValues, client: ClientVie
     return { result: 'fatal', error: 'invalid_redirect_uri', detail: 'redirect_uri is not registered for this client' };
   }
   const state = values.get('state')?.length === 1 && one('state')!.length <= MAX_ECHOED_LENGTH ? one('state') : undefined;
-  const refuse = (error: RedirectError, detail: string): AuthorizationCheck => ({ result: 'redirect', redirect_uri: redirectUri[0], ...(state === undefined ? {} : { state }), error, detail });
+  const refuse = (error: RedirectError, detail: string): AuthorizationCheck => ({
+    result: 'redirect',
+    redirect_uri: redirectUri[0],
+    ...(state === undefined ? {} : { state }),
+    error,
+    detail,
+  });
   const problem = firstProblem(values, allowedResources);
   if (problem) return refuse(problem[0], problem[1]);
   const resources = [...new Set(values.get('resource') ?? [])];
@@ -104,8 +117,10 @@ function firstProblem(values: ParamValues, allowedResources: readonly string[]):
   for (const resource of values.get('resource') ?? []) {
     if (!allowedResources.includes(resource)) return ['invalid_target', `resource ${resource} is not allowed`];
   }
-  for (const name of ['state', 'nonce']) if ((one(name)?.length ?? 0) > MAX_ECHOED_LENGTH) return ['invalid_request', `${name} longer than ${MAX_ECHOED_LENGTH} characters`];
-  if ((one('prompt') ?? '').split(' ').includes('none')) return ['login_required', 'the login happens on the authorization page; prompt=none cannot be honoured'];
+  for (const name of ['state', 'nonce'])
+    if ((one(name)?.length ?? 0) > MAX_ECHOED_LENGTH) return ['invalid_request', `${name} longer than ${MAX_ECHOED_LENGTH} characters`];
+  if ((one('prompt') ?? '').split(' ').includes('none'))
+    return ['login_required', 'the login happens on the authorization page; prompt=none cannot be honoured'];
   return undefined;
 }
 

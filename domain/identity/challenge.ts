@@ -6,9 +6,7 @@ import type { AsnEvent, ChallengeEvent, ChallengeIssued, VerificationMethod } fr
  * and `Superseded` are terminal.
  */
 export type ChallengeState =
-  | { status: 'Empty' }
-  | ({ status: 'Pending'; attempts: number } & Issued)
-  | ({ status: 'Succeeded' | 'Failed' | 'Superseded'; attempts: number } & Issued);
+  { status: 'Empty' } | ({ status: 'Pending'; attempts: number } & Issued) | ({ status: 'Succeeded' | 'Failed' | 'Superseded'; attempts: number } & Issued);
 
 export interface Issued {
   challengeId: string;
@@ -92,7 +90,12 @@ export function evolveAsn(state: AsnState, event: AsnEvent): AsnState {
   switch (event.type) {
     case 'AsnChallengeIssued': {
       const latest = new Map(state.latest);
-      const issue: AsnIssue = { challengeId: event.data.challenge_id, optionId: event.data.option_id, issuedAt: new Date(event.data.issued_at), expiresAt: new Date(event.data.expires_at) };
+      const issue: AsnIssue = {
+        challengeId: event.data.challenge_id,
+        optionId: event.data.option_id,
+        issuedAt: new Date(event.data.issued_at),
+        expiresAt: new Date(event.data.expires_at),
+      };
       latest.set(issue.optionId, issue);
       return { ...state, latest, issued: [...state.issued, issue] };
     }

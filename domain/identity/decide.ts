@@ -1,7 +1,14 @@
 import { Gone, IllegalState, NotFound, TooManyRequests } from '../errors.js';
 import { inFlight, type AsnState, type ChallengeState } from './challenge.js';
 import type { AsnEvent, ChallengeEvent, VerificationMethod } from './events.js';
-import { CAPTCHA_PASS_LIFETIME_MS, CHALLENGE_LIFETIME_MS, CHALLENGE_RATE_WINDOW_MS, CHALLENGES_PER_ASN_PER_HOUR, MAX_SUBMIT_ATTEMPTS, RESEND_COOLDOWN_MS } from './limits.js';
+import {
+  CAPTCHA_PASS_LIFETIME_MS,
+  CHALLENGE_LIFETIME_MS,
+  CHALLENGE_RATE_WINDOW_MS,
+  CHALLENGES_PER_ASN_PER_HOUR,
+  MAX_SUBMIT_ATTEMPTS,
+  RESEND_COOLDOWN_MS,
+} from './limits.js';
 
 export const CHALLENGE_NOT_FOUND = 'challenge not found';
 export const CHALLENGE_EXPIRED = 'challenge expired';
@@ -52,7 +59,12 @@ export function decideIssue(command: IssueChallenge, asn: AsnState, latest: Chal
   const { now } = command;
   const at = now.toISOString();
   const passEvents: AsnEvent[] = command.solvedPassSha256
-    ? [{ type: 'CaptchaPassIssued', data: { pass_sha256: command.solvedPassSha256, expires_at: new Date(now.getTime() + CAPTCHA_PASS_LIFETIME_MS).toISOString(), at } }]
+    ? [
+        {
+          type: 'CaptchaPassIssued',
+          data: { pass_sha256: command.solvedPassSha256, expires_at: new Date(now.getTime() + CAPTCHA_PASS_LIFETIME_MS).toISOString(), at },
+        },
+      ]
     : [];
   const live = reusable(latest, now);
   if (live) return { outcome: 'reused', challenge: live, asnEvents: passEvents };
@@ -94,7 +106,8 @@ export function reusable(latest: ChallengeState | undefined, now: Date): Extract
 /** 429 when the ASN had 10 challenges issued in the sliding hour before `now`. */
 export function checkHourlyLimit(asn: AsnState, asnNumber: number, now: Date): void {
   const windowStart = now.getTime() - CHALLENGE_RATE_WINDOW_MS;
-  if (asn.issued.filter((i) => i.issuedAt.getTime() > windowStart).length >= CHALLENGES_PER_ASN_PER_HOUR) throw new TooManyRequests(tooManyChallenges(asnNumber));
+  if (asn.issued.filter((i) => i.issuedAt.getTime() > windowStart).length >= CHALLENGES_PER_ASN_PER_HOUR)
+    throw new TooManyRequests(tooManyChallenges(asnNumber));
 }
 
 /** A newer challenge of the option is out: an older one still in flight is superseded (one that ended or expired is left alone). */

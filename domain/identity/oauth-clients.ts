@@ -28,8 +28,7 @@ export const oauthClientStream = (clientId: string): string => `oauth-client-${c
 export type OAuthClientState = { status: 'Empty' } | { status: 'Registered'; client: OAuthClientRecord } | { status: 'Deregistered'; clientId: string };
 
 export type OAuthClientCommand =
-  | { type: 'RegisterOAuthClient'; client: Omit<OAuthClientRecord, 'registered_at'>; now: Date }
-  | { type: 'DeregisterOAuthClient'; clientId: string; now: Date };
+  { type: 'RegisterOAuthClient'; client: Omit<OAuthClientRecord, 'registered_at'>; now: Date } | { type: 'DeregisterOAuthClient'; clientId: string; now: Date };
 
 export const unknownOAuthClient = (clientId: string) => new NotFound(`unknown oauth client ${clientId}`);
 

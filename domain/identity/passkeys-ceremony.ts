@@ -31,9 +31,7 @@ export type PasskeyCeremonyConsumed = DomainEvent<'PasskeyCeremonyConsumed', { a
 export type CeremonyEvent = PasskeyCeremonyStarted | PasskeyCeremonyConsumed;
 
 export type CeremonyState =
-  | { status: 'Empty' }
-  | { status: 'Started'; ceremony: PasskeyCeremonyStarted['data'] }
-  | { status: 'Consumed'; ceremony: PasskeyCeremonyStarted['data'] };
+  { status: 'Empty' } | { status: 'Started'; ceremony: PasskeyCeremonyStarted['data'] } | { status: 'Consumed'; ceremony: PasskeyCeremonyStarted['data'] };
 
 export type CeremonyCommand =
   | { type: 'StartCeremony'; ceremony: Omit<PasskeyCeremonyStarted['data'], 'started_at' | 'expires_at'>; now: Date }

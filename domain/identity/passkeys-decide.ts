@@ -1,5 +1,12 @@
 import { Conflict, NotFound } from '../errors.js';
-import { MAINTAINER_PASSKEY_EVENTS, evolvePasskeys, initialPasskeys, type MaintainerEvent, type MaintainerPasskeys, type PasskeyRegistered } from './passkeys.js';
+import {
+  MAINTAINER_PASSKEY_EVENTS,
+  evolvePasskeys,
+  initialPasskeys,
+  type MaintainerEvent,
+  type MaintainerPasskeys,
+  type PasskeyRegistered,
+} from './passkeys.js';
 import type { DomainEvent } from '../decider.js';
 
 export const PASSKEY_ALREADY_REGISTERED = 'passkey already registered';

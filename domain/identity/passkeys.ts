@@ -37,7 +37,12 @@ export type PasskeysReclaimed = DomainEvent<'PasskeysReclaimed', { credential_id
 export type MaintainerEvent = PasskeyRegistered | PasskeyUsed | PasskeyRemoved | PasskeysReclaimed;
 
 /** The maintainer stream may come to hold other events of the maintainer; only these touch passkeys. */
-export const MAINTAINER_PASSKEY_EVENTS: readonly string[] = ['PasskeyRegistered', 'PasskeyUsed', 'PasskeyRemoved', 'PasskeysReclaimed'] satisfies MaintainerEvent['type'][];
+export const MAINTAINER_PASSKEY_EVENTS: readonly string[] = [
+  'PasskeyRegistered',
+  'PasskeyUsed',
+  'PasskeyRemoved',
+  'PasskeysReclaimed',
+] satisfies MaintainerEvent['type'][];
 
 /** Marks a credential id as taken, service-wide (stream `passkey-credential-<sha256>`). */
 export type PasskeyCredentialClaimed = DomainEvent<'PasskeyCredentialClaimed', { credential_id: string; mntner: string; at: string }>;
@@ -102,6 +107,13 @@ export function evolvePasskeys(state: MaintainerPasskeys, event: MaintainerEvent
 }
 
 /** Summary as the contract shows it. `disabled` has no transitions yet: always false. */
-export function passkeySummary(p: Passkey): { credential_id: string; label: string; aaguid: string; created_at: string; last_used_at: string | null; disabled: boolean } {
+export function passkeySummary(p: Passkey): {
+  credential_id: string;
+  label: string;
+  aaguid: string;
+  created_at: string;
+  last_used_at: string | null;
+  disabled: boolean;
+} {
   return { credential_id: p.credentialId, label: p.label, aaguid: p.aaguid, created_at: p.createdAt, last_used_at: p.lastUsedAt, disabled: false };
 }

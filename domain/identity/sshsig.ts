@@ -50,9 +50,16 @@ function check(input: { armored: string; message: string; namespace: string; reg
   const keyType = new Reader(sig.publicKey, 'public key').string().toString('latin1');
   const sigType = new Reader(sig.signature, 'signature').string().toString('latin1');
   if (keyType.startsWith('sk-') || sigType.startsWith('sk-')) {
-    refuse('hardware-key', `hardware security keys (${keyType}) cannot be verified here; sign with a software ed25519, ecdsa or rsa key registered on your maintainer`);
+    refuse(
+      'hardware-key',
+      `hardware security keys (${keyType}) cannot be verified here; sign with a software ed25519, ecdsa or rsa key registered on your maintainer`,
+    );
   }
-  if (sig.namespace !== input.namespace) refuse('namespace', `the signature namespace is ${JSON.stringify(sig.namespace.slice(0, 64))}, expected "${input.namespace}" (ssh-keygen -Y sign -n ${input.namespace})`);
+  if (sig.namespace !== input.namespace)
+    refuse(
+      'namespace',
+      `the signature namespace is ${JSON.stringify(sig.namespace.slice(0, 64))}, expected "${input.namespace}" (ssh-keygen -Y sign -n ${input.namespace})`,
+    );
   const registered = input.registeredKeys.find((key) => registeredBlob(key)?.equals(sig.publicKey));
   if (registered === undefined) refuse('unknown-key', `the signing key (${keyType}) is not a key registered for this option`);
   const digest = hashAlgorithm(sig.hashAlgorithm);
@@ -157,7 +164,13 @@ function hashAlgorithm(name: string): 'sha256' | 'sha512' {
 
 /** What the key signs: the SSHSIG preamble, namespace, reserved, hash algorithm and H(message). */
 function signedData(sig: SshSig, hash: Buffer): Buffer {
-  return Buffer.concat([MAGIC, sshString(Buffer.from(sig.namespace, 'utf8')), sshString(sig.reserved), sshString(Buffer.from(sig.hashAlgorithm, 'latin1')), sshString(hash)]);
+  return Buffer.concat([
+    MAGIC,
+    sshString(Buffer.from(sig.namespace, 'utf8')),
+    sshString(sig.reserved),
+    sshString(Buffer.from(sig.hashAlgorithm, 'latin1')),
+    sshString(hash),
+  ]);
 }
 
 function sshString(value: Buffer): Buffer {

@@ -83,7 +83,9 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeEvent[] 
       const peering = peeringOf(node, command.peering_id);
       // A peering takes its tunnel and sessions with it.
       return [
-        ...node.interfaces.filter((i) => i.peering_id === peering.id).map((i): NodeEvent => ({ type: 'InterfaceDeleted', data: { node_id, interface_id: i.id } })),
+        ...node.interfaces
+          .filter((i) => i.peering_id === peering.id)
+          .map((i): NodeEvent => ({ type: 'InterfaceDeleted', data: { node_id, interface_id: i.id } })),
         ...node.sessions.filter((s) => s.peering_id === peering.id).map((s): NodeEvent => ({ type: 'BgpSessionDeleted', data: { node_id, session_id: s.id } })),
         { type: 'PeeringDeleted', data: { node_id, peering_id: peering.id } },
       ];
@@ -117,7 +119,8 @@ export function decideNode(command: NodeCommand, state: NodeState): NodeEvent[] 
       return [{ type: 'InterfaceDeleted', data: { node_id, interface_id: interfaceOf(node, command.interface_id).id } }];
     case 'CreateSession': {
       const session = command.session;
-      if (node.sessions.some((s) => s.spec.name === session.spec.name)) throw new Conflict(`bgp session ${session.spec.name} already exists on node ${node_id}`);
+      if (node.sessions.some((s) => s.spec.name === session.spec.name))
+        throw new Conflict(`bgp session ${session.spec.name} already exists on node ${node_id}`);
       checkPeering(node, session.peering_id);
       return [{ type: 'BgpSessionCreated', data: { node_id, session } }];
     }

@@ -28,9 +28,12 @@ export const NodeFieldsSchema = Type.Object(
 );
 export type NodeFields = Static<typeof NodeFieldsSchema>;
 
-export const NodeInSchema = Type.Composite([Type.Object({ node_id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }) }), NodeFieldsSchema], {
-  additionalProperties: false,
-});
+export const NodeInSchema = Type.Composite(
+  [Type.Object({ node_id: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }) }), NodeFieldsSchema],
+  {
+    additionalProperties: false,
+  },
+);
 export type NodeIn = Static<typeof NodeInSchema>;
 
 export const NodePatchSchema = Type.Partial(NodeFieldsSchema, { additionalProperties: false });
@@ -102,7 +105,11 @@ export const SessionSpecSchema = Type.Object(
     bandwidth: Type.Optional(Nullable(Type.Integer({ minimum: 21, maximum: 29 }), 'dn42 bandwidth community (21 to 29), or null')),
     crypto: Type.Optional(Nullable(Type.Integer({ minimum: 31, maximum: 34 }), 'dn42 encryption community (31 to 34), or null')),
     import_limit: Type.Optional(Nullable(Type.Integer({ minimum: 1 }), 'most routes accepted from the neighbor, or null')),
-    import_limit_action: Type.Optional(Type.Union([Type.Literal('block'), Type.Literal('restart'), Type.Literal('disable'), Type.Literal('warn')], { description: 'what BIRD does past the import limit' })),
+    import_limit_action: Type.Optional(
+      Type.Union([Type.Literal('block'), Type.Literal('restart'), Type.Literal('disable'), Type.Literal('warn')], {
+        description: 'what BIRD does past the import limit',
+      }),
+    ),
     local_pref: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }), 'local preference of its routes, or null')),
     bfd: Type.Optional(Type.Boolean({ description: 'BFD on the session' })),
   },

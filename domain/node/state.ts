@@ -49,7 +49,7 @@ export function evolveNode(state: NodeState, event: NodeEvent): NodeState {
     case 'PeeringCreated':
       return { ...state, peerings: [...state.peerings, event.data.peering] };
     case 'PeeringUpdated':
-      return { ...state, peerings: state.peerings.map((p) => (p.id === event.data.peering_id ? { ...p, ...event.data.changes } as PeeringRecord : p)) };
+      return { ...state, peerings: state.peerings.map((p) => (p.id === event.data.peering_id ? ({ ...p, ...event.data.changes } as PeeringRecord) : p)) };
     case 'PeeringDeleted':
       // `decide` deletes the peering's interfaces and sessions with events of their own first.
       return { ...state, peerings: state.peerings.filter((p) => p.id !== event.data.peering_id) };

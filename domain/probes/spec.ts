@@ -29,11 +29,17 @@ export const ProbeSpecInput = Type.Object(
 export const LogSpecInput = Type.Object(
   {
     mode: Type.Union([Type.Literal('snapshot'), Type.Literal('tail')]),
-    source: Type.Union([Type.Literal('buffer'), Type.Literal('journal')], { description: '`buffer`: the in-process structured ring; `journal`: service-manager history (snapshot only)' }),
+    source: Type.Union([Type.Literal('buffer'), Type.Literal('journal')], {
+      description: '`buffer`: the in-process structured ring; `journal`: service-manager history (snapshot only)',
+    }),
     lines: Type.Optional(Type.Integer({ minimum: 10, maximum: 2000, default: 200 })),
     min_level: Type.Optional(Type.Union([Type.Literal('DEBUG'), Type.Literal('INFO'), Type.Literal('WARNING'), Type.Literal('ERROR')], { default: 'DEBUG' })),
-    contains: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()], { default: null, description: 'case-insensitive substring of message or logger' })),
-    duration_seconds: Type.Optional(Type.Union([Type.Integer({ minimum: 10, maximum: 600 }), Type.Null()], { default: 120, description: 'tail only; null for snapshots' })),
+    contains: Type.Optional(
+      Type.Union([Type.String({ maxLength: 200 }), Type.Null()], { default: null, description: 'case-insensitive substring of message or logger' }),
+    ),
+    duration_seconds: Type.Optional(
+      Type.Union([Type.Integer({ minimum: 10, maximum: 600 }), Type.Null()], { default: 120, description: 'tail only; null for snapshots' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -77,7 +83,9 @@ export function probeSpec(input: ProbeSpecInput): ProbeSpec {
 export function logSpec(input: LogSpecInput): LogSpec {
   const tail = input.mode === 'tail';
   if (tail && input.source === 'journal') {
-    throw new Validation('invalid source journal: tail supports only buffer', [{ loc: ['body', 'spec', 'source'], msg: 'tail supports only buffer', type: 'source_mode' }]);
+    throw new Validation('invalid source journal: tail supports only buffer', [
+      { loc: ['body', 'spec', 'source'], msg: 'tail supports only buffer', type: 'source_mode' },
+    ]);
   }
   return {
     mode: input.mode,

@@ -95,6 +95,9 @@ export const CITIES: Readonly<Record<string, City>> = Object.freeze({
  */
 export function cityCodeOf(site: string | null | undefined): string | null {
   if (!site) return null;
-  const code = site.trim().toUpperCase().replace(/[-_.]?\d+$/, '');
+  const code = site
+    .trim()
+    .toUpperCase()
+    .replace(/[-_.]?\d+$/, '');
   return Object.hasOwn(CITIES, code) ? code : null;
 }

@@ -74,7 +74,9 @@ function fleetRow(f: NodeFacts): FleetRow {
     agent_version: f.agent_version,
     last_heartbeat_at: f.last_heartbeat_at ? f.last_heartbeat_at.toISOString() : null,
     capabilities: [...f.capabilities],
-    adjacencies: [...f.adjacencies].sort((a, b) => byString(a.interface, b.interface)).map((a) => ({ interface: a.interface, node_id: a.node_id, cost: a.cost })),
+    adjacencies: [...f.adjacencies]
+      .sort((a, b) => byString(a.interface, b.interface))
+      .map((a) => ({ interface: a.interface, node_id: a.node_id, cost: a.cost })),
   };
 }
 

@@ -32,4 +32,5 @@ export function placementOf(site: string | null, labels: Record<string, unknown>
 }
 
 /** The `geo` of a row that carries a node (document 3: every such row), from the node's site and labels. */
-export const nodeGeo = (node: { site: string | null; labels: Record<string, unknown> | null | undefined }): Geo | null => placementOf(node.site, node.labels).geo;
+export const nodeGeo = (node: { site: string | null; labels: Record<string, unknown> | null | undefined }): Geo | null =>
+  placementOf(node.site, node.labels).geo;

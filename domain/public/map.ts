@@ -63,7 +63,16 @@ function points(active: readonly NodeFacts[], sessionsOf: (f: NodeFacts) => numb
   }
   return [...byLabel.entries()]
     .sort(([a], [b]) => byString(a, b))
-    .map(([label, p]) => ({ label, lat: p.geo.lat, lon: p.geo.lon, city: p.geo.city, country: p.geo.country, region: p.geo.region, online: p.online, sessions: p.sessions }));
+    .map(([label, p]) => ({
+      label,
+      lat: p.geo.lat,
+      lon: p.geo.lon,
+      city: p.geo.city,
+      country: p.geo.country,
+      region: p.geo.region,
+      online: p.online,
+      sessions: p.sessions,
+    }));
 }
 
 /** WireGuard adjacencies between placed active nodes, as pairs of city labels. */

@@ -100,7 +100,9 @@ export function extract(object: RpslObject): Extracted {
           mntBy: handles(object, 'mnt-by'),
           adminC: handles(object, 'admin-c'),
           techC: handles(object, 'tech-c'),
-          auth: values(object, 'auth').map((v) => v.replace(/\s+/g, ' ').trim()).filter(Boolean),
+          auth: values(object, 'auth')
+            .map((v) => v.replace(/\s+/g, ' ').trim())
+            .filter(Boolean),
         },
       };
     case 'person':

@@ -91,7 +91,15 @@ export function emailOptions(mntner: string, handles: readonly string[], contact
     for (const address of contact.emails) {
       const id = optionId(mntner, 'email', address);
       if (out.some((o) => o.id === id)) continue;
-      out.push({ id, mntner, kind: 'email', method: 'e-mail', value: address, comment: contact.name ? `${contact.name} (${handle})` : handle, hardware_key: false });
+      out.push({
+        id,
+        mntner,
+        kind: 'email',
+        method: 'e-mail',
+        value: address,
+        comment: contact.name ? `${contact.name} (${handle})` : handle,
+        hardware_key: false,
+      });
     }
   }
   return out;

@@ -35,7 +35,18 @@ export interface RegistrySnapshot {
  * counted; it never stops the load.
  */
 export function buildSnapshot(files: Iterable<RegistryFile>): RegistrySnapshot {
-  const snapshot: RegistrySnapshot = { autNums: [], mntners: [], contacts: [], keyCerts: [], routes: [], roas: [], roasSkipped: 0, authOptions: [], counts: {}, malformed: [] };
+  const snapshot: RegistrySnapshot = {
+    autNums: [],
+    mntners: [],
+    contacts: [],
+    keyCerts: [],
+    routes: [],
+    roas: [],
+    roasSkipped: 0,
+    authOptions: [],
+    counts: {},
+    malformed: [],
+  };
   const seen = new Set<string>();
   const keyCerts = new Map<string, KeyCert>();
   for (const file of files) {

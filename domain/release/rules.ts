@@ -35,13 +35,16 @@ const quoted = (value: string): string => JSON.stringify(value.length > 240 ? `$
 
 /** Throws `invalid version: "<v>" must match x.y.z` (422) unless `version` is `x.y.z`; `where` is the error's loc. */
 export function checkVersion(version: string, where: (string | number)[] = ['body', 'version']): void {
-  if (!isVersion(version)) throw new Validation(`invalid version: ${quoted(version)} must match x.y.z`, [{ loc: where, msg: 'must match x.y.z', type: 'pattern' }]);
+  if (!isVersion(version))
+    throw new Validation(`invalid version: ${quoted(version)} must match x.y.z`, [{ loc: where, msg: 'must match x.y.z', type: 'pattern' }]);
 }
 
 /** Throws `invalid file name: "<name>"` (422) unless `filename` passes the allow-list; `where` is the error's loc. */
 export function checkFileName(filename: string, where: (string | number)[] = ['body', 'files']): void {
   if (!isReleaseFileName(filename)) {
-    throw new Validation(`invalid file name: ${quoted(filename)}`, [{ loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' }]);
+    throw new Validation(`invalid file name: ${quoted(filename)}`, [
+      { loc: where, msg: 'must be a *.whl or *.tgz name of letters, digits, . _ + -', type: 'pattern' },
+    ]);
   }
 }
 

@@ -103,7 +103,12 @@ export function sortRoas(roas: readonly Roa[]): Roa[] {
     return { roa, family: network.family, bits: network.bits, length };
   });
   keyed.sort(
-    (a, b) => a.family - b.family || (a.bits < b.bits ? -1 : a.bits > b.bits ? 1 : 0) || a.length - b.length || a.roa.max_length - b.roa.max_length || a.roa.asn - b.roa.asn,
+    (a, b) =>
+      a.family - b.family ||
+      (a.bits < b.bits ? -1 : a.bits > b.bits ? 1 : 0) ||
+      a.length - b.length ||
+      a.roa.max_length - b.roa.max_length ||
+      a.roa.asn - b.roa.asn,
   );
   return keyed.map((k) => k.roa);
 }

@@ -42,7 +42,8 @@ export function deriveHealth(inputs: HealthInputs, now: Date): HealthVerdict {
   if (age > SNAPSHOT_STALE_SECONDS) return { health: 'stale', reasons: [`no runtime snapshot for ${Math.floor(age)} s`] };
   if (inputs.bgp_total > 0 && inputs.bgp_established === 0) return { health: 'down', reasons: [`none of ${inputs.bgp_total} bgp sessions established`] };
   const reasons: string[] = [];
-  if (inputs.bgp_established < inputs.bgp_total) reasons.push(`${inputs.bgp_total - inputs.bgp_established} of ${inputs.bgp_total} bgp sessions not established`);
+  if (inputs.bgp_established < inputs.bgp_total)
+    reasons.push(`${inputs.bgp_total - inputs.bgp_established} of ${inputs.bgp_total} bgp sessions not established`);
   if (inputs.containers_not_running > 0) reasons.push(`${inputs.containers_not_running} containers not running`);
   if (inputs.last_apply_status !== null && inputs.last_apply_status !== 'succeeded') reasons.push(`last apply ${inputs.last_apply_status}`);
   if (inputs.last_report_status === 'failed') reasons.push('last reconciliation failed');
@@ -59,7 +60,10 @@ export interface SessionRestart {
 /** Transitions of a node's observed state, in the `node-status-<node_id>` stream. */
 export type NodeStatusEvent =
   | DomainEvent<'NodeHealthChanged', { node_id: string; from: NodeHealth; to: NodeHealth; reasons: string[] }>
-  | DomainEvent<'BgpSessionStateChanged', { node_id: string; session: string; from: BgpState | 'unknown' | 'absent'; to: BgpState | 'absent'; captured_at?: string }>
+  | DomainEvent<
+      'BgpSessionStateChanged',
+      { node_id: string; session: string; from: BgpState | 'unknown' | 'absent'; to: BgpState | 'absent'; captured_at?: string }
+    >
   /** Both snapshots Established but `since` changed: an implicit reconnect (the state does not change). */
   | DomainEvent<'BgpSessionRestarted', { node_id: string; session: string; since_before: string; since_after: string; captured_at: string }>;
 
@@ -115,7 +119,10 @@ export function decideSessions(
     const before = state.sessions.get(session);
     const after = now.get(session);
     if (before === after) continue;
-    events.push({ type: 'BgpSessionStateChanged', data: { node_id: nodeId, session, from: before ?? 'unknown', to: after ?? 'absent', captured_at: capturedAt } });
+    events.push({
+      type: 'BgpSessionStateChanged',
+      data: { node_id: nodeId, session, from: before ?? 'unknown', to: after ?? 'absent', captured_at: capturedAt },
+    });
   }
   // A restart only where the recorded state agrees that the session stayed Established.
   for (const r of restarted) {

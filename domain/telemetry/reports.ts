@@ -37,13 +37,18 @@ export const RuntimeSnapshotSchema = Type.Object(
     generation: Opt(Generation),
     captured_at: Time,
     containers: Type.Array(
-      Type.Object({ name: Name, state: Type.Union(CONTAINER_STATES.map((s) => Type.Literal(s))), image: Opt(Type.String({ maxLength: 512 })), health: Opt(Type.String({ maxLength: 32 })) }, strict),
+      Type.Object(
+        {
+          name: Name,
+          state: Type.Union(CONTAINER_STATES.map((s) => Type.Literal(s))),
+          image: Opt(Type.String({ maxLength: 512 })),
+          health: Opt(Type.String({ maxLength: 32 })),
+        },
+        strict,
+      ),
       { maxItems: 256 },
     ),
-    interfaces: Type.Array(
-      Type.Object({ name: Name, up: Type.Boolean(), mtu: Opt(Count), rx_bytes: Bytes, tx_bytes: Bytes }, strict),
-      { maxItems: 1024 },
-    ),
+    interfaces: Type.Array(Type.Object({ name: Name, up: Type.Boolean(), mtu: Opt(Count), rx_bytes: Bytes, tx_bytes: Bytes }, strict), { maxItems: 1024 }),
     wireguard_interfaces: Type.Array(
       Type.Object(
         {
@@ -52,7 +57,13 @@ export const RuntimeSnapshotSchema = Type.Object(
           listen_port: Opt(Type.Integer({ minimum: 0, maximum: 65535 })),
           peers: Type.Array(
             Type.Object(
-              { public_key: WireguardPublicKey, endpoint: Opt(Type.String({ maxLength: 256 })), latest_handshake_at: Opt(Time), rx_bytes: Bytes, tx_bytes: Bytes },
+              {
+                public_key: WireguardPublicKey,
+                endpoint: Opt(Type.String({ maxLength: 256 })),
+                latest_handshake_at: Opt(Time),
+                rx_bytes: Bytes,
+                tx_bytes: Bytes,
+              },
               strict,
             ),
             { maxItems: 64 },
@@ -126,7 +137,10 @@ export const PrefixFlapsSchema = Type.Object(
   {
     node_id: NodeId,
     captured_at: Time,
-    feed_state: Type.Union(FEED_STATES.map((s) => Type.Literal(s)), { description: 'state of the collector session the scores come from' }),
+    feed_state: Type.Union(
+      FEED_STATES.map((s) => Type.Literal(s)),
+      { description: 'state of the collector session the scores come from' },
+    ),
     entries: Type.Array(
       Type.Object(
         {
@@ -145,7 +159,13 @@ export const PrefixFlapsSchema = Type.Object(
       ),
       { maxItems: 1000, description: 'top-N by score; (prefix, peer_asn) unique' },
     ),
-    total_changes: Opt(Type.Integer({ minimum: 0, maximum: 2147483647, description: 'every change the collector saw since its previous report, prefixes outside the top N included' })),
+    total_changes: Opt(
+      Type.Integer({
+        minimum: 0,
+        maximum: 2147483647,
+        description: 'every change the collector saw since its previous report, prefixes outside the top N included',
+      }),
+    ),
   },
   strict,
 );
@@ -192,10 +212,10 @@ export const ReconciliationReportSchema = Type.Object(
     generation: Nullable(Generation),
     captured_at: Time,
     status: Type.Union(RECONCILE_STATUSES.map((s) => Type.Literal(s))),
-    drift_items: Type.Array(
-      Type.Object({ kind: Name, name: Name, detail: Nullable(Message) }, strict),
-      { maxItems: 1000, description: 'what differs between the desired state and the node' },
-    ),
+    drift_items: Type.Array(Type.Object({ kind: Name, name: Name, detail: Nullable(Message) }, strict), {
+      maxItems: 1000,
+      description: 'what differs between the desired state and the node',
+    }),
     error: Opt(Message),
   },
   strict,
@@ -213,7 +233,10 @@ export const ApplyResultSchema = Type.Object(
     finished_at: Time,
     error: Nullable(Message),
     steps: Type.Optional(
-      Type.Array(Type.Object({ name: Name, status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('skipped')]), detail: Opt(Message) }, strict), { maxItems: 200 }),
+      Type.Array(
+        Type.Object({ name: Name, status: Type.Union([Type.Literal('ok'), Type.Literal('failed'), Type.Literal('skipped')]), detail: Opt(Message) }, strict),
+        { maxItems: 200 },
+      ),
     ),
   },
   strict,

@@ -72,7 +72,9 @@ export function summarizeRoutes(table: Pick<RoutingTable, 'routes' | 'rpki_obser
     as_count: new Set([...origins[4], ...origins[6]]).size,
     as_count_v4: origins[4].size,
     as_count_v6: origins[6].size,
-    rpki: observed ? { valid: rpki[4].valid + rpki[6].valid, invalid: rpki[4].invalid + rpki[6].invalid, not_found: rpki[4].not_found + rpki[6].not_found } : null,
+    rpki: observed
+      ? { valid: rpki[4].valid + rpki[6].valid, invalid: rpki[4].invalid + rpki[6].invalid, not_found: rpki[4].not_found + rpki[6].not_found }
+      : null,
     rpki_v4: observed ? rpki[4] : null,
     rpki_v6: observed ? rpki[6] : null,
     prefix_lengths: { v4: histogram(lengths[4]), v6: histogram(lengths[6]) },

@@ -51,4 +51,8 @@ export const ReleaseStatusSchema = Type.Object(
   { description: 'releases status' },
 );
 
-export const checked: [Describes<typeof ManifestSchema, ReleaseManifest>, Describes<typeof ReleaseStatusSchema, ReleaseStatus>, Describes<typeof TargetSet, { target: string; offered: string[] }>] = [true, true, true];
+export const checked: [
+  Describes<typeof ManifestSchema, ReleaseManifest>,
+  Describes<typeof ReleaseStatusSchema, ReleaseStatus>,
+  Describes<typeof TargetSet, { target: string; offered: string[] }>,
+] = [true, true, true];

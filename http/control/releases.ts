@@ -24,7 +24,8 @@ export function releaseRoutes(ctx: ServiceContext): ApiRouter {
       const upload = await readReleaseUpload(req).catch((err) => {
         throw err instanceof UploadTooLarge ? new HttpError(413, err.message) : err;
       });
-      if (upload.version === undefined) throw new Validation('invalid version: the version field is required', [{ loc: ['body', 'version'], msg: 'required', type: 'required' }]);
+      if (upload.version === undefined)
+        throw new Validation('invalid version: the version field is required', [{ loc: ['body', 'version'], msg: 'required', type: 'required' }]);
       res.status(201).json(await uploadRelease(ctx, upload.version, upload.files));
     },
   });

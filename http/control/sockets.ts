@@ -162,8 +162,7 @@ export async function attachControlSockets(server: Server, ctx: ServiceContext, 
   };
 
   const accept = (kind: 'ws' | 'probe-stream' | 'log-stream', id: string, agent: AgentPrincipal, ws: WebSocket) => {
-    const work =
-      kind === 'ws' ? acceptAgentChannel(ctx, hub, id, agent, ws) : acceptJobStream(ctx, kind === 'probe-stream' ? 'probe' : 'log', id, agent, ws);
+    const work = kind === 'ws' ? acceptAgentChannel(ctx, hub, id, agent, ws) : acceptJobStream(ctx, kind === 'probe-stream' ? 'probe' : 'log', id, agent, ws);
     work.catch((err) => {
       ctx.log.error({ err, kind, id, node_id: agent.node_id }, 'agent socket failed');
       ws.close(1011, 'internal error');

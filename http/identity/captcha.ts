@@ -5,7 +5,6 @@ import type { ServiceContext } from '../shared/context.js';
 import type { ApiRouter } from '../shared/routes.js';
 import { identityError } from './errors.js';
 
-
 /** The router-relative path of the puzzle endpoint (`/api/v1/captcha/challenge`). */
 const PATH = POW_CHALLENGE_PATH.replace(/^\/api\/v1/, '');
 

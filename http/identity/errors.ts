@@ -55,7 +55,12 @@ const CODE_OF_STATUS: Record<number, IdentityErrorCode> = {
 };
 
 /** An identity-service refusal with its own code; `fatal` defaults to false. */
-export function identityError(status: number, detail: string, error: IdentityErrorCode = CODE_OF_STATUS[status] ?? IDENTITY_ERROR.invalidRequest, fatal = false): HttpError {
+export function identityError(
+  status: number,
+  detail: string,
+  error: IdentityErrorCode = CODE_OF_STATUS[status] ?? IDENTITY_ERROR.invalidRequest,
+  fatal = false,
+): HttpError {
   return new HttpError(status, detail, { error, fatal });
 }
 
@@ -79,7 +84,10 @@ interface Mapped {
  */
 export function mapIdentityError(err: unknown): Mapped | undefined {
   if ((err as { type?: string })?.type === 'entity.parse.failed') {
-    return { status: 422, body: { detail: [{ loc: ['body'], msg: 'invalid JSON body', type: 'json_invalid' }], error: IDENTITY_ERROR.invalidRequest, fatal: false } };
+    return {
+      status: 422,
+      body: { detail: [{ loc: ['body'], msg: 'invalid JSON body', type: 'json_invalid' }], error: IDENTITY_ERROR.invalidRequest, fatal: false },
+    };
   }
   if (err instanceof CaptchaRefused) err = captchaFailed();
   const mapped = mapError(err, 'identity');

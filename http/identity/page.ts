@@ -53,7 +53,11 @@ export function pageRoutes(config: Config, dir = PAGE_BUILD_DIR): Router {
     if (!existsSync(index)) return next(identityError(503, PAGE_NOT_BUILT));
     res.set(headers);
     // `root`: the dot-directory (.build) is then not part of the path that send checks for dotfiles.
-    res.sendFile('index.html', { root: dir, headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false }, (err) => err && next(err));
+    res.sendFile(
+      'index.html',
+      { root: dir, headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false },
+      (err) => err && next(err),
+    );
   });
   router.use(
     ASSET_PATH,

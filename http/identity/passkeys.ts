@@ -36,7 +36,10 @@ const Ceremony = Type.Object({
 /** The browser's credential JSON, kept whole; its contents are the verifier's business (failures: 400). */
 const Credential = Type.Object({ id: Type.String({ minLength: 1, maxLength: 1366 }), type: Type.Optional(Type.String()) }, { additionalProperties: true });
 const CeremonyId = Type.String({ minLength: 1, maxLength: 128 });
-const RegisterFinish = Type.Object({ ceremony_id: CeremonyId, credential: Credential, label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) }, { additionalProperties: false });
+const RegisterFinish = Type.Object(
+  { ceremony_id: CeremonyId, credential: Credential, label: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { additionalProperties: false },
+);
 const LoginBegin = Type.Object({ asn: Type.Integer({ minimum: 1, maximum: 4294967295 }) }, { additionalProperties: false });
 const LoginFinish = Type.Object({ ceremony_id: CeremonyId, credential: Credential }, { additionalProperties: false });
 const SessionGrant = Type.Object({ ...sessionGrantFields, method: Type.Literal('passkey', { description: 'always `passkey`' }) });
@@ -71,7 +74,13 @@ export function passkeyRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
       tags: TAGS,
       security: SESSION,
       body: RegisterFinish,
-      responses: { 201: PasskeySummary, 400: 'verification failed or no maintainer', 404: 'ceremony unknown or used', 409: 'passkey already registered', 410: 'ceremony expired' },
+      responses: {
+        201: PasskeySummary,
+        400: 'verification failed or no maintainer',
+        404: 'ceremony unknown or used',
+        409: 'passkey already registered',
+        410: 'ceremony expired',
+      },
       handler: async (req, res) => {
         res.status(201).json(await finishRegistration(ctx, mntnerOf(res), req.body, requestMetadata(req, res, ctx.now())));
       },
@@ -82,7 +91,13 @@ export function passkeyRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
       summary: 'passkeys of the session maintainer',
       tags: TAGS,
       security: SESSION,
-      responses: { 200: Type.Object({ mntner: Type.Union([Type.String(), Type.Null()], { description: 'the session maintainer' }), passkeys: Type.Array(PasskeySummary, { description: 'its credentials' }) }), 401: 'missing or invalid session token' },
+      responses: {
+        200: Type.Object({
+          mntner: Type.Union([Type.String(), Type.Null()], { description: 'the session maintainer' }),
+          passkeys: Type.Array(PasskeySummary, { description: 'its credentials' }),
+        }),
+        401: 'missing or invalid session token',
+      },
       handler: async (_req, res) => {
         const mntner = mntnerOf(res);
         res.json({ mntner: mntner ?? null, passkeys: mntner ? await listPasskeys(ctx, mntner) : [] });
@@ -107,7 +122,12 @@ export function passkeyRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
       summary: 'options for logging in to an ASN with a passkey',
       tags: TAGS,
       body: LoginBegin,
-      responses: { 200: Ceremony, 404: 'ASN unknown or no passkey (fall back to the challenge flow)', 429: TOO_MANY_PASSKEY_LOGINS, 503: 'registry unavailable' },
+      responses: {
+        200: Ceremony,
+        404: 'ASN unknown or no passkey (fall back to the challenge flow)',
+        429: TOO_MANY_PASSKEY_LOGINS,
+        503: 'registry unavailable',
+      },
       handler: async (req, res) => {
         res.json(await beginLogin(ctx, req.body.asn, requestMetadata(req, res, ctx.now())));
       },
@@ -118,7 +138,14 @@ export function passkeyRoutes(ctx: ServiceContext, prefix: string): ApiRouter {
       summary: 'verify the assertion and issue a session',
       tags: TAGS,
       body: LoginFinish,
-      responses: { 200: SessionGrant, 400: 'verification failed', 403: 'authorization lapsed', 404: 'ceremony unknown or used', 410: 'ceremony expired', 429: TOO_MANY_PASSKEY_LOGINS },
+      responses: {
+        200: SessionGrant,
+        400: 'verification failed',
+        403: 'authorization lapsed',
+        404: 'ceremony unknown or used',
+        410: 'ceremony expired',
+        429: TOO_MANY_PASSKEY_LOGINS,
+      },
       handler: async (req, res) => {
         const grant = await finishLogin(ctx, req.body, requestMetadata(req, res, ctx.now()));
         // The body carries a bearer token (RFC 6749 5.1).

@@ -6,8 +6,11 @@ import { requireSession, sessionOf } from './require-session.js';
 export const SessionIdentity = Type.Object(
   {
     asn: Type.Integer({ description: 'the verified ASN' }),
-    mntner: Type.Union([Type.String(), Type.Null()], { description: 'the verified maintainer (the token\'s `mnt` claim)' }),
-    method: Type.Union(['email', 'pgp', 'ssh', 'passkey'].map((m) => Type.Literal(m)), { description: 'how the identity was proven' }),
+    mntner: Type.Union([Type.String(), Type.Null()], { description: "the verified maintainer (the token's `mnt` claim)" }),
+    method: Type.Union(
+      ['email', 'pgp', 'ssh', 'passkey'].map((m) => Type.Literal(m)),
+      { description: 'how the identity was proven' },
+    ),
     sub: Type.String({ description: 'lowercase hex sha256 of `<mntner>/<asn>`' }),
     expires_at: Type.String({ format: 'date-time', description: 'when the session token expires' }),
   },

@@ -26,7 +26,12 @@ export function createRegistryApp(ctx: ServiceContext, options: { syncer?: Regis
   const app = createServiceApp('registry', ctx.log, { trustedProxies: ctx.config.trustedProxies, metrics });
   app.get('/healthz', healthz(ctx.pool));
   const syncer = options.syncer ?? new RegistrySyncer(ctx);
-  const routers: ApiRouter[] = [syncRoutes(ctx, syncer, REGISTRY_PREFIX), asnRoutes(ctx, REGISTRY_PREFIX), objectRoutes(ctx, REGISTRY_PREFIX), roaRoutes(ctx, REGISTRY_PREFIX)];
+  const routers: ApiRouter[] = [
+    syncRoutes(ctx, syncer, REGISTRY_PREFIX),
+    asnRoutes(ctx, REGISTRY_PREFIX),
+    objectRoutes(ctx, REGISTRY_PREFIX),
+    roaRoutes(ctx, REGISTRY_PREFIX),
+  ];
   const document = openApiDocument(
     {
       title: 'dn42-control registry replica',

@@ -8,7 +8,11 @@ export const MAX_ASN = 4294967295;
 export const AsnParams = Type.Object({ asn: Type.Integer({ minimum: 0, maximum: MAX_ASN, description: 'AS number without the AS prefix' }) });
 
 export const ForceQuery = Type.Object({
-  force: Type.Optional(Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false')], { description: '1: reload even when the commit is unchanged' })),
+  force: Type.Optional(
+    Type.Union([Type.Literal('0'), Type.Literal('1'), Type.Literal('true'), Type.Literal('false')], {
+      description: '1: reload even when the commit is unchanged',
+    }),
+  ),
 });
 
 export const Status = component(
@@ -21,7 +25,9 @@ export const Status = component(
       counts: Type.Record(Type.String(), Type.Integer(), { description: 'objects per class, plus malformed' }),
       asn_count: Type.Integer({ description: 'aut-num objects loaded' }),
       synced_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when the loaded commit was synced; null when never' }),
-      checked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when upstream was last asked for its commit; null when never' }),
+      checked_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description: 'when upstream was last asked for its commit; null when never',
+      }),
       duration_ms: Type.Union([Type.Integer(), Type.Null()], { description: 'how long the last sync took' }),
     },
     { description: 'commit, per-object counts, sync time' },
@@ -80,7 +86,10 @@ export const Mntner = component(
   ),
 );
 
-export const AsnMntners = Type.Object({ asn: AsnField, mntners: Type.Array(Mntner, { description: 'maintainers of the AS' }) }, { description: 'maintainers of the ASN' });
+export const AsnMntners = Type.Object(
+  { asn: AsnField, mntners: Type.Array(Mntner, { description: 'maintainers of the AS' }) },
+  { description: 'maintainers of the ASN' },
+);
 
 export const Option = component(
   'VerificationOption',
@@ -88,10 +97,12 @@ export const Option = component(
     {
       id: Type.String({ description: 'stable across syncs while the option exists' }),
       mntner: Type.String({ description: 'maintainer the option comes from' }),
-      kind: Type.Union([Type.Literal('email'), Type.Literal('pgp'), Type.Literal('ssh')], { description: 'e-mail code, PGP clearsigned nonce or SSH signature' }),
-      method: Type.String({ description: 'method label (the auth attribute\'s method)' }),
+      kind: Type.Union([Type.Literal('email'), Type.Literal('pgp'), Type.Literal('ssh')], {
+        description: 'e-mail code, PGP clearsigned nonce or SSH signature',
+      }),
+      method: Type.String({ description: "method label (the auth attribute's method)" }),
       value: Type.String({ description: 'plain; the identity service masks e-mail' }),
-      comment: Type.String({ description: 'label (the auth attribute\'s comment)' }),
+      comment: Type.String({ description: "label (the auth attribute's comment)" }),
       hardware_key: Type.Boolean({ description: 'an sk-* SSH key' }),
     },
     { description: 'one way to prove control of the ASN' },
@@ -101,7 +112,12 @@ export const Option = component(
 export const Options = component(
   'VerificationOptions',
   Type.Object(
-    { asn: AsnField, as_name: AsName, mntners: Strings('maintainers of the AS'), options: Type.Array(Option, { description: 'every option of every maintainer' }) },
+    {
+      asn: AsnField,
+      as_name: AsName,
+      mntners: Strings('maintainers of the AS'),
+      options: Type.Array(Option, { description: 'every option of every maintainer' }),
+    },
     { description: 'methods `email`, `pgp`, `ssh` with their source maintainer' },
   ),
 );

@@ -47,7 +47,9 @@ export function auditWrites(ctx: ServiceContext): RequestHandler {
       const entry = { ...pending.entry(), status_code: res.statusCode };
       if (res.statusCode >= 400 && res.locals.principal === undefined && !refusals.admit(metadata.clientAddress ?? 'unknown', entry, at)) return;
       // recordAudit names the entry's actor in the metadata too.
-      ctx.background.run(recordAudit(ctx.store, entry, metadata, at)).catch((err) => ctx.log.error({ err, requestId: req.id, path: entry.path.slice(0, 512) }, 'audit write failed'));
+      ctx.background
+        .run(recordAudit(ctx.store, entry, metadata, at))
+        .catch((err) => ctx.log.error({ err, requestId: req.id, path: entry.path.slice(0, 512) }, 'audit write failed'));
     });
     auditScope.run(pending, next);
   };

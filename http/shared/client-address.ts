@@ -46,7 +46,10 @@ export function clientAddress(req: Request | IncomingMessage, trusted: TrustedPr
   const edgeIp = typeof edge === 'string' ? canonical(edge.trim()) : undefined;
   if (edgeIp) return edgeIp;
   const forwarded = req.headers['x-forwarded-for'];
-  const hops = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? '')).split(',').map((h) => h.trim()).filter(Boolean);
+  const hops = (Array.isArray(forwarded) ? forwarded.join(',') : (forwarded ?? ''))
+    .split(',')
+    .map((h) => h.trim())
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     const hop = canonical(hops[i]);
     if (!hop) return peer;

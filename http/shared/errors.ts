@@ -80,7 +80,14 @@ export function mapError(err: unknown, style: ErrorStyle): Mapped | undefined {
     if (err instanceof Validation) {
       return style === 'control'
         ? { status, body: { detail: { message: err.message, errors: err.errors } } }
-        : { status, body: { detail: err.errors.length ? err.errors : [{ loc: ['body'], msg: err.message, type: 'value_error' }], error: 'invalid_request', fatal: false } };
+        : {
+            status,
+            body: {
+              detail: err.errors.length ? err.errors : [{ loc: ['body'], msg: err.message, type: 'value_error' }],
+              error: 'invalid_request',
+              fatal: false,
+            },
+          };
     }
     return { status, body: bodyFor(style, status, err.message) };
   }
@@ -167,7 +174,11 @@ export const databaseOutage = new OutageLog();
 export function answerDatabaseUnavailable(err: unknown, req: Request, res: Response, outage: OutageLog, log: Logger, body: Record<string, unknown>): boolean {
   if (!isDatabaseUnavailable(err)) return false;
   const { first, previous } = outage.note();
-  if (first) (log ?? req.log).error({ err, requestId: req.id, ...(previous ? { previousOutageRefused: previous } : {}) }, 'database unavailable: answering 503 until it is back (logged once per outage)');
+  if (first)
+    (log ?? req.log).error(
+      { err, requestId: req.id, ...(previous ? { previousOutageRefused: previous } : {}) },
+      'database unavailable: answering 503 until it is back (logged once per outage)',
+    );
   if (!res.headersSent) {
     res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
     res.status(503).json(body);

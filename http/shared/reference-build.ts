@@ -82,7 +82,11 @@ export async function buildReference(dir = REFERENCE_BUILD_DIR): Promise<Referen
   }
   await writeFile(join(staging, 'index.html'), html);
   await copyFile(fileURLToPath(import.meta.resolve('redoc/bundles/redoc.standalone.js.LICENSE.txt')), join(assets, 'LICENSES.txt'));
-  const names = ['index.html', ...Object.keys(result.metafile.outputs).map((o) => join(REFERENCE_ASSET_DIR_NAME, basename(o))), join(REFERENCE_ASSET_DIR_NAME, 'LICENSES.txt')];
+  const names = [
+    'index.html',
+    ...Object.keys(result.metafile.outputs).map((o) => join(REFERENCE_ASSET_DIR_NAME, basename(o))),
+    join(REFERENCE_ASSET_DIR_NAME, 'LICENSES.txt'),
+  ];
   const files = await Promise.all(names.map(async (name) => ({ name, bytes: (await stat(join(staging, name))).size })));
   await swapIn(staging, target);
   return { dir: target, files };

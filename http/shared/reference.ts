@@ -50,7 +50,11 @@ export function referenceRoutes(prefix: string, dir = REFERENCE_BUILD_DIR): Rout
     if (!existsSync(index)) return next(new Unavailable(REFERENCE_NOT_BUILT));
     res.set(REFERENCE_HEADERS);
     // `root`: the dot-directory (.build) is then not part of the path that send checks for dotfiles.
-    res.sendFile('index.html', { root: dir, headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false }, (err) => err && next(err));
+    res.sendFile(
+      'index.html',
+      { root: dir, headers: { 'Content-Type': 'text/html; charset=utf-8' }, cacheControl: false, lastModified: false, etag: false },
+      (err) => err && next(err),
+    );
   });
   router.use(
     `${prefix}${REFERENCE_ASSET_PATH}`,

@@ -67,7 +67,13 @@ function compile(ajv: Ajv, schema: TSchema): ValidateFunction {
 /** ajv errors in the 422 shape: `loc` starts with where the value came from. */
 export function toFieldErrors(where: 'body' | 'query' | 'path', errors: ErrorObject[] | null | undefined): FieldError[] {
   return (errors ?? []).map((e) => {
-    const loc: (string | number)[] = [where, ...e.instancePath.split('/').filter(Boolean).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')))];
+    const loc: (string | number)[] = [
+      where,
+      ...e.instancePath
+        .split('/')
+        .filter(Boolean)
+        .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~'))),
+    ];
     if (e.keyword === 'required') loc.push((e.params as { missingProperty: string }).missingProperty);
     if (e.keyword === 'additionalProperties') loc.push((e.params as { additionalProperty: string }).additionalProperty);
     return { loc, msg: e.keyword === 'additionalProperties' ? 'unknown field' : (e.message ?? 'invalid value'), type: e.keyword };
@@ -202,7 +208,10 @@ export class ApiRouter {
     this.operations.push({ ...spec, bodyLimit, path: this.prefix + spec.path });
     const expressPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
     // The status an audited request answers once its write is acknowledged: the route's success response.
-    const successStatus = Object.keys(spec.responses).map(Number).filter((s) => s >= 200 && s < 300).sort()[0];
+    const successStatus = Object.keys(spec.responses)
+      .map(Number)
+      .filter((s) => s >= 200 && s < 300)
+      .sort()[0];
     const label = this.prefix + spec.path;
     // The body is parsed here, per route, after the guards mounted ahead of the router (401 before 413).
     this.router[spec.method](expressPath, jsonBody(bodyLimit), ...(this.options.afterBody ?? []), async (req: Request, res: Response, next: NextFunction) => {
@@ -256,7 +265,11 @@ const FieldError = {
   type: 'object',
   required: ['loc', 'msg', 'type'],
   properties: {
-    loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] }, description: 'where the value came from (`body`, `query`, `path`), then the field path' },
+    loc: {
+      type: 'array',
+      items: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+      description: 'where the value came from (`body`, `query`, `path`), then the field path',
+    },
     msg: { type: 'string', description: 'what is wrong with the value' },
     type: { type: 'string', description: 'the rule that failed' },
   },
@@ -278,7 +291,11 @@ function errorComponents(style: OpenApiInfo['errorStyle']): Record<string, unkno
             description: 'what was refused',
             properties: {
               message: { type: 'string', description: '`request validation failed`, or the rule that refused the value' },
-              errors: { type: 'array', items: { $ref: '#/components/schemas/FieldError' }, description: 'one entry per refused value (at most 20, then a count of the rest)' },
+              errors: {
+                type: 'array',
+                items: { $ref: '#/components/schemas/FieldError' },
+                description: 'one entry per refused value (at most 20, then a count of the rest)',
+              },
             },
           },
         },
@@ -291,11 +308,22 @@ function errorComponents(style: OpenApiInfo['errorStyle']): Record<string, unkno
   };
   return {
     FieldError,
-    Error: { type: 'object', required: ['detail', 'error', 'fatal'], properties: { detail: { type: 'string', description: 'the error text the contract words' }, ...oauthFields } },
+    Error: {
+      type: 'object',
+      required: ['detail', 'error', 'fatal'],
+      properties: { detail: { type: 'string', description: 'the error text the contract words' }, ...oauthFields },
+    },
     ValidationError: {
       type: 'object',
       required: ['detail', 'error', 'fatal'],
-      properties: { detail: { type: 'array', items: { $ref: '#/components/schemas/FieldError' }, description: 'one entry per refused value (at most 20, then a count of the rest)' }, ...oauthFields },
+      properties: {
+        detail: {
+          type: 'array',
+          items: { $ref: '#/components/schemas/FieldError' },
+          description: 'one entry per refused value (at most 20, then a count of the rest)',
+        },
+        ...oauthFields,
+      },
     },
   };
 }
@@ -309,27 +337,44 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
   const plain = (schema: TSchema) => toJsonSchema(schema, components, written);
   for (const op of routers.flatMap((r) => r.operations)) {
     const parameters: unknown[] = [];
-    for (const [where, schema] of [['path', op.params], ['query', op.query]] as const) {
+    for (const [where, schema] of [
+      ['path', op.params],
+      ['query', op.query],
+    ] as const) {
       const props = (schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined)?.properties ?? {};
       for (const [name, s] of Object.entries(props)) {
         parameters.push({ name, in: where, required: where === 'path' || !!(schema as { required?: string[] }).required?.includes(name), schema: plain(s) });
       }
     }
     for (const match of op.path.matchAll(/\{(\w+)\}/g)) {
-      if (!parameters.some((p) => (p as { name: string }).name === match[1])) parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
+      if (!parameters.some((p) => (p as { name: string }).name === match[1]))
+        parameters.push({ name: match[1], in: 'path', required: true, schema: { type: 'string' } });
     }
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(op.responses)) {
       const code = Number(status);
       if (isOtherBody(r)) responses[status] = { description: r.description, content: { [r.mediaType]: { schema: plain(r.schema) } } };
-      else if (typeof r !== 'string') responses[status] = { description: r.description ?? componentNames.get(r) ?? STATUS_CODES[code] ?? `status ${status}`, content: { 'application/json': { schema: plain(r) } } };
-      else if (code >= 400) responses[status] = { description: r, content: { 'application/json': { schema: { $ref: `#/components/schemas/${code === 422 ? 'ValidationError' : 'Error'}` } } } };
+      else if (typeof r !== 'string')
+        responses[status] = {
+          description: r.description ?? componentNames.get(r) ?? STATUS_CODES[code] ?? `status ${status}`,
+          content: { 'application/json': { schema: plain(r) } },
+        };
+      else if (code >= 400)
+        responses[status] = {
+          description: r,
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${code === 422 ? 'ValidationError' : 'Error'}` } } },
+        };
       else responses[status] = { description: r };
     }
     // A secured route answers 401 from its guard before its handler runs: documented even where the route does not name it.
-    if (op.security?.length && !responses['401']) responses['401'] = { description: 'missing or invalid credentials', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (op.security?.length && !responses['401'])
+      responses['401'] = { description: 'missing or invalid credentials', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     // Every route parses its body against its own limit, so any of them can answer 413.
-    if (op.body && !responses['413']) responses['413'] = { description: `request body larger than ${formatBytes(op.bodyLimit)}`, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    if (op.body && !responses['413'])
+      responses['413'] = {
+        description: `request body larger than ${formatBytes(op.bodyLimit)}`,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
     const operationId = op.operationId ?? operationIdOf(op.method, op.path);
     if (ids.has(operationId)) throw new Error(`duplicate operationId ${operationId} (${op.method} ${op.path})`);
     ids.add(operationId);
@@ -338,7 +383,15 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
       summary: op.summary,
       ...(op.tags ? { tags: op.tags } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(op.body ? { requestBody: { required: true, description: `JSON, at most ${formatBytes(op.bodyLimit)}`, content: { 'application/json': { schema: plain(op.body) } } } } : {}),
+      ...(op.body
+        ? {
+            requestBody: {
+              required: true,
+              description: `JSON, at most ${formatBytes(op.bodyLimit)}`,
+              content: { 'application/json': { schema: plain(op.body) } },
+            },
+          }
+        : {}),
       ...(op.body ? { 'x-body-limit': op.bodyLimit } : {}),
       responses,
       // A route that names no scheme is public: `security: []` says so rather than leaving it unknown.

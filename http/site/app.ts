@@ -155,7 +155,13 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
       if (err.code !== 'ENOENT') throw err;
       return null;
     });
-  const [script, css, landText, icon, photo] = await Promise.all([built(BUILT.script), built(BUILT.style), built(BUILT.land), built(BUILT.icon), built(BUILT.photo)]);
+  const [script, css, landText, icon, photo] = await Promise.all([
+    built(BUILT.script),
+    built(BUILT.style),
+    built(BUILT.land),
+    built(BUILT.icon),
+    built(BUILT.photo),
+  ]);
   const siteLog = log.child({ service: 'site' });
   if (![script, css, landText, icon, photo].every(Boolean)) siteLog.error({ dir }, `${SITE_NOT_BUILT}: its files answer 503 and the page has no style or land`);
   const land = landText ? (JSON.parse(landText.toString('utf8')) as Land) : null;
@@ -168,7 +174,10 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
     ['/world-land.geojson', landText && served('/world-land.geojson', landText, 'application/geo+json', ANY_ORIGIN)],
     ['/favicon.svg', icon && served('/favicon.svg', icon, 'image/svg+xml')],
     ['/canyonlands.jpg', photo && served('/canyonlands.jpg', photo, 'image/jpeg', {}, false)],
-    ['/robots.txt', served('/robots.txt', Buffer.from(`User-agent: *\nAllow: /\nDisallow: /nodes/\n\nSitemap: ${siteUrl}/sitemap.xml\n`), 'text/plain; charset=utf-8')],
+    [
+      '/robots.txt',
+      served('/robots.txt', Buffer.from(`User-agent: *\nAllow: /\nDisallow: /nodes/\n\nSitemap: ${siteUrl}/sitemap.xml\n`), 'text/plain; charset=utf-8'),
+    ],
   ]);
 
   let snapshot: PublicMap | null = null;

@@ -85,7 +85,10 @@ function roundGeometry(g: Geometry): Geometry {
     case 'Polygon':
       return { type: 'Polygon', coordinates: g.coordinates.map(roundRing).filter((r) => r.length >= 4) };
     case 'MultiPolygon':
-      return { type: 'MultiPolygon', coordinates: g.coordinates.map((poly) => poly.map(roundRing).filter((r) => r.length >= 4)).filter((poly) => poly.length > 0) };
+      return {
+        type: 'MultiPolygon',
+        coordinates: g.coordinates.map((poly) => poly.map(roundRing).filter((r) => r.length >= 4)).filter((poly) => poly.length > 0),
+      };
     default:
       throw new Error(`land outline: unexpected ${g.type}`);
   }

@@ -13,7 +13,6 @@ export interface Rgba {
   data: Buffer;
 }
 
-
 /** Smooth 1-D value noise over a table of 1024 random values. */
 function noise1(seed: number): (x: number) => number {
   const rnd = random(seed);
@@ -106,11 +105,13 @@ export function renderCanyon(width = 1600, height = 640): Rgba {
     return top;
   });
   // The skylines smoothed over 9 px: the slope that decides light and shade ignores the ragged edge.
-  const smooth = skylines.map((top) => top.map((_, x) => {
-    let sum = 0;
-    for (let k = -4; k <= 4; k++) sum += top[Math.min(width - 1, Math.max(0, x + k))];
-    return sum / 9;
-  }));
+  const smooth = skylines.map((top) =>
+    top.map((_, x) => {
+      let sum = 0;
+      for (let k = -4; k <= 4; k++) sum += top[Math.min(width - 1, Math.max(0, x + k))];
+      return sum / 9;
+    }),
+  );
   const strata = noise2(101);
   const texture = noise2(202);
   const scrub = noise2(303);

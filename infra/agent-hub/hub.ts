@@ -135,7 +135,10 @@ export class AgentHub implements DoorbellBroadcaster {
       if (connection.enqueue(frame)) delivered++;
       else {
         this.droppedTotal++;
-        this.log.warn({ node_id: event.node_id, event: event.type, dropped: connection.dropped, dropped_total: this.droppedTotal }, 'agent event queue full; event dropped');
+        this.log.warn(
+          { node_id: event.node_id, event: event.type, dropped: connection.dropped, dropped_total: this.droppedTotal },
+          'agent event queue full; event dropped',
+        );
       }
     }
     return { node_id: event.node_id, subscribers: set.size, delivered };

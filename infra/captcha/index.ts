@@ -51,7 +51,12 @@ export function createCaptcha(settings: CaptchaSettings, spent: SpentTickets): C
  * (`CAPTCHA_SECRET`, `CAPTCHA_VERIFY_URL`, `CAPTCHA_VERIFY_SECRET`), its tickets
  * spent in the event store. Each flow names its own kind and widget action.
  */
-export function configuredCaptcha(config: Config, kind: CaptchaKind | undefined, expectedAction: string, store: EventStore): CaptchaVerifier & Partial<ChallengeIssuer> {
+export function configuredCaptcha(
+  config: Config,
+  kind: CaptchaKind | undefined,
+  expectedAction: string,
+  store: EventStore,
+): CaptchaVerifier & Partial<ChallengeIssuer> {
   return createCaptcha(
     { kind, powSecret: config.captchaSecret, verifyUrl: config.captchaVerifyUrl, verifySecret: config.captchaVerifySecret, expectedAction },
     eventStoreSpentTickets(store),

@@ -46,7 +46,9 @@ export function powCaptcha(options: PowOptions): CaptchaVerifier & ChallengeIssu
       if (parameters.algorithm !== POW_ALGORITHM) return false;
       const expiresAt = Date.parse(String(parameters.data?.expires_at ?? ''));
       if (!Number.isFinite(expiresAt) || expiresAt <= context.now.getTime()) return false;
-      const result = await verifySolution({ challenge: payload.challenge, solution: payload.solution, deriveKey, hmacSignatureSecret: options.secret }).catch(() => undefined);
+      const result = await verifySolution({ challenge: payload.challenge, solution: payload.solution, deriveKey, hmacSignatureSecret: options.secret }).catch(
+        () => undefined,
+      );
       if (!result?.verified) return false;
       return options.spent.spend(payload.challenge.signature, new Date(expiresAt));
     },

@@ -55,9 +55,14 @@ export function withLocalSecrets(config: Config): LocalSetup {
   let created = false;
   if (existsSync(file)) {
     stored = JSON.parse(readFileSync(file, 'utf8')) as Stored;
-    if (typeof stored.admin_token !== 'string' || typeof stored.captcha_secret !== 'string') throw new Error(`${file} is damaged: remove it to have new secrets made`);
+    if (typeof stored.admin_token !== 'string' || typeof stored.captcha_secret !== 'string')
+      throw new Error(`${file} is damaged: remove it to have new secrets made`);
   } else {
-    stored = { admin_token: randomBytes(24).toString('base64url'), captcha_secret: randomBytes(32).toString('base64url'), created_at: new Date().toISOString() };
+    stored = {
+      admin_token: randomBytes(24).toString('base64url'),
+      captcha_secret: randomBytes(32).toString('base64url'),
+      created_at: new Date().toISOString(),
+    };
     mkdirSync(dir, { recursive: true });
     // wx: two processes starting at once cannot both write (the second fails and is told so).
     writeFileSync(file, `${JSON.stringify(stored, null, 2)}\n`, { mode: 0o600, flag: 'wx' });

@@ -48,7 +48,10 @@ function parseRoles(values: string[]): Role[] {
   return values as Role[];
 }
 
-const program = new Command('dn42-control').description('dn42 network control plane').version(projectVersion(), '-V, --version', 'print the version').showHelpAfterError();
+const program = new Command('dn42-control')
+  .description('dn42 network control plane')
+  .version(projectVersion(), '-V, --version', 'print the version')
+  .showHelpAfterError();
 
 program
   .command('serve')
@@ -77,7 +80,10 @@ program
     const local = withLocalSecrets(loaded.config);
     if (local.filled.length) log.info({ file: local.file, filled: local.filled }, 'loopback start: missing settings taken from the local development defaults');
     if (local.config.registrySource === SAMPLE_REGISTRY && loaded.config.registrySource === undefined) {
-      log.warn({ source: SAMPLE_REGISTRY }, 'registry replica: REGISTRY_SOURCE is not set, serving the made-up sample registry (loopback development default); set REGISTRY_SOURCE to a dn42 registry checkout for real data');
+      log.warn(
+        { source: SAMPLE_REGISTRY },
+        'registry replica: REGISTRY_SOURCE is not set, serving the made-up sample registry (loopback development default); set REGISTRY_SOURCE to a dn42 registry checkout for real data',
+      );
     }
     const config = withLocalRegistry(local.config, new Set(roles.length ? roles : ROLES));
     const system = await openSystem(config, log);
@@ -155,7 +161,9 @@ projections
         }
         for (const s of status) {
           const failing = s.last_error ? `  FAILING since ${s.last_error_at}: ${s.last_error}` : '';
-          process.stdout.write(`${s.name.padEnd(28)} ${s.mode.padEnd(7)} checkpoint ${s.checkpoint.padEnd(16)} head ${s.head.padEnd(16)} lag ${s.lag_events ?? '?'}${failing}\n`);
+          process.stdout.write(
+            `${s.name.padEnd(28)} ${s.mode.padEnd(7)} checkpoint ${s.checkpoint.padEnd(16)} head ${s.head.padEnd(16)} lag ${s.lag_events ?? '?'}${failing}\n`,
+          );
         }
       },
       { readOnly: true },
@@ -176,7 +184,15 @@ events
     await withSystem(
       async (system) => {
         const print = (e: Recorded): void => {
-          const line = { position: formatPosition(e.position), stream: e.streamId, version: e.version, type: e.type, recorded_at: e.recordedAt.toISOString(), metadata: e.metadata, data: e.data };
+          const line = {
+            position: formatPosition(e.position),
+            stream: e.streamId,
+            version: e.version,
+            type: e.type,
+            recorded_at: e.recordedAt.toISOString(),
+            metadata: e.metadata,
+            data: e.data,
+          };
           process.stdout.write(`${JSON.stringify(line)}\n`);
         };
         let from = options.from ? parsePosition(options.from) : undefined;
@@ -234,7 +250,9 @@ identity
 async function readPassword(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 program

@@ -50,7 +50,11 @@ async function call<T = unknown>(o: RemoteOptions, service: Service, method: str
   try {
     res = await fetch(url, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(320_000),
     });
@@ -86,9 +90,19 @@ const json = (value: unknown) => print(JSON.stringify(value, null, 2));
 
 /** Rows as aligned columns, with a header. */
 function table(rows: Record<string, unknown>[], columns: string[]): string {
-  const cells = [columns, ...rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c]))))];
+  const cells = [
+    columns,
+    ...rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c])))),
+  ];
   const widths = columns.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
-  return cells.map((row) => row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function show(o: RemoteOptions, value: unknown, human: () => string): void {
@@ -139,7 +153,7 @@ export function registerManagementCommands(program: Command): Command[] {
       .description('create a node, from a JSON file (the POST /admin/nodes body) or flags')
       .argument('[node_id]')
       .option('-f, --file <path>', 'JSON body ("-": standard input); flags override its fields')
-      .option('--asn <asn>', 'the node\'s AS number', integer('--asn'))
+      .option('--asn <asn>', "the node's AS number", integer('--asn'))
       .option('--router-id <ipv4>', 'BGP router id')
       .option('--site <site>', 'site code')
       .option('--loopback-ipv4 <address>')
@@ -184,19 +198,20 @@ export function registerManagementCommands(program: Command): Command[] {
       .argument('<node_id>')
       .option('-f, --file <path>', 'JSON body of POST /admin/nodes/{node_id}/peerings/provision ("-": standard input)')
       .option('--name <name>', 'peering name')
-      .option('--remote-asn <asn>', 'the peer\'s AS number', integer('--remote-asn'))
+      .option('--remote-asn <asn>', "the peer's AS number", integer('--remote-asn'))
       .option('--interface <name>', 'WireGuard interface name', undefined)
       .option('--listen-port <port>', 'WireGuard listen port', integer('--listen-port'))
-      .option('--peer-public-key <key>', 'the peer\'s WireGuard public key')
-      .option('--peer-endpoint <host:port>', 'the peer\'s WireGuard endpoint')
-      .option('--peer-link-local <address>', 'the peer\'s IPv6 link-local address (also the BGP neighbor)'),
+      .option('--peer-public-key <key>', "the peer's WireGuard public key")
+      .option('--peer-endpoint <host:port>', "the peer's WireGuard endpoint")
+      .option('--peer-link-local <address>', "the peer's IPv6 link-local address (also the BGP neighbor)"),
   ).action(async (id: string, opts: Record<string, string | number | undefined>, cmd: Command) => {
     const o = cmd.opts<RemoteOptions>();
     let body: Record<string, unknown>;
     if (opts.file) body = readJsonFile(String(opts.file));
     else {
       const missing = ['name', 'remoteAsn', 'listenPort', 'peerPublicKey', 'peerLinkLocal'].filter((k) => opts[k] === undefined);
-      if (missing.length) throw new InvalidArgumentError(`without --file, give ${missing.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
+      if (missing.length)
+        throw new InvalidArgumentError(`without --file, give ${missing.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
       const iface = String(opts.interface ?? `dn42_${String(opts.name).slice(0, 10)}`);
       body = {
         peering: { name: opts.name, remote_asn: opts.remoteAsn },
@@ -210,17 +225,23 @@ export function registerManagementCommands(program: Command): Command[] {
         bgp_spec: { name: `${opts.name}_v6`, remote_asn: opts.remoteAsn, neighbor_address: opts.peerLinkLocal, interface: iface },
       };
     }
-    const made = await call<{ peering: { id: number; name: string }; generation: number }>(o, 'control', 'POST', `/admin/nodes/${encodeURIComponent(id)}/peerings/provision`, body);
+    const made = await call<{ peering: { id: number; name: string }; generation: number }>(
+      o,
+      'control',
+      'POST',
+      `/admin/nodes/${encodeURIComponent(id)}/peerings/provision`,
+      body,
+    );
     show(o, made, () => `peering ${made.peering.name} (id ${made.peering.id}) provisioned on ${id}: generation ${made.generation}`);
   });
 
   const desired = program.command('desired-state').description('published desired states (HTTP API)');
-  remote(desired.command('get').description('the published desired state of a node, as JSON that `dn42-agent --desired-state` reads').argument('<node_id>')).action(
-    async (id: string, _: unknown, cmd: Command) => {
-      const o = cmd.opts<RemoteOptions>();
-      json(await call(o, 'control', 'GET', `/admin/nodes/${encodeURIComponent(id)}/desired-state`));
-    },
-  );
+  remote(
+    desired.command('get').description('the published desired state of a node, as JSON that `dn42-agent --desired-state` reads').argument('<node_id>'),
+  ).action(async (id: string, _: unknown, cmd: Command) => {
+    const o = cmd.opts<RemoteOptions>();
+    json(await call(o, 'control', 'GET', `/admin/nodes/${encodeURIComponent(id)}/desired-state`));
+  });
 
   const enrollment = program.command('enrollment-tokens').description('enrollment tokens of node agents (HTTP API)');
   remote(
@@ -232,9 +253,18 @@ export function registerManagementCommands(program: Command): Command[] {
       .option('--expires-at <time>', 'ISO 8601 expiry'),
   ).action(async (opts: { node?: string; description?: string; expiresAt?: string }, cmd: Command) => {
     const o = cmd.opts<RemoteOptions>();
-    const body = { ...(opts.node ? { node_id: opts.node } : {}), ...(opts.description ? { description: opts.description } : {}), ...(opts.expiresAt ? { expires_at: opts.expiresAt } : {}) };
+    const body = {
+      ...(opts.node ? { node_id: opts.node } : {}),
+      ...(opts.description ? { description: opts.description } : {}),
+      ...(opts.expiresAt ? { expires_at: opts.expiresAt } : {}),
+    };
     const made = await call<Record<string, unknown>>(o, 'control', 'POST', '/admin/enrollment-tokens', body);
-    show(o, made, () => `enrollment token ${String(made.token_id ?? made.id)} created${opts.node ? ` for ${opts.node}` : ''}; it is shown this once:\n${String(made.secret)}`);
+    show(
+      o,
+      made,
+      () =>
+        `enrollment token ${String(made.token_id ?? made.id)} created${opts.node ? ` for ${opts.node}` : ''}; it is shown this once:\n${String(made.secret)}`,
+    );
   });
 
   const clients = program.command('oauth-clients').description('OAuth applications of the identity service (HTTP API)');
@@ -249,7 +279,11 @@ export function registerManagementCommands(program: Command): Command[] {
     const o = cmd.opts<RemoteOptions>();
     const body = { name: opts.name, redirect_uris: opts.redirectUri, confidential: opts.confidential === true };
     const made = await call<Record<string, unknown>>(o, 'identity', 'POST', '/admin/oauth-clients', body);
-    show(o, made, () => `client ${String(made.client_id)} registered${made.client_secret ? `; client_secret (shown this once): ${String(made.client_secret)}` : ''}`);
+    show(
+      o,
+      made,
+      () => `client ${String(made.client_id)} registered${made.client_secret ? `; client_secret (shown this once): ${String(made.client_secret)}` : ''}`,
+    );
   });
   remote(clients.command('list').description('registered applications')).action(async (_: unknown, cmd: Command) => {
     const o = cmd.opts<RemoteOptions>();
@@ -257,29 +291,52 @@ export function registerManagementCommands(program: Command): Command[] {
     const rows = (Array.isArray(answer) ? answer : ((answer as { clients?: unknown[] }).clients ?? [])) as Record<string, unknown>[];
     show(o, answer, () => (rows.length ? table(rows, ['client_id', 'name', 'confidential', 'redirect_uris']) : 'no applications'));
   });
-  remote(clients.command('remove').description('deregister an application; its tokens are revoked').argument('<client_id>')).action(async (id: string, _: unknown, cmd: Command) => {
-    const o = cmd.opts<RemoteOptions>();
-    await call(o, 'identity', 'DELETE', `/admin/oauth-clients/${encodeURIComponent(id)}`);
-    show(o, { client_id: id, removed: true }, () => `client ${id} removed`);
-  });
-
-  const registry = program.command('registry').description('the registry replica, through the identity service (HTTP API)');
-  remote(registry.command('sync').description('one sync round of the replica now').option('--force', 'reload even when the upstream commit is unchanged')).action(
-    async (opts: { force?: boolean }, cmd: Command) => {
+  remote(clients.command('remove').description('deregister an application; its tokens are revoked').argument('<client_id>')).action(
+    async (id: string, _: unknown, cmd: Command) => {
       const o = cmd.opts<RemoteOptions>();
-      const result = await call<{ synced: boolean; commit: string; counts: Record<string, number>; duration_ms: number }>(o, 'identity', 'POST', `/registry/sync${opts.force ? '?force=1' : ''}`);
-      show(o, result, () => `${result.synced ? 'synced' : 'unchanged'}: commit ${result.commit}, ${result.counts['aut-num'] ?? 0} aut-num, ${result.counts.mntner ?? 0} mntner (${result.duration_ms} ms)`);
+      await call(o, 'identity', 'DELETE', `/admin/oauth-clients/${encodeURIComponent(id)}`);
+      show(o, { client_id: id, removed: true }, () => `client ${id} removed`);
     },
   );
-  remote(registry.command('status').description('the replica\'s commit, sync time and object counts')).action(async (_: unknown, cmd: Command) => {
+
+  const registry = program.command('registry').description('the registry replica, through the identity service (HTTP API)');
+  remote(
+    registry.command('sync').description('one sync round of the replica now').option('--force', 'reload even when the upstream commit is unchanged'),
+  ).action(async (opts: { force?: boolean }, cmd: Command) => {
     const o = cmd.opts<RemoteOptions>();
-    const s = await call<{ enabled: boolean; commit: string | null; synced_at: string | null; counts: Record<string, number>; detail?: string | null }>(o, 'identity', 'GET', '/registry/status', undefined, true);
+    const result = await call<{ synced: boolean; commit: string; counts: Record<string, number>; duration_ms: number }>(
+      o,
+      'identity',
+      'POST',
+      `/registry/sync${opts.force ? '?force=1' : ''}`,
+    );
+    show(
+      o,
+      result,
+      () =>
+        `${result.synced ? 'synced' : 'unchanged'}: commit ${result.commit}, ${result.counts['aut-num'] ?? 0} aut-num, ${result.counts.mntner ?? 0} mntner (${result.duration_ms} ms)`,
+    );
+  });
+  remote(registry.command('status').description("the replica's commit, sync time and object counts")).action(async (_: unknown, cmd: Command) => {
+    const o = cmd.opts<RemoteOptions>();
+    const s = await call<{ enabled: boolean; commit: string | null; synced_at: string | null; counts: Record<string, number>; detail?: string | null }>(
+      o,
+      'identity',
+      'GET',
+      '/registry/status',
+      undefined,
+      true,
+    );
     show(o, s, () =>
       [
         `enabled:   ${s.enabled}`,
         `commit:    ${s.commit ?? '(never synced)'}`,
         `synced at: ${s.synced_at ?? '-'}`,
-        `objects:   ${Object.entries(s.counts).map(([k, v]) => `${k} ${v}`).join(', ') || '-'}`,
+        `objects:   ${
+          Object.entries(s.counts)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ') || '-'
+        }`,
         ...(s.detail ? [`note:      ${s.detail}`] : []),
       ].join('\n'),
     );

@@ -14,4 +14,13 @@ import { signingKeyMigrations } from '../identity/keys.js';
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
-export const stateMigrations: readonly MigrationSet[] = [eventStoreMigrations, commandMigrations, rateLimitMigrations, telemetryMigrations, agentHubMigrations, releaseMigrations, signingKeyMigrations, jobMigrations];
+export const stateMigrations: readonly MigrationSet[] = [
+  eventStoreMigrations,
+  commandMigrations,
+  rateLimitMigrations,
+  telemetryMigrations,
+  agentHubMigrations,
+  releaseMigrations,
+  signingKeyMigrations,
+  jobMigrations,
+];

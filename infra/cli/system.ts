@@ -85,7 +85,17 @@ export async function openSystem(config: Config, log: Logger, options: OpenOptio
   const metrics = new SystemMetrics(log, { processMetrics: true });
   metrics.watchProjections(() => projections.status());
   // The services append through the timed store; maintenance commands use `store` as it is.
-  const context: ServiceContext = { config, log, pool, store: metrics.appends.measure(store), projections, now: () => new Date(), background, doorbell, metrics };
+  const context: ServiceContext = {
+    config,
+    log,
+    pool,
+    store: metrics.appends.measure(store),
+    projections,
+    now: () => new Date(),
+    background,
+    doorbell,
+    metrics,
+  };
   const runtime = projections;
   const eventStore = store;
   return {
@@ -147,7 +157,9 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   // After the control server: the site bakes its page from the public map at start,
   // asked of the control server in this process when there is one (the browser still uses CONTROL_URL).
   const control = servers.find((s) => s.role === 'control');
-  const site = wanted.has('site') ? await startSite(config, log, { mapFrom: control && loopbackUrl(config.bindHost, control.port), metrics: serviceMetrics(context, 'site') }) : undefined;
+  const site = wanted.has('site')
+    ? await startSite(config, log, { mapFrom: control && loopbackUrl(config.bindHost, control.port), metrics: serviceMetrics(context, 'site') })
+    : undefined;
   if (site) await listen('site', site.app, config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;
@@ -214,7 +226,9 @@ function startRegistrySync(context: ServiceContext): SingletonJob | undefined {
     config.registrySyncIntervalSeconds * 1000,
     async () => {
       // A failed round keeps the loaded data; the next tick tries again.
-      await syncer.sync({ metadata: { actor: 'registry-sync-loop' } }).catch((err) => log[err instanceof Conflict ? 'warn' : 'error']({ err }, 'periodic registry sync failed'));
+      await syncer
+        .sync({ metadata: { actor: 'registry-sync-loop' } })
+        .catch((err) => log[err instanceof Conflict ? 'warn' : 'error']({ err }, 'periodic registry sync failed'));
     },
     log,
   );

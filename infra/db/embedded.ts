@@ -19,7 +19,9 @@ export interface EmbeddedOptions {
 /** DATA_DIR holds no cluster and the command may not create one. */
 export class NoCluster extends Error {
   constructor(readonly dir: string) {
-    super(`no database cluster in DATA_DIR ${dir}: start the server once (dn42-control serve, or migrate) to create it, point DATA_DIR at an existing one, or set DATABASE_URL`);
+    super(
+      `no database cluster in DATA_DIR ${dir}: start the server once (dn42-control serve, or migrate) to create it, point DATA_DIR at an existing one, or set DATABASE_URL`,
+    );
     this.name = 'NoCluster';
   }
 }
@@ -117,7 +119,9 @@ async function startServer(databaseDir: string, port: number, asRoot: boolean, l
       if (output.includes(READY)) resolvePromise();
     });
     child.once('error', reject);
-    child.once('exit', (code, signal) => reject(new Error(`embedded PostgreSQL exited at start (${signal ?? code}): ${output.trim().split('\n').slice(-3).join(' | ')}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`embedded PostgreSQL exited at start (${signal ?? code}): ${output.trim().split('\n').slice(-3).join(' | ')}`)),
+    );
   }).catch((err) => {
     process.off('exit', onExit);
     throw err;

@@ -28,9 +28,7 @@ export async function migrate(pool: pg.Pool, sets: readonly MigrationSet[]): Pro
       set_name text NOT NULL, id text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now(),
       PRIMARY KEY (set_name, id))`);
     for (const set of sets) {
-      const done = new Set(
-        (await lockClient.query('SELECT id FROM schema_migrations WHERE set_name = $1', [set.name])).rows.map((r) => r.id as string),
-      );
+      const done = new Set((await lockClient.query('SELECT id FROM schema_migrations WHERE set_name = $1', [set.name])).rows.map((r) => r.id as string));
       for (const file of migrationFiles(set.dir)) {
         if (done.has(file)) continue;
         const sql = readFileSync(join(set.dir, file), 'utf8');

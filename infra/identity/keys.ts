@@ -1,4 +1,14 @@
-import { createCipheriv, createDecipheriv, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  hkdfSync,
+  randomBytes,
+  randomUUID,
+  type KeyObject,
+} from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { JWK } from 'jose';
 import { ConfigError, type Config } from '../config.js';
@@ -76,7 +86,12 @@ async function insertKey(db: Queryable, secret: string, now: Date): Promise<stri
   const jwk = publicKey.export({ format: 'jwk' });
   const publicJwk: JWK = { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid, alg: 'EdDSA', use: 'sig' };
   const pkcs8 = privateKey.export({ format: 'der', type: 'pkcs8' });
-  await db.query(`INSERT INTO identity_signing_keys (kid, public_jwk, private_key, created_at) VALUES ($1, $2, $3, $4)`, [kid, publicJwk, seal(secret, kid, pkcs8), now]);
+  await db.query(`INSERT INTO identity_signing_keys (kid, public_jwk, private_key, created_at) VALUES ($1, $2, $3, $4)`, [
+    kid,
+    publicJwk,
+    seal(secret, kid, pkcs8),
+    now,
+  ]);
   return kid;
 }
 

@@ -11,7 +11,8 @@ export type PgpVerdict =
 
 type KeySource = Extract<PgpVerdict, { ok: true }>['keySource'];
 
-export const PGP_KEY_NOT_FOUND = 'pgp key found nowhere: the registry has no key-cert and the key server no key with the registered fingerprint; submit again with public_key set to your ASCII-armored public key';
+export const PGP_KEY_NOT_FOUND =
+  'pgp key found nowhere: the registry has no key-cert and the key server no key with the registered fingerprint; submit again with public_key set to your ASCII-armored public key';
 export const PGP_UNAVAILABLE = 'pgp verification unavailable';
 
 /** Why one candidate key did not prove the answer: a wrong answer, in the caller's words. */

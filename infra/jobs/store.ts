@@ -52,7 +52,8 @@ export const jobStore = {
         [job.node_id, now],
       );
       if (rows[0].total >= JOB_LIMITS.global) throw new TooManyRequests(`too many running probe and log jobs (at most ${JOB_LIMITS.global})`);
-      if (rows[0].node >= JOB_LIMITS.perNode) throw new TooManyRequests(`too many running probe and log jobs on node ${job.node_id} (at most ${JOB_LIMITS.perNode})`);
+      if (rows[0].node >= JOB_LIMITS.perNode)
+        throw new TooManyRequests(`too many running probe and log jobs on node ${job.node_id} (at most ${JOB_LIMITS.perNode})`);
       await tx.query(
         `INSERT INTO ui_jobs (id, kind, node_id, spec, status, run_ms, created_at, deadline)
          VALUES ($1, $2, $3, $4, 'waiting', $5, $6, $6::timestamptz + $7 * interval '1 millisecond')`,
@@ -114,7 +115,10 @@ export const jobStore = {
 
   /** Open jobs of a node (for tests and diagnostics). */
   async openCount(db: Queryable, nodeId: string, now: Date): Promise<number> {
-    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ui_jobs WHERE node_id = $1 AND status <> 'done' AND deadline > $2`, [nodeId, now]);
+    const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ui_jobs WHERE node_id = $1 AND status <> 'done' AND deadline > $2`, [
+      nodeId,
+      now,
+    ]);
     return rows[0].n;
   },
 };

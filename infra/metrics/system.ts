@@ -35,7 +35,10 @@ export class SystemMetrics {
       name: 'dn42_projection_lag_events',
       help: 'events a projection has not applied yet (async: behind the head; inline: history appended while nothing applied it)',
       labelNames: ['projection', 'mode'],
-      read: async () => ((await this.projections?.()) ?? []).filter((p) => p.lag_events !== null).map((p) => ({ labels: { projection: p.name, mode: p.mode }, value: p.lag_events! })),
+      read: async () =>
+        ((await this.projections?.()) ?? [])
+          .filter((p) => p.lag_events !== null)
+          .map((p) => ({ labels: { projection: p.name, mode: p.mode }, value: p.lag_events! })),
     });
   }
 

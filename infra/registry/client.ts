@@ -87,7 +87,9 @@ export class RegistryClient {
 
   /** A sync can take the replica up to its 300 s bound. */
   sync(force: boolean): Promise<Record<string, unknown>> {
-    return this.call<Record<string, unknown>>('POST', `/sync${force ? '?force=1' : ''}`, undefined, SYNC_TIMEOUT_MS + 10_000) as Promise<Record<string, unknown>>;
+    return this.call<Record<string, unknown>>('POST', `/sync${force ? '?force=1' : ''}`, undefined, SYNC_TIMEOUT_MS + 10_000) as Promise<
+      Record<string, unknown>
+    >;
   }
 
   asn(asn: number): Promise<ReplicaAutNum | null> {

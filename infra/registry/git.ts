@@ -85,7 +85,13 @@ export function git(args: readonly string[], options: GitOptions & { cwd?: strin
     child.stderr.on('data', (chunk: Buffer) => {
       if (err.length < 8192) err += chunk.toString('utf8');
     });
-    child.on('error', (e) => reject(options.signal.aborted ? new UpstreamError('git was stopped: the sync ran out of time', err) : new UpstreamError(`git could not run: ${e.message}`, err)));
+    child.on('error', (e) =>
+      reject(
+        options.signal.aborted
+          ? new UpstreamError('git was stopped: the sync ran out of time', err)
+          : new UpstreamError(`git could not run: ${e.message}`, err),
+      ),
+    );
     child.on('close', (code) => {
       if (code === 0) resolvePromise(Buffer.concat(out));
       else reject(new UpstreamError(`git ${args[0]} exited with ${code ?? 'a signal'}`, err.trim()));
@@ -128,7 +134,15 @@ export async function snapshotDirectory(cacheDir: string, source: UpstreamSource
   await git(['init', '--quiet', '--bare', cacheDir], options);
   const index = join(cacheDir, 'dn42-snapshot.index');
   await rm(index, { force: true });
-  const fixed = { GIT_INDEX_FILE: index, GIT_AUTHOR_NAME: 'dn42-control', GIT_AUTHOR_EMAIL: 'snapshot@dn42-control.invalid', GIT_COMMITTER_NAME: 'dn42-control', GIT_COMMITTER_EMAIL: 'snapshot@dn42-control.invalid', GIT_AUTHOR_DATE: '1970-01-01T00:00:00Z', GIT_COMMITTER_DATE: '1970-01-01T00:00:00Z' };
+  const fixed = {
+    GIT_INDEX_FILE: index,
+    GIT_AUTHOR_NAME: 'dn42-control',
+    GIT_AUTHOR_EMAIL: 'snapshot@dn42-control.invalid',
+    GIT_COMMITTER_NAME: 'dn42-control',
+    GIT_COMMITTER_EMAIL: 'snapshot@dn42-control.invalid',
+    GIT_AUTHOR_DATE: '1970-01-01T00:00:00Z',
+    GIT_COMMITTER_DATE: '1970-01-01T00:00:00Z',
+  };
   const withTree = { ...options, env: fixed };
   if (!existsSync(join(source.location, 'data'))) throw new UpstreamError(`${source.location} has no data/ folder: not a dn42 registry`);
   await git(['--git-dir', cacheDir, '--work-tree', source.location, 'add', '--all', '--force', '--', 'data'], { ...withTree, cwd: source.location });

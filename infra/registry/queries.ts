@@ -89,7 +89,9 @@ async function loadAutNum(db: Queryable, asn: number): Promise<AutNum | null> {
 /** Mntner objects of the given names, in the given order; names without an object are left out. */
 async function loadMntners(db: Queryable, names: readonly string[]): Promise<Mntner[]> {
   const { rows } = await db.query('SELECT * FROM registry_mntners WHERE name = ANY($1::text[])', [names]);
-  const byName = new Map(rows.map((r) => [r.name as string, { name: r.name, descr: r.descr, mntBy: r.mnt_by, adminC: r.admin_c, techC: r.tech_c, auth: r.auth } satisfies Mntner]));
+  const byName = new Map(
+    rows.map((r) => [r.name as string, { name: r.name, descr: r.descr, mntBy: r.mnt_by, adminC: r.admin_c, techC: r.tech_c, auth: r.auth } satisfies Mntner]),
+  );
   return names.flatMap((n) => byName.get(n) ?? []);
 }
 

@@ -46,7 +46,15 @@ export async function readState(db: Queryable): Promise<RegistryState | null> {
 }
 
 /** Tables a sync rewrites, in the order it fills them. */
-const TABLES = ['registry_aut_nums', 'registry_mntners', 'registry_auth_options', 'registry_contacts', 'registry_key_certs', 'registry_routes', 'registry_roas'] as const;
+const TABLES = [
+  'registry_aut_nums',
+  'registry_mntners',
+  'registry_auth_options',
+  'registry_contacts',
+  'registry_key_certs',
+  'registry_routes',
+  'registry_roas',
+] as const;
 
 /**
  * Replaces every replica table with the snapshot, in one transaction: readers
@@ -108,7 +116,16 @@ export async function replaceSnapshot(
        ON CONFLICT (singleton) DO UPDATE SET commit = EXCLUDED.commit, previous_commit = EXCLUDED.previous_commit, counts = EXCLUDED.counts,
          synced_at = EXCLUDED.synced_at, checked_at = EXCLUDED.checked_at, duration_ms = EXCLUDED.duration_ms, forced = EXCLUDED.forced, recorded = false,
          load_format = EXCLUDED.load_format, roas_etag = EXCLUDED.roas_etag`,
-      [state.commit, state.previousCommit, JSON.stringify(state.counts), state.syncedAt, state.durationMs, state.forced, LOAD_FORMAT, roaSetEtag(snapshot.roas)],
+      [
+        state.commit,
+        state.previousCommit,
+        JSON.stringify(state.counts),
+        state.syncedAt,
+        state.durationMs,
+        state.forced,
+        LOAD_FORMAT,
+        roaSetEtag(snapshot.roas),
+      ],
     );
     await options.beforeCommit?.();
   });
@@ -117,7 +134,10 @@ export async function replaceSnapshot(
 /** All rows of a table in one statement: the rows travel as one JSON array parameter. */
 async function insertRows(tx: Queryable, table: string, columns: string, rows: readonly object[], suffix = ''): Promise<void> {
   if (rows.length === 0) return;
-  const names = columns.split(',').map((c) => c.trim().split(' ')[0]).join(', ');
+  const names = columns
+    .split(',')
+    .map((c) => c.trim().split(' ')[0])
+    .join(', ');
   await tx.query(`INSERT INTO ${table} (${names}) SELECT ${names} FROM jsonb_to_recordset($1::jsonb) AS r(${columns}) ${suffix}`, [JSON.stringify(rows)]);
 }
 

@@ -72,7 +72,8 @@ export class RegistrySyncer {
     const { config } = this.deps;
     if (config.registrySource === undefined) throw new Conflict('registry sync is disabled: REGISTRY_SOURCE is not configured');
     const source = upstreamSource(config.registrySource);
-    if (source.needsToken && !config.registryUpstreamToken) throw new Conflict('the registry upstream needs a token: REGISTRY_UPSTREAM_TOKEN is not configured');
+    if (source.needsToken && !config.registryUpstreamToken)
+      throw new Conflict('the registry upstream needs a token: REGISTRY_UPSTREAM_TOKEN is not configured');
     let result: SyncResult | undefined;
     const ran = await runExclusive(this.deps.pool, SYNC_JOB, async () => {
       result = await this.round(source, options);
@@ -111,8 +112,10 @@ export class RegistrySyncer {
       const commit = source.directory ? head : await phase('fetch', () => fetchHead(this.cacheDir, source, gitOptions));
       const files = await phase('read', () => readObjects(this.cacheDir, commit, gitOptions));
       const snapshot = await phase('parse', async () => buildSnapshot(files));
-      if (snapshot.malformed.length) log.warn({ malformed: snapshot.malformed.length, first: snapshot.malformed.slice(0, 10) }, 'registry sync: malformed objects skipped');
-      if (snapshot.roasSkipped) log.warn({ skipped: snapshot.roasSkipped }, 'registry sync: route objects without a valid ROA (bad max-length or host bits) skipped');
+      if (snapshot.malformed.length)
+        log.warn({ malformed: snapshot.malformed.length, first: snapshot.malformed.slice(0, 10) }, 'registry sync: malformed objects skipped');
+      if (snapshot.roasSkipped)
+        log.warn({ skipped: snapshot.roasSkipped }, 'registry sync: route objects without a valid ROA (bad max-length or host bits) skipped');
       const loaded: Omit<RegistryState, 'recorded' | 'checkedAt' | 'loadFormat'> = {
         commit,
         previousCommit: state?.commit ?? null,
@@ -131,7 +134,12 @@ export class RegistrySyncer {
     } catch (err) {
       if (err instanceof UpstreamError) {
         log.error({ err, stderr: err.stderr }, 'registry sync: upstream failed');
-        throw new SyncFailed(signal.aborted ? `registry sync timed out after ${Math.round(timeoutMs / 1000)} s; the replica keeps its data` : 'registry upstream failed; the replica keeps its data', { cause: err });
+        throw new SyncFailed(
+          signal.aborted
+            ? `registry sync timed out after ${Math.round(timeoutMs / 1000)} s; the replica keeps its data`
+            : 'registry upstream failed; the replica keeps its data',
+          { cause: err },
+        );
       }
       if ((err as { code?: string }).code === '57014') {
         log.error({ err }, 'registry sync: load ran out of time');

@@ -11,7 +11,9 @@ export interface ReleaseUpload {
 /** The upload is beyond UPLOAD_LIMITS (the HTTP layer answers 413). */
 export class UploadTooLarge extends Error {
   constructor() {
-    super(`release upload too large: at most ${UPLOAD_LIMITS.files} files of ${UPLOAD_LIMITS.file_bytes} bytes each, ${UPLOAD_LIMITS.total_bytes} bytes in all`);
+    super(
+      `release upload too large: at most ${UPLOAD_LIMITS.files} files of ${UPLOAD_LIMITS.file_bytes} bytes each, ${UPLOAD_LIMITS.total_bytes} bytes in all`,
+    );
     this.name = 'UploadTooLarge';
   }
 }

@@ -13,10 +13,19 @@ export interface StoredFile extends ReleaseFile {
 /** Stores a release, replacing every file of an earlier upload of the same version. */
 export async function saveRelease(pool: pg.Pool, version: string, files: readonly StoredFile[], now: Date): Promise<void> {
   await withTransaction(pool, async (tx) => {
-    await tx.query(`INSERT INTO agent_releases (version, uploaded_at) VALUES ($1, $2) ON CONFLICT (version) DO UPDATE SET uploaded_at = EXCLUDED.uploaded_at`, [version, now]);
+    await tx.query(`INSERT INTO agent_releases (version, uploaded_at) VALUES ($1, $2) ON CONFLICT (version) DO UPDATE SET uploaded_at = EXCLUDED.uploaded_at`, [
+      version,
+      now,
+    ]);
     await tx.query(`DELETE FROM agent_release_files WHERE version = $1`, [version]);
     for (const f of files) {
-      await tx.query(`INSERT INTO agent_release_files (version, filename, sha256, size, content) VALUES ($1, $2, $3, $4, $5)`, [version, f.filename, f.sha256, f.size, f.content]);
+      await tx.query(`INSERT INTO agent_release_files (version, filename, sha256, size, content) VALUES ($1, $2, $3, $4, $5)`, [
+        version,
+        f.filename,
+        f.sha256,
+        f.size,
+        f.content,
+      ]);
     }
   });
 }
@@ -56,7 +65,11 @@ const numeric = (column: string) => `string_to_array(${column}, '.')::bigint[]`;
  * administrators racing cannot lower it): `set`, `not_uploaded`, or `below`
  * with the current target.
  */
-export async function saveTarget(db: Queryable, version: string, now: Date): Promise<{ outcome: 'set' | 'not_uploaded' } | { outcome: 'below'; current: string }> {
+export async function saveTarget(
+  db: Queryable,
+  version: string,
+  now: Date,
+): Promise<{ outcome: 'set' | 'not_uploaded' } | { outcome: 'below'; current: string }> {
   const { rowCount } = await db.query(
     `INSERT INTO agent_release_target (version, set_at) SELECT version, $2 FROM agent_releases WHERE version = $1
      ON CONFLICT (singleton) DO UPDATE SET version = EXCLUDED.version, set_at = EXCLUDED.set_at
@@ -74,7 +87,11 @@ export async function saveTarget(db: Queryable, version: string, now: Date): Pro
  * for exactly one caller, across reconnects and instances.
  */
 export async function claimOffer(db: Queryable, nodeId: string, version: string, now: Date): Promise<boolean> {
-  const { rowCount } = await db.query(`INSERT INTO agent_update_offers (node_id, version, offered_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [nodeId, version, now]);
+  const { rowCount } = await db.query(`INSERT INTO agent_update_offers (node_id, version, offered_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+    nodeId,
+    version,
+    now,
+  ]);
   return (rowCount ?? 0) > 0;
 }
 

@@ -49,8 +49,19 @@ const UPSERT = `
  * answers the agent version it held before: undefined when the node had no row,
  * null when its agent reported none.
  */
-export async function recordHeartbeat(db: Queryable, nodeId: string, heartbeat: AgentHeartbeat, now: Date): Promise<{ previousVersion: string | null | undefined }> {
-  const { rows } = await db.query<{ existed: boolean; previous: string | null }>(UPSERT, [nodeId, heartbeat.agent_version, heartbeat.applied_generation, heartbeat.apply_status, now]);
+export async function recordHeartbeat(
+  db: Queryable,
+  nodeId: string,
+  heartbeat: AgentHeartbeat,
+  now: Date,
+): Promise<{ previousVersion: string | null | undefined }> {
+  const { rows } = await db.query<{ existed: boolean; previous: string | null }>(UPSERT, [
+    nodeId,
+    heartbeat.agent_version,
+    heartbeat.applied_generation,
+    heartbeat.apply_status,
+    now,
+  ]);
   return { previousVersion: rows[0].existed ? rows[0].previous : undefined };
 }
 

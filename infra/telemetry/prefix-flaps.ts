@@ -63,9 +63,10 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
   // A report not later than the previous one (a clock set back, a replay) has no interval to divide by.
   const intervalS = feed.rows.length ? (capturedAt.getTime() - feed.rows[0].captured_at.getTime()) / 1000 : null;
   const hasBaseline = intervalS !== null && intervalS > 0;
-  const old = await db.query<{ prefix: string; peer_asn: string | null } & Previous>(`DELETE FROM prefix_flaps WHERE node_id = $1 RETURNING prefix, peer_asn, flaps, score, alert_since`, [
-    flaps.node_id,
-  ]);
+  const old = await db.query<{ prefix: string; peer_asn: string | null } & Previous>(
+    `DELETE FROM prefix_flaps WHERE node_id = $1 RETURNING prefix, peer_asn, flaps, score, alert_since`,
+    [flaps.node_id],
+  );
   const previous = new Map(old.rows.map((r) => [keyOf(r.prefix, r.peer_asn === null ? null : Number(r.peer_asn)), r]));
   const e = uniqueEntries(flaps.entries);
   if (e.length) {
@@ -109,13 +110,17 @@ const asn = (v: string | null) => (v === null ? null : Number(v));
 
 /** Every node's latest prefix flap rows and feeds, both from one snapshot (a report landing in between would mix two tables). */
 export async function fleetPrefixFlaps(pool: pg.Pool): Promise<{ rows: NodePrefixFlap[]; feeds: FlapFeed[] }> {
-  const [rows, feeds] = await withTransaction(pool, async (db) => [
-    await db.query(
-      `SELECT f.node_id, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, f.captured_at, f.as_path, f.changes, f.alert_since, d.interval_s
+  const [rows, feeds] = await withTransaction(
+    pool,
+    async (db) => [
+      await db.query(
+        `SELECT f.node_id, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, f.captured_at, f.as_path, f.changes, f.alert_since, d.interval_s
        FROM prefix_flaps f LEFT JOIN prefix_flap_feeds d USING (node_id)`,
-    ),
-    await db.query(`SELECT node_id, feed_state, captured_at, received_at, total_changes FROM prefix_flap_feeds ORDER BY node_id`),
-  ], 'REPEATABLE READ');
+      ),
+      await db.query(`SELECT node_id, feed_state, captured_at, received_at, total_changes FROM prefix_flap_feeds ORDER BY node_id`),
+    ],
+    'REPEATABLE READ',
+  );
   return {
     rows: rows.rows.map((r: Record<string, any>) => ({
       node_id: r.node_id,

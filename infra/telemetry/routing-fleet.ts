@@ -79,7 +79,9 @@ async function computeFleetRouting(db: Queryable, nodeIds: readonly string[]): P
   const counts = (family?: Family): RpkiCounts | null => {
     if (observing === 0) return null;
     const of = (state: string) =>
-      rpki.rows.filter((r: { family: number; rpki: string }) => r.rpki === state && (family === undefined || r.family === family)).reduce((n: number, r: { n: number }) => n + r.n, 0);
+      rpki.rows
+        .filter((r: { family: number; rpki: string }) => r.rpki === state && (family === undefined || r.family === family))
+        .reduce((n: number, r: { n: number }) => n + r.n, 0);
     return Object.fromEntries(RPKI_STATES.map((state) => [state, of(state)])) as RpkiCounts;
   };
   return {

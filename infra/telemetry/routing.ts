@@ -1,5 +1,14 @@
 import type { RoutingTable } from '../../domain/telemetry/reports.js';
-import { familyOf, prefixSortKey, RPKI_STATES, summarizeRoutes, type Family, type RoutingSummary, type RpkiCounts, type RpkiState } from '../../domain/telemetry/routing.js';
+import {
+  familyOf,
+  prefixSortKey,
+  RPKI_STATES,
+  summarizeRoutes,
+  type Family,
+  type RoutingSummary,
+  type RpkiCounts,
+  type RpkiState,
+} from '../../domain/telemetry/routing.js';
 import { advisoryKey, type Queryable } from '../db/pool.js';
 
 /**
@@ -129,7 +138,10 @@ export async function latestRouting(db: Queryable, nodeIds?: readonly string[]):
   );
   // A table stored before summaries were kept is summarised from its routes once read.
   return new Map(
-    rows.map((r: Record<string, any>) => [r.node_id as string, { ...observationRow(r), summary: r.summary ?? summarizeRoutes({ routes: r.routes, rpki_observed: r.rpki_observed }) }]),
+    rows.map((r: Record<string, any>) => [
+      r.node_id as string,
+      { ...observationRow(r), summary: r.summary ?? summarizeRoutes({ routes: r.routes, rpki_observed: r.rpki_observed }) },
+    ]),
   );
 }
 
@@ -204,12 +216,19 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The WHERE clause of a search of `node_id = $1` (parameters $2 to $7) and its parameters. */
 function routeConditions(nodeId: string, f: RouteFilter): { where: string; params: unknown[] } {
-  const asnDigits = f.q === undefined ? null : /^(?:AS)?(\d+)$/i.exec(f.q.trim())?.[1] ?? null;
+  const asnDigits = f.q === undefined ? null : (/^(?:AS)?(\d+)$/i.exec(f.q.trim())?.[1] ?? null);
   return {
     where: `node_id = $1 AND ($2::smallint IS NULL OR family = $2) AND ($3::boolean IS NULL OR local = $3)
       AND ($4::text IS NULL OR prefix ILIKE $4 OR protocol ILIKE $4 OR origin_asn::text LIKE $5)
       AND ($6::bigint IS NULL OR origin_asn = $6 OR $6 = ANY (as_path))`,
-    params: [nodeId, f.family ?? null, f.local ?? null, f.q === undefined ? null : `%${likeEscape(f.q)}%`, asnDigits === null ? null : `%${asnDigits}%`, f.path_asn ?? null],
+    params: [
+      nodeId,
+      f.family ?? null,
+      f.local ?? null,
+      f.q === undefined ? null : `%${likeEscape(f.q)}%`,
+      asnDigits === null ? null : `%${asnDigits}%`,
+      f.path_asn ?? null,
+    ],
   };
 }
 

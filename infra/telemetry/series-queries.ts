@@ -25,7 +25,9 @@ const IN_WINDOW = `width_s = $1 AND bucket >= to_timestamp($3) AND bucket < to_t
  */
 function wholeWindow(grid: Grid, first: number): { sql: string; args: number[] } {
   const tiles = tileWindow(grid.start, gridEnd(grid));
-  const sql = tiles.map((_, i) => `(width_s = $${first + 3 * i} AND bucket >= to_timestamp($${first + 3 * i + 1}) AND bucket < to_timestamp($${first + 3 * i + 2}))`).join(' OR ');
+  const sql = tiles
+    .map((_, i) => `(width_s = $${first + 3 * i} AND bucket >= to_timestamp($${first + 3 * i + 1}) AND bucket < to_timestamp($${first + 3 * i + 2}))`)
+    .join(' OR ');
   return { sql: `(${sql})`, args: tiles.flatMap((t) => [t.width, t.from, t.to]) };
 }
 

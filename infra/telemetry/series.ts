@@ -36,7 +36,18 @@ interface NodeRollupRow {
   failures: number;
 }
 
-const emptyRow = (width: number, bucket: number): NodeRollupRow => ({ width, bucket, rx: 0, tx: 0, seconds: 0, cpu: 0, rss: 0, samples: 0, reports: 0, failures: 0 });
+const emptyRow = (width: number, bucket: number): NodeRollupRow => ({
+  width,
+  bucket,
+  rx: 0,
+  tx: 0,
+  seconds: 0,
+  cpu: 0,
+  rss: 0,
+  samples: 0,
+  reports: 0,
+  failures: 0,
+});
 const bucketOf = (at: Date, width: number) => Math.floor(at.getTime() / 1000 / width) * width;
 
 /** Adds rows to the node rollups in one statement (sums on conflict). */
@@ -75,7 +86,10 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
     if (!cursor.newer) return 'late';
     const current = wireguardCounters(snapshot);
     const { rows: before } = cursor.previous
-      ? await tx.query(`SELECT interface, rx_bytes::float8 AS rx_bytes, tx_bytes::float8 AS tx_bytes FROM interface_counters_latest WHERE node_id = $1 AND at = $2`, [nodeId, cursor.previous])
+      ? await tx.query(
+          `SELECT interface, rx_bytes::float8 AS rx_bytes, tx_bytes::float8 AS tx_bytes FROM interface_counters_latest WHERE node_id = $1 AND at = $2`,
+          [nodeId, cursor.previous],
+        )
       : { rows: [] };
     const previous = new Map<string, CounterReading>(before.map((r: CounterReading) => [r.interface, r]));
     const contributions = trafficContributions(cursor.previous?.getTime() ?? null, previous, current, at.getTime());
@@ -98,7 +112,8 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
       if (!rows.has(key)) rows.set(key, emptyRow(width, bucket));
       return rows.get(key)!;
     };
-    for (const c of contributions.filter((c) => c.interface === null)) Object.assign(rowAt(c.width, c.bucket), { rx: c.rx_bytes, tx: c.tx_bytes, seconds: c.seconds });
+    for (const c of contributions.filter((c) => c.interface === null))
+      Object.assign(rowAt(c.width, c.bucket), { rx: c.rx_bytes, tx: c.tx_bytes, seconds: c.seconds });
     for (const width of ROLLUP_WIDTHS) {
       const row = rowAt(width, bucketOf(at, width));
       row.cpu = snapshot.self_metrics.cpu;

@@ -7,13 +7,24 @@ export type LeanStatusEvent = Omit<StatusEventRow, 'payload'>;
 const iso = (t: Date | string) => new Date(t).toISOString();
 
 /** A node's status events newest first, optionally of one kind, only those with an id below `beforeId` (the cursor). */
-export async function leanStatusEvents(db: Queryable, nodeId: string, page: { kind?: StatusEventKind; limit: number; beforeId?: number }): Promise<LeanStatusEvent[]> {
+export async function leanStatusEvents(
+  db: Queryable,
+  nodeId: string,
+  page: { kind?: StatusEventKind; limit: number; beforeId?: number },
+): Promise<LeanStatusEvent[]> {
   const { rows } = await db.query(
     `SELECT id, kind, generation, status, created_at, drift_count FROM status_events
      WHERE node_id = $1 AND ($2::text IS NULL OR kind = $2) AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
     [nodeId, page.kind ?? null, page.beforeId ?? null, page.limit],
   );
-  return rows.map((r: Record<string, any>) => ({ id: Number(r.id), kind: r.kind, generation: r.generation, status: r.status, created_at: iso(r.created_at), drift_count: r.drift_count }));
+  return rows.map((r: Record<string, any>) => ({
+    id: Number(r.id),
+    kind: r.kind,
+    generation: r.generation,
+    status: r.status,
+    created_at: iso(r.created_at),
+    drift_count: r.drift_count,
+  }));
 }
 
 /** One status event with its node and payload; undefined when there is none with that id. */
@@ -21,5 +32,14 @@ export async function statusEventById(db: Queryable, id: number): Promise<(Statu
   const { rows } = await db.query(`SELECT id, node_id, kind, generation, status, drift_count, created_at, payload FROM status_events WHERE id = $1`, [id]);
   const r = rows[0];
   if (!r) return undefined;
-  return { id: Number(r.id), node_id: r.node_id, kind: r.kind, generation: r.generation, status: r.status, drift_count: r.drift_count, created_at: iso(r.created_at), payload: r.payload };
+  return {
+    id: Number(r.id),
+    node_id: r.node_id,
+    kind: r.kind,
+    generation: r.generation,
+    status: r.status,
+    drift_count: r.drift_count,
+    created_at: iso(r.created_at),
+    payload: r.payload,
+  };
 }

@@ -127,7 +127,9 @@ export async function nodeStatus(db: Queryable, nodeId: string): Promise<NodeSta
 
 /** Latest observations of every node that reported, by node id. */
 export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStatusRow>> {
-  const { rows } = await db.query(`SELECT node_id, snapshot_received_at, bgp_total, bgp_established, containers_not_running, report_status, apply_status, report_received_at, apply_received_at, NULL AS snapshot, NULL AS report, NULL AS apply FROM node_status ORDER BY node_id`);
+  const { rows } = await db.query(
+    `SELECT node_id, snapshot_received_at, bgp_total, bgp_established, containers_not_running, report_status, apply_status, report_received_at, apply_received_at, NULL AS snapshot, NULL AS report, NULL AS apply FROM node_status ORDER BY node_id`,
+  );
   return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, statusRow(r)]));
 }
 

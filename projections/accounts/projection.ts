@@ -25,10 +25,13 @@ async function applyAccountEvent(tx: TransactionContext, username: string, event
       await tx.query(`INSERT INTO accounts (username, created_at) VALUES ($1, $2)`, [event.data.username, event.data.created_at]);
       return;
     case 'LoginSucceeded':
-      await tx.query(
-        `INSERT INTO account_sessions (session_id, username, token_sha256, started_at, expires_at) VALUES ($1, $2, $3, $4, $5)`,
-        [event.data.session_id, username, event.data.token_sha256, event.data.at, event.data.expires_at],
-      );
+      await tx.query(`INSERT INTO account_sessions (session_id, username, token_sha256, started_at, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
+        event.data.session_id,
+        username,
+        event.data.token_sha256,
+        event.data.at,
+        event.data.expires_at,
+      ]);
       return;
     case 'PasswordChanged':
       await tx.query(`UPDATE accounts SET password_changed_at = $2 WHERE username = $1`, [username, event.data.at]);

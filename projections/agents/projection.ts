@@ -38,7 +38,11 @@ async function applyAgentEvent(tx: TransactionContext, event: AgentEvent, record
       return;
     }
     case 'AgentTokenRevoked':
-      await tx.query(`UPDATE agent_tokens SET revoked_at = COALESCE(revoked_at, $2), replaced_by = $3 WHERE token_id = $1`, [event.data.token_id, event.data.revoked_at, event.data.replaced_by]);
+      await tx.query(`UPDATE agent_tokens SET revoked_at = COALESCE(revoked_at, $2), replaced_by = $3 WHERE token_id = $1`, [
+        event.data.token_id,
+        event.data.revoked_at,
+        event.data.replaced_by,
+      ]);
       return;
     case 'NodeDeleted':
       // A deleted node's tokens die with it, so a node created again under the same id starts without credentials.
@@ -53,7 +57,11 @@ async function applyAgentEvent(tx: TransactionContext, event: AgentEvent, record
       return;
     }
     case 'EnrollmentTokenUsed':
-      await tx.query(`UPDATE enrollment_tokens SET used_at = $2, used_by_registration = $3 WHERE token_id = $1`, [event.data.token_id, event.data.used_at, event.data.registration_id]);
+      await tx.query(`UPDATE enrollment_tokens SET used_at = $2, used_by_registration = $3 WHERE token_id = $1`, [
+        event.data.token_id,
+        event.data.used_at,
+        event.data.registration_id,
+      ]);
       return;
     case 'EnrollmentTokenDeleted':
       await tx.query(`DELETE FROM enrollment_tokens WHERE token_id = $1`, [event.data.token_id]);

@@ -32,7 +32,14 @@ export async function findAgentToken(db: Queryable, tokenId: string): Promise<Ag
 
 export async function listAgentTokens(db: Queryable, nodeId: string): Promise<AgentTokenOut[]> {
   const { rows } = await db.query(`SELECT * FROM agent_tokens WHERE node_id = $1 ORDER BY issued_at, tx, pos`, [nodeId]);
-  return rows.map((r) => ({ token: r.token_id, node_id: r.node_id, agent_id: r.agent_id, issued_at: iso(r.issued_at)!, expires_at: iso(r.expires_at), revoked_at: iso(r.revoked_at) }));
+  return rows.map((r) => ({
+    token: r.token_id,
+    node_id: r.node_id,
+    agent_id: r.agent_id,
+    issued_at: iso(r.issued_at)!,
+    expires_at: iso(r.expires_at),
+    revoked_at: iso(r.revoked_at),
+  }));
 }
 
 /** EnrollmentTokenCreated without `secret`: what the list shows. */
@@ -46,7 +53,14 @@ export interface EnrollmentTokenOut {
 }
 
 function enrollmentOut(r: Record<string, any>): EnrollmentTokenOut {
-  return { token_id: r.token_id, node_id: r.node_id, description: r.description, expires_at: iso(r.expires_at), used_at: iso(r.used_at), created_at: iso(r.created_at)! };
+  return {
+    token_id: r.token_id,
+    node_id: r.node_id,
+    description: r.description,
+    expires_at: iso(r.expires_at),
+    used_at: iso(r.used_at),
+    created_at: iso(r.created_at)!,
+  };
 }
 
 export async function listEnrollmentTokens(db: Queryable): Promise<EnrollmentTokenOut[]> {

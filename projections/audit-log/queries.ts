@@ -11,10 +11,9 @@ export interface AuditEntry {
 }
 
 export async function listAuditEntries(db: Queryable, limit: number): Promise<AuditEntry[]> {
-  const result = await db.query(
-    `SELECT id, actor, method, path, status_code, detail, created_at FROM audit_log ORDER BY created_at DESC, id DESC LIMIT $1`,
-    [limit],
-  );
+  const result = await db.query(`SELECT id, actor, method, path, status_code, detail, created_at FROM audit_log ORDER BY created_at DESC, id DESC LIMIT $1`, [
+    limit,
+  ]);
   return result.rows.map(auditEntryOf);
 }
 

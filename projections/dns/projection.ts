@@ -54,7 +54,11 @@ async function applyDnsEvent(tx: TransactionContext, event: DnsGroupEvent, recor
       return;
     }
     case 'DnsGroupDeleted':
-      for (const [table, column] of [['dns_records', 'group_id'], ['dns_zones', 'group_id'], ['dns_groups', 'id']]) {
+      for (const [table, column] of [
+        ['dns_records', 'group_id'],
+        ['dns_zones', 'group_id'],
+        ['dns_groups', 'id'],
+      ]) {
         await tx.query(`DELETE FROM ${table} WHERE ${column} = $1`, [event.data.group_id]);
       }
       return;
@@ -63,7 +67,21 @@ async function applyDnsEvent(tx: TransactionContext, event: DnsGroupEvent, recor
       await tx.query(
         `INSERT INTO dns_zones (id, group_id, zone, primary_ns, admin_email, soa_serial, soa_refresh, soa_retry, soa_expire, soa_minimum, default_ttl, enabled, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $13)`,
-        [event.data.zone_id, event.data.group_id, z.zone, z.primary_ns, z.admin_email, event.data.serial, z.soa_refresh, z.soa_retry, z.soa_expire, z.soa_minimum, z.default_ttl, z.enabled, at],
+        [
+          event.data.zone_id,
+          event.data.group_id,
+          z.zone,
+          z.primary_ns,
+          z.admin_email,
+          event.data.serial,
+          z.soa_refresh,
+          z.soa_retry,
+          z.soa_expire,
+          z.soa_minimum,
+          z.default_ttl,
+          z.enabled,
+          at,
+        ],
       );
       await touchGroup(event.data.group_id);
       return;

@@ -71,7 +71,7 @@ const BATCHED: Record<string, { key?: (e: RecordedEvent) => string; write: (tx: 
  * a jsonb[] literal whose elements the driver would escape character by character.
  */
 async function publishBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
-  const rows = events.map((e) => ({ d: (e.data as DesiredStatePublished['data']), e }));
+  const rows = events.map((e) => ({ d: e.data as DesiredStatePublished['data'], e }));
   await tx.query(
     `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at)
      SELECT u.node_id, u.generation, u.reason, s.state, u.rollback_of, u.actor, u.request_id, u.created_at
@@ -91,7 +91,10 @@ async function publishBatch(tx: TransactionContext, events: readonly RecordedEve
   );
   // The last publication of a node wins, as applying them in order would leave it.
   const current = new Map(rows.map((r) => [r.d.node_id, r.d.generation]));
-  await tx.query(`UPDATE nodes n SET current_generation = u.g FROM unnest($1::text[], $2::int[]) AS u(id, g) WHERE n.node_id = u.id`, [[...current.keys()], [...current.values()]]);
+  await tx.query(`UPDATE nodes n SET current_generation = u.g FROM unnest($1::text[], $2::int[]) AS u(id, g) WHERE n.node_id = u.id`, [
+    [...current.keys()],
+    [...current.values()],
+  ]);
 }
 
 /** `NodeUpdated` events of distinct nodes as `apply` writes them, in one statement. */
@@ -125,7 +128,10 @@ async function sessionUpdateBatch(tx: TransactionContext, events: readonly Recor
   );
   // Each node's last touch wins, as applying them in order would leave it.
   const touched = new Map(events.map((e, i) => [data[i].node_id, eventTime(e)]));
-  await tx.query(`UPDATE nodes n SET updated_at = u.at FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE n.node_id = u.id`, [[...touched.keys()], [...touched.values()]]);
+  await tx.query(`UPDATE nodes n SET updated_at = u.at FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE n.node_id = u.id`, [
+    [...touched.keys()],
+    [...touched.values()],
+  ]);
 }
 
 /** `recordHistory` for every event, in one statement. */
@@ -155,10 +161,12 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
     case 'NodeCreated': {
       // A node id can be created again after a delete; its generation numbers continue.
       const { rows } = await tx.query(`SELECT max(generation) AS g FROM generations WHERE node_id = $1`, [event.data.node_id]);
-      await tx.query(
-        `INSERT INTO nodes (node_id, fields, lifecycle, current_generation, created_at, updated_at) VALUES ($1, $2, 'active', $3, $4, $4)`,
-        [event.data.node_id, event.data.fields, rows[0]?.g ?? 0, at],
-      );
+      await tx.query(`INSERT INTO nodes (node_id, fields, lifecycle, current_generation, created_at, updated_at) VALUES ($1, $2, 'active', $3, $4, $4)`, [
+        event.data.node_id,
+        event.data.fields,
+        rows[0]?.g ?? 0,
+        at,
+      ]);
       return;
     }
     case 'NodeUpdated':
@@ -207,10 +215,16 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
       return;
     case 'InterfaceCreated': {
       const i = event.data.interface;
-      await tx.query(
-        `INSERT INTO interfaces (id, node_id, peering_id, name, kind, enabled, sort_order, spec) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [i.id, event.data.node_id, i.peering_id, i.spec.name, i.spec.kind ?? 'wireguard', i.enabled, i.sort_order, i.spec],
-      );
+      await tx.query(`INSERT INTO interfaces (id, node_id, peering_id, name, kind, enabled, sort_order, spec) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        i.id,
+        event.data.node_id,
+        i.peering_id,
+        i.spec.name,
+        i.spec.kind ?? 'wireguard',
+        i.enabled,
+        i.sort_order,
+        i.spec,
+      ]);
       await touch(event.data.node_id);
       return;
     }
@@ -272,7 +286,11 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
       // The `autopeering` projection keeps policies; the fleet only records the event in the node's history.
       return;
     case 'NodeInventoryReported':
-      await tx.query(`UPDATE nodes SET fields = jsonb_set(fields, '{inventory}', $2::jsonb), updated_at = $3 WHERE node_id = $1`, [event.data.node_id, JSON.stringify(event.data.inventory), at]);
+      await tx.query(`UPDATE nodes SET fields = jsonb_set(fields, '{inventory}', $2::jsonb), updated_at = $3 WHERE node_id = $1`, [
+        event.data.node_id,
+        JSON.stringify(event.data.inventory),
+        at,
+      ]);
       return;
     case 'DesiredStatePublished': {
       const d = event.data;
@@ -291,8 +309,14 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
 async function recordHistory(tx: TransactionContext, event: FleetEvent, recorded: RecordedEvent): Promise<void> {
   // The snapshot itself is in `generations`; history keeps what changed and why.
   const data = event.type === 'DesiredStatePublished' ? { ...event.data, state: undefined } : event.data;
-  await tx.query(
-    `INSERT INTO node_history (tx, pos, node_id, type, data, actor, request_id, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [recorded.position.tx.toString(), recorded.position.pos.toString(), event.data.node_id, event.type, JSON.stringify(data), recorded.metadata.actor, recorded.metadata.requestId ?? null, eventTime(recorded)],
-  );
+  await tx.query(`INSERT INTO node_history (tx, pos, node_id, type, data, actor, request_id, recorded_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+    recorded.position.tx.toString(),
+    recorded.position.pos.toString(),
+    event.data.node_id,
+    event.type,
+    JSON.stringify(data),
+    recorded.metadata.actor,
+    recorded.metadata.requestId ?? null,
+    eventTime(recorded),
+  ]);
 }

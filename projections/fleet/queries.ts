@@ -120,7 +120,16 @@ export interface SessionOut {
 }
 
 function sessionOut(r: Record<string, any>): SessionOut {
-  return { id: r.id, node_id: r.node_id, peering_id: r.peering_id, name: r.name, remote_asn: Number(r.remote_asn), enabled: r.enabled, sort_order: r.sort_order, spec: r.spec };
+  return {
+    id: r.id,
+    node_id: r.node_id,
+    peering_id: r.peering_id,
+    name: r.name,
+    remote_asn: Number(r.remote_asn),
+    enabled: r.enabled,
+    sort_order: r.sort_order,
+    spec: r.spec,
+  };
 }
 
 export async function listSessions(db: Queryable, nodeId: string): Promise<SessionOut[]> {
@@ -211,7 +220,11 @@ export async function listGenerations(db: Queryable, nodeId: string, limit: numb
   return rows.map(generationInfo);
 }
 
-export async function getGeneration(db: Queryable, nodeId: string, generation: number): Promise<(GenerationInfo & { state: Record<string, unknown> }) | undefined> {
+export async function getGeneration(
+  db: Queryable,
+  nodeId: string,
+  generation: number,
+): Promise<(GenerationInfo & { state: Record<string, unknown> }) | undefined> {
   const { rows } = await db.query(`SELECT * FROM generations WHERE node_id = $1 AND generation = $2`, [nodeId, generation]);
   return rows[0] ? { ...generationInfo(rows[0]), state: rows[0].state } : undefined;
 }
@@ -283,7 +296,8 @@ export async function interfacePeerings(db: Queryable, nodeId?: string): Promise
   );
   const byNode = new Map<string, Map<string, LinkPeering | null>>();
   for (const r of rows) {
-    const peering = r.id === null ? null : { id: r.id, name: r.name, remote_asn: Number(r.remote_asn), remote_node_id: r.remote_node_id, is_internal: r.is_internal };
+    const peering =
+      r.id === null ? null : { id: r.id, name: r.name, remote_asn: Number(r.remote_asn), remote_node_id: r.remote_node_id, is_internal: r.is_internal };
     if (!byNode.has(r.node_id)) byNode.set(r.node_id, new Map());
     byNode.get(r.node_id)!.set(r.interface, peering);
   }

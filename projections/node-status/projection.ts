@@ -68,6 +68,9 @@ function foldContiguous(row: CurrentNodeStatus | undefined, events: readonly Rec
     version = e.version;
   }
   if (fresh.length === 0) return row;
-  const state = foldNodeStatus(fresh.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent), row?.state);
+  const state = foldNodeStatus(
+    fresh.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent),
+    row?.state,
+  );
   return { state, version };
 }

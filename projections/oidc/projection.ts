@@ -53,10 +53,14 @@ async function applyOidcEvent(tx: TransactionContext, event: OidcEvent): Promise
       return;
     case 'OAuthClientRegistered': {
       const c = event.data;
-      await tx.query(
-        `INSERT INTO oauth_clients (client_id, name, redirect_uris, confidential, secret_sha256, registered_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-        [c.client_id, c.name, c.redirect_uris, c.confidential, c.secret_sha256, c.registered_at],
-      );
+      await tx.query(`INSERT INTO oauth_clients (client_id, name, redirect_uris, confidential, secret_sha256, registered_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
+        c.client_id,
+        c.name,
+        c.redirect_uris,
+        c.confidential,
+        c.secret_sha256,
+        c.registered_at,
+      ]);
       return;
     }
     case 'OAuthClientDeregistered':

@@ -38,16 +38,27 @@ export async function findModel(db: Queryable, model: string, key: string): Prom
 }
 
 /** The instance of `model` whose `uid` (Session) or `userCode` (device flow) hashes to `key`, with its own key. */
-export async function findModelBy(db: Queryable, model: string, column: 'uid_key' | 'user_code_key', key: string): Promise<(ModelRow & { key: string }) | undefined> {
+export async function findModelBy(
+  db: Queryable,
+  model: string,
+  column: 'uid_key' | 'user_code_key',
+  key: string,
+): Promise<(ModelRow & { key: string }) | undefined> {
   const { rows } = await db.query(`SELECT key, payload FROM oidc_models WHERE model = $1 AND ${column} = $2 LIMIT 1`, [model, key]);
   return rows[0];
 }
 
 /** The instances bound to a grant (of one model, or of all) or to an application. */
-export async function modelsBoundTo(db: Queryable, bound: { grantId: string; model?: string } | { clientId: string }): Promise<{ model: string; key: string }[]> {
+export async function modelsBoundTo(
+  db: Queryable,
+  bound: { grantId: string; model?: string } | { clientId: string },
+): Promise<{ model: string; key: string }[]> {
   const { rows } =
     'grantId' in bound
-      ? await db.query(`SELECT model, key FROM oidc_models WHERE grant_id = $1 AND ($2::text IS NULL OR model = $2) ORDER BY model, key`, [bound.grantId, bound.model ?? null])
+      ? await db.query(`SELECT model, key FROM oidc_models WHERE grant_id = $1 AND ($2::text IS NULL OR model = $2) ORDER BY model, key`, [
+          bound.grantId,
+          bound.model ?? null,
+        ])
       : await db.query(`SELECT model, key FROM oidc_models WHERE client_id = $1 ORDER BY model, key`, [bound.clientId]);
   return rows;
 }

@@ -252,38 +252,42 @@ export class ProjectionRuntime {
     for (const projection of this.select(names)) {
       const inline = this.modeOf(projection) === 'inline';
       const readInTx = this.store.readAllInTransaction?.bind(this.store);
-      const result = await retrySerialization(() => withTransaction(
-        this.pool,
-        async (tx) => {
-          if (inline && projection.tables.length > 0) await tx.query(`LOCK TABLE ${projection.tables.join(', ')} IN EXCLUSIVE MODE`);
-          await tx.query('SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [projection.name]);
-          for (const table of projection.tables) await tx.query(`DELETE FROM ${table}`);
-          let position = START;
-          let events = 0;
-          // An async rebuild replays up to the head as it stands now and leaves the
-          // rest to the runner: chasing appends that keep coming would never end.
-          const target = inline && readInTx ? undefined : await this.store.settledHead();
-          for (;;) {
-            if (target && comparePositions(position, target) >= 0) break;
-            const batch: RecordedEvent[] = inline && readInTx ? await readInTx(tx, position, BATCH) : await this.store.readAll(position, BATCH);
-            if (batch.length === 0) break;
-            await applyEvents(projection, tx, batch);
-            position = batch[batch.length - 1].position;
-            events += batch.length;
-            onProgress?.({ projection: projection.name, events, position });
-          }
-          await tx.query(
-            `UPDATE projection_checkpoints SET tx_id = $2, position = $3, events = $4, updated_at = now(), rebuilt_at = now() WHERE name = $1`,
-            [projection.name, position.tx.toString(), position.pos.toString(), events],
-          );
-          return { projection: projection.name, events, position };
-        },
-        // Inline: one snapshot, taken after the table locks. Async: events are read
-        // on other connections, so READ COMMITTED; a REPEATABLE READ snapshot taken
-        // before waiting for the checkpoint row failed (40001) whenever a runner
-        // batch committed meanwhile, and a busy runner exhausted the retries.
-        inline ? 'REPEATABLE READ' : 'READ COMMITTED',
-      ));
+      const result = await retrySerialization(() =>
+        withTransaction(
+          this.pool,
+          async (tx) => {
+            if (inline && projection.tables.length > 0) await tx.query(`LOCK TABLE ${projection.tables.join(', ')} IN EXCLUSIVE MODE`);
+            await tx.query('SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE', [projection.name]);
+            for (const table of projection.tables) await tx.query(`DELETE FROM ${table}`);
+            let position = START;
+            let events = 0;
+            // An async rebuild replays up to the head as it stands now and leaves the
+            // rest to the runner: chasing appends that keep coming would never end.
+            const target = inline && readInTx ? undefined : await this.store.settledHead();
+            for (;;) {
+              if (target && comparePositions(position, target) >= 0) break;
+              const batch: RecordedEvent[] = inline && readInTx ? await readInTx(tx, position, BATCH) : await this.store.readAll(position, BATCH);
+              if (batch.length === 0) break;
+              await applyEvents(projection, tx, batch);
+              position = batch[batch.length - 1].position;
+              events += batch.length;
+              onProgress?.({ projection: projection.name, events, position });
+            }
+            await tx.query(`UPDATE projection_checkpoints SET tx_id = $2, position = $3, events = $4, updated_at = now(), rebuilt_at = now() WHERE name = $1`, [
+              projection.name,
+              position.tx.toString(),
+              position.pos.toString(),
+              events,
+            ]);
+            return { projection: projection.name, events, position };
+          },
+          // Inline: one snapshot, taken after the table locks. Async: events are read
+          // on other connections, so READ COMMITTED; a REPEATABLE READ snapshot taken
+          // before waiting for the checkpoint row failed (40001) whenever a runner
+          // batch committed meanwhile, and a busy runner exhausted the retries.
+          inline ? 'REPEATABLE READ' : 'READ COMMITTED',
+        ),
+      );
       this.log.info({ projection: projection.name, events: result.events, position: formatPosition(result.position) }, 'projection rebuilt');
       results.push(result);
     }
@@ -292,14 +296,17 @@ export class ProjectionRuntime {
 
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.store.headPosition();
-    const rows = await this.pool.query('SELECT name, tx_id, position, events, updated_at, rebuilt_at, last_error, last_error_at, live_tx_id, live_position FROM projection_checkpoints');
+    const rows = await this.pool.query(
+      'SELECT name, tx_id, position, events, updated_at, rebuilt_at, last_error, last_error_at, live_tx_id, live_position FROM projection_checkpoints',
+    );
     const byName = new Map(rows.rows.map((r) => [r.name as string, r]));
     const out: ProjectionStatus[] = [];
     for (const p of this.projections) {
       const row = byName.get(p.name);
       const mode = this.modeOf(p);
       const stored: GlobalPosition = row ? { tx: BigInt(row.tx_id), pos: BigInt(row.position) } : START;
-      const { checkpoint, lag } = mode === 'inline' ? await this.inlineLag(p, stored, row, head) : { checkpoint: stored, lag: await this.store.countAfter(stored) };
+      const { checkpoint, lag } =
+        mode === 'inline' ? await this.inlineLag(p, stored, row, head) : { checkpoint: stored, lag: await this.store.countAfter(stored) };
       out.push({
         name: p.name,
         mode,

@@ -32,7 +32,12 @@ export async function sessionFlapRecords(db: Queryable, nodeIds: readonly string
   );
   const out = new Map<string, Map<string, SessionFlapRecord>>();
   for (const r of rows) {
-    const record: SessionFlapRecord = { ...r, last_transition_at: iso(r.last_transition_at), score: Number(r.score), score_at: r.score_at ? new Date(r.score_at) : null };
+    const record: SessionFlapRecord = {
+      ...r,
+      last_transition_at: iso(r.last_transition_at),
+      score: Number(r.score),
+      score_at: r.score_at ? new Date(r.score_at) : null,
+    };
     if (!out.has(r.node_id)) out.set(r.node_id, new Map());
     out.get(r.node_id)!.set(r.session, record);
   }
@@ -45,5 +50,12 @@ export async function sessionTransitions(db: Queryable, nodeId: string, limit: n
     `SELECT session, kind, from_state, to_state, captured_at FROM session_flap_transitions WHERE node_id = $1 ORDER BY id DESC LIMIT $2`,
     [nodeId, limit],
   );
-  return rows.map((r) => ({ name: r.session, session: r.session, kind: r.kind, from_state: r.from_state, to_state: r.to_state, captured_at: iso(r.captured_at)! }));
+  return rows.map((r) => ({
+    name: r.session,
+    session: r.session,
+    kind: r.kind,
+    from_state: r.from_state,
+    to_state: r.to_state,
+    captured_at: iso(r.captured_at)!,
+  }));
 }

@@ -70,7 +70,9 @@ export function importsOf(files: readonly SourceFile[]): Import[] {
   const imports: Import[] = [];
   for (const file of files) {
     for (const { fileName } of ts.preProcessFile(file.text, true, true).importedFiles) {
-      imports.push(fileName.startsWith('.') ? { from: file.path, target: resolveRelative(file.path, fileName, known) } : { from: file.path, pkg: packageOf(fileName) });
+      imports.push(
+        fileName.startsWith('.') ? { from: file.path, target: resolveRelative(file.path, fileName, known) } : { from: file.path, pkg: packageOf(fileName) },
+      );
     }
   }
   return imports;
@@ -84,14 +86,18 @@ export function violations(files: readonly SourceFile[]): string[] {
     const from = layerOf(i.from);
     if (!from) continue;
     if ('pkg' in i) {
-      if (from === 'domain' && !DOMAIN_PACKAGES.includes(i.pkg)) found.push(`${i.from} imports ${i.pkg}: domain/ may import only ${DOMAIN_PACKAGES.join(', ')}`);
+      if (from === 'domain' && !DOMAIN_PACKAGES.includes(i.pkg))
+        found.push(`${i.from} imports ${i.pkg}: domain/ may import only ${DOMAIN_PACKAGES.join(', ')}`);
       continue;
     }
     const to = layerOf(i.target);
     const allowed = to === undefined ? from === 'bench' && i.target.startsWith('spec/') : MAY_IMPORT[from].includes(to);
     if (!allowed) found.push(`${i.from} imports ${i.target}: ${folderOf(from)} may import ${MAY_IMPORT[from].map(folderOf).join(', ')}`);
   }
-  for (const { cycle, files: tied } of circles(files.map((f) => f.path), imports)) {
+  for (const { cycle, files: tied } of circles(
+    files.map((f) => f.path),
+    imports,
+  )) {
     const others = tied.filter((f) => !cycle.includes(f));
     found.push(`import circle: ${[...cycle, cycle[0]].join(' -> ')}${others.length > 0 ? ` (tied to it too: ${others.join(', ')})` : ''}`);
   }
@@ -175,7 +181,8 @@ export function sourceFiles(root: string): SourceFile[] {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (/\.(ts|mts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) files.push({ path: relative(root, full).split('\\').join('/'), text: readFileSync(full, 'utf8') });
+      else if (/\.(ts|mts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts'))
+        files.push({ path: relative(root, full).split('\\').join('/'), text: readFileSync(full, 'utf8') });
     }
   };
   for (const top of SOURCE_ROOTS) walk(join(root, top));

@@ -22,7 +22,9 @@ describe('bench console-seed: the bulk telemetry history', function () {
     sys = await createTestSystem();
     await seedFleet(sys, 2);
     const peerings = await interfacePeerings(sys.pool);
-    const routes: RoutingTable['routes'] = [{ prefix: '172.20.0.0/28', protocol: 'ext0', origin_asn: 4242420002, as_path: [4242421000, 4242420002], rpki: 'valid', local: false }];
+    const routes: RoutingTable['routes'] = [
+      { prefix: '172.20.0.0/28', protocol: 'ext0', origin_asn: 4242420002, as_path: [4242421000, 4242420002], rpki: 'valid', local: false },
+    ];
     nodes = [0, 1].map((i) => ({
       node_id: nodeId(i),
       wireguard: [...peerings.get(nodeId(i))!.keys()].sort(),
@@ -46,7 +48,10 @@ describe('bench console-seed: the bulk telemetry history', function () {
       )
     ).rows,
     interfaces: (
-      await sys.pool.query(`SELECT width_s, extract(epoch FROM bucket)::bigint AS b, interface, rx_bytes, tx_bytes, seconds FROM interface_traffic_rollups WHERE node_id = $1 ORDER BY 1, 2, 3`, [node])
+      await sys.pool.query(
+        `SELECT width_s, extract(epoch FROM bucket)::bigint AS b, interface, rx_bytes, tx_bytes, seconds FROM interface_traffic_rollups WHERE node_id = $1 ORDER BY 1, 2, 3`,
+        [node],
+      )
     ).rows,
     counters: (await sys.pool.query(`SELECT interface, at, rx_bytes, tx_bytes FROM interface_counters_latest WHERE node_id = $1 ORDER BY 1`, [node])).rows,
     cursor: (await sys.pool.query(`SELECT snapshot_at, report_at FROM series_cursors WHERE node_id = $1`, [node])).rows,
@@ -54,9 +59,20 @@ describe('bench console-seed: the bulk telemetry history', function () {
 
   /** The node's snapshots, one a minute, rebuilt from the seeded 5-minute archives: counters move linearly inside a bucket. */
   async function snapshotsOf(node: SeedNode): Promise<RuntimeSnapshot[]> {
-    const archive = (await sys.pool.query(`SELECT interface, at, rx_bytes::float8 AS rx, tx_bytes::float8 AS tx FROM interface_traffic_samples WHERE node_id = $1 ORDER BY at`, [node.node_id])).rows;
-    const latest = (await sys.pool.query(`SELECT interface, at, rx_bytes::float8 AS rx, tx_bytes::float8 AS tx FROM interface_counters_latest WHERE node_id = $1`, [node.node_id])).rows;
-    const metrics = (await sys.pool.query(`SELECT at, cpu_percent, rss_bytes::float8 AS rss FROM self_metrics_samples WHERE node_id = $1 ORDER BY at`, [node.node_id])).rows;
+    const archive = (
+      await sys.pool.query(
+        `SELECT interface, at, rx_bytes::float8 AS rx, tx_bytes::float8 AS tx FROM interface_traffic_samples WHERE node_id = $1 ORDER BY at`,
+        [node.node_id],
+      )
+    ).rows;
+    const latest = (
+      await sys.pool.query(`SELECT interface, at, rx_bytes::float8 AS rx, tx_bytes::float8 AS tx FROM interface_counters_latest WHERE node_id = $1`, [
+        node.node_id,
+      ])
+    ).rows;
+    const metrics = (
+      await sys.pool.query(`SELECT at, cpu_percent, rss_bytes::float8 AS rss FROM self_metrics_samples WHERE node_id = $1 ORDER BY at`, [node.node_id])
+    ).rows;
     const snapshots: RuntimeSnapshot[] = [];
     for (const m of metrics) {
       const b = m.at.getTime();
@@ -66,7 +82,9 @@ describe('bench console-seed: the bulk telemetry history', function () {
           const here = archive.find((r) => r.interface === iface && r.at.getTime() === b)!;
           const next = archive.find((r) => r.interface === iface && r.at.getTime() === b + 300_000);
           // Per minute: from the next bucket's first counters, or (last bucket) from the latest, four minutes on.
-          const per = next ? { rx: (next.rx - here.rx) / 5, tx: (next.tx - here.tx) / 5 } : (({ rx, tx }) => ({ rx: (rx - here.rx) / 4, tx: (tx - here.tx) / 4 }))(latest.find((l) => l.interface === iface) ?? here);
+          const per = next
+            ? { rx: (next.rx - here.rx) / 5, tx: (next.tx - here.tx) / 5 }
+            : (({ rx, tx }) => ({ rx: (rx - here.rx) / 4, tx: (tx - here.tx) / 4 }))(latest.find((l) => l.interface === iface) ?? here);
           return { rx_bytes: here.rx + minute * per.rx, tx_bytes: here.tx + minute * per.tx };
         };
         snapshots.push({
@@ -74,9 +92,22 @@ describe('bench console-seed: the bulk telemetry history', function () {
           captured_at: new Date(at).toISOString(),
           containers: [],
           interfaces: [...node.wireguard, ...OTHER_INTERFACES].map((name) => ({ name, up: true, mtu: 1420, ...counter(name) })),
-          wireguard_interfaces: node.wireguard.map((name) => ({ name, public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=', listen_port: 21000, peers: [] })),
+          wireguard_interfaces: node.wireguard.map((name) => ({
+            name,
+            public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=',
+            listen_port: 21000,
+            peers: [],
+          })),
           bgp_protocols: [],
-          self_metrics: { cpu: m.cpu_percent, rss: m.rss, total_failures: 0, log_warning_count: 1, log_error_count: 0, last_error_at: null, last_error_message: null },
+          self_metrics: {
+            cpu: m.cpu_percent,
+            rss: m.rss,
+            total_failures: 0,
+            log_warning_count: 1,
+            log_error_count: 0,
+            last_error_at: null,
+            last_error_message: null,
+          },
         } as unknown as RuntimeSnapshot);
       }
     }
@@ -90,7 +121,9 @@ describe('bench console-seed: the bulk telemetry history', function () {
     expect(seeded.node.filter((r) => r.width_s === 3600)).to.have.length(2);
 
     const snapshots = await snapshotsOf(node);
-    const reports = (await sys.pool.query(`SELECT status, created_at FROM status_events WHERE node_id = $1 AND kind = 'report' ORDER BY created_at`, [node.node_id])).rows;
+    const reports = (
+      await sys.pool.query(`SELECT status, created_at FROM status_events WHERE node_id = $1 AND kind = 'report' ORDER BY created_at`, [node.node_id])
+    ).rows;
     expect(snapshots).to.have.length(120);
     expect(reports).to.have.length(24);
     for (const table of ['node_series_rollups', 'interface_traffic_rollups', 'interface_counters_latest', 'series_cursors']) {
@@ -125,7 +158,10 @@ describe('bench console-seed: the bulk telemetry history', function () {
     expect(sums).to.have.length(240);
     expect(sums.filter((s) => s.archived !== null)).to.have.length(24);
     for (const s of sums.filter((x) => x.archived !== null)) expect(s.rx).to.equal(s.archived);
-    const { rows: observations } = await sys.pool.query(`SELECT count(*)::int AS n, count(summary)::int AS summaries FROM routing_observations WHERE node_id = $1`, [node.node_id]);
+    const { rows: observations } = await sys.pool.query(
+      `SELECT count(*)::int AS n, count(summary)::int AS summaries FROM routing_observations WHERE node_id = $1`,
+      [node.node_id],
+    );
     expect(observations[0]).to.deep.equal({ n: 24, summaries: 24 });
     await completeFleetRoutingHistory(sys.pool);
     const { rows: fleet } = await sys.pool.query(`SELECT count(*)::int AS n FROM routing_fleet_observations`);

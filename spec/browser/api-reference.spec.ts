@@ -14,9 +14,33 @@ const BROWSER_ARGS = ['--disable-gpu', '--disable-background-networking', '--dis
 
 /** Each service's page and one operation it must list (Redoc gives each operation the section `operation/<operationId>`). */
 const SERVICES = [
-  { name: 'control', prefix: '/control/v1', build: createControlApp, operationId: 'getAdminNodes', summary: 'all nodes ordered by node_id', field: 'current_generation', title: 'dn42-control control server' },
-  { name: 'identity', prefix: '/api/v1', build: createIdentityApp, operationId: 'postPasskeysLoginBegin', summary: 'options for logging in to an ASN with a passkey', field: 'asn', title: 'dn42-control identity service' },
-  { name: 'registry', prefix: '/registry/v1', build: createRegistryApp, operationId: 'getAsnsByAsn', summary: 'ASN record', field: 'as_name', title: 'dn42-control registry replica' },
+  {
+    name: 'control',
+    prefix: '/control/v1',
+    build: createControlApp,
+    operationId: 'getAdminNodes',
+    summary: 'all nodes ordered by node_id',
+    field: 'current_generation',
+    title: 'dn42-control control server',
+  },
+  {
+    name: 'identity',
+    prefix: '/api/v1',
+    build: createIdentityApp,
+    operationId: 'postPasskeysLoginBegin',
+    summary: 'options for logging in to an ASN with a passkey',
+    field: 'asn',
+    title: 'dn42-control identity service',
+  },
+  {
+    name: 'registry',
+    prefix: '/registry/v1',
+    build: createRegistryApp,
+    operationId: 'getAsnsByAsn',
+    summary: 'ASN record',
+    field: 'as_name',
+    title: 'dn42-control registry replica',
+  },
 ] as const;
 
 describe('API reference pages in Chromium', function () {

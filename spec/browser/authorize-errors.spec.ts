@@ -129,11 +129,20 @@ describe('Authorization page in a browser: refusals of the service and where the
 
   it('a submit the service cannot judge now (503): the detail and "Try again", reached by keyboard, repeats the same answer', async () => {
     await toSshAnswer();
-    await page.route('**/api/v1/challenge/submit', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ detail: PGP_UNAVAILABLE, error: 'temporarily_unavailable', fatal: false }) }), { times: 1 });
+    await page.route(
+      '**/api/v1/challenge/submit',
+      (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          body: JSON.stringify({ detail: PGP_UNAVAILABLE, error: 'temporarily_unavailable', fatal: false }),
+        }),
+      { times: 1 },
+    );
     await submit(suite.f.ssh.sign(await nonce()));
     expect(await alert().textContent()).to.equal(PGP_UNAVAILABLE);
     expect(await focusedId(page)).to.equal('error');
-    expect(await page.getByLabel('Signature').getAttribute('aria-invalid'), 'an outage is not the answer\'s fault').to.equal(null);
+    expect(await page.getByLabel('Signature').getAttribute('aria-invalid'), "an outage is not the answer's fault").to.equal(null);
     await tabTo(page, /^Try again$/);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Save a passkey?' }).waitFor();
@@ -143,7 +152,14 @@ describe('Authorization page in a browser: refusals of the service and where the
     await enrolGammaPasskey(suite.f, suite.tab);
     await enterAsn(`AS${GAMMA_ASN}`);
     await page.getByRole('heading', { name: `Log in to AS${GAMMA_ASN}` }).waitFor();
-    const autNum = (mntBy: string) => rpsl([['aut-num', `AS${GAMMA_ASN}`], ['as-name', 'GAMMA-AS'], ['admin-c', 'GAMMA-DN42'], ['mnt-by', mntBy], ['source', 'DN42']]);
+    const autNum = (mntBy: string) =>
+      rpsl([
+        ['aut-num', `AS${GAMMA_ASN}`],
+        ['as-name', 'GAMMA-AS'],
+        ['admin-c', 'GAMMA-DN42'],
+        ['mnt-by', mntBy],
+        ['source', 'DN42'],
+      ]);
     suite.f.repo.put('aut-num', `AS${GAMMA_ASN}`, autNum('ALPHA-MNT'));
     await suite.f.sync();
     try {
@@ -173,7 +189,10 @@ describe('Authorization page in a browser: refusals of the service and where the
     // Barrier: a request the page sends now is reported after every request it sent before.
     await page.evaluate(() => fetch('/spec-barrier').catch(() => undefined));
     expect(requests.at(-1)).to.match(/\/spec-barrier$/);
-    expect(requests.filter((r) => r.includes('/api/')), 'no API call').to.deep.equal([]);
+    expect(
+      requests.filter((r) => r.includes('/api/')),
+      'no API call',
+    ).to.deep.equal([]);
     expect(await page.locator('#screen a, #screen button').count()).to.equal(0);
     expect(page.url()).to.equal(insecure.href);
     expect(suite.rp.arrivals).to.deep.equal([]);

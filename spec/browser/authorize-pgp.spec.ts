@@ -92,7 +92,11 @@ describe('Authorization page in a browser: PGP signature (Chromium, real gpg, lo
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expectParamsPostedBack(watch, false);
     expect(keyserver.requests).to.deep.equal([`/pks/lookup?op=get&options=mr&search=0x${suite.f.pgpFingerprint}`]);
-    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+    });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'pgp' });
   });
 
@@ -128,7 +132,11 @@ describe('Authorization page in a browser: PGP signature (Chromium, real gpg, lo
     await page.getByRole('button', { name: 'Not now' }).click();
     await page.getByRole('button', { name: 'Allow' }).click();
     const callback = await landed(page, suite.rp.redirectUri);
-    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+    });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'pgp' });
   });
 });

@@ -75,7 +75,14 @@ export async function openTab(browser: Browser, options: { authenticator?: boole
   if (!options.authenticator) return { context, page, cdp };
   await cdp.send('WebAuthn.enable');
   const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   });
   return { context, page, cdp, authenticatorId };
 }
@@ -145,7 +152,11 @@ export async function enrolGammaPasskey(f: OidcFixture, tab: Tab): Promise<void>
     const auth = { authorization: `Bearer ${session}`, 'content-type': 'application/json' };
     const begin = await (await fetch('/api/v1/passkeys/register/begin', { method: 'POST', headers: auth })).json();
     const created = (await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(begin.options) })) as PublicKeyCredential;
-    const finish = await fetch('/api/v1/passkeys/register/finish', { method: 'POST', headers: auth, body: JSON.stringify({ ceremony_id: begin.ceremony_id, credential: created.toJSON(), label: 'spec' }) });
+    const finish = await fetch('/api/v1/passkeys/register/finish', {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ ceremony_id: begin.ceremony_id, credential: created.toJSON(), label: 'spec' }),
+    });
     return finish.status;
   }, token);
   expect(status, 'register/finish').to.equal(201);
@@ -178,7 +189,10 @@ export async function expectFieldsLabelled(page: Page): Promise<string[]> {
   );
   for (const field of fields) {
     expect(field.labels.length > 0 || !!field.aria, `#${field.id} has a label`).to.equal(true);
-    expect(field.labels.every((l) => l !== ''), `#${field.id}: no empty label`).to.equal(true);
+    expect(
+      field.labels.every((l) => l !== ''),
+      `#${field.id}: no empty label`,
+    ).to.equal(true);
     expect(field.missing, `#${field.id}: aria-describedby points at existing elements`).to.deep.equal([]);
   }
   return fields.flatMap((f) => f.labels);

@@ -116,7 +116,11 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     expect(callback.searchParams.get('state')).to.equal(pending.state);
     expect(callback.searchParams.get('code')).to.be.a('string').and.not.equal('');
     expect(suite.rp.arrivals.at(-1)?.searchParams.get('code')).to.equal(callback.searchParams.get('code'));
-    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+    });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'ssh' });
   });
 
@@ -128,12 +132,18 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.getByRole('button', { name: 'Use passkey' }).click();
     // A passkey session has no enrolment step: straight to consent.
     await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
-    expect(await page.locator('main').textContent()).to.include(`AS${GAMMA_ASN}`).and.include(GAMMA_MNT);
+    expect(await page.locator('main').textContent())
+      .to.include(`AS${GAMMA_ASN}`)
+      .and.include(GAMMA_MNT);
     await page.getByRole('button', { name: 'Allow' }).click();
 
     const callback = await landed();
     expect(callback.searchParams.get('state')).to.equal(pending.state);
-    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+    });
     expect(tokens.claims()?.sub).to.equal(subjectOf(GAMMA_MNT, GAMMA_ASN));
   });
 
@@ -170,7 +180,11 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.getByRole('button', { name: 'Allow' }).click();
     const callback = await landed();
     expect(callback.searchParams.get('state')).to.equal(pending.state);
-    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce });
+    const tokens = await oidc.authorizationCodeGrant(suite.config, callback, {
+      pkceCodeVerifier: pending.verifier,
+      expectedState: pending.state,
+      expectedNonce: pending.nonce,
+    });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'email' });
   });
 
@@ -195,7 +209,10 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     // Barrier: a request the page sends now is reported after every request it sent before (a navigation's too).
     await page.evaluate(() => fetch('/spec-barrier').catch(() => undefined));
     expect(requests.at(-1)).to.match(/^fetch .*\/spec-barrier$/);
-    expect(requests.filter((r) => r.startsWith('navigate ')), 'navigation requests').to.deep.equal([`navigate ${pending.url.href}`]);
+    expect(
+      requests.filter((r) => r.startsWith('navigate ')),
+      'navigation requests',
+    ).to.deep.equal([`navigate ${pending.url.href}`]);
     expect(page.url()).to.equal(pending.url.href);
     expect(navigations, 'only the page load itself').to.deep.equal([pending.url.href]);
     expect(suite.rp.arrivals.length).to.equal(arrivals);

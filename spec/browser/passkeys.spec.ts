@@ -32,7 +32,14 @@ describe('Passkeys in a browser (Chromium virtual authenticator)', function () {
     cdp = await page.context().newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     }));
     const res = await page.goto(`${f.issuer}/healthz`);
     expect(res?.status()).to.equal(200);
@@ -49,9 +56,15 @@ describe('Passkeys in a browser (Chromium virtual authenticator)', function () {
     const registered = await page.evaluate(async (session) => {
       const auth = { authorization: `Bearer ${session}`, 'content-type': 'application/json' };
       const begin = await (await fetch('/api/v1/passkeys/register/begin', { method: 'POST', headers: auth })).json();
-      const created = (await navigator.credentials.create({ publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(begin.options) })) as PublicKeyCredential;
+      const created = (await navigator.credentials.create({
+        publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(begin.options),
+      })) as PublicKeyCredential;
       const credential = created.toJSON();
-      const finish = await fetch('/api/v1/passkeys/register/finish', { method: 'POST', headers: auth, body: JSON.stringify({ ceremony_id: begin.ceremony_id, credential, label: 'virtual' }) });
+      const finish = await fetch('/api/v1/passkeys/register/finish', {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ ceremony_id: begin.ceremony_id, credential, label: 'virtual' }),
+      });
       return { status: finish.status, body: await finish.json(), credential };
     }, token);
     expect(registered.status, JSON.stringify(registered.body)).to.equal(201);
@@ -65,7 +78,11 @@ describe('Passkeys in a browser (Chromium virtual authenticator)', function () {
       const json = { 'content-type': 'application/json' };
       const begin = await (await fetch('/api/v1/passkeys/login/begin', { method: 'POST', headers: json, body: JSON.stringify({ asn }) })).json();
       const asserted = (await navigator.credentials.get({ publicKey: PublicKeyCredential.parseRequestOptionsFromJSON(begin.options) })) as PublicKeyCredential;
-      const finish = await fetch('/api/v1/passkeys/login/finish', { method: 'POST', headers: json, body: JSON.stringify({ ceremony_id: begin.ceremony_id, credential: asserted.toJSON() }) });
+      const finish = await fetch('/api/v1/passkeys/login/finish', {
+        method: 'POST',
+        headers: json,
+        body: JSON.stringify({ ceremony_id: begin.ceremony_id, credential: asserted.toJSON() }),
+      });
       return { status: finish.status, body: await finish.json() };
     }, 4242420001);
     expect(login.status, JSON.stringify(login.body)).to.equal(200);

@@ -1,7 +1,18 @@
 import { mkdir } from 'node:fs/promises';
 import { expect } from 'chai';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
-import { ADMIN_TOKEN, FLEET_ASN, NODES, PLACES, PLACE_LINKS, seedFleet, startControl, startSiteWith, type Control, type RunningSite } from '../http/site/support.js';
+import {
+  ADMIN_TOKEN,
+  FLEET_ASN,
+  NODES,
+  PLACES,
+  PLACE_LINKS,
+  seedFleet,
+  startControl,
+  startSiteWith,
+  type Control,
+  type RunningSite,
+} from '../http/site/support.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
 
 /** Screenshots the suite takes (gitignored): look at them after a change to the page. */
@@ -19,7 +30,9 @@ async function drawn(page: Page) {
       source: svg.getAttribute('data-source'),
       places: [...svg.querySelectorAll('g.place')].map((g) => g.getAttribute('data-key')).sort(),
       online: [...svg.querySelectorAll('g.place.online')].map((g) => g.getAttribute('data-key')).sort(),
-      links: [...svg.querySelectorAll('path.link')].filter((p) => (p.getAttribute('d') ?? '').length > 10).map((p) => [p.getAttribute('data-a'), p.getAttribute('data-b')]),
+      links: [...svg.querySelectorAll('path.link')]
+        .filter((p) => (p.getAttribute('d') ?? '').length > 10)
+        .map((p) => [p.getAttribute('data-a'), p.getAttribute('data-b')]),
       land: (svg.querySelector('path.land')?.getAttribute('d') ?? '').length,
       list: [...document.querySelectorAll('#places li')].map((li) => li.getAttribute('data-key')).sort(),
       nodeLinks: [...document.querySelectorAll('#places a')].map((a) => a.getAttribute('href')).sort(),
@@ -82,8 +95,14 @@ describe('home site in Chromium', function () {
         });
         expect(outside).to.equal(0);
         await page.screenshot({ path: `${SHOTS}/site-desktop.png`, fullPage: true });
-        for (const url of requests) expect(url, url).to.satisfy((u: string) => u.startsWith(`${site.url}/`) || u.startsWith(`${control.url}/control/v1/public/`));
-        expect(requests.filter((u) => u.includes('/control/v1/public/')).map((u) => new URL(u).pathname).sort()).to.deep.equal(['/control/v1/public/fleet', '/control/v1/public/map']);
+        for (const url of requests)
+          expect(url, url).to.satisfy((u: string) => u.startsWith(`${site.url}/`) || u.startsWith(`${control.url}/control/v1/public/`));
+        expect(
+          requests
+            .filter((u) => u.includes('/control/v1/public/'))
+            .map((u) => new URL(u).pathname)
+            .sort(),
+        ).to.deep.equal(['/control/v1/public/fleet', '/control/v1/public/map']);
       } finally {
         await page.context().close();
       }
@@ -120,7 +139,11 @@ describe('home site in Chromium', function () {
         for (const page of [light, dark]) {
           await page.goto(`${site.url}/`);
           await page.waitForSelector('#network[data-layer="fleet"]');
-          colours.push(await page.evaluate(() => getComputedStyle(document.body).backgroundColor + ' ' + getComputedStyle(document.querySelector('fleet-map .land')!).fill));
+          colours.push(
+            await page.evaluate(
+              () => getComputedStyle(document.body).backgroundColor + ' ' + getComputedStyle(document.querySelector('fleet-map .land')!).fill,
+            ),
+          );
         }
         expect(colours[0]).to.equal('rgb(250, 247, 242) rgb(243, 236, 224)');
         expect(colours[1]).to.equal('rgb(20, 23, 31) rgb(42, 49, 64)');
@@ -139,7 +162,14 @@ describe('home site in Chromium', function () {
         for (const page of [moving, still]) {
           await page.goto(`${site.url}/`);
           await page.waitForSelector('#network[data-layer="fleet"]');
-          names.push(await page.evaluate(() => getComputedStyle(document.querySelector('fleet-map g.place.online .halo')!).animationName + ' ' + getComputedStyle(document.querySelector('fleet-map svg')!).animationName));
+          names.push(
+            await page.evaluate(
+              () =>
+                getComputedStyle(document.querySelector('fleet-map g.place.online .halo')!).animationName +
+                ' ' +
+                getComputedStyle(document.querySelector('fleet-map svg')!).animationName,
+            ),
+          );
         }
         expect(names).to.deep.equal(['pulse appear', 'none none']);
       } finally {
@@ -159,7 +189,9 @@ describe('home site in Chromium', function () {
         await page.keyboard.press('Enter');
         expect(await page.evaluate(() => location.hash)).to.equal('#main');
         await page.keyboard.press('Tab');
-        expect(await page.evaluate(() => document.activeElement?.textContent)).to.be.a('string').and.not.equal('Skip to content');
+        expect(await page.evaluate(() => document.activeElement?.textContent))
+          .to.be.a('string')
+          .and.not.equal('Skip to content');
         // The map is one image with a summary; its text alternative is the list.
         const map = await page.evaluate(() => {
           const svg = document.querySelector('fleet-map svg')!;
@@ -196,7 +228,17 @@ describe('home site in Chromium', function () {
         const created = await fetch(`${own.url}/control/v1/admin/nodes`, {
           method: 'POST',
           headers: admin,
-          body: JSON.stringify({ node_id: 'edge-tyo-1', asn: FLEET_ASN, router_id: '172.20.9.50', site: 'tyo1', loopback_ipv4: '172.20.9.50', loopback_ipv6: 'fd42:4242:9::50', link_local: 'fe80::50', ipv4_prefixes: ['172.20.9.0/27'], ipv6_prefixes: ['fd42:4242:9::/48'] }),
+          body: JSON.stringify({
+            node_id: 'edge-tyo-1',
+            asn: FLEET_ASN,
+            router_id: '172.20.9.50',
+            site: 'tyo1',
+            loopback_ipv4: '172.20.9.50',
+            loopback_ipv6: 'fd42:4242:9::50',
+            link_local: 'fe80::50',
+            ipv4_prefixes: ['172.20.9.0/27'],
+            ipv6_prefixes: ['fd42:4242:9::/48'],
+          }),
         });
         expect(created.status).to.equal(201);
         own.sys.clock.advance(61_000);
@@ -217,7 +259,9 @@ describe('home site in Chromium', function () {
     it('draws the fleet with the map component while /public/map fails, keeping the baked figures', async () => {
       const page = await open();
       try {
-        await page.route('**/control/v1/public/map', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"detail":"unavailable"}' }));
+        await page.route('**/control/v1/public/map', (route) =>
+          route.fulfill({ status: 503, contentType: 'application/json', body: '{"detail":"unavailable"}' }),
+        );
         const refused = page.waitForResponse((r) => r.url().endsWith('/control/v1/public/map'));
         await page.goto(`${site.url}/`);
         expect((await refused).status()).to.equal(503);
@@ -259,7 +303,9 @@ describe('home site in Chromium', function () {
       await down.stopHttp();
       const page = await open();
       try {
-        const failures = ['/control/v1/public/map', '/control/v1/public/fleet'].map((path) => page.waitForEvent('requestfailed', (r) => r.url().endsWith(path)));
+        const failures = ['/control/v1/public/map', '/control/v1/public/fleet'].map((path) =>
+          page.waitForEvent('requestfailed', (r) => r.url().endsWith(path)),
+        );
         await page.goto(`${lonely.url}/`);
         await Promise.all(failures);
         // Both layers have failed: nothing is left that could draw.
@@ -289,7 +335,8 @@ describe('home site in Chromium', function () {
         expect(seen.links).to.deep.equal(PLACE_LINKS);
         expect(seen.figures).to.deep.equal(['5', '9', '660']);
         const text = await page.locator('main').innerText();
-        for (const words of ['Nodes online', 'Amsterdam, Netherlands', 'Singapore, Singapore', 'Peer with us', 'Open the peering portal']) expect(text).to.include(words);
+        for (const words of ['Nodes online', 'Amsterdam, Netherlands', 'Singapore, Singapore', 'Peer with us', 'Open the peering portal'])
+          expect(text).to.include(words);
         expect(await page.locator('fleet-map svg').isVisible()).to.equal(true);
         await page.screenshot({ path: `${SHOTS}/site-nojs.png`, fullPage: true });
       } finally {

@@ -28,7 +28,11 @@ describe('login command: equal cost for unknown names and wrong passwords', func
 
   it('verifies once against an argon2id hash with the same parameters on both refusals', async () => {
     hasher.verified.length = 0;
-    for (const [username, password] of [['alice', 'wrong'], ['mallory', 'wrong'], ['NOT A NAME', 'wrong']]) {
+    for (const [username, password] of [
+      ['alice', 'wrong'],
+      ['mallory', 'wrong'],
+      ['NOT A NAME', 'wrong'],
+    ]) {
       let caught: unknown;
       await login(deps(), input(username, password), { actor: 'spec' }).catch((err) => (caught = err));
       expect(caught).to.be.instanceOf(Unauthorized);

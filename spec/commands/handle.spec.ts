@@ -56,7 +56,13 @@ describe('command handling', () => {
         attempts += 1;
         const seen = streams.guarded.version;
         if (attempts === 1) await sys.store.append([{ streamId: 'guarded', expected: 'any', events: [{ type: 'Set', data: { v: 2 } }] }], meta);
-        return { writes: [{ streamId: 'guarded', events: [], guard: true }, { streamId: 'dependent', events: [{ type: 'Derived', data: { from: seen } }] }], result: seen };
+        return {
+          writes: [
+            { streamId: 'guarded', events: [], guard: true },
+            { streamId: 'dependent', events: [{ type: 'Derived', data: { from: seen } }] },
+          ],
+          result: seen,
+        };
       },
       meta,
     );
@@ -69,7 +75,13 @@ describe('command handling', () => {
     await execute(
       sys.store,
       ['pair-1', 'pair-2'],
-      () => ({ writes: [{ streamId: 'pair-1', events: [{ type: 'Linked', data: { to: 2 } }] }, { streamId: 'pair-2', events: [{ type: 'Linked', data: { to: 1 } }] }], result: null }),
+      () => ({
+        writes: [
+          { streamId: 'pair-1', events: [{ type: 'Linked', data: { to: 2 } }] },
+          { streamId: 'pair-2', events: [{ type: 'Linked', data: { to: 1 } }] },
+        ],
+        result: null,
+      }),
       meta,
     );
     const err = await execute(
@@ -78,7 +90,13 @@ describe('command handling', () => {
       async (streams) => {
         // Another writer moves pair-1 between our read and our append, every time.
         await sys.store.append([{ streamId: 'pair-1', expected: 'any', events: [{ type: 'Interfered', data: {} }] }], meta);
-        return { writes: [{ streamId: 'pair-1', events: [{ type: 'X', data: {} }] }, { streamId: 'pair-3', events: [{ type: 'Y', data: { seen: streams['pair-1'].version } }] }], result: null };
+        return {
+          writes: [
+            { streamId: 'pair-1', events: [{ type: 'X', data: {} }] },
+            { streamId: 'pair-3', events: [{ type: 'Y', data: { seen: streams['pair-1'].version } }] },
+          ],
+          result: null,
+        };
       },
       meta,
       { attempts: 3 },

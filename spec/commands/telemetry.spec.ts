@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import { NodeQueue, recordApply, recordSnapshot, type TelemetryDeps } from '../../commands/telemetry.js';
 import { foldNodeStatus, nodeStatusStream, type NodeStatusEvent } from '../../domain/telemetry/health.js';
 import type { ApplyResult, BgpState, RuntimeSnapshot } from '../../domain/telemetry/reports.js';
-import { WrongExpectedVersion, type EventMetadata, type EventStore, type StreamWrite, type WriteLock, type WriteSession } from '../../infra/eventstore/types.js';
+import {
+  WrongExpectedVersion,
+  type EventMetadata,
+  type EventStore,
+  type StreamWrite,
+  type WriteLock,
+  type WriteSession,
+} from '../../infra/eventstore/types.js';
 import { currentNodeStatus } from '../../projections/node-status/queries.js';
 import { applyResult, snapshot } from '../http/control/agent/telemetry-support.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
@@ -91,7 +98,9 @@ describe('telemetry transitions (node-status streams)', function () {
   it('decides a snapshot of a node with 2,000 recorded transitions without reading its history', async () => {
     const stream = nodeStatusStream('long');
     // History: degraded, then a session flapping 1,999 times; appended directly, 500 events per append.
-    const history: NodeStatusEvent[] = [{ type: 'NodeHealthChanged', data: { node_id: 'long', from: 'unknown', to: 'degraded', reasons: ['1 of 2 bgp sessions not established'] } }];
+    const history: NodeStatusEvent[] = [
+      { type: 'NodeHealthChanged', data: { node_id: 'long', from: 'unknown', to: 'degraded', reasons: ['1 of 2 bgp sessions not established'] } },
+    ];
     let p1: BgpState | 'unknown' = 'unknown';
     while (history.length < 2000) {
       const to: BgpState = p1 === 'active' ? 'established' : 'active';
@@ -126,7 +135,13 @@ describe('telemetry transitions (node-status streams)', function () {
     sys.clock.advance(30_000);
     await recordSnapshot(deps(), snap('once', { p1: 'established', p2: 'idle' }), meta, sys.clock.now());
     const events = await sys.store.readStream(nodeStatusStream('once'));
-    expect(events.map((e) => e.type)).to.deep.equal(['NodeHealthChanged', 'BgpSessionStateChanged', 'BgpSessionStateChanged', 'NodeHealthChanged', 'BgpSessionStateChanged']);
+    expect(events.map((e) => e.type)).to.deep.equal([
+      'NodeHealthChanged',
+      'BgpSessionStateChanged',
+      'BgpSessionStateChanged',
+      'NodeHealthChanged',
+      'BgpSessionStateChanged',
+    ]);
     // Read before the background drained: all of them were appended before recordSnapshot answered.
     expect(new Set(events.slice(0, 3).map((e) => e.position.tx)).size).to.equal(1);
     expect(new Set(events.slice(3).map((e) => e.position.tx)).size).to.equal(1);
@@ -187,7 +202,17 @@ describe('telemetry transitions (node-status streams)', function () {
     const states = ['established', 'idle', 'active', 'established', 'idle', 'connect', 'established'];
     await Promise.all(states.map((p1) => recordSnapshot({ ...deps(), snapshotOrder: order }, snap('ordered', { p1 }), meta, sys.clock.now())));
     await sys.context.background.drain();
-    const changes = ((await transitions('ordered')) as [string, { from: string; to: string }][]).filter(([type]) => type === 'BgpSessionStateChanged').map(([, d]) => `${d.from}>${d.to}`);
-    expect(changes).to.deep.equal(['unknown>established', 'established>idle', 'idle>active', 'active>established', 'established>idle', 'idle>connect', 'connect>established']);
+    const changes = ((await transitions('ordered')) as [string, { from: string; to: string }][])
+      .filter(([type]) => type === 'BgpSessionStateChanged')
+      .map(([, d]) => `${d.from}>${d.to}`);
+    expect(changes).to.deep.equal([
+      'unknown>established',
+      'established>idle',
+      'idle>active',
+      'active>established',
+      'established>idle',
+      'idle>connect',
+      'connect>established',
+    ]);
   });
 });

@@ -14,7 +14,13 @@ const started = (id: string, ms = 0, ttl = 24 * 60 * MIN): AccountEvent => ({
   type: 'LoginSucceeded',
   data: { session_id: id, token_sha256: `sha-${id}`, expires_at: at(ms + ttl).toISOString(), at: at(ms).toISOString() },
 });
-const success = (id: string, ms = 0): AccountCommand => ({ type: 'RecordLoginSuccess', sessionId: id, tokenSha256: `sha-${id}`, expiresAt: at(ms + 24 * 60 * MIN), now: at(ms) });
+const success = (id: string, ms = 0): AccountCommand => ({
+  type: 'RecordLoginSuccess',
+  sessionId: id,
+  tokenSha256: `sha-${id}`,
+  expiresAt: at(ms + 24 * 60 * MIN),
+  now: at(ms),
+});
 const failure = (ms = 0): AccountCommand => ({ type: 'RecordLoginFailure', now: at(ms) });
 
 describe('account decider', () => {
@@ -28,13 +34,17 @@ describe('account decider', () => {
     });
 
     it('rejects a second account of the same name', () => {
-      given(accountDecider, [created]).when({ type: 'CreateAccount', username: 'alice', passwordHash: 'h2', now: T0 }).thenThrows(Conflict, 'account alice already exists');
+      given(accountDecider, [created])
+        .when({ type: 'CreateAccount', username: 'alice', passwordHash: 'h2', now: T0 })
+        .thenThrows(Conflict, 'account alice already exists');
     });
   });
 
   describe('logins', () => {
     it('a success starts a session', () => {
-      given(accountDecider, [created]).when(success('s1')).then([started('s1')]);
+      given(accountDecider, [created])
+        .when(success('s1'))
+        .then([started('s1')]);
     });
 
     it('a success on a name without an account is refused as invalid credentials', () => {
@@ -54,19 +64,37 @@ describe('account decider', () => {
     });
 
     it('a success in between resets the count', () => {
-      given(accountDecider, [created, failed(), failed(), failed(), failed(), started('s1'), failed(), failed(), failed()]).when(failure()).then([failed()]);
+      given(accountDecider, [created, failed(), failed(), failed(), failed(), started('s1'), failed(), failed(), failed()])
+        .when(failure())
+        .then([failed()]);
     });
 
-    const blocked: AccountEvent[] = [created, failed(), failed(), failed(), failed(), failed(), { type: 'LoginBlocked', data: { until: at(15 * MIN).toISOString(), at: T0.toISOString() } }];
+    const blocked: AccountEvent[] = [
+      created,
+      failed(),
+      failed(),
+      failed(),
+      failed(),
+      failed(),
+      { type: 'LoginBlocked', data: { until: at(15 * MIN).toISOString(), at: T0.toISOString() } },
+    ];
 
     it('refuses successes and failures alike while blocked', () => {
-      given(accountDecider, blocked).when(success('s2', 15 * MIN - 1)).thenThrows(TooManyRequests, 'too many attempts');
-      given(accountDecider, blocked).when(failure(15 * MIN - 1)).thenThrows(TooManyRequests, 'too many attempts');
+      given(accountDecider, blocked)
+        .when(success('s2', 15 * MIN - 1))
+        .thenThrows(TooManyRequests, 'too many attempts');
+      given(accountDecider, blocked)
+        .when(failure(15 * MIN - 1))
+        .thenThrows(TooManyRequests, 'too many attempts');
     });
 
     it('counts from zero once the block has passed', () => {
-      given(accountDecider, blocked).when(failure(15 * MIN)).then([failed(15 * MIN)]);
-      given(accountDecider, blocked).when(success('s2', 15 * MIN)).then([started('s2', 15 * MIN)]);
+      given(accountDecider, blocked)
+        .when(failure(15 * MIN))
+        .then([failed(15 * MIN)]);
+      given(accountDecider, blocked)
+        .when(success('s2', 15 * MIN))
+        .then([started('s2', 15 * MIN)]);
     });
   });
 
@@ -79,7 +107,11 @@ describe('account decider', () => {
     });
 
     it('leaves no session to revoke a second time', () => {
-      given(accountDecider, [created, started('a'), { type: 'PasswordChanged', data: { password_hash: 'h2', revoked_session_ids: ['a'], at: T0.toISOString() } }])
+      given(accountDecider, [
+        created,
+        started('a'),
+        { type: 'PasswordChanged', data: { password_hash: 'h2', revoked_session_ids: ['a'], at: T0.toISOString() } },
+      ])
         .when({ type: 'ChangePassword', passwordHash: 'h3', now: at(1) })
         .thenState((state, events) => {
           expect(events[0]).to.deep.include({ type: 'PasswordChanged' });

@@ -14,7 +14,9 @@ describe('decider toolkit', () => {
 
   it('takes time from the command, so the same command decides the same events', () => {
     const later = new Date('2027-01-01T00:00:00Z');
-    given(counter, []).when({ type: 'Open', name: 'c', metadata: { now: later } }).then([{ type: 'CounterOpened', data: { name: 'c', at: later.toISOString() } }]);
+    given(counter, [])
+      .when({ type: 'Open', name: 'c', metadata: { now: later } })
+      .then([{ type: 'CounterOpened', data: { name: 'c', at: later.toISOString() } }]);
   });
 
   it('folds history before deciding', () => {
@@ -24,9 +26,13 @@ describe('decider toolkit', () => {
   });
 
   it('throws typed errors for illegal commands', () => {
-    given(counter, [opened]).when({ type: 'Open', name: 'c', metadata: { now } }).thenThrows(Conflict, /already exists/);
+    given(counter, [opened])
+      .when({ type: 'Open', name: 'c', metadata: { now } })
+      .thenThrows(Conflict, /already exists/);
     given(counter, []).when({ type: 'Increment', by: 1 }).thenThrows(NotFound, 'unknown counter');
-    given(counter, [opened, { type: 'CounterClosed', data: { at: now.toISOString() } }]).when({ type: 'Increment', by: 1 }).thenThrows(IllegalState, 'counter c is closed');
+    given(counter, [opened, { type: 'CounterClosed', data: { at: now.toISOString() } }])
+      .when({ type: 'Increment', by: 1 })
+      .thenThrows(IllegalState, 'counter c is closed');
   });
 
   it('returns no events for a command that changes nothing', () => {
@@ -34,9 +40,11 @@ describe('decider toolkit', () => {
   });
 
   it('exposes the state after the decided events', () => {
-    given(counter, [opened]).when({ type: 'Increment', by: 4 }).thenState((state) => {
-      expect(state).to.deep.equal({ status: 'Open', name: 'c', value: 4 });
-    });
+    given(counter, [opened])
+      .when({ type: 'Increment', by: 4 })
+      .thenState((state) => {
+        expect(state).to.deep.equal({ status: 'Open', name: 'c', value: 4 });
+      });
   });
 
   it('folds an empty history to the initial state', () => {

@@ -8,14 +8,21 @@ const created: NodeEvent = { type: 'NodeCreated', data: { node_id: 'fra1', field
 const KEY = 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
 const OTHER = 'xQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
 const registered: NodeEvent = { type: 'WireguardKeyRegistered', data: { node_id: 'fra1', public_key: KEY, private_key_escrow: 'escrow-1' } };
-const report = (public_key: string, private_key_escrow: string | null = null) => ({ type: 'RegisterWireguardKey' as const, node_id: 'fra1', public_key, private_key_escrow });
+const report = (public_key: string, private_key_escrow: string | null = null) => ({
+  type: 'RegisterWireguardKey' as const,
+  node_id: 'fra1',
+  public_key,
+  private_key_escrow,
+});
 
 describe('node decider: WireGuard key', () => {
   it('stores the first key the agent reports, with its escrow', () => {
     given(nodeDecider, [created]).when(report(KEY, 'escrow-1')).then([registered]);
-    given(nodeDecider, [created]).when(report(KEY)).thenState((state) => {
-      expect(state.status === 'Live' && state.wireguard).to.deep.equal({ public_key: KEY, private_key_escrow: null });
-    });
+    given(nodeDecider, [created])
+      .when(report(KEY))
+      .thenState((state) => {
+        expect(state.status === 'Live' && state.wireguard).to.deep.equal({ public_key: KEY, private_key_escrow: null });
+      });
   });
 
   it('answers the same key with nothing, or with a refreshed escrow when it changed', () => {
@@ -27,7 +34,9 @@ describe('node decider: WireGuard key', () => {
   });
 
   it('refuses another key than the registered one', () => {
-    given(nodeDecider, [created, registered]).when(report(OTHER, 'escrow-2')).thenThrows(WireguardKeyMismatch, 'wireguard public key of node fra1 does not match the registered key');
+    given(nodeDecider, [created, registered])
+      .when(report(OTHER, 'escrow-2'))
+      .thenThrows(WireguardKeyMismatch, 'wireguard public key of node fra1 does not match the registered key');
   });
 
   it('refuses a key for a node that does not exist', () => {

@@ -86,7 +86,14 @@ describe('OpenAPI documents', function () {
       checked.push(`${method} ${template} ${res.status}`);
       return res;
     };
-    await call('POST', '/control/v1/admin/nodes', { node_id: 'walk-a', asn: 4242420002, router_id: '172.20.1.1', site: 'fra', ipv4_prefixes: ['172.20.1.0/27'], labels: { role: 'edge' } });
+    await call('POST', '/control/v1/admin/nodes', {
+      node_id: 'walk-a',
+      asn: 4242420002,
+      router_id: '172.20.1.1',
+      site: 'fra',
+      ipv4_prefixes: ['172.20.1.0/27'],
+      labels: { role: 'edge' },
+    });
     await call('POST', '/control/v1/admin/nodes', { node_id: 'walk-a', asn: 4242420002, router_id: '172.20.1.1' });
     await call('POST', '/control/v1/admin/nodes', { node_id: '', asn: 0 });
     await call('GET', '/control/v1/admin/nodes');
@@ -134,7 +141,11 @@ describe('OpenAPI documents', function () {
     const group = await call('POST', '/control/v1/admin/dns-groups', { name: 'walk-anycast', bind_addresses: ['172.20.1.53'] });
     await call('GET', '/control/v1/admin/dns-groups');
     const zone = await call('POST', `/control/v1/admin/dns-groups/${group.body.id}/zones`, { zone: 'walk.dn42', primary_ns: 'ns1.walk.dn42' });
-    const record = await call('POST', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`, { name: 'ns1', type: 'A', content: '172.20.1.53' });
+    const record = await call('POST', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`, {
+      name: 'ns1',
+      type: 'A',
+      content: '172.20.1.53',
+    });
     await call('GET', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`);
     await call('DELETE', `/control/v1/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records/${record.body.record.id}`);
     await call('PUT', '/control/v1/admin/nodes/walk-a/dns-group', { dns_group_id: group.body.id });
@@ -148,7 +159,12 @@ describe('OpenAPI documents', function () {
     for (const path of reads) await call('GET', path);
     await call('POST', '/control/v1/admin/nodes/walk-a/decommission');
     await call('DELETE', `/control/v1/admin/peerings/${peeringId}`);
-    expect(checked).to.include.members(['POST /control/v1/admin/nodes 201', 'POST /control/v1/admin/nodes 409', 'POST /control/v1/admin/nodes 422', 'GET /control/v1/admin/nodes/{node_id} 404']);
+    expect(checked).to.include.members([
+      'POST /control/v1/admin/nodes 201',
+      'POST /control/v1/admin/nodes 409',
+      'POST /control/v1/admin/nodes 422',
+      'GET /control/v1/admin/nodes/{node_id} 404',
+    ]);
   });
 
   for (const s of SERVICES) {
@@ -188,7 +204,14 @@ describe('OpenAPI documents', function () {
               const body = schema as { $ref?: string; type?: string; properties?: object; additionalProperties?: unknown; allOf?: unknown } | undefined;
               if (!body || typeof body !== 'object') problems.push(`${where} ${type}: no schema`);
               // A placeholder `Type.Object({})` describes nothing.
-              else if (body.type === 'object' && !body.$ref && !body.allOf && Object.keys(body.properties ?? {}).length === 0 && body.additionalProperties === undefined) problems.push(`${where} ${type}: an empty object schema`);
+              else if (
+                body.type === 'object' &&
+                !body.$ref &&
+                !body.allOf &&
+                Object.keys(body.properties ?? {}).length === 0 &&
+                body.additionalProperties === undefined
+              )
+                problems.push(`${where} ${type}: an empty object schema`);
             }
           }
         }
@@ -212,7 +235,8 @@ describe('OpenAPI documents', function () {
         // The control server's console answers are many and still grow; its shared records are held to it.
         if (s.name !== 'control') {
           for (const { path, method, op } of operations(doc)) {
-            for (const [status, response] of Object.entries(op.responses)) if (Number(status) < 400) walk(response.content, `${status} ${method.toUpperCase()} ${path}`);
+            for (const [status, response] of Object.entries(op.responses))
+              if (Number(status) < 400) walk(response.content, `${status} ${method.toUpperCase()} ${path}`);
           }
         }
         expect(undescribed, undescribed.join('\n')).to.deep.equal([]);
@@ -241,7 +265,12 @@ describe('OpenAPI documents', function () {
         // Agent routes authenticate before routing: they are asked with a real agent token.
         let agentToken: string | undefined;
         if (s.name === 'control') {
-          const created = await client.post('/control/v1/admin/nodes', { node_id: 'openapi-probe', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] });
+          const created = await client.post('/control/v1/admin/nodes', {
+            node_id: 'openapi-probe',
+            asn: 4242420001,
+            router_id: '172.20.0.1',
+            ipv4_prefixes: ['172.20.0.0/27'],
+          });
           expect(created.status, created.text).to.equal(201);
           agentToken = (await issueAgentToken(urls.get(s.name)!, ADMIN, 'openapi-probe')).token;
         }
@@ -252,7 +281,10 @@ describe('OpenAPI documents', function () {
           const concrete = path.replace(/\{\w+\}/g, '1');
           const agent = (op.security ?? []).some((scheme) => Object.keys(scheme as object).includes('agent'));
           const res = await client.send('OPTIONS', concrete, agent ? { token: agentToken } : {});
-          expect(res.headers.get('allow') ?? res.headers.get('access-control-allow-methods') ?? '', `OPTIONS ${concrete}: ${res.status} ${res.text.slice(0, 100)}`).to.include(method.toUpperCase());
+          expect(
+            res.headers.get('allow') ?? res.headers.get('access-control-allow-methods') ?? '',
+            `OPTIONS ${concrete}: ${res.status} ${res.text.slice(0, 100)}`,
+          ).to.include(method.toUpperCase());
         }
       });
     });

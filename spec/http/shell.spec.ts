@@ -94,7 +94,14 @@ describe('service shell', () => {
     function probeApp(style: ErrorStyle) {
       const app = createServiceApp('probe', sys.log);
       const router = new ApiRouter()
-        .route({ method: 'post', path: '/things', summary: 'create', body: Body, responses: { 201: 'created' }, handler: (req, res) => void res.status(201).json({ got: req.body }) })
+        .route({
+          method: 'post',
+          path: '/things',
+          summary: 'create',
+          body: Body,
+          responses: { 201: 'created' },
+          handler: (req, res) => void res.status(201).json({ got: req.body }),
+        })
         .route({
           method: 'get',
           path: '/things',
@@ -103,9 +110,21 @@ describe('service shell', () => {
           responses: { 200: 'list' },
           handler: (req, res) => void res.json({ limit: req.validQuery.limit }),
         })
-        .route({ method: 'get', path: '/missing/{id}', summary: 'nf', responses: {}, handler: (req) => Promise.reject(new NotFound(`unknown thing ${req.params.id}`)) })
+        .route({
+          method: 'get',
+          path: '/missing/{id}',
+          summary: 'nf',
+          responses: {},
+          handler: (req) => Promise.reject(new NotFound(`unknown thing ${req.params.id}`)),
+        })
         .route({ method: 'get', path: '/rule', summary: 'rule', responses: {}, handler: () => Promise.reject(new Validation('invalid prefix: 10.0.0.1/33')) })
-        .route({ method: 'get', path: '/http', summary: 'http', responses: {}, handler: () => Promise.reject(new HttpError(400, 'captcha verification failed')) })
+        .route({
+          method: 'get',
+          path: '/http',
+          summary: 'http',
+          responses: {},
+          handler: () => Promise.reject(new HttpError(400, 'captcha verification failed')),
+        })
         .route({ method: 'get', path: '/boom', summary: 'boom', responses: {}, handler: () => Promise.reject(new Error('secret internals')) });
       app.use(router.router);
       return finishServiceApp(app, style, sys.log);
@@ -132,7 +151,9 @@ describe('service shell', () => {
 
     it('accepts a valid body and coerces and defaults query parameters', async () => {
       const client = await serve(probeApp('control'));
-      expectResponse(await client.post('/things', { asn: 4242420000, name: 'x' })).status(201).body({ got: { asn: 4242420000, name: 'x' } });
+      expectResponse(await client.post('/things', { asn: 4242420000, name: 'x' }))
+        .status(201)
+        .body({ got: { asn: 4242420000, name: 'x' } });
       expect((await client.get('/things?limit=7')).body).to.deep.equal({ limit: 7 });
       expect((await client.get('/things')).body).to.deep.equal({ limit: 50 });
       const bad = await client.get('/things?limit=0');
@@ -191,10 +212,13 @@ describe('service shell', () => {
       sys.clock.advance(1000);
       await client.delete('/admin/things/7');
       await client.get('/admin/things');
-      const entries = await eventually(async () => {
-        const listed = await listAuditEntries(sys.pool, 100);
-        return listed.length >= 2 && listed;
-      }, { what: 'two audit entries' });
+      const entries = await eventually(
+        async () => {
+          const listed = await listAuditEntries(sys.pool, 100);
+          return listed.length >= 2 && listed;
+        },
+        { what: 'two audit entries' },
+      );
       expect(entries.map((e) => [e.method, e.path, e.status_code, e.actor])).to.deep.equal([
         ['DELETE', '/admin/things/7', 204, 'alice'],
         ['POST', '/admin/locked', 401, 'anonymous@192.0.2.7'],

@@ -123,7 +123,12 @@ describe('The dn42-control command line', function () {
       await new ProjectionRuntime(store, pool, allProjections, log).attach();
       const days = [new Date('2026-11-01T10:00:00Z'), new Date('2026-11-01T11:00:00Z'), new Date('2026-11-02T09:30:00Z'), new Date('2026-11-03T08:15:00Z')];
       for (const [i, at] of days.entries()) {
-        await recordAudit(store, { actor: `admin-${i}`, method: 'POST', path: `/control/v1/admin/nodes/${i}`, status_code: 201, detail: null }, { actor: 'x', requestId: `cli-${i}` }, at);
+        await recordAudit(
+          store,
+          { actor: `admin-${i}`, method: 'POST', path: `/control/v1/admin/nodes/${i}`, status_code: 201, detail: null },
+          { actor: 'x', requestId: `cli-${i}` },
+          at,
+        );
       }
     });
 
@@ -159,7 +164,11 @@ describe('The dn42-control command line', function () {
       expect(run.code, run.stderr).to.equal(0);
       const lines = run.stdout.trim().split('\n');
       expect(lines).to.have.length(allProjections.length);
-      for (const p of allProjections) expect(lines.some((l) => new RegExp(`^${p.name}: rebuilt from \\d+ events, checkpoint \\d+/\\d+$`).test(l)), p.name).to.equal(true);
+      for (const p of allProjections)
+        expect(
+          lines.some((l) => new RegExp(`^${p.name}: rebuilt from \\d+ events, checkpoint \\d+/\\d+$`).test(l)),
+          p.name,
+        ).to.equal(true);
       expect(lines.find((l) => l.startsWith('audit_log:'))).to.match(/rebuilt from 4 events/);
       expect(await tableRows(pool, 'audit_log', 'id')).to.deep.equal(before);
       const { rows } = await pool.query(`SELECT rebuilt_at FROM projection_checkpoints WHERE name = 'audit_log'`);
@@ -169,13 +178,19 @@ describe('The dn42-control command line', function () {
     it('events tail -n 2 prints the two newest events as JSON lines, oldest first', async () => {
       // The reader's guard is cluster-wide: wait until no other transaction holds our appends back.
       let newest = await store.readLast(2);
-      await eventually(async () => {
-        newest = await store.readLast(2);
-        return newest.length === 2 && (newest[1].data as { path: string }).path.endsWith('/3');
-      }, { what: 'the appends to be deliverable', timeoutMs: 10_000 });
+      await eventually(
+        async () => {
+          newest = await store.readLast(2);
+          return newest.length === 2 && (newest[1].data as { path: string }).path.endsWith('/3');
+        },
+        { what: 'the appends to be deliverable', timeoutMs: 10_000 },
+      );
       const run = await cli(['events', 'tail', '-n', '2'], { DATABASE_URL: db.url });
       expect(run.code, run.stderr).to.equal(0);
-      const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      const lines = run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(lines.map((l) => [l.position, l.stream, l.version, l.type, l.data.path])).to.deep.equal(
         newest.map((e) => [`${e.position.tx}/${e.position.pos}`, e.streamId, e.version, e.type, (e.data as { path: string }).path]),
       );
@@ -197,7 +212,11 @@ describe('The dn42-control command line', function () {
         for (const round of [1, 2]) {
           const { child, done } = start(['serve'], env);
           try {
-            await eventually(async () => (await get(ports.SITE_PORT, '/')).status === 200, { what: `round ${round}: the site to answer`, timeoutMs: 60_000, everyMs: 200 });
+            await eventually(async () => (await get(ports.SITE_PORT, '/')).status === 200, {
+              what: `round ${round}: the site to answer`,
+              timeoutMs: 60_000,
+              everyMs: 200,
+            });
             for (const port of [ports.CONTROL_PORT, ports.IDENTITY_PORT, ports.REGISTRY_PORT]) {
               const res = await get(port, '/healthz');
               expect(res.status, `round ${round}: /healthz on ${port}`).to.equal(200);
@@ -231,13 +250,16 @@ describe('The dn42-control command line', function () {
       });
       try {
         let answer: { status: number; body: unknown } = { status: 0, body: null };
-        await eventually(async () => {
-          answer = await fetch(`http://127.0.0.1:${identityPort}/api/v1/registry/status`, { headers: { authorization: `Bearer ${SECRET}` } }).then(
-            async (r) => ({ status: r.status, body: await r.json() }),
-            () => ({ status: 0, body: null }),
-          );
-          return answer.status !== 0;
-        }, { what: 'the identity service to answer registry status', timeoutMs: 60_000, everyMs: 100 });
+        await eventually(
+          async () => {
+            answer = await fetch(`http://127.0.0.1:${identityPort}/api/v1/registry/status`, { headers: { authorization: `Bearer ${SECRET}` } }).then(
+              async (r) => ({ status: r.status, body: await r.json() }),
+              () => ({ status: 0, body: null }),
+            );
+            return answer.status !== 0;
+          },
+          { what: 'the identity service to answer registry status', timeoutMs: 60_000, everyMs: 100 },
+        );
         // Without the shared address and token this is 503 (replica unreachable).
         expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
         // A loopback start without REGISTRY_SOURCE serves the sample registry.
@@ -253,13 +275,16 @@ describe('The dn42-control command line', function () {
       const { child, done } = start(['serve', 'control'], { ...env, CONTROL_PORT: String(port) });
       try {
         let status = 0;
-        await eventually(async () => {
-          status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-            (r) => r.status,
-            () => 0,
-          );
-          return status !== 0;
-        }, { what: 'the control server to answer /healthz', timeoutMs: 60_000, everyMs: 100 });
+        await eventually(
+          async () => {
+            status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+              (r) => r.status,
+              () => 0,
+            );
+            return status !== 0;
+          },
+          { what: 'the control server to answer /healthz', timeoutMs: 60_000, everyMs: 100 },
+        );
         expect(status).to.equal(200);
       } finally {
         child.kill('SIGTERM');

@@ -76,7 +76,10 @@ describe('The LISTEN connection', function () {
       // Channels registered before the kill are listened to again; new ones too.
       await listener.listen('spec_other');
       await pool.query(`SELECT pg_notify('spec_channel', 'after'), pg_notify('spec_other', 'other')`);
-      await eventually(() => received.includes('spec_channel:after') && received.includes('spec_other:other'), { what: 'notifications after the reconnection', timeoutMs: 10_000 });
+      await eventually(() => received.includes('spec_channel:after') && received.includes('spec_other:other'), {
+        what: 'notifications after the reconnection',
+        timeoutMs: 10_000,
+      });
 
       // A second kill is survived the same way.
       expect(await killListeners(pool)).to.equal(1);
@@ -93,7 +96,10 @@ describe('The LISTEN connection', function () {
   it('keeps a store subscription delivering events appended after its backend is killed', async () => {
     // The listener's failed reconnection attempts, read from its log.
     let failedAttempts = 0;
-    const watched = pino({ level: 'warn' }, { write: (line: string) => void (JSON.parse(line).msg === 'LISTEN connection failed; retrying' && failedAttempts++) });
+    const watched = pino(
+      { level: 'warn' },
+      { write: (line: string) => void (JSON.parse(line).msg === 'LISTEN connection failed; retrying' && failedAttempts++) },
+    );
     const listener = new PgListener(db.url, watched);
     // A poll interval far beyond the test: delivery here comes from NOTIFY and the
     // reconnection wake-up, not from polling.
@@ -101,13 +107,17 @@ describe('The LISTEN connection', function () {
     // Open the pool's connections now: later the database refuses new ones for a while.
     await Promise.all(Array.from({ length: 5 }, () => pool.query('SELECT pg_sleep(0.05)')));
     const seen: string[] = [];
-    const sub = store.subscribeAll((e) => {
-      if (e.streamId === 'listener-spec') seen.push((e.data as { name: string }).name);
-    }, { from: await store.headPosition() });
+    const sub = store.subscribeAll(
+      (e) => {
+        if (e.streamId === 'listener-spec') seen.push((e.data as { name: string }).name);
+      },
+      { from: await store.headPosition() },
+    );
     // Appends come from another store, as from another process: in-process
     // watchers are woken directly, so only NOTIFY and reconnection reach this one.
     const writer = new PgEventStore({ pool, log });
-    const append = (name: string) => writer.append([{ streamId: 'listener-spec', expected: 'any', events: [{ type: 'Ping', data: { name } }] }], { actor: 'spec' });
+    const append = (name: string) =>
+      writer.append([{ streamId: 'listener-spec', expected: 'any', events: [{ type: 'Ping', data: { name } }] }], { actor: 'spec' });
     try {
       await eventually(async () => (await listenerPids(pool)).length === 1, { what: 'the LISTEN connection', timeoutMs: 10_000 });
       await append('first');

@@ -30,7 +30,9 @@ describe('The connection pool', function () {
       await admin.query('SELECT pg_terminate_backend($1)', [rows[0].pid]);
       // Idle in the transaction while the server closes the session (the runner
       // does this while it reads events on another connection).
-      await eventually(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0].pid])).rowCount === 0, { what: 'the session gone' });
+      await eventually(async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [rows[0].pid])).rowCount === 0, {
+        what: 'the session gone',
+      });
       await client.query('SELECT 1');
     }).catch((err) => (error = err));
     expect(error, 'the transaction on a killed connection').to.be.instanceOf(Error);

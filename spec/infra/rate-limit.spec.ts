@@ -80,6 +80,6 @@ describe('rate limit (PostgreSQL sliding window)', () => {
   it('never lets more than `limit` concurrent takes through', async () => {
     const limit = rateLimit(sys.pool, { pool: 'race-test', limit: 5, windowSeconds: 60 });
     const results = await Promise.all(Array.from({ length: 20 }, () => limit.take('k', at(0))));
-    expect(results.filter(Boolean).length, "exactly the limit passes").to.equal(5);
+    expect(results.filter(Boolean).length, 'exactly the limit passes').to.equal(5);
   });
 });

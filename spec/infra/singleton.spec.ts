@@ -38,7 +38,9 @@ describe('Singleton jobs under an advisory lock', function () {
   });
 
   afterEach(async () => {
-    const { rows } = await a.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
+    const { rows } = await a.query(
+      `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
     expect(rows[0].n, 'advisory locks left behind').to.equal(0);
   });
 

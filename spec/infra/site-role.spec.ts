@@ -20,7 +20,14 @@ describe('serve control site: the home site in the same process as the control s
     db = await createTestDatabase();
     dataDir = await mkdtemp(join(tmpdir(), 'site-role-'));
     // CONTROL_URL names an address nobody answers on (a public name this host cannot reach, say).
-    const config = loadConfig({ DATABASE_URL: db.url, LOG_LEVEL: 'silent', CONTROL_PORT: '0', SITE_PORT: '0', DATA_DIR: dataDir, CONTROL_URL: 'http://127.0.0.1:1' });
+    const config = loadConfig({
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'silent',
+      CONTROL_PORT: '0',
+      SITE_PORT: '0',
+      DATA_DIR: dataDir,
+      CONTROL_URL: 'http://127.0.0.1:1',
+    });
     system = await openSystem(config, createLogger('silent'));
     running = await serve(system, ['control', 'site']);
   });

@@ -39,9 +39,12 @@ describe('integration: zones on an in-zone name server without an address record
     await ok(h.client.put('/admin/nodes/fra1/dns-group', { dns_group_id: group.id }));
     return group.id;
   }
-  const zone = (groupId: number, body: Record<string, unknown>) => ok<{ zone: { id: number; name_server_problem: string | null } }>(h.client.post(`/admin/dns-groups/${groupId}/zones`, body), 201);
-  const record = (groupId: number, zoneId: number, body: Record<string, unknown>) => ok(h.client.post(`/admin/dns-groups/${groupId}/zones/${zoneId}/records`, body), 201);
-  const zoneOut = async (groupId: number, zoneId: number) => ((await ok<{ id: number }[]>(h.client.get(`/admin/dns-groups/${groupId}/zones`))).find((z) => z.id === zoneId) as any);
+  const zone = (groupId: number, body: Record<string, unknown>) =>
+    ok<{ zone: { id: number; name_server_problem: string | null } }>(h.client.post(`/admin/dns-groups/${groupId}/zones`, body), 201);
+  const record = (groupId: number, zoneId: number, body: Record<string, unknown>) =>
+    ok(h.client.post(`/admin/dns-groups/${groupId}/zones/${zoneId}/records`, body), 201);
+  const zoneOut = async (groupId: number, zoneId: number) =>
+    (await ok<{ id: number }[]>(h.client.get(`/admin/dns-groups/${groupId}/zones`))).find((z) => z.id === zoneId) as any;
 
   async function published(): Promise<DesiredState> {
     const { state } = await ok<{ state: DesiredState }>(h.client.get('/admin/nodes/fra1/desired-state'));
@@ -115,7 +118,10 @@ describe('integration: zones on an in-zone name server without an address record
     await ok(h.client.patch(`/admin/dns-groups/${g}`, { bind_addresses: [V4] }));
     expect((await zoneOut(g, defaults.id)).name_server_problem).to.equal(null);
     // The zone's content moved with the group's addresses, so its serial did too.
-    expect(zoneIn(await published(), 'defaults.dn42')).to.deep.include({ soa_serial: serial + 1, records: [{ name: 'ns1', type: 'A', content: V4, ttl: null }] });
+    expect(zoneIn(await published(), 'defaults.dn42')).to.deep.include({
+      soa_serial: serial + 1,
+      records: [{ name: 'ns1', type: 'A', content: V4, ttl: null }],
+    });
     expect((await zoneOut(g, defaults.id)).soa_serial).to.equal(serial + 1);
     expect(zoneIn(await published(), 'outside.dn42')!.soa_serial, 'a zone the addresses do not touch').to.equal(1);
     await ok(h.client.patch(`/admin/dns-groups/${g}`, { bind_addresses: [] }));

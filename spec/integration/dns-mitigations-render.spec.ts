@@ -52,10 +52,15 @@ describe('integration: DNS group and flap mitigations through the agent renderer
     }
 
     const group = await ok<{ id: number }>(
-      c.post('/admin/dns-groups', { name: 'anycast', bind_addresses: ['172.20.0.53', 'fd42:4242:1::53'], forwards: [{ zone: 'dn42', upstreams: ['172.20.0.53'] }] }),
+      c.post('/admin/dns-groups', {
+        name: 'anycast',
+        bind_addresses: ['172.20.0.53', 'fd42:4242:1::53'],
+        forwards: [{ zone: 'dn42', upstreams: ['172.20.0.53'] }],
+      }),
       201,
     );
-    const zone = async (body: Record<string, unknown>) => (await ok<{ zone: { id: number } }>(c.post(`/admin/dns-groups/${group.id}/zones`, body), 201)).zone.id;
+    const zone = async (body: Record<string, unknown>) =>
+      (await ok<{ zone: { id: number } }>(c.post(`/admin/dns-groups/${group.id}/zones`, body), 201)).zone.id;
     const records = async (zoneId: number, list: Record<string, unknown>[]) => {
       for (const r of list) await ok(c.post(`/admin/dns-groups/${group.id}/zones/${zoneId}/records`, r), 201);
     };
@@ -103,14 +108,18 @@ describe('integration: DNS group and flap mitigations through the agent renderer
     return published.state;
   }
 
-  const file = (files: RenderedFile[], path: string) => (files.find((f) => f.path === path) ?? expect.fail(`no ${path} in ${files.map((f) => f.path)}`)).content;
+  const file = (files: RenderedFile[], path: string) =>
+    (files.find((f) => f.path === path) ?? expect.fail(`no ${path} in ${files.map((f) => f.path)}`)).content;
 
   it('renders a document BIRD and BIND accept, with the block as an exact-match reject and the disabled peer without a protocol', async () => {
     const state = await buildNode();
     expect(state.bird.blocked_prefixes).to.deep.equal(['172.23.5.0/24', 'fd42:dead::/48']);
     expect(state.bgp_sessions.map((s) => s.name)).to.deep.equal(['dn42_other']);
     expect(state.interfaces.map((i) => i.name)).to.deep.equal(['dn42_blocked', 'dn42_other']);
-    expect(state.dns!.zones.find((z) => z.zone === '64/26.0.20.172.in-addr.arpa')).to.include({ primary_ns: 'ns1.0.20.172.in-addr.arpa', admin_email: 'hostmaster@0.20.172.in-addr.arpa' });
+    expect(state.dns!.zones.find((z) => z.zone === '64/26.0.20.172.in-addr.arpa')).to.include({
+      primary_ns: 'ns1.0.20.172.in-addr.arpa',
+      admin_email: 'hostmaster@0.20.172.in-addr.arpa',
+    });
 
     await inTempDir(async (dir) => {
       const files = renderAll({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, renderedDir: dir });

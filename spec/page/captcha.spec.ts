@@ -36,7 +36,9 @@ describe('Authorization page: proof-of-work captcha against the service', functi
     expect(puzzles, 'prepare and ticket share one puzzle').to.equal(1);
     const ticket = (first as { ticket: string }).ticket;
     expectResponse(await f.client.post('/api/v1/verification-options', { asn: GAMMA_ASN, captcha_token: ticket })).status(200);
-    expectResponse(await f.client.post('/api/v1/verification-options', { asn: GAMMA_ASN, captcha_token: ticket })).status(400).detail('captcha verification failed');
+    expectResponse(await f.client.post('/api/v1/verification-options', { asn: GAMMA_ASN, captcha_token: ticket }))
+      .status(400)
+      .detail('captcha verification failed');
     const second = (await source.ticket()) as { ticket: string };
     expect(second.ticket).to.be.a('string').and.not.equal(ticket);
     expect(puzzles).to.equal(2);

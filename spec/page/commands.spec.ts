@@ -34,7 +34,12 @@ describe('Authorization page: signing commands', function () {
   });
 
   it('names the usual private key file of each key type', () => {
-    expect(['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ssh-rsa', 'sk-ssh-ed25519@openssh.com'].map(defaultKeyFile)).to.deep.equal(['~/.ssh/id_ed25519', '~/.ssh/id_ecdsa', '~/.ssh/id_rsa', '~/.ssh/id_ed25519_sk']);
+    expect(['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ssh-rsa', 'sk-ssh-ed25519@openssh.com'].map(defaultKeyFile)).to.deep.equal([
+      '~/.ssh/id_ed25519',
+      '~/.ssh/id_ecdsa',
+      '~/.ssh/id_rsa',
+      '~/.ssh/id_ed25519_sk',
+    ]);
   });
 
   for (const kind of ['ed25519', 'ecdsa-256', 'rsa'] as SshKeyKind[]) {
@@ -45,10 +50,16 @@ describe('Authorization page: signing commands', function () {
         const nonce = `AS4242420010-it's-$HOME-${kind}`;
         const signature = runAsShown(sshSignCommand(nonce, key.type), { HOME: home });
         expect(signature).to.match(/^-----BEGIN SSH SIGNATURE-----\n[\s\S]+-----END SSH SIGNATURE-----\n$/);
-        expect(verifySshSignature({ armored: signature, message: nonce, namespace: SSH_NAMESPACE, registeredKeys: [key.publicKey] })).to.deep.equal({ ok: true, key: key.publicKey });
+        expect(verifySshSignature({ armored: signature, message: nonce, namespace: SSH_NAMESPACE, registeredKeys: [key.publicKey] })).to.deep.equal({
+          ok: true,
+          key: key.publicKey,
+        });
         // check-novalidate hashes the bytes it is given: the nonce without a newline verifies, so that is what was signed.
         writeFileSync(join(home, 'sig'), signature);
-        const checked = execFileSync('ssh-keygen', ['-Y', 'check-novalidate', '-n', SSH_NAMESPACE, '-s', join(home, 'sig')], { input: nonce, stdio: ['pipe', 'pipe', 'pipe'] }).toString();
+        const checked = execFileSync('ssh-keygen', ['-Y', 'check-novalidate', '-n', SSH_NAMESPACE, '-s', join(home, 'sig')], {
+          input: nonce,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        }).toString();
         expect(checked).to.match(/Good "dn42-autopeer" signature/);
       } finally {
         rmSync(home, { recursive: true, force: true });

@@ -13,7 +13,17 @@ import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
 import { answer, GRANT, onAnswer, onMethods } from './flow-support.js';
 
 const ASN = 4242420010;
-const CODE: Record<number, string> = { 400: 'invalid_request', 401: 'invalid_token', 403: 'access_denied', 404: 'not_found', 409: 'conflict', 410: 'expired', 422: 'invalid_request', 429: 'rate_limited', 503: 'temporarily_unavailable' };
+const CODE: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'invalid_token',
+  403: 'access_denied',
+  404: 'not_found',
+  409: 'conflict',
+  410: 'expired',
+  422: 'invalid_request',
+  429: 'rate_limited',
+  503: 'temporarily_unavailable',
+};
 
 /** One refusal of the contract's Errors table: its status, the service's own detail text, and where the page must leave the user. */
 interface Refusal {
@@ -98,7 +108,9 @@ describe('Authorization page: every refusal of the verification endpoints is sho
 
     it(`400: stays on the answer with "${WRONG_ANSWER}", what was pasted kept`, () => {
       const [from, effect] = submitted('ssh');
-      expect(expectShown(from, effect, { status: 400, detail: WRONG_ANSWER, error: 'wrong_answer', screen: 'answer', retry: false }).draft?.answer).to.equal('pasted');
+      expect(expectShown(from, effect, { status: 400, detail: WRONG_ANSWER, error: 'wrong_answer', screen: 'answer', retry: false }).draft?.answer).to.equal(
+        'pasted',
+      );
     });
 
     it('422 of a PGP answer: stays on the answer and opens the public key field', () => {
@@ -123,7 +135,10 @@ describe('Authorization page: every refusal of the verification endpoints is sho
   describe('passkey login', () => {
     for (const status of [404, 429, 503]) {
       it(`login/begin ${status}: falls back to the options without showing anything`, () => {
-        const [model, next] = update(onAsn(), answer({ kind: 'passkeyBegin', asn: ASN }, status, { detail: status === 404 ? NO_PASSKEY : 'x', error: CODE[status], fatal: false }));
+        const [model, next] = update(
+          onAsn(),
+          answer({ kind: 'passkeyBegin', asn: ASN }, status, { detail: status === 404 ? NO_PASSKEY : 'x', error: CODE[status], fatal: false }),
+        );
         expect(next).to.deep.equal({ kind: 'options', asn: ASN });
         expect(model.error).to.equal(undefined);
       });

@@ -4,8 +4,21 @@ import type { Challenge, VerificationOptions } from '../../http/identity/page/ty
 
 /** Fixtures of the page's state-machine specs: an authorize-context, the options of AS4242420010, challenges, a grant. */
 
-export const PARAMS = { client_id: 'app-1', redirect_uri: 'http://127.0.0.1:9/cb', response_type: 'code', scope: 'openid dn42', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', state: 'st-1' };
-export const CONTEXT = { client: { name: 'Peering Portal' }, scopes: [{ id: 'openid', description: 'your identity' }], params: PARAMS, captcha: { kind: 'pow', endpoint: '/api/v1/captcha/challenge' } };
+export const PARAMS = {
+  client_id: 'app-1',
+  redirect_uri: 'http://127.0.0.1:9/cb',
+  response_type: 'code',
+  scope: 'openid dn42',
+  code_challenge: 'x'.repeat(43),
+  code_challenge_method: 'S256',
+  state: 'st-1',
+};
+export const CONTEXT = {
+  client: { name: 'Peering Portal' },
+  scopes: [{ id: 'openid', description: 'your identity' }],
+  params: PARAMS,
+  captcha: { kind: 'pow', endpoint: '/api/v1/captcha/challenge' },
+};
 export const OPTIONS: VerificationOptions = {
   asn: 4242420010,
   as_name: 'GAMMA-AS',
@@ -35,7 +48,12 @@ export function after(model: Model, ...msgs: Msg[]): [Model, Effect | undefined]
   for (const msg of msgs) [model, effect] = update(model, msg);
   return [model, effect];
 }
-export const answer = (effect: Effect, status: number, body: unknown = null, at = 1_000): Msg => ({ type: 'done', effect, result: { status, body } as ApiResult, at });
+export const answer = (effect: Effect, status: number, body: unknown = null, at = 1_000): Msg => ({
+  type: 'done',
+  effect,
+  result: { status, body } as ApiResult,
+  at,
+});
 
 /** A model on the methods screen of AS4242420010 (browser with passkeys unless told otherwise). */
 export function onMethods(passkeys = true): Model {

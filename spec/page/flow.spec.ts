@@ -1,5 +1,15 @@
 import { expect } from 'chai';
-import { approveBody, INSECURE_CONTEXT, INVALID_ASN, PASSKEY_SAVED, initialModel, parseAsn, update, type Effect, type Model } from '../../http/identity/page/flow.js';
+import {
+  approveBody,
+  INSECURE_CONTEXT,
+  INVALID_ASN,
+  PASSKEY_SAVED,
+  initialModel,
+  parseAsn,
+  update,
+  type Effect,
+  type Model,
+} from '../../http/identity/page/flow.js';
 import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
 import { after, answer, challengeOf, CONTEXT, GRANT, onAnswer, onMethods, PARAMS } from './flow-support.js';
 
@@ -17,13 +27,21 @@ describe('Authorization page flow', () => {
 
     it('sends a faulty but verified request back to the redirect_to of the backend, with its detail shown meanwhile', () => {
       const to = 'http://127.0.0.1:9/cb?error=invalid_scope&state=st-1';
-      const [model, effect] = after(initialModel(), { type: 'start', secure: true, passkeys: false }, answer({ kind: 'context' }, 200, { redirect_to: to, error: 'invalid_scope', detail: 'scope must contain openid' }));
+      const [model, effect] = after(
+        initialModel(),
+        { type: 'start', secure: true, passkeys: false },
+        answer({ kind: 'context' }, 200, { redirect_to: to, error: 'invalid_scope', detail: 'scope must contain openid' }),
+      );
       expect(model.screen).to.deep.equal({ name: 'leaving', to, detail: 'scope must contain openid' });
       expect(effect).to.deep.equal({ kind: 'navigate', to });
     });
 
     it('shows the fatal screen for an invalid client or redirect_uri and never navigates', () => {
-      const [model, effect] = after(initialModel(), { type: 'start', secure: true, passkeys: false }, answer({ kind: 'context' }, 400, { error: 'invalid_redirect_uri', detail: 'redirect_uri is not registered for this client', fatal: true }));
+      const [model, effect] = after(
+        initialModel(),
+        { type: 'start', secure: true, passkeys: false },
+        answer({ kind: 'context' }, 400, { error: 'invalid_redirect_uri', detail: 'redirect_uri is not registered for this client', fatal: true }),
+      );
       expect(model.screen).to.deep.equal({ name: 'fatal', detail: 'redirect_uri is not registered for this client' });
       expect(effect).to.equal(undefined);
       expect(update(model, { type: 'retry' })[1], 'nothing to retry').to.equal(undefined);
@@ -50,7 +68,13 @@ describe('Authorization page flow', () => {
   describe('AS number and passkey login', () => {
     it('accepts AS4242420010, as4242420010 and a bare number; refuses syntax errors and numbers outside 1..4294967295', () => {
       expect([parseAsn('AS4242420010'), parseAsn(' as4242420010 '), parseAsn('4294967295')]).to.deep.equal([4242420010, 4242420010, 4294967295]);
-      expect([parseAsn('0'), parseAsn('4294967296'), parseAsn('AS-1'), parseAsn('42 42'), parseAsn('')]).to.deep.equal([undefined, undefined, undefined, undefined, undefined]);
+      expect([parseAsn('0'), parseAsn('4294967296'), parseAsn('AS-1'), parseAsn('42 42'), parseAsn('')]).to.deep.equal([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
       const [model, effect] = update({ ...initialModel(), screen: { name: 'asn' } }, { type: 'asnEntered', text: 'AS0' });
       expect(effect).to.equal(undefined);
       expect(model.error?.detail).to.equal(INVALID_ASN);
@@ -64,14 +88,20 @@ describe('Authorization page flow', () => {
     });
 
     it('falls back silently to the options when login/begin answers 404', () => {
-      const [model, effect] = update({ ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'asn' } }, answer({ kind: 'passkeyBegin', asn: 4242420010 }, 404, { detail: 'no passkey', error: 'not_found', fatal: false }));
+      const [model, effect] = update(
+        { ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'asn' } },
+        answer({ kind: 'passkeyBegin', asn: 4242420010 }, 404, { detail: 'no passkey', error: 'not_found', fatal: false }),
+      );
       expect(effect).to.deep.equal({ kind: 'options', asn: 4242420010 });
       expect(model.error).to.equal(undefined);
     });
 
     it('offers the passkey after a 200 of login/begin and logs in with that ceremony; a session goes to consent without enrolment', () => {
       const ceremony = { ceremony_id: 'c-1', options: { challenge: 'abc' } };
-      const [offer] = update({ ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'asn' } }, answer({ kind: 'passkeyBegin', asn: 4242420010 }, 200, ceremony));
+      const [offer] = update(
+        { ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'asn' } },
+        answer({ kind: 'passkeyBegin', asn: 4242420010 }, 200, ceremony),
+      );
       expect(offer.screen).to.deep.equal({ name: 'passkey', ceremony });
       const [, login] = update(offer, { type: 'usePasskey' });
       expect(login).to.deep.equal({ kind: 'passkeyLogin', asn: 4242420010, ceremony });
@@ -89,7 +119,10 @@ describe('Authorization page flow', () => {
       const [again, next] = update(used, { type: 'usePasskey' });
       expect(next).to.deep.equal({ kind: 'passkeyLogin', asn: 4242420010, ceremony: undefined });
       // The runner reports the begin of that try as the begin: its 404 is the normal branch.
-      const [model, options] = update(again, answer({ kind: 'passkeyBegin', asn: 4242420010 }, 404, { detail: 'no passkey for this ASN', error: 'not_found', fatal: false }));
+      const [model, options] = update(
+        again,
+        answer({ kind: 'passkeyBegin', asn: 4242420010 }, 404, { detail: 'no passkey for this ASN', error: 'not_found', fatal: false }),
+      );
       expect(options).to.deep.equal({ kind: 'options', asn: 4242420010 });
       expect(model.error).to.equal(undefined);
     });
@@ -106,21 +139,40 @@ describe('Authorization page flow', () => {
   describe('verification', () => {
     it('shows the options, and a refused captcha on them goes back to the AS number with the contract text', () => {
       expect(onMethods().screen.name).to.equal('methods');
-      const [model, effect] = update({ ...onMethods(), screen: { name: 'asn' } }, answer({ kind: 'options', asn: 4242420010 }, 400, { detail: 'captcha verification failed', error: 'captcha_failed', fatal: false }));
+      const [model, effect] = update(
+        { ...onMethods(), screen: { name: 'asn' } },
+        answer({ kind: 'options', asn: 4242420010 }, 400, { detail: 'captcha verification failed', error: 'captcha_failed', fatal: false }),
+      );
       expect(effect).to.equal(undefined);
       expect(model.screen.name).to.equal('asn');
       expect(model.error).to.include({ detail: 'captcha verification failed', retryable: false });
     });
 
     it('asks a captcha only for an option that requires one, and re-sends with the pass while it lives', () => {
-      expect(update(onMethods(), { type: 'optionChosen', optionId: 'ssh-1', at: 0 })[1]).to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'ssh-1', captcha: false });
+      expect(update(onMethods(), { type: 'optionChosen', optionId: 'ssh-1', at: 0 })[1]).to.deep.equal({
+        kind: 'challenge',
+        asn: 4242420010,
+        optionId: 'ssh-1',
+        captcha: false,
+      });
       const [asking, effect] = update(onMethods(), { type: 'optionChosen', optionId: 'email-1', at: 0 });
       expect(effect).to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: true });
       const [model] = update(asking, answer(effect!, 201, challengeOf('email', { captcha_pass: 'pass-1', captcha_pass_expires_in: 1800 }), 10_000));
       expect(model.screen.name).to.equal('answer');
       expect(model.pass).to.deep.equal({ value: 'pass-1', expiresAt: 10_000 + 1_800_000 });
-      expect(update(model, { type: 'resend', at: 20_000 })[1]).to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: false, pass: 'pass-1' });
-      expect(update(model, { type: 'resend', at: 10_000 + 1_800_000 })[1], 'an expired pass is not sent').to.deep.equal({ kind: 'challenge', asn: 4242420010, optionId: 'email-1', captcha: true });
+      expect(update(model, { type: 'resend', at: 20_000 })[1]).to.deep.equal({
+        kind: 'challenge',
+        asn: 4242420010,
+        optionId: 'email-1',
+        captcha: false,
+        pass: 'pass-1',
+      });
+      expect(update(model, { type: 'resend', at: 10_000 + 1_800_000 })[1], 'an expired pass is not sent').to.deep.equal({
+        kind: 'challenge',
+        asn: 4242420010,
+        optionId: 'email-1',
+        captcha: true,
+      });
     });
 
     it('counts the re-send cooldown from when the challenge arrived', () => {
@@ -141,7 +193,11 @@ describe('Authorization page flow', () => {
       const [, email] = update(onAnswer('email'), { type: 'answerSubmitted', answer: ' 123 456 ' });
       expect(email).to.deep.equal({ kind: 'submit', challengeId: 'email-challenge', answer: '123456' });
       const signature = '-----BEGIN SSH SIGNATURE-----\nAAA\n-----END SSH SIGNATURE-----\n';
-      expect(update(onAnswer('ssh'), { type: 'answerSubmitted', answer: signature })[1]).to.deep.equal({ kind: 'submit', challengeId: 'ssh-challenge', answer: signature });
+      expect(update(onAnswer('ssh'), { type: 'answerSubmitted', answer: signature })[1]).to.deep.equal({
+        kind: 'submit',
+        challengeId: 'ssh-challenge',
+        answer: signature,
+      });
       const [empty, none] = update(onAnswer('ssh'), { type: 'answerSubmitted', answer: '  ' });
       expect(none).to.equal(undefined);
       expect(empty.error?.detail).to.match(/BEGIN SSH SIGNATURE/);
@@ -149,7 +205,10 @@ describe('Authorization page flow', () => {
 
     it('keeps a wrong answer in the field with the detail; a failed, terminal or expired challenge goes back to the methods', () => {
       const [submitted, effect] = update(onAnswer('ssh'), { type: 'answerSubmitted', answer: 'bad' });
-      const [wrong] = update(submitted, answer(effect!, 400, { detail: 'the signature does not verify over the challenge nonce', error: 'wrong_answer', fatal: false }));
+      const [wrong] = update(
+        submitted,
+        answer(effect!, 400, { detail: 'the signature does not verify over the challenge nonce', error: 'wrong_answer', fatal: false }),
+      );
       expect(wrong.screen.name).to.equal('answer');
       expect(wrong.draft?.answer).to.equal('bad');
       expect(wrong.error?.detail).to.equal('the signature does not verify over the challenge nonce');
@@ -171,9 +230,15 @@ describe('Authorization page flow', () => {
     it('offers passkey enrolment after a submit only when the service says so and the browser can', () => {
       const granted = (passkeys: boolean, available: boolean | undefined) => {
         const [submitted, effect] = update(onAnswer('ssh', passkeys), { type: 'answerSubmitted', answer: 'sig' });
-        return update(submitted, answer(effect!, 200, { ...GRANT, ...(available === undefined ? {} : { passkey_enrollment_available: available }) }))[0].screen.name;
+        return update(submitted, answer(effect!, 200, { ...GRANT, ...(available === undefined ? {} : { passkey_enrollment_available: available }) }))[0].screen
+          .name;
       };
-      expect([granted(true, true), granted(true, false), granted(true, undefined), granted(false, true)]).to.deep.equal(['enrol', 'consent', 'consent', 'consent']);
+      expect([granted(true, true), granted(true, false), granted(true, undefined), granted(false, true)]).to.deep.equal([
+        'enrol',
+        'consent',
+        'consent',
+        'consent',
+      ]);
     });
   });
 

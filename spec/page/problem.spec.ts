@@ -17,7 +17,14 @@ describe('Authorization page: answers and errors', () => {
     });
 
     it('reads a detail array (422) as its field messages', () => {
-      const body = { detail: [{ loc: ['body', 'asn'], msg: 'must be <= 4294967295', type: 'maximum' }, { loc: ['body'], msg: 'invalid JSON body' }], error: 'invalid_request', fatal: false };
+      const body = {
+        detail: [
+          { loc: ['body', 'asn'], msg: 'must be <= 4294967295', type: 'maximum' },
+          { loc: ['body'], msg: 'invalid JSON body' },
+        ],
+        error: 'invalid_request',
+        fatal: false,
+      };
       expect(problemOf({ status: 422, body }).detail).to.equal('asn: must be <= 4294967295; invalid JSON body');
     });
 
@@ -42,11 +49,21 @@ describe('Authorization page: answers and errors', () => {
   });
 
   describe('classifyContext', () => {
-    const context = { client: { name: 'App' }, scopes: [{ id: 'openid', description: 'who you are' }], params: { client_id: 'c', state: 's' }, captcha: { kind: 'pow', endpoint: '/api/v1/captcha/challenge' } };
+    const context = {
+      client: { name: 'App' },
+      scopes: [{ id: 'openid', description: 'who you are' }],
+      params: { client_id: 'c', state: 's' },
+      captcha: { kind: 'pow', endpoint: '/api/v1/captcha/challenge' },
+    };
 
     it('tells the three results of the contract apart', () => {
       expect(classifyContext({ status: 200, body: context })).to.deep.equal({ kind: 'valid', context });
-      expect(classifyContext({ status: 200, body: { redirect_to: 'https://app.example/cb?error=invalid_target', error: 'invalid_target', detail: 'resource not allowed' } })).to.deep.equal({
+      expect(
+        classifyContext({
+          status: 200,
+          body: { redirect_to: 'https://app.example/cb?error=invalid_target', error: 'invalid_target', detail: 'resource not allowed' },
+        }),
+      ).to.deep.equal({
         kind: 'redirect',
         redirectTo: 'https://app.example/cb?error=invalid_target',
         error: 'invalid_target',

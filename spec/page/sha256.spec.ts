@@ -13,7 +13,11 @@ describe('Authorization page: SHA-256 of the proof-of-work search', () => {
   });
 
   it('derives the keys the server derives (altcha-lib, node:crypto), for several costs and key lengths', async () => {
-    for (const [cost, keyLength] of [[1, 32], [3, 32], [1, 16]]) {
+    for (const [cost, keyLength] of [
+      [1, 32],
+      [3, 32],
+      [1, 16],
+    ]) {
       const parameters = { algorithm: 'SHA-256', nonce: '00', salt: '00', cost, keyLength, keyPrefix: '00' };
       const salt = randomBytes(16);
       const password = randomBytes(20);

@@ -18,7 +18,8 @@ describe('node-status projection (node_status_current)', function () {
     await sys.context.background.drain();
     sys.clock.advance(30_000);
   };
-  const stream = async (nodeId: string) => (await sys.store.readStream(nodeStatusStream(nodeId))).map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent);
+  const stream = async (nodeId: string) =>
+    (await sys.store.readStream(nodeStatusStream(nodeId))).map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent);
   const rows = () => tableRows(sys.pool, 'node_status_current', 'node_id');
 
   before(async () => {

@@ -77,10 +77,13 @@ describe('Projection runtime races', function () {
       (r) => ({ ok: r[0].events }),
       (e: Error & { code?: string }) => ({ failed: `${e.code} ${e.message}` }),
     );
-    await eventually(async () => {
-      const { rows } = await s.pool.query(`SELECT 1 FROM pg_locks WHERE relation = 'race_parent'::regclass AND NOT granted AND mode = 'ExclusiveLock'`);
-      return rows.length > 0;
-    }, { what: 'the rebuild to wait for the parent table', timeoutMs: 10_000 });
+    await eventually(
+      async () => {
+        const { rows } = await s.pool.query(`SELECT 1 FROM pg_locks WHERE relation = 'race_parent'::regclass AND NOT granted AND mode = 'ExclusiveLock'`);
+        return rows.length > 0;
+      },
+      { what: 'the rebuild to wait for the parent table', timeoutMs: 10_000 },
+    );
     open();
     await append;
     const outcome = await rebuild;

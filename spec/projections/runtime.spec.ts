@@ -25,12 +25,20 @@ async function counted(system: TestSystem): Promise<number> {
 async function expectExactlyOnce(system: TestSystem): Promise<void> {
   // Straight from the table: readAll would leave out events committed behind a still-running transaction.
   const events = (
-    await system.pool.query<{ position: string; stream_id: string; data: { value: number } }>(`SELECT position::text AS position, stream_id, data FROM events WHERE type = 'Counted'`)
+    await system.pool.query<{ position: string; stream_id: string; data: { value: number } }>(
+      `SELECT position::text AS position, stream_id, data FROM events WHERE type = 'Counted'`,
+    )
   ).rows.map((r) => ({ position: { pos: BigInt(r.position) }, streamId: r.stream_id, data: r.data }));
   const applied = await system.pool.query('SELECT position::text AS pos, applications FROM test_counter_applied ORDER BY position');
-  expect(applied.rows.filter((r) => r.applications !== 1), 'events applied more than once').to.deep.equal([]);
+  expect(
+    applied.rows.filter((r) => r.applications !== 1),
+    'events applied more than once',
+  ).to.deep.equal([]);
   const positions = events.map((e) => e.position.pos).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  expect(applied.rows.map((r) => r.pos), 'applied events').to.deep.equal(positions.map(String));
+  expect(
+    applied.rows.map((r) => r.pos),
+    'applied events',
+  ).to.deep.equal(positions.map(String));
   const totals = new Map<string, number>();
   for (const e of events) totals.set(e.streamId, (totals.get(e.streamId) ?? 0) + (e.data as { value: number }).value);
   const rows = await system.pool.query('SELECT stream_id, total::int AS total FROM test_counter_totals ORDER BY stream_id');
@@ -43,10 +51,13 @@ async function expectExactlyOnce(system: TestSystem): Promise<void> {
  * suite, a bench) holds back later commits for a moment.
  */
 async function allDeliverable(system: TestSystem): Promise<void> {
-  await eventually(async () => {
-    const { rows } = await system.pool.query(`SELECT tx_id::text || '/' || position::text AS newest FROM events ORDER BY tx_id DESC, position DESC LIMIT 1`);
-    return !rows[0] || formatPosition(await system.store.headPosition()) === rows[0].newest;
-  }, { what: 'every committed event to be deliverable', timeoutMs: 10_000 });
+  await eventually(
+    async () => {
+      const { rows } = await system.pool.query(`SELECT tx_id::text || '/' || position::text AS newest FROM events ORDER BY tx_id DESC, position DESC LIMIT 1`);
+      return !rows[0] || formatPosition(await system.store.headPosition()) === rows[0].newest;
+    },
+    { what: 'every committed event to be deliverable', timeoutMs: 10_000 },
+  );
 }
 
 async function auditRows(system: TestSystem): Promise<unknown[]> {
@@ -65,7 +76,13 @@ async function appendAudits(system: TestSystem, count: number, tag = 'a'): Promi
     const at = new Date(Date.UTC(2026, 10, 1 + (i % 3), 12, 0, i % 60));
     await recordAudit(
       system.store,
-      { actor: `admin-${i % 4}`, method: i % 2 ? 'POST' : 'DELETE', path: `/control/v1/admin/things/${tag}${i}`, status_code: i % 5 ? 200 : 403, detail: i % 5 ? null : 'forbidden' },
+      {
+        actor: `admin-${i % 4}`,
+        method: i % 2 ? 'POST' : 'DELETE',
+        path: `/control/v1/admin/things/${tag}${i}`,
+        status_code: i % 5 ? 200 : 403,
+        detail: i % 5 ? null : 'forbidden',
+      },
       { actor: 'ignored', requestId: `req-${tag}-${i}`, clientAddress: `192.0.2.${i % 250}` },
       at,
     );
@@ -208,8 +225,16 @@ describe('The projection runtime', function () {
         const explain = async () => {
           const status = await s.projections.status();
           const horizon = (await s.pool.query('SELECT event_store_horizon()::text AS h, pg_snapshot_xmax(pg_current_snapshot())::text AS next')).rows[0];
-          const writers = (await s.pool.query(`SELECT a.pid, a.backend_xid::text, a.state, left(a.query, 80) AS query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objid = 1 AND l.classid = 424242`)).rows;
-          const locks = (await s.pool.query(`SELECT a.pid, a.state, a.wait_event, left(a.query, 100) AS query FROM pg_stat_activity a WHERE a.datname = current_database() AND a.state <> 'idle'`)).rows;
+          const writers = (
+            await s.pool.query(
+              `SELECT a.pid, a.backend_xid::text, a.state, left(a.query, 80) AS query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.objid = 1 AND l.classid = 424242`,
+            )
+          ).rows;
+          const locks = (
+            await s.pool.query(
+              `SELECT a.pid, a.state, a.wait_event, left(a.query, 100) AS query FROM pg_stat_activity a WHERE a.datname = current_database() AND a.state <> 'idle'`,
+            )
+          ).rows;
           return JSON.stringify({ counted: await counted(s), status, horizon, writers, busy: locks });
         };
         await eventually(async () => (await counted(s)) === 600, { what: 'both runners to apply 600 events', timeoutMs: 10_000, everyMs: 25, explain });

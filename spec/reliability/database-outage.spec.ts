@@ -89,16 +89,24 @@ describe('a control server whose database goes away under load', function () {
     await Promise.all(running);
 
     const fives = answers.filter((a) => a.status >= 500 && a.status !== 503);
-    expect(fives.map((a) => `${a.phase} ${a.status} ${a.text}`), 'no 5xx other than 503').to.deep.equal([]);
+    expect(
+      fives.map((a) => `${a.phase} ${a.status} ${a.text}`),
+      'no 5xx other than 503',
+    ).to.deep.equal([]);
     for (const a of answers.filter((x) => x.status === 503)) expect(a.retryAfter).to.equal(String(DATABASE_RETRY_AFTER_SECONDS));
     // Once cut, the only answers are 503 (requests already past the database may still have finished).
     expect(count('cut', (a) => a.status !== 503 && a.status >= 300)).to.equal(0);
     expect(created).to.be.greaterThan(0);
     const lines = logged.filter((l) => /database unavailable/.test(l.msg));
     const unhandled = logged.filter((l) => /unhandled/.test(l.msg));
-    expect(unhandled.map((l) => l.msg), 'errors logged as unhandled').to.deep.equal([]);
+    expect(
+      unhandled.map((l) => l.msg),
+      'errors logged as unhandled',
+    ).to.deep.equal([]);
     // One outage (the cut); the terminated backends may have made a second, distinct one before it, never one line per request.
     expect(lines.length, logged.map((l) => l.msg).join('\n')).to.be.within(1, 2);
-    console.log(`      outage: ${answers.length} answers; 503 while cut: ${count('cut', (a) => a.status === 503)}; terminated backends: ${count('terminated', (a) => a.status === 503)} x 503 of ${count('terminated', () => true)}; outage log lines: ${lines.length}`);
+    console.log(
+      `      outage: ${answers.length} answers; 503 while cut: ${count('cut', (a) => a.status === 503)}; terminated backends: ${count('terminated', (a) => a.status === 503)} x 503 of ${count('terminated', () => true)}; outage log lines: ${lines.length}`,
+    );
   });
 });

@@ -112,7 +112,13 @@ describe('a fuzz pass over every operation of the three OpenAPI documents', func
         const label = `${r.method} ${r.url.slice(0, 160)} [${r.what}]`;
         try {
           const withBody = r.method !== 'GET' && r.method !== 'HEAD';
-          const res = await fetch(r.url, { method: r.method, headers: r.headers, body: withBody ? r.body : undefined, redirect: 'manual', signal: AbortSignal.timeout(20_000) });
+          const res = await fetch(r.url, {
+            method: r.method,
+            headers: r.headers,
+            body: withBody ? r.body : undefined,
+            redirect: 'manual',
+            signal: AbortSignal.timeout(20_000),
+          });
           statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
           // An event stream answers with its headers and stays open: its status is what counts.
           const text = (res.headers.get('content-type') ?? '').includes('event-stream') ? (await res.body?.cancel(), '') : await res.text();
@@ -125,7 +131,10 @@ describe('a fuzz pass over every operation of the three OpenAPI documents', func
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     if (process.env.FUZZ_REPORT) (await import('node:fs')).writeFileSync(process.env.FUZZ_REPORT, JSON.stringify(findings, null, 1));
-    const summary = [...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ');
+    const summary = [...statuses]
+      .sort((a, b) => a[0] - b[0])
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
     console.log(`      fuzz: ${requests.length} requests over ${operationCount} operations (seed ${SEED}); ${summary}`);
     expect(findings, findings.map((f) => `${f.status} ${f.request} ${f.text}`).join('\n')).to.deep.equal([]);
     // Still serving: the pass did not take a service down.

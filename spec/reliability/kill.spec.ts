@@ -94,7 +94,9 @@ describe('kill -9 of the control server during concurrent admin writes', functio
       const client = new pg.Client({ connectionString: db.url });
       await client.connect();
       try {
-        const { rows } = await client.query<{ method: string; path: string; status_code: number }>(`SELECT method, path, status_code FROM audit_log WHERE status_code < 300`);
+        const { rows } = await client.query<{ method: string; path: string; status_code: number }>(
+          `SELECT method, path, status_code FROM audit_log WHERE status_code < 300`,
+        );
         const audited = new Map<string, number>();
         for (const r of rows) audited.set(`${r.method} ${r.path} ${r.status_code}`, (audited.get(`${r.method} ${r.path} ${r.status_code}`) ?? 0) + 1);
         const wanted = new Map<string, number>();

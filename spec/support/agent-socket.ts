@@ -44,7 +44,13 @@ export function agentSocket(baseUrl: string, path: string, token?: string, heade
     next(type, timeoutMs = 5000) {
       return new Promise((resolve, reject) => {
         // The bound of the wait.
-        const timer = setTimeout(() => reject(new Error(`no ${typeof type === 'function' ? 'matching message' : (type ?? 'message')} within ${timeoutMs} ms; got ${JSON.stringify(messages)}`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(`no ${typeof type === 'function' ? 'matching message' : (type ?? 'message')} within ${timeoutMs} ms; got ${JSON.stringify(messages)}`),
+            ),
+          timeoutMs,
+        );
         const check = () => {
           const i = find(type);
           if (i >= 0) {
@@ -67,12 +73,10 @@ export function agentSocket(baseUrl: string, path: string, token?: string, heade
   };
 }
 
-
 /** Closes the client and waits until the server's hub has let go of it and its presence row is gone. */
 export async function disconnect(instance: ControlInstance, client: AgentClient, nodeId: string): Promise<void> {
   const before = instance.sockets.hub.connectionCount(nodeId);
-  const rows = async () =>
-    (await instance.sys.pool.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = $1`, [nodeId])).rows[0].n as number;
+  const rows = async () => (await instance.sys.pool.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = $1`, [nodeId])).rows[0].n as number;
   const rowsBefore = await rows();
   await client.close();
   await eventually(() => instance.sockets.hub.connectionCount(nodeId) < before);

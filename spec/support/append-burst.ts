@@ -31,10 +31,7 @@ async function worker(): Promise<void> {
     if (i % 2 === 0) {
       // Few streams, so concurrent appends contend for the same stream rows.
       const streamId = `single-${i % 3}`;
-      await store.append(
-        [{ streamId, expected: 'any', events: [0, 1].map((part) => ({ type: 'BurstSingle', data: { appendId, part } })) }],
-        metadata,
-      );
+      await store.append([{ streamId, expected: 'any', events: [0, 1].map((part) => ({ type: 'BurstSingle', data: { appendId, part } })) }], metadata);
       process.stdout.write(`ack ${appendId} single ${streamId}\n`);
     } else {
       const k = i % 4;

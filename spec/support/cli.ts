@@ -25,7 +25,12 @@ export function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** Starts a `node <script> ...args` of the project (the real command line, as `npm start` runs it: the prebuilt bundle when fresh, else tsx). */
-export function startScript(script: string, args: readonly string[], env: Record<string, string>, options: { cwd?: string; input?: string; timeoutMs?: number } = {}): Started {
+export function startScript(
+  script: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  options: { cwd?: string; input?: string; timeoutMs?: number } = {},
+): Started {
   const child = spawn(process.execPath, [`${ROOT}${script}`, ...args], { cwd: options.cwd ?? ROOT, env: cliEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -53,10 +58,17 @@ export function dn42Control(args: readonly string[], env: Record<string, string>
 }
 
 /** `dn42-control serve` until the site and the three APIs answer; `stop()` sends SIGINT (a Ctrl-C) and waits. */
-export async function serveUntilUp(env: Record<string, string>, ports: { control: number; identity: number; registry: number; site: number }, timeoutMs = 90_000): Promise<Started & { stop(signal?: NodeJS.Signals): Promise<Run> }> {
+export async function serveUntilUp(
+  env: Record<string, string>,
+  ports: { control: number; identity: number; registry: number; site: number },
+  timeoutMs = 90_000,
+): Promise<Started & { stop(signal?: NodeJS.Signals): Promise<Run> }> {
   const started = startScript('infra/cli/bin.mjs', ['serve'], env, { timeoutMs: 300_000 });
   let exited = false;
-  void started.done.then(() => (exited = true), () => (exited = true));
+  void started.done.then(
+    () => (exited = true),
+    () => (exited = true),
+  );
   const answers = (port: number, path: string) =>
     fetch(`http://127.0.0.1:${port}${path}`).then(
       (r) => r.status === 200,
@@ -65,7 +77,13 @@ export async function serveUntilUp(env: Record<string, string>, ports: { control
   const up = await eventually(
     async () => {
       if (exited) return 'exited';
-      return (await answers(ports.site, '/')) && (await answers(ports.control, '/healthz')) && (await answers(ports.identity, '/healthz')) && (await answers(ports.registry, '/healthz')) && 'up';
+      return (
+        (await answers(ports.site, '/')) &&
+        (await answers(ports.control, '/healthz')) &&
+        (await answers(ports.identity, '/healthz')) &&
+        (await answers(ports.registry, '/healthz')) &&
+        'up'
+      );
     },
     { what: 'dn42-control serve to answer on every service', timeoutMs, everyMs: 200 },
   ).catch((err: unknown) => {

@@ -151,7 +151,11 @@ export function templateName(sets: readonly MigrationSet[]): string {
   const hash = createHash('sha256');
   for (const set of sets) {
     hash.update(`set\0${set.name}\0`);
-    for (const file of migrationFiles(set.dir)) hash.update(`file\0${file}\0`).update(readFileSync(join(set.dir, file))).update('\0');
+    for (const file of migrationFiles(set.dir))
+      hash
+        .update(`file\0${file}\0`)
+        .update(readFileSync(join(set.dir, file)))
+        .update('\0');
   }
   return `${TEMPLATE_PREFIX}${hash.digest('hex').slice(0, 24)}`;
 }
@@ -188,7 +192,11 @@ async function copyFor(sets: readonly MigrationSet[]): Promise<string> {
   const name = (await spare) ?? (await copy());
   const times = (asked.get(key) ?? 0) + 1;
   asked.set(key, times);
-  if (times >= 2) spares.set(key, copy().catch(() => undefined)); // a failed spare: the next ask copies itself
+  if (times >= 2)
+    spares.set(
+      key,
+      copy().catch(() => undefined),
+    ); // a failed spare: the next ask copies itself
   return name;
 }
 
@@ -201,8 +209,10 @@ async function createFromTemplate(admin: pg.Client, name: string, sets: readonly
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (attempt >= 50) throw err;
-      if (code === '3D000') templates.delete(template); // pruned meanwhile by another run: built again
-      else if (code === '55006') await new Promise((resolve) => setTimeout(resolve, 100)); // a session on the template: retried briefly
+      if (code === '3D000')
+        templates.delete(template); // pruned meanwhile by another run: built again
+      else if (code === '55006')
+        await new Promise((resolve) => setTimeout(resolve, 100)); // a session on the template: retried briefly
       else throw err;
     }
   }

@@ -52,7 +52,8 @@ export function expectResponse(res: ApiResponse) {
       return chain;
     },
     detail(text: string | RegExp) {
-      const detail = typeof res.body?.detail === 'object' && res.body.detail !== null && 'message' in res.body.detail ? res.body.detail.message : res.body?.detail;
+      const detail =
+        typeof res.body?.detail === 'object' && res.body.detail !== null && 'message' in res.body.detail ? res.body.detail.message : res.body?.detail;
       if (text instanceof RegExp) expect(detail).to.match(text);
       else expect(detail).to.equal(text);
       return chain;

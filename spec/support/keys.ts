@@ -40,7 +40,10 @@ export class SshKeyPair {
 
   /** `ssh-keygen -Y sign` over exactly `message` (the bytes, no newline added); extra args go before `-f`, e.g. `['-O', 'hashalg=sha256']`. */
   sign(message: string, namespace = SSH_NAMESPACE, extra: readonly string[] = []): string {
-    return execFileSync('ssh-keygen', ['-Y', 'sign', ...extra, '-f', this.path, '-n', namespace], { input: message, stdio: ['pipe', 'pipe', 'ignore'] }).toString('utf8');
+    return execFileSync('ssh-keygen', ['-Y', 'sign', ...extra, '-f', this.path, '-n', namespace], {
+      input: message,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    }).toString('utf8');
   }
 
   destroy(): void {
@@ -168,7 +171,9 @@ export function fakeHardwareKey(): { publicKey: string; sign(message: string, na
       const flagsAndCounter = Buffer.from([0x01, 0, 0, 0, 7]);
       const signature = Buffer.concat([sshString(type), sshString(randomBytes(64)), flagsAndCounter]);
       const version = Buffer.from([0, 0, 0, 1]);
-      return armorSshSig(Buffer.concat([Buffer.from('SSHSIG'), version, sshString(blob), sshString(namespace), sshString(''), sshString('sha512'), sshString(signature)]));
+      return armorSshSig(
+        Buffer.concat([Buffer.from('SSHSIG'), version, sshString(blob), sshString(namespace), sshString(''), sshString('sha512'), sshString(signature)]),
+      );
     },
   };
 }

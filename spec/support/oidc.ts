@@ -36,7 +36,11 @@ export async function registerClient(
   f: { admin: ReturnType<typeof api> },
   input: { redirect_uris: string[]; confidential?: boolean; name?: string },
 ): Promise<RegisteredClient> {
-  const res = await f.admin.post('/api/v1/admin/oauth-clients', { name: input.name ?? 'Spec App', redirect_uris: input.redirect_uris, confidential: input.confidential ?? false });
+  const res = await f.admin.post('/api/v1/admin/oauth-clients', {
+    name: input.name ?? 'Spec App',
+    redirect_uris: input.redirect_uris,
+    confidential: input.confidential ?? false,
+  });
   expectResponse(res).status(201);
   return res.body;
 }

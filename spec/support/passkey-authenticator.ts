@@ -77,9 +77,28 @@ export class SoftAuthenticator {
     );
     const idLength = Buffer.alloc(2);
     idLength.writeUInt16BE(credential.id.length);
-    const authData = Buffer.concat([sha256(options.rp.id ?? this.rpId), Buffer.from([0x45]), counterBytes(credential.counter), Buffer.alloc(16), idLength, credential.id, coseKey]);
-    const attestationObject = cbor(new Map<Cbor, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
-    const clientData = JSON.stringify({ type: overrides.type ?? 'webauthn.create', challenge: options.challenge, origin: overrides.origin ?? this.origin, crossOrigin: false });
+    const authData = Buffer.concat([
+      sha256(options.rp.id ?? this.rpId),
+      Buffer.from([0x45]),
+      counterBytes(credential.counter),
+      Buffer.alloc(16),
+      idLength,
+      credential.id,
+      coseKey,
+    ]);
+    const attestationObject = cbor(
+      new Map<Cbor, Cbor>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', authData],
+      ]),
+    );
+    const clientData = JSON.stringify({
+      type: overrides.type ?? 'webauthn.create',
+      challenge: options.challenge,
+      origin: overrides.origin ?? this.origin,
+      crossOrigin: false,
+    });
     return {
       id: b64url(credential.id),
       rawId: b64url(credential.id),

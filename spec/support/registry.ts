@@ -42,7 +42,13 @@ export class RegistryRepo {
   git(...args: string[]): string {
     return execFileSync('git', args, {
       cwd: this.dir,
-      env: { ...process.env, GIT_AUTHOR_NAME: 'spec', GIT_AUTHOR_EMAIL: 'spec@example.net', GIT_COMMITTER_NAME: 'spec', GIT_COMMITTER_EMAIL: 'spec@example.net' },
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 'spec',
+        GIT_AUTHOR_EMAIL: 'spec@example.net',
+        GIT_COMMITTER_NAME: 'spec',
+        GIT_COMMITTER_EMAIL: 'spec@example.net',
+      },
       maxBuffer: 1 << 28,
     }).toString('utf8');
   }
@@ -93,132 +99,192 @@ export function spaced(fpr: string): string {
  */
 export function writeBaseRegistry(repo: RegistryRepo): RegistryRepo {
   repo
-    .put('aut-num', 'AS4242420001', rpsl([
-      ['aut-num', 'AS4242420001'],
-      ['as-name', 'ALPHA-AS'],
-      ['descr', 'Alpha network'],
-      '                    spread over two lines',
-      '+',
-      ['admin-c', 'ALPHA-DN42'],
-      ['tech-c', 'ALPHA-DN42'],
-      ['tech-c', 'OPS-DN42'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['mnt-by', 'BETA-MNT'],
-      ['remarks', 'http://example.net: a value with colons'],
-      ['source', 'DN42'],
-    ]))
-    .put('aut-num', 'AS4242420002', rpsl([
-      ['aut-num', 'AS4242420002'],
-      ['as-name', 'BETA-AS'],
-      ['admin-c', 'BETA-DN42'],
-      ['tech-c', 'BETA-DN42'],
-      ['mnt-by', 'BETA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('aut-num', 'AS4242420003', rpsl([
-      ['aut-num', 'AS4242420003'],
-      ['admin-c', 'GHOST-DN42'],
-      ['mnt-by', 'GHOST-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('mntner', 'ALPHA-MNT', rpsl([
-      ['mntner', 'ALPHA-MNT'],
-      ['admin-c', 'ALPHA-DN42'],
-      ['tech-c', 'CAROL-DN42'],
-      ['auth', `pgp-fingerprint ${ALPHA_FPR.toLowerCase()}`],
-      ['auth', 'PGPKEY-F164E04F'],
-      ['auth', `${ALPHA_KEY} alpha@laptop`],
-      ['auth', `${ALPHA_SK_KEY} yubikey`],
-      ['auth', 'ed25519-pw AAAAsomething'],
-      ['auth', 'signify RWQabc'],
-      ['auth', 'mntner ALPHA-MNT'],
-      ['auth', 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA'],
-      ['auth', 'pgp-fingerprint 0123'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('mntner', 'BETA-MNT', rpsl([
-      ['mntner', 'BETA-MNT'],
-      ['admin-c', 'BETA-DN42'],
-      ['auth', `pgp-fingerprint ${BETA_FPR}`],
-      ['auth', `${BETA_RSA_KEY}`],
-      ['mnt-by', 'BETA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('key-cert', 'PGPKEY-F164E04F', rpsl([
-      ['key-cert', 'PGPKEY-F164E04F'],
-      ['method', 'PGP'],
-      ['owner', 'Alpha <alpha@example.net>'],
-      ['fingerpr', spaced(KEYCERT_FPR)],
-      ['certif', '-----BEGIN PGP PUBLIC KEY BLOCK-----'],
-      ['certif', ''],
-      ['certif', 'mDMEZabcdefghijklmnopqrstuvwxyz0123456789'],
-      ['certif', '=AbCd'],
-      ['certif', '-----END PGP PUBLIC KEY BLOCK-----'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('person', 'ALPHA-DN42', rpsl([
-      ['person', 'Alice Alpha'],
-      ['e-mail', 'alice@alpha.example   '],
-      ['e-mail', 'noc@alpha.example'],
-      ['nic-hdl', 'ALPHA-DN42'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('person', 'CAROL-DN42', rpsl([
-      ['person', 'Carol'],
-      ['e-mail', 'carol@alpha.example'],
-      ['nic-hdl', 'CAROL-DN42'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('person', 'BETA-DN42', rpsl([
-      ['person', 'Bob Beta'],
-      ['nic-hdl', 'BETA-DN42'],
-      ['mnt-by', 'BETA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('role', 'OPS-DN42', rpsl([
-      ['role', 'Alpha operations'],
-      ['admin-c', 'CAROL-DN42'],
-      ['nic-hdl', 'OPS-DN42'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('route', '172.20.1.0/24', rpsl([
-      ['route', '172.20.1.0/24'],
-      ['origin', 'AS4242420001'],
-      ['origin', 'AS4242420002'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('route', '172.20.2.0/26', rpsl([
-      ['route', '172.20.2.0/26'],
-      ['origin', 'AS4242420001'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('route6', 'fd42:1::/48', rpsl([
-      ['route6', 'fd42:1::/48'],
-      ['origin', 'AS4242420001'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('inetnum', '172.20.1.0/24', rpsl([
-      ['inetnum', '172.20.1.0 - 172.20.1.255'],
-      ['cidr', '172.20.1.0/24'],
-      ['netname', 'ALPHA-NET'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
-    .put('inet6num', 'fd42:1::/48', rpsl([
-      ['inet6num', 'fd42:0001:0000:0000:0000:0000:0000:0000 - fd42:0001:0000:ffff:ffff:ffff:ffff:ffff'],
-      ['cidr', 'fd42:1::/48'],
-      ['netname', 'ALPHA-NET6'],
-      ['mnt-by', 'ALPHA-MNT'],
-      ['source', 'DN42'],
-    ]))
+    .put(
+      'aut-num',
+      'AS4242420001',
+      rpsl([
+        ['aut-num', 'AS4242420001'],
+        ['as-name', 'ALPHA-AS'],
+        ['descr', 'Alpha network'],
+        '                    spread over two lines',
+        '+',
+        ['admin-c', 'ALPHA-DN42'],
+        ['tech-c', 'ALPHA-DN42'],
+        ['tech-c', 'OPS-DN42'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['mnt-by', 'BETA-MNT'],
+        ['remarks', 'http://example.net: a value with colons'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'aut-num',
+      'AS4242420002',
+      rpsl([
+        ['aut-num', 'AS4242420002'],
+        ['as-name', 'BETA-AS'],
+        ['admin-c', 'BETA-DN42'],
+        ['tech-c', 'BETA-DN42'],
+        ['mnt-by', 'BETA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'aut-num',
+      'AS4242420003',
+      rpsl([
+        ['aut-num', 'AS4242420003'],
+        ['admin-c', 'GHOST-DN42'],
+        ['mnt-by', 'GHOST-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'mntner',
+      'ALPHA-MNT',
+      rpsl([
+        ['mntner', 'ALPHA-MNT'],
+        ['admin-c', 'ALPHA-DN42'],
+        ['tech-c', 'CAROL-DN42'],
+        ['auth', `pgp-fingerprint ${ALPHA_FPR.toLowerCase()}`],
+        ['auth', 'PGPKEY-F164E04F'],
+        ['auth', `${ALPHA_KEY} alpha@laptop`],
+        ['auth', `${ALPHA_SK_KEY} yubikey`],
+        ['auth', 'ed25519-pw AAAAsomething'],
+        ['auth', 'signify RWQabc'],
+        ['auth', 'mntner ALPHA-MNT'],
+        ['auth', 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAA'],
+        ['auth', 'pgp-fingerprint 0123'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'mntner',
+      'BETA-MNT',
+      rpsl([
+        ['mntner', 'BETA-MNT'],
+        ['admin-c', 'BETA-DN42'],
+        ['auth', `pgp-fingerprint ${BETA_FPR}`],
+        ['auth', `${BETA_RSA_KEY}`],
+        ['mnt-by', 'BETA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'key-cert',
+      'PGPKEY-F164E04F',
+      rpsl([
+        ['key-cert', 'PGPKEY-F164E04F'],
+        ['method', 'PGP'],
+        ['owner', 'Alpha <alpha@example.net>'],
+        ['fingerpr', spaced(KEYCERT_FPR)],
+        ['certif', '-----BEGIN PGP PUBLIC KEY BLOCK-----'],
+        ['certif', ''],
+        ['certif', 'mDMEZabcdefghijklmnopqrstuvwxyz0123456789'],
+        ['certif', '=AbCd'],
+        ['certif', '-----END PGP PUBLIC KEY BLOCK-----'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'person',
+      'ALPHA-DN42',
+      rpsl([
+        ['person', 'Alice Alpha'],
+        ['e-mail', 'alice@alpha.example   '],
+        ['e-mail', 'noc@alpha.example'],
+        ['nic-hdl', 'ALPHA-DN42'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'person',
+      'CAROL-DN42',
+      rpsl([
+        ['person', 'Carol'],
+        ['e-mail', 'carol@alpha.example'],
+        ['nic-hdl', 'CAROL-DN42'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'person',
+      'BETA-DN42',
+      rpsl([
+        ['person', 'Bob Beta'],
+        ['nic-hdl', 'BETA-DN42'],
+        ['mnt-by', 'BETA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'role',
+      'OPS-DN42',
+      rpsl([
+        ['role', 'Alpha operations'],
+        ['admin-c', 'CAROL-DN42'],
+        ['nic-hdl', 'OPS-DN42'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'route',
+      '172.20.1.0/24',
+      rpsl([
+        ['route', '172.20.1.0/24'],
+        ['origin', 'AS4242420001'],
+        ['origin', 'AS4242420002'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'route',
+      '172.20.2.0/26',
+      rpsl([
+        ['route', '172.20.2.0/26'],
+        ['origin', 'AS4242420001'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'route6',
+      'fd42:1::/48',
+      rpsl([
+        ['route6', 'fd42:1::/48'],
+        ['origin', 'AS4242420001'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'inetnum',
+      '172.20.1.0/24',
+      rpsl([
+        ['inetnum', '172.20.1.0 - 172.20.1.255'],
+        ['cidr', '172.20.1.0/24'],
+        ['netname', 'ALPHA-NET'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'inet6num',
+      'fd42:1::/48',
+      rpsl([
+        ['inet6num', 'fd42:0001:0000:0000:0000:0000:0000:0000 - fd42:0001:0000:ffff:ffff:ffff:ffff:ffff'],
+        ['cidr', 'fd42:1::/48'],
+        ['netname', 'ALPHA-NET6'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
     .put('person', 'BROKEN-DN42', 'this file is not an object\nperson: Broken\n');
   writeFileSync(join(repo.dir, 'data', 'filter.txt'), '# not an object\n');
   writeFileSync(join(repo.dir, 'README.md'), 'dn42 registry (spec copy)\n');

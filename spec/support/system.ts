@@ -74,7 +74,12 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   const sets = [...stateMigrations, ...projectionMigrationSets(projectionList)];
   const db = options.database ? { ...options.database, drop: async () => {} } : await createTestDatabase(sets);
   // The specs' clients connect over loopback and play the edge proxy with forwarding headers.
-  const config = loadConfig({ TRUSTED_PROXIES: '127.0.0.1,::1,10.0.0.0/8', ...options.env, DATABASE_URL: db.url, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent' });
+  const config = loadConfig({
+    TRUSTED_PROXIES: '127.0.0.1,::1,10.0.0.0/8',
+    ...options.env,
+    DATABASE_URL: db.url,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+  });
   const log = createLogger(config.logLevel);
   const pool = createPool(db.url, 30);
   const listener = new PgListener(db.url, log);
@@ -89,7 +94,17 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   // A registry of its own (no process series: a spec process starts hundreds of systems); the services append through the timed store.
   const metrics = new SystemMetrics(log);
   metrics.watchProjections(() => projections.status());
-  const context: ServiceContext = { config, log, pool, store: metrics.appends.measure(store), projections, now: clock.now, background: new BackgroundTasks(), doorbell, metrics };
+  const context: ServiceContext = {
+    config,
+    log,
+    pool,
+    store: metrics.appends.measure(store),
+    projections,
+    now: clock.now,
+    background: new BackgroundTasks(),
+    doorbell,
+    metrics,
+  };
   return {
     db,
     config,

@@ -13,7 +13,11 @@ import { FAMILIES, block, channelOf, type Family } from './syntax.js';
 
 export function header(state: DesiredState): string[] {
   const node = state.node;
-  return [`# dn42-agent: BIRD 2 configuration of node ${safeComment(node.node_id)} (AS${node.asn}), rendered; the next apply overwrites it.`, `router id ${node.router_id};`, ''];
+  return [
+    `# dn42-agent: BIRD 2 configuration of node ${safeComment(node.node_id)} (AS${node.asn}), rendered; the next apply overwrites it.`,
+    `router id ${node.router_id};`,
+    '',
+  ];
 }
 
 export function deviceAndDirect(): string[] {

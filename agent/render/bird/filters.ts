@@ -56,7 +56,9 @@ export function filterFacts(state: DesiredState): FilterFacts {
     dn42: per((f) => [...state.bird.import_prefixes[channelOf(f)]]),
     own: per((f) => prefixesOf(f, f === 'v4' ? node.ipv4_prefixes : node.ipv6_prefixes)),
     blocked: per((f) => prefixesOf(f, state.bird.blocked_prefixes)),
-    localPref: per((f) => state.bird.route_local_pref.map((r) => ({ prefix: prefixesOf(f, [r.prefix])[0], local_pref: r.local_pref })).filter((r) => r.prefix !== undefined)),
+    localPref: per((f) =>
+      state.bird.route_local_pref.map((r) => ({ prefix: prefixesOf(f, [r.prefix])[0], local_pref: r.local_pref })).filter((r) => r.prefix !== undefined),
+    ),
     coldPotato: node.region !== null && state.bird.cold_potato_med !== null,
   };
 }
@@ -110,13 +112,19 @@ function familyFunctions(state: DesiredState, f: Family, facts: FilterFacts): st
     `# iBGP export (${channelOf(f)}): our own prefixes and BGP routes; hosts and links travel in OSPF.`,
     ...fn(FN.ibgpExportOk(f), [`return source = RTS_BGP || proto = "${PROTOCOL.own(f)}";`]),
     `# OSPF export (${channelOf(f)}): loopback and host routes inside our own prefixes.`,
-    ...fn(FN.ospfExportOk(f), own ? [`if !(net ~ ${SET.own(f)}) then return false;`, `return source = RTS_DEVICE || proto = "${PROTOCOL.hosts(f)}";`] : ['return false;']),
+    ...fn(
+      FN.ospfExportOk(f),
+      own ? [`if !(net ~ ${SET.own(f)}) then return false;`, `return source = RTS_DEVICE || proto = "${PROTOCOL.hosts(f)}";`] : ['return false;'],
+    ),
     `# Kernel export (${channelOf(f)}): everything but interface routes and the unreachable origination routes.`,
     ...fn(FN.kernelExportOk(f), ['if source = RTS_DEVICE then return false;', `return proto != "${PROTOCOL.own(f)}";`]),
   ];
   if (facts.localPref[f].length > 0) {
     const rules = facts.localPref[f].map((r) => `if net ~ [ ${r.prefix}+ ] then { bgp_local_pref = ${r.local_pref}; return true; }`);
-    lines.push(`# route_local_pref (${channelOf(f)}): the first prefix that holds the route sets its local preference.`, ...fn(FN.localPref(f), [...rules, 'return false;']));
+    lines.push(
+      `# route_local_pref (${channelOf(f)}): the first prefix that holds the route sets its local preference.`,
+      ...fn(FN.localPref(f), [...rules, 'return false;']),
+    );
   }
   return lines;
 }

@@ -11,7 +11,10 @@ import { FAMILIES, block, channelOf, familyOfPrefix, network, type Family } from
 
 function hostsStatic(state: DesiredState, f: Family): string[] {
   const routes = state.bird.internal_topology.hosts.flatMap((h) =>
-    h.addresses.map(network).filter((p) => familyOfPrefix(p) === f).map((p) => `route ${p} via "${h.interface}"; # ${safeComment(h.name)}`),
+    h.addresses
+      .map(network)
+      .filter((p) => familyOfPrefix(p) === f)
+      .map((p) => `route ${p} via "${h.interface}"; # ${safeComment(h.name)}`),
   );
   if (routes.length === 0) return [];
   return [...block(`protocol static ${PROTOCOL.hosts(f)}`, [`${channelOf(f)};`, ...routes]), ''];

@@ -26,7 +26,11 @@ function ibgpProtocol(state: DesiredState, router: Router, f: Family, facts: Fil
     ...(facts.coldPotato ? ['med metric on;'] : []),
     ...block(channelOf(f), ['next hop self ebgp;', 'import all;', `export where ${FN.ibgpExportOk(f)}();`], '};'),
   ];
-  return [`# iBGP (${channelOf(f)}) with ${safeComment(router.node_id)}, router id ${router.router_id}.`, ...block(`protocol bgp ${ibgpProtocolName(router, f)}`, body), ''];
+  return [
+    `# iBGP (${channelOf(f)}) with ${safeComment(router.node_id)}, router id ${router.router_id}.`,
+    ...block(`protocol bgp ${ibgpProtocolName(router, f)}`, body),
+    '',
+  ];
 }
 
 export function ibgpProtocols(state: DesiredState, facts: FilterFacts): string[] {

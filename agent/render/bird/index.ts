@@ -51,7 +51,14 @@ export function renderBird(inputs: RenderInputs): RenderedFile[] {
   const internal = [...hostStatics(state), ...ospfProtocols(state), ...ibgpProtocols(state, facts)];
   return [
     file(BIRD_FILES.main, text(main)),
-    file(BIRD_FILES.filters, filtersConf(state, facts, state.bgp_sessions.flatMap((s) => sessionFilters(s, facts)))),
+    file(
+      BIRD_FILES.filters,
+      filtersConf(
+        state,
+        facts,
+        state.bgp_sessions.flatMap((s) => sessionFilters(s, facts)),
+      ),
+    ),
     file(BIRD_FILES.internal, text(internal.length === 0 ? ['# No internal topology: no hosts, OSPF or iBGP.'] : internal)),
     file(BIRD_FILES.ebgp, ebgpConf(state, facts)),
     ...(loadsRoas(state) ? FAMILIES.map((f) => file(BIRD_FILES.roa[f], roaFile(f, inputs.roas ?? null))) : []),

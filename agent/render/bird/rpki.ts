@@ -29,7 +29,11 @@ export const loadsRoas = (state: DesiredState): boolean => rpkiModeOf(state) !==
 /** The table declarations, for `bird/filters.conf` (before the functions that check against them). */
 export function roaTables(state: DesiredState): string[] {
   if (!loadsRoas(state)) return [];
-  return ['# ROA tables (dn42 registry route objects), filled by the roa_v4/roa_v6 statics of bird.conf.', ...FAMILIES.map((f) => `${f === 'v4' ? 'roa4' : 'roa6'} table ${ROA_TABLE(f)};`), ''];
+  return [
+    '# ROA tables (dn42 registry route objects), filled by the roa_v4/roa_v6 statics of bird.conf.',
+    ...FAMILIES.map((f) => `${f === 'v4' ? 'roa4' : 'roa6'} table ${ROA_TABLE(f)};`),
+    '',
+  ];
 }
 
 /** The eBGP import check line of a family, when the mode rejects invalid routes. */

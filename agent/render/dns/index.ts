@@ -20,5 +20,8 @@ export function renderDns(inputs: RenderInputs): RenderedFile[] {
   const dns = inputs.state.dns;
   if (dns === null) return [];
   const file = (path: string, content: string): RenderedFile => ({ path, content, mode: PUBLIC_MODE });
-  return [file(NAMED_CONF, namedConf(dns, inputs.state.node.node_id, inputs.renderedDir)), ...dns.zones.map((z) => file(zonePath(z.zone), zoneFile(z, dns.group_name)))];
+  return [
+    file(NAMED_CONF, namedConf(dns, inputs.state.node.node_id, inputs.renderedDir)),
+    ...dns.zones.map((z) => file(zonePath(z.zone), zoneFile(z, dns.group_name))),
+  ];
 }

@@ -21,7 +21,8 @@ import { fqdn, rname } from './names.js';
  */
 
 function recordLine(zone: DnsZoneState, r: DnsRecordState): string {
-  if (/[\x00-\x08\x0a-\x1f\x7f]/.test(r.content)) throw new RenderError(`invalid content of ${r.type} record '${r.name}' in zone ${zone.zone}: control characters are not allowed`);
+  if (/[\x00-\x08\x0a-\x1f\x7f]/.test(r.content))
+    throw new RenderError(`invalid content of ${r.type} record '${r.name}' in zone ${zone.zone}: control characters are not allowed`);
   return `${r.name}\t${r.ttl ?? zone.default_ttl}\tIN\t${r.type}\t${r.content}`;
 }
 

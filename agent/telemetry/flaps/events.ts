@@ -21,7 +21,14 @@ export interface RouteEvent {
  */
 export function routeEvents(before: ReadonlyMap<string, RouteView>, after: ReadonlyMap<string, RouteView>): RouteEvent[] {
   const events: RouteEvent[] = [];
-  const event = (kind: RouteEvent['kind'], v: RouteView): RouteEvent => ({ kind, prefix: v.prefix, protocol: v.protocol, peer_asn: v.peer_asn, origin_asn: v.origin_asn, as_path: v.as_path });
+  const event = (kind: RouteEvent['kind'], v: RouteView): RouteEvent => ({
+    kind,
+    prefix: v.prefix,
+    protocol: v.protocol,
+    peer_asn: v.peer_asn,
+    origin_asn: v.origin_asn,
+    as_path: v.as_path,
+  });
   for (const [key, now] of after) {
     const was = before.get(key);
     if (!was) events.push(event('announce', now));

@@ -28,7 +28,10 @@ export async function resolveAgentToken(ctx: ServiceContext, authorization: stri
 }
 
 /** `resolveAgentToken` with the token's expiry, which a long-lived socket has to watch. */
-export async function resolveAgentGrant(ctx: ServiceContext, authorization: string | undefined): Promise<{ agent: AgentPrincipal; expires_at: Date | null } | null> {
+export async function resolveAgentGrant(
+  ctx: ServiceContext,
+  authorization: string | undefined,
+): Promise<{ agent: AgentPrincipal; expires_at: Date | null } | null> {
   const bearer = bearerOf(authorization);
   const parsed = bearer === undefined ? undefined : parseAgentToken(bearer);
   if (!parsed) return null;

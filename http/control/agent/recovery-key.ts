@@ -28,7 +28,11 @@ export function agentRecoveryKeyRoutes(ctx: ServiceContext) {
     tags: AGENT_TAGS,
     query: Type.Object({ node_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false }),
     responses: {
-      200: Type.Object({ configured: Type.Boolean(), public_key_pem: Type.Optional(Type.String()), fingerprint: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })) }),
+      200: Type.Object({
+        configured: Type.Boolean(),
+        public_key_pem: Type.Optional(Type.String()),
+        fingerprint: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+      }),
       401: 'missing, wrong, expired or revoked agent token',
       403: 'node_id is not the token node',
     },

@@ -30,7 +30,9 @@ export const RegisterBody = Type.Object(
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer>>(t: T) => Type.Union([t, Type.Null()]);
 
 export const RegisterResponse = Type.Object({
-  status: Type.Union([Type.Literal('accepted'), Type.Literal('pending-approval')], { description: '`accepted` with a token, or `pending-approval` (retry later; the enrollment token is not consumed)' }),
+  status: Type.Union([Type.Literal('accepted'), Type.Literal('pending-approval')], {
+    description: '`accepted` with a token, or `pending-approval` (retry later; the enrollment token is not consumed)',
+  }),
   node_id: Type.String({ description: 'the node registered' }),
   agent_id: { ...Nullable(Type.String()), description: 'the agent id, or null while pending' },
   agent_token: Nullable(Type.String({ description: '`<token_id>.<secret>`, shown once; null while pending' })),

@@ -47,10 +47,15 @@ const EnrollmentTokenOut = Type.Object({
   used_at: { ...NullableTimestamp, description: 'when an agent used it; null while unused' },
   created_at: { ...Timestamp, description: 'when it was created' },
 });
-const EnrollmentTokenCreated = Type.Composite([EnrollmentTokenOut, Type.Object({ secret: Type.String({ description: 'the plaintext token, shown only in this response' }) })]);
+const EnrollmentTokenCreated = Type.Composite([
+  EnrollmentTokenOut,
+  Type.Object({ secret: Type.String({ description: 'the plaintext token, shown only in this response' }) }),
+]);
 const EnrollmentBody = Type.Object(
   {
-    token: Type.Optional(Type.String({ description: 'literal secret: 43 to 512 base64url characters with at least 128 bits of estimated entropy, else 400; an existing one 409' })),
+    token: Type.Optional(
+      Type.String({ description: 'literal secret: 43 to 512 base64url characters with at least 128 bits of estimated entropy, else 400; an existing one 409' }),
+    ),
     node_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
     description: Type.Optional(Nullable(Type.String({ maxLength: 1024 }))),
     expires_at: Type.Optional(Nullable(Type.String({ format: 'date-time' }))),
@@ -161,7 +166,9 @@ export function agentTokenRoutes(ctx: ServiceContext): ApiRouter {
  * check closes them too.
  */
 async function closeSocketsOf(ctx: ServiceContext, tokenId: string): Promise<void> {
-  await announceRevoked(ctx.pool, tokenId).catch((err) => ctx.log.error({ err, token_id: tokenId }, 'could not announce a revoked agent token; its sockets close at the next token check'));
+  await announceRevoked(ctx.pool, tokenId).catch((err) =>
+    ctx.log.error({ err, token_id: tokenId }, 'could not announce a revoked agent token; its sockets close at the next token check'),
+  );
 }
 
 function enrollmentRoutes(ctx: ServiceContext, r: ApiRouter): void {
@@ -225,13 +232,15 @@ function registrationRoutes(ctx: ServiceContext, r: ApiRouter): void {
       ...common,
       method: 'post',
       path: `/admin/registrations/{registration_id}/${verb}`,
-      summary: `${verdict === 'Approve' ? 'approve (does not provision or issue tokens)' : 'reject (the node\'s agent gets 403 from then on)'}; allowed in any state`,
+      summary: `${verdict === 'Approve' ? 'approve (does not provision or issue tokens)' : "reject (the node's agent gets 403 from then on)"}; allowed in any state`,
       params: RegistrationParams,
       body: NoteBody,
       responses: { 200: RegistrationOut, 404: 'unknown registration' },
       handler: async (req, res) => {
         const by = typeof res.locals.actor === 'string' ? res.locals.actor : 'admin';
-        res.json(await decideRegistration(deps, req.params.registration_id, verdict, { note: req.body.note ?? null, by, now: ctx.now() }, metadataOf(ctx, req, res)));
+        res.json(
+          await decideRegistration(deps, req.params.registration_id, verdict, { note: req.body.note ?? null, by, now: ctx.now() }, metadataOf(ctx, req, res)),
+        );
       },
     });
   }

@@ -32,7 +32,11 @@ export function agentUpdateRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'one release file as application/octet-stream (version and name checked by allow-list)',
     // No length limits here: the allow-lists below answer every bad value with the same `invalid …` detail.
     params: Type.Object({ version: Type.String(), filename: Type.String() }),
-    responses: { 200: { mediaType: 'application/octet-stream', schema: Type.String({ contentEncoding: 'binary' }), description: 'the file' }, 404: 'no such file', 422: 'invalid version or file name' },
+    responses: {
+      200: { mediaType: 'application/octet-stream', schema: Type.String({ contentEncoding: 'binary' }), description: 'the file' },
+      404: 'no such file',
+      422: 'invalid version or file name',
+    },
     handler: async (req, res) => {
       const { version, filename } = req.params;
       checkVersion(version, ['path', 'version']);

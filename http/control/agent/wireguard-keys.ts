@@ -31,7 +31,14 @@ export function agentWireguardKeyRoutes(ctx: ServiceContext) {
     security: AGENT,
     tags: AGENT_TAGS,
     body: WireguardKeysSchema,
-    responses: { 200: KeyResponse, 401: 'missing, wrong, expired or revoked agent token', 403: 'node_id is not the token node', 404: 'unknown node <id>', 409: KeyResponse, 422: 'invalid body' },
+    responses: {
+      200: KeyResponse,
+      401: 'missing, wrong, expired or revoked agent token',
+      403: 'node_id is not the token node',
+      404: 'unknown node <id>',
+      409: KeyResponse,
+      422: 'invalid body',
+    },
     handler: async (req, res) => {
       const { node_id, public_key, private_key_escrow } = req.body;
       checkAgentNode(res, node_id);

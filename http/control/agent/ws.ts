@@ -46,7 +46,8 @@ async function onHeartbeat(ctx: ServiceContext, nodeId: string, heartbeat: Agent
   await republishOnAgentVersion(fleetDeps(ctx), nodeId, previous, heartbeat.agent_version, { actor: `agent:${nodeId}`, recordedAt: ctx.now().toISOString() });
 }
 
-const optionalString = (v: unknown): string | null | undefined => (v === undefined || v === null ? null : typeof v === 'string' && v.length <= 128 ? v : undefined);
+const optionalString = (v: unknown): string | null | undefined =>
+  v === undefined || v === null ? null : typeof v === 'string' && v.length <= 128 ? v : undefined;
 
 /** A well-formed `{type: 'heartbeat', agent_version?, applied_generation?, apply_status?}`, else undefined. */
 export function heartbeatOf(data: RawData): AgentHeartbeat | undefined {

@@ -27,7 +27,9 @@ export function loginCaptchaProblem(config: ServiceContext['config']): string | 
     case undefined:
       return `CONTROL_LOGIN_CAPTCHA is not set, so every control login fails closed with "${CAPTCHA_FAILED}": set CONTROL_LOGIN_CAPTCHA=pow and CAPTCHA_SECRET, or external with CAPTCHA_VERIFY_URL and CAPTCHA_VERIFY_SECRET; ${hint}`;
     case 'pow':
-      return config.captchaSecret ? undefined : `CONTROL_LOGIN_CAPTCHA=pow but CAPTCHA_SECRET is not set, so every control login fails closed with "${CAPTCHA_FAILED}"; ${hint}`;
+      return config.captchaSecret
+        ? undefined
+        : `CONTROL_LOGIN_CAPTCHA=pow but CAPTCHA_SECRET is not set, so every control login fails closed with "${CAPTCHA_FAILED}"; ${hint}`;
     case 'external':
       return config.captchaVerifyUrl && config.captchaVerifySecret
         ? undefined

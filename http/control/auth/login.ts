@@ -56,7 +56,11 @@ export function loginRoute(router: ApiRouter, ctx: ServiceContext, deps: Account
           if (unconfigured) ctx.log.warn({ username }, `control login refused: ${unconfigured}`);
           throw new HttpError(400, CAPTCHA_FAILED);
         }
-        const session = await login(deps, { username, password, now, sessionTtlMs: ctx.config.accountSessionTtlSeconds * 1000 }, requestMetadata(req, res, now));
+        const session = await login(
+          deps,
+          { username, password, now, sessionTtlMs: ctx.config.accountSessionTtlSeconds * 1000 },
+          requestMetadata(req, res, now),
+        );
         res.locals.actor = username;
         res.locals.auditDetail = LOGIN_SUCCEEDED;
         res.setHeader('Cache-Control', 'no-store');

@@ -39,7 +39,12 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'create a record (content checked per type); every member is re-materialised',
     params: ZoneParams,
     body: DnsRecordInSchema,
-    responses: { 201: RecordWrite('the record created and its zone'), 404: 'unknown dns group or zone', 409: 'CNAME conflict', 422: 'invalid field or content' },
+    responses: {
+      201: RecordWrite('the record created and its zone'),
+      404: 'unknown dns group or zone',
+      409: 'CNAME conflict',
+      422: 'invalid field or content',
+    },
     handler: async (req, res) => {
       const { group, zone } = ids(req.params);
       const { result: record } = await createDnsRecord(deps, group, zone, req.body, metadataOf(ctx, req, res));
@@ -53,7 +58,12 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update of a record; type and content are checked together (a PATCH that changes nothing writes nothing)',
     params: RecordParams,
     body: DnsRecordPatchSchema,
-    responses: { 200: RecordWrite('the record updated and its zone'), 404: 'unknown dns group, zone or record', 409: 'CNAME conflict', 422: 'invalid field or content' },
+    responses: {
+      200: RecordWrite('the record updated and its zone'),
+      404: 'unknown dns group, zone or record',
+      409: 'CNAME conflict',
+      422: 'invalid field or content',
+    },
     handler: async (req, res) => {
       const { group, zone, record } = ids(req.params);
       await updateDnsRecord(deps, group, zone, record, req.body, metadataOf(ctx, req, res));
@@ -66,7 +76,10 @@ export function dnsRecordRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/dns-groups/{group_id}/zones/{zone_id}/records/{record_id}',
     summary: 'delete a record; answers the refreshed zone summary (record_count)',
     params: RecordParams,
-    responses: { 200: RecordWrite('record deleted: `record` is null', Type.Null({ description: 'the record was deleted' })), 404: 'unknown dns group, zone or record' },
+    responses: {
+      200: RecordWrite('record deleted: `record` is null', Type.Null({ description: 'the record was deleted' })),
+      404: 'unknown dns group, zone or record',
+    },
     handler: async (req, res) => {
       const { group, zone, record } = ids(req.params);
       await deleteDnsRecord(deps, group, zone, record, metadataOf(ctx, req, res));

@@ -53,7 +53,12 @@ export function dnsZoneRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'partial update of a zone; its SOA serial moves on (a PATCH that changes nothing writes nothing)',
     params: ZoneParams,
     body: DnsZonePatchSchema,
-    responses: { 200: ZoneWrite('the zone updated and its group'), 404: 'unknown dns group or zone', 409: 'zone already exists in the group', 422: 'invalid field' },
+    responses: {
+      200: ZoneWrite('the zone updated and its group'),
+      404: 'unknown dns group or zone',
+      409: 'zone already exists in the group',
+      422: 'invalid field',
+    },
     handler: async (req, res) => {
       const { group, zone } = ids(req.params);
       await updateDnsZone(deps, group, zone, req.body, metadataOf(ctx, req, res));

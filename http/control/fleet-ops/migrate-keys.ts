@@ -7,5 +7,7 @@ import { operationRoute } from './operation-route.js';
 /** `POST /admin/fleet/migrate-keys`: internal links follow the remote node's registered key instead of a pinned one. */
 export function migrateKeysRoute(r: ApiRouter, ctx: ServiceContext, deps: FleetDeps): void {
   const escrowExpected = Boolean(ctx.config.recoveryPublicKey);
-  operationRoute(r, ctx, deps, '/admin/fleet/migrate-keys', "drop pinned peer keys of internal links so they follow the remote node's registered key", () => migrateKeys(escrowExpected));
+  operationRoute(r, ctx, deps, '/admin/fleet/migrate-keys', "drop pinned peer keys of internal links so they follow the remote node's registered key", () =>
+    migrateKeys(escrowExpected),
+  );
 }

@@ -116,7 +116,10 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
     path: '/admin/provision',
     summary: 'store a complete desired state as a new generation (creates the node record when missing)',
     bodyLimit: PROVISION_BODY_LIMIT_BYTES,
-    body: Type.Object({ state: Type.Record(Type.String(), Type.Unknown()), agent_token: Type.Optional(Type.String({ maxLength: 512 })) }, { additionalProperties: false }),
+    body: Type.Object(
+      { state: Type.Record(Type.String(), Type.Unknown()), agent_token: Type.Optional(Type.String({ maxLength: 512 })) },
+      { additionalProperties: false },
+    ),
     responses: {
       201: ProvisionResult,
       400: '`agent_token` is not a full agent token `agt_<suffix>.<secret>` with a strong secret (`invalid token: ...`)',
@@ -160,6 +163,7 @@ export function generationRoutes(ctx: ServiceContext): ApiRouter {
 function provisionedToken(text: string | undefined, now: Date): ProvisionedToken | undefined {
   if (text === undefined) return undefined;
   const parsed = parseAgentToken(text);
-  if (!parsed || !/^agt_[0-9a-f]{16}$/.test(parsed.tokenId)) throw new BadReference('invalid token: agent_token must be a full agent token agt_<16 hex>.<secret>');
+  if (!parsed || !/^agt_[0-9a-f]{16}$/.test(parsed.tokenId))
+    throw new BadReference('invalid token: agent_token must be a full agent token agt_<16 hex>.<secret>');
   return { tokenId: parsed.tokenId, secretSha256: sha256Hex(checkLiteralToken(parsed.secret)), now };
 }

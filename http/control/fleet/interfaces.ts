@@ -27,9 +27,17 @@ const InterfacePatch = Type.Object(
   },
   { additionalProperties: false },
 );
-const SessionIn = Type.Object({ spec: SessionSpecSchema, peering_id: Type.Optional(PeeringRef), sort_order: Type.Optional(SortOrder) }, { additionalProperties: false });
+const SessionIn = Type.Object(
+  { spec: SessionSpecSchema, peering_id: Type.Optional(PeeringRef), sort_order: Type.Optional(SortOrder) },
+  { additionalProperties: false },
+);
 const SessionPatch = Type.Object(
-  { spec: Type.Optional(SessionSpecSchema), peering_id: Type.Optional(PeeringRef), sort_order: Type.Optional(SortOrder), clear_peering: Type.Optional(Type.Boolean()) },
+  {
+    spec: Type.Optional(SessionSpecSchema),
+    peering_id: Type.Optional(PeeringRef),
+    sort_order: Type.Optional(SortOrder),
+    clear_peering: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false },
 );
 
@@ -62,7 +70,8 @@ const INTERFACES: ChildKind<typeof InterfaceIn, typeof InterfacePatch> = {
   patch: InterfacePatch,
   list: listInterfaces,
   get: getInterface,
-  create: (deps, nodeId, b, m) => createInterface(deps, nodeId, { spec: b.spec, peering_id: b.peering_id ?? null, enabled: b.enabled ?? true, sort_order: b.sort_order ?? 0 }, m),
+  create: (deps, nodeId, b, m) =>
+    createInterface(deps, nodeId, { spec: b.spec, peering_id: b.peering_id ?? null, enabled: b.enabled ?? true, sort_order: b.sort_order ?? 0 }, m),
   update: updateInterface,
   remove: deleteInterface,
 };
@@ -126,7 +135,13 @@ function childRoutes<In extends TSchema, Patch extends TSchema>(ctx: ServiceCont
     summary: `create a ${kind.label}; materialise and broadcast`,
     params: NodeIdParams,
     body: kind.body,
-    responses: { 201: kind.out, 400: 'peering not on node', 404: 'unknown node', 409: 'duplicate name (or WireGuard port in use)', 422: 'invalid (or port out of range)' },
+    responses: {
+      201: kind.out,
+      400: 'peering not on node',
+      404: 'unknown node',
+      409: 'duplicate name (or WireGuard port in use)',
+      422: 'invalid (or port out of range)',
+    },
     handler: async (req, res) => {
       const { result: id } = await kind.create(deps, req.params.node_id, req.body as Static<In>, metadataOf(ctx, req, res));
       res.status(201).json(await found(id));

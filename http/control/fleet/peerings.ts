@@ -13,7 +13,6 @@ export type AsNameLookup = (asns: readonly number[]) => Promise<ReadonlyMap<numb
 
 const noRegistry: AsNameLookup = async () => new Map();
 
-
 const ProvisionBody = Type.Object(
   {
     peering: PeeringInSchema,
@@ -89,7 +88,9 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     body: PeeringInSchema,
     responses: { 201: PeeringOutSchema, 400: 'unknown remote node', 404: 'unknown node', 409: 'duplicate name' },
     handler: async (req, res) => {
-      const { answer } = await createPeering(deps, req.params.node_id, req.body, metadataOf(ctx, req, res), (db, id) => getPeering(db, id).then((p) => p ?? notFound(id)));
+      const { answer } = await createPeering(deps, req.params.node_id, req.body, metadataOf(ctx, req, res), (db, id) =>
+        getPeering(db, id).then((p) => p ?? notFound(id)),
+      );
       res.status(201).json(answer);
     },
   });
@@ -114,7 +115,9 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     responses: { 200: PeeringOutSchema, 400: 'unknown remote node', 404: 'unknown peering', 409: 'duplicate name' },
     handler: async (req, res) => {
       const id = intParam(req.params.peering_id);
-      const { answer } = await updatePeering(deps, await owner(id), id, req.body, metadataOf(ctx, req, res), (db) => getPeering(db, id).then((p) => p ?? notFound(id)));
+      const { answer } = await updatePeering(deps, await owner(id), id, req.body, metadataOf(ctx, req, res), (db) =>
+        getPeering(db, id).then((p) => p ?? notFound(id)),
+      );
       res.json(answer);
     },
   });
@@ -142,7 +145,9 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
     handler: async (req, res) => {
       const body = req.body as Static<typeof ProvisionBody>;
       if (body.bgp_spec && body.bgp_specs) {
-        throw new Validation('give either bgp_spec or bgp_specs, not both', [{ loc: ['body', 'bgp_specs'], msg: 'bgp_spec and bgp_specs are mutually exclusive', type: 'value_error' }]);
+        throw new Validation('give either bgp_spec or bgp_specs, not both', [
+          { loc: ['body', 'bgp_specs'], msg: 'bgp_spec and bgp_specs are mutually exclusive', type: 'value_error' },
+        ]);
       }
       const sessions = body.bgp_specs
         ? body.bgp_specs.map((spec, i) => ({ spec, sort_order: (body.bgp_sort_order ?? 0) + i }))
@@ -152,7 +157,11 @@ export function peeringRoutes(ctx: ServiceContext, asNames: AsNameLookup = noReg
       const outcome = await provisionPeering(
         deps,
         req.params.node_id,
-        { peering: body.peering, interface: { spec: body.interface_spec, enabled: body.interface_enabled ?? true, sort_order: body.interface_sort_order ?? 0 }, sessions },
+        {
+          peering: body.peering,
+          interface: { spec: body.interface_spec, enabled: body.interface_enabled ?? true, sort_order: body.interface_sort_order ?? 0 },
+          sessions,
+        },
         metadataOf(ctx, req, res),
       );
       const ids = outcome.result;

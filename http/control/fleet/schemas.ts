@@ -31,7 +31,9 @@ export const NodeOutSchema = component(
       ipv6_prefixes: Type.Array(Type.String(), { description: 'IPv6 prefixes the node originates' }),
       inventory: FreeObject('free-form inventory'),
       labels: FreeObject('free-form labels'),
-      base_template: FreeObject('keys used elsewhere: `runtime.wireguard_port_range`, `bird.cold_potato_med`, `bird.route_local_pref`, `bird.blocked_prefixes`, `bird.internal_topology`'),
+      base_template: FreeObject(
+        'keys used elsewhere: `runtime.wireguard_port_range`, `bird.cold_potato_med`, `bird.route_local_pref`, `bird.blocked_prefixes`, `bird.internal_topology`',
+      ),
       current_generation: Type.Integer({ minimum: 0, description: 'newest published generation; 0 when never published' }),
       lifecycle: Type.String({ description: '`active` or `decommissioned`' }),
       dns_group_id: Nullable(Type.Integer(), 'DNS group the node subscribes to, or null'),
@@ -57,7 +59,10 @@ const peeringFields = {
   updated_at: Time('when the peering last changed'),
 };
 
-export const PeeringOutSchema = component('PeeringOut', Type.Object(peeringFields, { description: 'a peering record (metadata; does not itself enter the desired state)' }));
+export const PeeringOutSchema = component(
+  'PeeringOut',
+  Type.Object(peeringFields, { description: 'a peering record (metadata; does not itself enter the desired state)' }),
+);
 
 export const PeeringRowSchema = component(
   'PeeringRow',
@@ -77,7 +82,7 @@ export const InterfaceOutSchema = component(
       name: Type.String({ description: 'Linux interface name (from the specification)' }),
       kind: Type.String({ description: '`wireguard`' }),
       enabled: Type.Boolean({ description: 'false leaves the interface out of the desired state' }),
-      sort_order: Type.Integer({ description: 'order among the node\'s interfaces' }),
+      sort_order: Type.Integer({ description: "order among the node's interfaces" }),
       spec: component('InterfaceSpec', InterfaceSpecSchema),
     },
     { description: 'a WireGuard interface record' },
@@ -94,7 +99,7 @@ export const SessionOutSchema = component(
       name: Type.String({ description: 'BIRD protocol name (from the specification)' }),
       remote_asn: Type.Integer({ minimum: 1, description: 'AS number of the neighbor' }),
       enabled: Type.Boolean({ description: 'false leaves the session out of the desired state' }),
-      sort_order: Type.Integer({ description: 'order among the node\'s sessions' }),
+      sort_order: Type.Integer({ description: "order among the node's sessions" }),
       spec: component('SessionSpec', SessionSpecSchema),
     },
     { description: 'an eBGP session record' },
@@ -123,7 +128,12 @@ const generationFields = {
 };
 
 export const GenerationInfoSchema = component('GenerationInfo', Type.Object(generationFields, { description: 'generation info' }));
-export const DesiredStateDocument = component('DesiredState', Type.Record(Type.String(), Type.Unknown(), { description: 'a desired-state document: at least `node`, `interfaces[]`, `bgp_sessions[]`, `bird` (full field list: not shown)' }));
+export const DesiredStateDocument = component(
+  'DesiredState',
+  Type.Record(Type.String(), Type.Unknown(), {
+    description: 'a desired-state document: at least `node`, `interfaces[]`, `bgp_sessions[]`, `bird` (full field list: not shown)',
+  }),
+);
 export const GenerationDetailSchema = component(
   'GenerationDetail',
   Type.Object({ ...generationFields, state: DesiredStateDocument }, { description: 'generation info with the full snapshot' }),
@@ -140,7 +150,10 @@ export const PublishedState = Type.Object(
   { description: 'the published desired state' },
 );
 
-export const GenerationList = Type.Object({ generations: Type.Array(GenerationInfoSchema, { description: 'newest first' }) }, { description: 'generation history' });
+export const GenerationList = Type.Object(
+  { generations: Type.Array(GenerationInfoSchema, { description: 'newest first' }) },
+  { description: 'generation history' },
+);
 
 const DiffEntrySchema = component(
   'DiffEntry',
@@ -179,7 +192,11 @@ export const RollbackResult = Type.Object(
 );
 
 export const ProvisionResult = Type.Object(
-  { node_id: Type.String({ description: "the node named by the state's `node.node_id`" }), generation: Type.Integer({ description: 'the generation stored' }), ...Delivery },
+  {
+    node_id: Type.String({ description: "the node named by the state's `node.node_id`" }),
+    generation: Type.Integer({ description: 'the generation stored' }),
+    ...Delivery,
+  },
   { description: 'desired state stored as a new generation' },
 );
 

@@ -91,7 +91,11 @@ export function healthRoutes(ctx: ServiceContext): ApiRouter {
       const lines = await fleetHealth(ctx);
       const count = <K extends string>(values: readonly K[], of: (l: (typeof lines)[number]) => K) =>
         Object.fromEntries(values.map((v) => [v, lines.filter((l) => of(l) === v).length])) as Record<K, number>;
-      const summary = { total: lines.length, ...count(NODE_HEALTH_VALUES, (l) => l.health), agents: count<Liveness>(['online', 'stale', 'offline'], (l) => l.liveness) };
+      const summary = {
+        total: lines.length,
+        ...count(NODE_HEALTH_VALUES, (l) => l.health),
+        agents: count<Liveness>(['online', 'stale', 'offline'], (l) => l.liveness),
+      };
       res.json({ summary, nodes: lines });
     },
   });

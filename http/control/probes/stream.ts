@@ -59,13 +59,14 @@ export async function streamJob(ctx: ServiceContext, kind: JobKind, jobId: strin
         res.write(': keepalive\n\n');
         lastWrite = Date.now();
       }
-      if (!woken && !gone) await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
+      if (!woken && !gone)
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, POLL_MS);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
       wake = () => {};
     }
   } finally {

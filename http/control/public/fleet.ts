@@ -32,7 +32,9 @@ const PublicFleetSchema = Type.Object({
     { description: 'agents by liveness' },
   ),
   nodes: Type.Array(Type.Object({}, { description: `rows with exactly: ${PUBLIC_FLEET_ROW_FIELDS.join(', ')}` })),
-  links: Type.Array(Type.Object({ a: Type.String({ description: 'node id' }), b: Type.String({ description: 'node id' }) }), { description: 'internal WireGuard adjacencies between nodes' }),
+  links: Type.Array(Type.Object({ a: Type.String({ description: 'node id' }), b: Type.String({ description: 'node id' }) }), {
+    description: 'internal WireGuard adjacencies between nodes',
+  }),
 });
 
 /** `GET /public/fleet`: no auth, the fleet overview of active nodes behind its allow-list, cached 60 s. */

@@ -20,7 +20,7 @@ const Point = Type.Object({
 });
 
 const PublicMapSchema = Type.Object({
-  asn: Type.Union([Type.Integer(), Type.Null()], { description: 'the network\'s AS (from the node spec); null without nodes' }),
+  asn: Type.Union([Type.Integer(), Type.Null()], { description: "the network's AS (from the node spec); null without nodes" }),
   updated_at: Type.String({ format: 'date-time', description: 'when this document was generated; on a cache hit, the time it was cached' }),
   stats: Type.Object(
     {

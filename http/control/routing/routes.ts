@@ -15,7 +15,9 @@ export const PrefixQuery = Type.Object(
   {
     family: Type.Optional(Type.Union([Type.Literal('4'), Type.Literal('6')])),
     scope: Type.Union([Type.Literal('all'), Type.Literal('local'), Type.Literal('external')], { default: 'all' }),
-    q: Type.Optional(Type.String({ maxLength: 128, description: 'case-insensitive substring of the prefix or protocol, or digits of the origin ASN (`AS` optional)' })),
+    q: Type.Optional(
+      Type.String({ maxLength: 128, description: 'case-insensitive substring of the prefix or protocol, or digits of the origin ASN (`AS` optional)' }),
+    ),
     rpki: Type.Optional(RpkiState),
     path_asn: Type.Optional(Type.Integer({ minimum: 1, maximum: 4294967295, description: 'a whole hop of the AS path, origin included' })),
     limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
@@ -57,7 +59,11 @@ export function routingRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'top origin ASNs of the latest table by distinct prefixes, with registry names (null without a replica)',
     params: NodeIdParams,
     query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 1000, default: 50 }) }, closed),
-    responses: { 200: Type.Object({ node_id: Type.String(), captured_at: Type.String(), origins: Type.Array(NodeOrigin) }, closed), 404: NOT_FOUND, 422: 'invalid limit' },
+    responses: {
+      200: Type.Object({ node_id: Type.String(), captured_at: Type.String(), origins: Type.Array(NodeOrigin) }, closed),
+      404: NOT_FOUND,
+      422: 'invalid limit',
+    },
     handler: async (req, res) => {
       const latest = await latestRoutingOr404(ctx, req.params.node_id);
       res.json({ node_id: latest.node_id, captured_at: latest.captured_at, origins: await nodeOriginsView(ctx, latest.node_id, req.validQuery.limit) });
@@ -94,7 +100,13 @@ export function routingRoutes(ctx: ServiceContext): ApiRouter {
       const found = await searchRoutes(
         ctx.pool,
         latest.node_id,
-        { family: q.family === undefined ? undefined : (Number(q.family) as 4 | 6), local: q.scope === 'all' ? undefined : q.scope === 'local', q: q.q, rpki: q.rpki, path_asn: q.path_asn },
+        {
+          family: q.family === undefined ? undefined : (Number(q.family) as 4 | 6),
+          local: q.scope === 'all' ? undefined : q.scope === 'local',
+          q: q.q,
+          rpki: q.rpki,
+          path_asn: q.path_asn,
+        },
         q.limit,
         q.offset,
       );

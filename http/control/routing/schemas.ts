@@ -109,7 +109,10 @@ export const FleetSummary = Type.Object(
 );
 
 const SizePoint = Type.Object({ at: Time, size: Nullable(N), size_v4: Nullable(N), size_v6: Nullable(N) }, closed);
-const ChurnPoint = Type.Object({ at: Time, size: Nullable(N), size_v4: Nullable(N), size_v6: Nullable(N), announced: Nullable(N), withdrawn: Nullable(N) }, closed);
+const ChurnPoint = Type.Object(
+  { at: Time, size: Nullable(N), size_v4: Nullable(N), size_v6: Nullable(N), announced: Nullable(N), withdrawn: Nullable(N) },
+  closed,
+);
 
 export const NodeTimeline = Type.Object(
   { range: Type.String(), bucket_seconds: N, points: Type.Array(ChurnPoint), points_previous: Nullable(Type.Array(ChurnPoint)) },
@@ -117,7 +120,10 @@ export const NodeTimeline = Type.Object(
 );
 
 /** The `routing` block of `/ui/dashboard`, and the body of `/ui/routing/fleet-overview` with its `generated_at` and node rows. */
-export const FleetRoutingBlock = Type.Object({ captured_at: Nullable(Time), summary: FleetSummary, trend: Type.Array(SizePoint), origins: Type.Array(FleetOrigin) }, closed);
+export const FleetRoutingBlock = Type.Object(
+  { captured_at: Nullable(Time), summary: FleetSummary, trend: Type.Array(SizePoint), origins: Type.Array(FleetOrigin) },
+  closed,
+);
 
 /** The routing trend's ranges: the console's trend grid (domain/series/grid.ts); without one, 24h. */
 export const RoutingRange = Type.Union(

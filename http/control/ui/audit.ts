@@ -16,7 +16,10 @@ export function consoleAuditRoutes(ctx: ServiceContext): ApiRouter {
     summary: 'audit log newest first; page on with before_id = the last id; q filters actor, method and path (substring, any case)',
     tags: TAGS,
     security: ['admin'],
-    query: Type.Object({ ...PageQuery, q: Type.Optional(Type.String({ maxLength: AUDIT_QUERY_MAX, description: 'empty: no filter' })) }, { additionalProperties: false }),
+    query: Type.Object(
+      { ...PageQuery, q: Type.Optional(Type.String({ maxLength: AUDIT_QUERY_MAX, description: 'empty: no filter' })) },
+      { additionalProperties: false },
+    ),
     responses: { 200: Type.Object({ entries: Type.Array(AuditEntry) }), ...UNAUTHORIZED, 422: 'limit, before_id or q (over 200 characters) out of range' },
     handler: async (req, res) => {
       const { limit, before_id, q } = req.validQuery;

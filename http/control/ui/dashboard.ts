@@ -22,7 +22,7 @@ const DashboardQuery = Type.Object(
     compare: Type.Optional(CompareParam),
     origins_top: Limit('routing.origins rows (as /ui/routing/fleet-overview)', 100),
     origins_sort: Type.Union([Type.Literal('count'), Type.Literal('v4'), Type.Literal('v6')], { default: 'count' }),
-    traffic_limit: Limit('traffic_breakdown peers (the breakdown endpoint\'s peers_limit)', BREAKDOWN_DEFAULTS.peersLimit),
+    traffic_limit: Limit("traffic_breakdown peers (the breakdown endpoint's peers_limit)", BREAKDOWN_DEFAULTS.peersLimit),
     breakdown_top: Limit('traffic_breakdown nodes listed; the rest summed into other', BREAKDOWN_DEFAULTS.breakdownTop),
     as_traffic: Type.Union([Type.Literal('0'), Type.Literal('1')], { default: '0', description: '1 fills traffic_by_as and traffic_mix (null otherwise)' }),
   },

@@ -32,10 +32,20 @@ const FleetOverviewSchema = Type.Object({
 const TrafficBreakdownSchema = Type.Object({
   generated_at: Type.String({ format: 'date-time' }),
   totals: Type.Object(Rates),
-  nodes: Type.Array(Type.Object({ node_id: Type.String(), geo: Geo, sampled_at: NullableString, interval_seconds: NullableNumber, ...Rates, peer_count: Count })),
+  nodes: Type.Array(
+    Type.Object({ node_id: Type.String(), geo: Geo, sampled_at: NullableString, interval_seconds: NullableNumber, ...Rates, peer_count: Count }),
+  ),
   other: Type.Object({ node_count: Count, ...Rates }, { description: 'the nodes beyond `breakdown_top`, summed' }),
   peers: Type.Array(
-    Type.Object({ node_id: Type.String(), geo: Geo, interface: Type.String(), public_key: NullableString, ...Rates, reset: Type.Boolean(), peering: LinkPeering }),
+    Type.Object({
+      node_id: Type.String(),
+      geo: Geo,
+      interface: Type.String(),
+      public_key: NullableString,
+      ...Rates,
+      reset: Type.Boolean(),
+      peering: LinkPeering,
+    }),
   ),
   peer_total: Count,
 });
@@ -59,8 +69,18 @@ export function consoleFleetRoutes(ctx: ServiceContext): ApiRouter {
       summary: 'current WireGuard rates per node and per peer, from the latest two light samples of each node',
       query: Type.Object(
         {
-          peers_limit: Type.Integer({ minimum: 1, maximum: 200, default: BREAKDOWN_DEFAULTS.peersLimit, description: 'peers listed, fleet-wide, busiest first' }),
-          breakdown_top: Type.Integer({ minimum: 1, maximum: 200, default: BREAKDOWN_DEFAULTS.breakdownTop, description: 'nodes listed, busiest first; the rest are summed into `other`' }),
+          peers_limit: Type.Integer({
+            minimum: 1,
+            maximum: 200,
+            default: BREAKDOWN_DEFAULTS.peersLimit,
+            description: 'peers listed, fleet-wide, busiest first',
+          }),
+          breakdown_top: Type.Integer({
+            minimum: 1,
+            maximum: 200,
+            default: BREAKDOWN_DEFAULTS.breakdownTop,
+            description: 'nodes listed, busiest first; the rest are summed into `other`',
+          }),
         },
         { additionalProperties: false },
       ),

@@ -11,7 +11,7 @@ import { ADMIN, NodeIdParams, nodeOr404 } from '../fleet/common.js';
 
 const OrNull = <T extends TSchema>(t: T, description?: string) => Type.Union([t, Type.Null()], description ? { description } : {});
 const Family = Type.Union([Type.Literal('v4'), Type.Literal('v6')]);
-const RibRoutes = OrNull(Type.Integer({ minimum: 0 }), "best routes of the protocol in the latest routing table; null: no table reported");
+const RibRoutes = OrNull(Type.Integer({ minimum: 0 }), 'best routes of the protocol in the latest routing table; null: no table reported');
 const InRib = OrNull(Type.Boolean(), 'the host route of the address is in the latest routing table; null: no table reported');
 
 const InternalTopology = Type.Object({
@@ -31,7 +31,9 @@ const InternalTopology = Type.Object({
       in_rib: OrNull(Type.Boolean(), "a host route of one of the router's loopbacks is in the table; null: no table, or no loopback"),
     }),
   ),
-  unresolved_routers: Type.Array(Type.String(), { description: 'template routers missing from the published state (unknown, decommissioned or the node itself)' }),
+  unresolved_routers: Type.Array(Type.String(), {
+    description: 'template routers missing from the published state (unknown, decommissioned or the node itself)',
+  }),
   adjacencies: Type.Array(Type.Object({ interface: Type.String(), node_id: Type.String(), cost: Type.Integer() })),
   ospf: Type.Array(Type.Object({ protocol: Type.String(), family: Family, rib_routes: RibRoutes }), { description: 'empty without an adjacency' }),
   hosts: Type.Array(

@@ -19,7 +19,9 @@ const NodeMetrics = Type.Object({
   rss_mb: Series,
   rx_bytes_per_sec: Series,
   tx_bytes_per_sec: Series,
-  reconcile_failures: Type.Array(Type.Union([Type.Integer(), Type.Null()]), { description: 'failed reconciliation reports; 0 reported without failures, null not reported' }),
+  reconcile_failures: Type.Array(Type.Union([Type.Integer(), Type.Null()]), {
+    description: 'failed reconciliation reports; 0 reported without failures, null not reported',
+  }),
 });
 const MetricsMatrix = Type.Object({
   generated_at: Type.String(),
@@ -43,7 +45,10 @@ export async function nodesMetrics(ctx: ServiceContext, range: MetricsRange) {
   const [nodes, cells] = await Promise.all([listNodes(ctx.pool), metricsCells(ctx.pool, grid)]);
   const blank = () => Array<number | null>(grid.points).fill(null);
   const rows = new Map<string, NodeMetrics>(
-    nodes.map((n) => [n.node_id, { node_id: n.node_id, cpu_percent: blank(), rss_mb: blank(), rx_bytes_per_sec: blank(), tx_bytes_per_sec: blank(), reconcile_failures: blank() }]),
+    nodes.map((n) => [
+      n.node_id,
+      { node_id: n.node_id, cpu_percent: blank(), rss_mb: blank(), rx_bytes_per_sec: blank(), tx_bytes_per_sec: blank(), reconcile_failures: blank() },
+    ]),
   );
   for (const c of cells) {
     const row = rows.get(c.node_id);
@@ -73,7 +78,12 @@ export function nodesMetricsRoutes(ctx: ServiceContext): ApiRouter {
     security: ADMIN,
     tags: ['console'],
     query: Type.Object(
-      { range: Type.Union(METRICS_RANGES.map((r) => Type.Literal(r)), { default: '6h', description: '1h (5 min, 12), 6h (10 min, 36), 24h (30 min, 48), 7d (3 h, 56)' }) },
+      {
+        range: Type.Union(
+          METRICS_RANGES.map((r) => Type.Literal(r)),
+          { default: '6h', description: '1h (5 min, 12), 6h (10 min, 36), 24h (30 min, 48), 7d (3 h, 56)' },
+        ),
+      },
       { additionalProperties: false },
     ),
     responses: { 200: MetricsMatrix, 422: 'invalid range' },

@@ -28,11 +28,22 @@ const NodeRow = Type.Object(
 );
 
 const Point = (props: Parameters<typeof Type.Object>[0]) => Type.Object({ at: Type.String({ format: 'date-time' }), ...props });
-const SelfMetricsPoint = Point({ cpu_percent: Type.Number(), rss_mb: Type.Number(), last_routing_collect_seconds: NullableNumber, last_reresolve_seconds: NullableNumber });
+const SelfMetricsPoint = Point({
+  cpu_percent: Type.Number(),
+  rss_mb: Type.Number(),
+  last_routing_collect_seconds: NullableNumber,
+  last_reresolve_seconds: NullableNumber,
+});
 const Trends = Type.Object({
   self_metrics: Type.Object({ current: Nullable(SelfMetricsPoint), series: Type.Array(SelfMetricsPoint) }),
   drift: Type.Object({ current: NullableInteger, series: Type.Array(Point({ count: Count })) }),
-  apply: Type.Object({ total: Count, succeeded: Count, last_status: NullableString, last_at: NullableString, series: Type.Array(Point({ status: Type.String() })) }),
+  apply: Type.Object({
+    total: Count,
+    succeeded: Count,
+    last_status: NullableString,
+    last_at: NullableString,
+    series: Type.Array(Point({ status: Type.String() })),
+  }),
 });
 const NodeOverview = Type.Intersect([
   HealthLine,
@@ -86,7 +97,8 @@ export function consoleNodeRoutes(ctx: ServiceContext): ApiRouter {
     .route({
       ...common,
       path: '/ui/nodes/{node_id}/overview',
-      summary: 'node page bundle: health line and latest reports, the full node, DNS group, trends (last 24 h), liveness and geo; never reported: the unknown skeleton',
+      summary:
+        'node page bundle: health line and latest reports, the full node, DNS group, trends (last 24 h), liveness and geo; never reported: the unknown skeleton',
       params: NodeIdParams,
       responses: { 200: NodeOverview, ...UNAUTHORIZED, 404: 'unknown node <id>' },
       handler: async (req, res) => {

@@ -12,7 +12,10 @@ const Name = Nullable(Type.String());
 
 const NodeScore = Type.Object(
   { node_id: Type.String(), score: N, changes: Nullable(Type.Integer()), last_change_at: Nullable(Type.String()), rate_per_s: Nullable(N) },
-  { ...closed, description: "one node's view of the row; changes are counted since the key was first scored (not decayed); rate_per_s null without a baseline" },
+  {
+    ...closed,
+    description: "one node's view of the row; changes are counted since the key was first scored (not decayed); rate_per_s null without a baseline",
+  },
 );
 
 const strength = {
@@ -46,7 +49,12 @@ const PrefixRow = Type.Object(
   closed,
 );
 const Feed = Type.Object(
-  { node_id: Type.String(), feed_state: Type.Union(['established', 'down', 'stale', 'unknown'].map((s) => Type.Literal(s))), captured_at: Type.String(), total_changes: Nullable(Type.Integer()) },
+  {
+    node_id: Type.String(),
+    feed_state: Type.Union(['established', 'down', 'stale', 'unknown'].map((s) => Type.Literal(s))),
+    captured_at: Type.String(),
+    total_changes: Nullable(Type.Integer()),
+  },
   closed,
 );
 const Summary = Type.Object({ near: Type.Integer(), origin: Type.Integer(), path: Type.Integer(), moas: Type.Integer() }, closed);
@@ -60,7 +68,8 @@ export function uiPrefixFlapRoutes(ctx: ServiceContext): ApiRouter {
     tags: ['console'],
     method: 'get',
     path: '/ui/fleet/prefix-flaps',
-    summary: 'prefix flap rows decayed to now: flat (prefix, peer_asn) rows, or with group=prefix one row per prefix with its peer directions; at most 500, no paging',
+    summary:
+      'prefix flap rows decayed to now: flat (prefix, peer_asn) rows, or with group=prefix one row per prefix with its peer directions; at most 500, no paging',
     query: Type.Object(
       {
         min_score: Type.Number({ minimum: 0, default: 1.0 }),

@@ -22,7 +22,12 @@ const RouteTuningView = Type.Object({
   updated_at: Type.String({ format: 'date-time', description: "the node's updated_at" }),
 });
 
-const sessionRow = (s: SessionOut) => ({ id: s.id, name: s.name, remote_asn: s.remote_asn, link_latency: (s.spec.link_latency as number | null | undefined) ?? null });
+const sessionRow = (s: SessionOut) => ({
+  id: s.id,
+  name: s.name,
+  remote_asn: s.remote_asn,
+  link_latency: (s.spec.link_latency as number | null | undefined) ?? null,
+});
 
 /** The route-tuning view from the read models (inside a write's transaction when `db` is its client). */
 async function routeTuningView(db: Queryable, nodeId: string) {

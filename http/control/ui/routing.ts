@@ -21,7 +21,10 @@ export function uiRoutingRoutes(ctx: ServiceContext): ApiRouter {
     params: NodeIdParams,
     query: Type.Object({ range: Type.Optional(RoutingRange), compare: Type.Optional(CompareParam) }, closed),
     responses: {
-      200: Type.Object({ generated_at: Type.String(), node_id: Type.String(), summary: NodeSummary, origins: Type.Array(NodeOrigin), timeline: NodeTimeline }, closed),
+      200: Type.Object(
+        { generated_at: Type.String(), node_id: Type.String(), summary: NodeSummary, origins: Type.Array(NodeOrigin), timeline: NodeTimeline },
+        closed,
+      ),
       404: 'unknown node <id> / no routing table reported for node <id>',
       422: 'invalid range or compare',
     },
@@ -41,7 +44,10 @@ export function uiRoutingRoutes(ctx: ServiceContext): ApiRouter {
     },
     handler: async (req, res) => {
       const q = req.validQuery;
-      const [block, nodes] = await Promise.all([fleetRoutingBlock(ctx, { range: '24h', origins_top: q.origins_top, origins_sort: q.origins_sort ?? 'count' }), fleetRoutingRows(ctx)]);
+      const [block, nodes] = await Promise.all([
+        fleetRoutingBlock(ctx, { range: '24h', origins_top: q.origins_top, origins_sort: q.origins_sort ?? 'count' }),
+        fleetRoutingRows(ctx),
+      ]);
       res.json({ generated_at: ctx.now().toISOString(), ...block, nodes });
     },
   });

@@ -8,7 +8,13 @@ export const NullableNumber = Nullable(Type.Number());
 export const Count = Type.Integer({ minimum: 0 });
 export const Liveness = Type.Union([Type.Literal('online'), Type.Literal('stale'), Type.Literal('offline')]);
 export const Geo = Nullable(
-  Type.Object({ lat: Type.Number(), lon: Type.Number(), city: Type.String(), country: Type.String({ description: 'ISO 3166-1 alpha-2' }), region: NullableInteger }),
+  Type.Object({
+    lat: Type.Number(),
+    lon: Type.Number(),
+    city: Type.String(),
+    country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+    region: NullableInteger,
+  }),
 );
 export const AgentSummary = Type.Object({ online: Count, stale: Count, offline: Count, agents_behind: Count });
 export const Rates = { rx_bytes_per_sec: NullableNumber, tx_bytes_per_sec: NullableNumber };

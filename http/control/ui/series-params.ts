@@ -6,7 +6,9 @@ export const TrafficRangeParam = Type.Union(
   TRAFFIC_RANGES.map((r) => Type.Literal(r)),
   { description: 'window: 6h (5 min buckets, 72), 24h (10 min, 144), 7d (1 h, 168), 30d (4 h, 180); without it the last 120 five-minute buckets' },
 );
-export const CompareParam = Type.Union([Type.Literal('0'), Type.Literal('1')], { description: '1 adds points_previous: the preceding window, same bucket size and count, index-aligned' });
+export const CompareParam = Type.Union([Type.Literal('0'), Type.Literal('1')], {
+  description: '1 adds points_previous: the preceding window, same bucket size and count, index-aligned',
+});
 
 export interface TrendQuery {
   range?: TrafficRange;

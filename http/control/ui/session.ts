@@ -30,7 +30,9 @@ export function sessionRoutes(ctx: ServiceContext): ApiRouter {
   const features = servedFeatures(ctx.config);
   const target = targetVersionCache(ctx.pool);
   const refresh = () => {
-    ctx.background.run(target.refresh()).catch((err: unknown) => ctx.log.warn({ err }, 'agent target version refresh failed; the session keeps the last known'));
+    ctx.background
+      .run(target.refresh())
+      .catch((err: unknown) => ctx.log.warn({ err }, 'agent target version refresh failed; the session keeps the last known'));
   };
   refresh();
   return new ApiRouter('/control/v1').route({
@@ -43,7 +45,8 @@ export function sessionRoutes(ctx: ServiceContext): ApiRouter {
     handler: (_req, res) => {
       if (target.due) refresh();
       const principal = principalOf(res);
-      const identity = principal?.kind === 'account' ? { username: principal.username, kind: 'user' as const } : { username: 'admin', kind: 'static-token' as const };
+      const identity =
+        principal?.kind === 'account' ? { username: principal.username, kind: 'user' as const } : { username: 'admin', kind: 'static-token' as const };
       res.json({
         authenticated: true,
         scope: 'admin',

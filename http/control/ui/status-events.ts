@@ -26,7 +26,12 @@ export function consoleStatusEventRoutes(ctx: ServiceContext): ApiRouter {
       summary: 'status events newest first without payload; page on with before_id = the last id',
       params: NodeIdParams,
       query: Type.Object({ kind: Type.Optional(Type.Union(STATUS_EVENT_KINDS.map((k) => Type.Literal(k)))), ...PageQuery }, { additionalProperties: false }),
-      responses: { 200: Type.Object({ node_id: Type.String(), events: Type.Array(Type.Object(LeanEvent)) }), ...UNAUTHORIZED, 404: 'unknown node <id>', 422: 'invalid kind, limit or before_id' },
+      responses: {
+        200: Type.Object({ node_id: Type.String(), events: Type.Array(Type.Object(LeanEvent)) }),
+        ...UNAUTHORIZED,
+        404: 'unknown node <id>',
+        422: 'invalid kind, limit or before_id',
+      },
       handler: async (req, res) => {
         const node = await nodeOr404(ctx, req.params.node_id);
         const { kind, limit, before_id } = req.validQuery;
@@ -38,7 +43,12 @@ export function consoleStatusEventRoutes(ctx: ServiceContext): ApiRouter {
       path: '/ui/status-events/{event_id}',
       summary: 'one status event with its node and full payload',
       params: Type.Object({ event_id: RowId() }),
-      responses: { 200: Type.Object({ ...LeanEvent, node_id: Type.String(), payload: Type.Unknown() }), ...UNAUTHORIZED, 404: 'unknown status event <id>', 422: 'invalid event_id' },
+      responses: {
+        200: Type.Object({ ...LeanEvent, node_id: Type.String(), payload: Type.Unknown() }),
+        ...UNAUTHORIZED,
+        404: 'unknown status event <id>',
+        422: 'invalid event_id',
+      },
       handler: async (req, res) => {
         const id = Number(req.params.event_id);
         const event = await statusEventById(ctx.pool, id);

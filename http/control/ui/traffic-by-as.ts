@@ -70,7 +70,17 @@ export async function trafficByAs(ctx: ServiceContext, grid: Grid) {
   const external = ranked.reduce((s, r) => s + r.rx + r.tx, 0);
   const table = ranked.slice(0, AS_TABLE_TOP);
   const top = table.slice(0, AS_SERIES_TOP);
-  const [names, cells] = await Promise.all([namesOrNull(ctx, table.map((r) => r.asn)), interfaceRates(ctx.pool, grid, top.flatMap((r) => r.interfaces))]);
+  const [names, cells] = await Promise.all([
+    namesOrNull(
+      ctx,
+      table.map((r) => r.asn),
+    ),
+    interfaceRates(
+      ctx.pool,
+      grid,
+      top.flatMap((r) => r.interfaces),
+    ),
+  ]);
   const name = (asn: number) => names?.get(asn) ?? null;
   /** An AS's rate in a bucket is the sum of its interfaces' rates measured there. */
   const ratesOf = (asn: number) => {
@@ -84,7 +94,13 @@ export async function trafficByAs(ctx: ServiceContext, grid: Grid) {
   return {
     traffic_by_as: {
       series: top.map((r) => ({ asn: r.asn, name: name(r.asn), points: trafficPoints(grid, ratesOf(r.asn)) })),
-      table: table.map((r) => ({ asn: r.asn, name: name(r.asn), rx_bytes: whole(r.rx), tx_bytes: whole(r.tx), share: external > 0 ? Math.round(((r.rx + r.tx) / external) * 10_000) / 10_000 : null })),
+      table: table.map((r) => ({
+        asn: r.asn,
+        name: name(r.asn),
+        rx_bytes: whole(r.rx),
+        tx_bytes: whole(r.tx),
+        share: external > 0 ? Math.round(((r.rx + r.tx) / external) * 10_000) / 10_000 : null,
+      })),
     },
     traffic_mix: {
       internal_bytes: whole(Math.max(0, all.rx + all.tx - external)),

@@ -10,7 +10,11 @@ import { KiB } from '../../shared/body-limit.js';
 const NewClient = Type.Object(
   {
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 20, description: 'https only; plain http only for loopback; exact match' }),
+    redirect_uris: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
+      minItems: 1,
+      maxItems: 20,
+      description: 'https only; plain http only for loopback; exact match',
+    }),
     confidential: Type.Boolean({ description: 'confidential clients get a client_secret, shown once' }),
   },
   { additionalProperties: false },
@@ -22,7 +26,10 @@ const ClientOut = Type.Object({
   redirect_uris: Type.Array(Type.String(), { description: 'matched exactly' }),
   confidential: Type.Boolean({ description: 'confidential clients have a client_secret' }),
 });
-const Registered = Type.Object({ ...ClientOut.properties, client_secret: Type.Optional(Type.String({ description: 'confidential only; this is the only time it is shown' })) });
+const Registered = Type.Object({
+  ...ClientOut.properties,
+  client_secret: Type.Optional(Type.String({ description: 'confidential only; this is the only time it is shown' })),
+});
 const ClientParams = Type.Object({ client_id: Type.String({ minLength: 1, maxLength: 200 }) });
 
 /** `/admin/oauth-clients`: register, list, deregister OAuth applications (admin token). */
@@ -49,7 +56,11 @@ export function oauthClientRoutes(router: ApiRouter, ctx: ServiceContext, deps: 
       summary: 'the registered OAuth applications (never a secret)',
       tags: ['admin'],
       security: ['admin'],
-      responses: { 200: Type.Object({ clients: Type.Array(ClientOut, { description: 'registered applications' }) }), 401: 'missing or invalid admin token', 403: 'IDENTITY_ADMIN_TOKEN not configured' },
+      responses: {
+        200: Type.Object({ clients: Type.Array(ClientOut, { description: 'registered applications' }) }),
+        401: 'missing or invalid admin token',
+        403: 'IDENTITY_ADMIN_TOKEN not configured',
+      },
       handler: async (_req, res) => {
         const clients = await activeClients(ctx.pool);
         res.json({ clients: clients.map(({ client_id, name, redirect_uris, confidential }) => ({ client_id, name, redirect_uris, confidential })) });

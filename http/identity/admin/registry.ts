@@ -59,13 +59,20 @@ export function registryRoutes(router: ApiRouter, ctx: ServiceContext): void {
       tags: ['admin'],
       security: ['admin'],
       query: Type.Object({ force: Type.Optional(Type.String()) }),
-      responses: { 200: SyncResult, 401: 'missing or invalid admin token', 403: 'IDENTITY_ADMIN_TOKEN not configured', 409: 'a sync is running or the replica cannot sync', 503: 'replica unavailable' },
+      responses: {
+        200: SyncResult,
+        401: 'missing or invalid admin token',
+        403: 'IDENTITY_ADMIN_TOKEN not configured',
+        409: 'a sync is running or the replica cannot sync',
+        503: 'replica unavailable',
+      },
       handler: async (req, res) => {
         const force = req.validQuery.force === '1' || req.validQuery.force === 'true';
         try {
           res.json(await client.sync(force));
         } catch (err) {
-          if (err instanceof RegistryRefused) throw identityError(err.status, err.detail, err.status === 409 ? IDENTITY_ERROR.conflict : IDENTITY_ERROR.unavailable);
+          if (err instanceof RegistryRefused)
+            throw identityError(err.status, err.detail, err.status === 409 ? IDENTITY_ERROR.conflict : IDENTITY_ERROR.unavailable);
           throw err;
         }
       },

@@ -26,7 +26,11 @@ export function approveRoute(router: ApiRouter, ctx: ServiceContext, providers: 
     tags: ['oauth'],
     security: ['session'],
     body: ApproveBody,
-    responses: { 200: ApproveResult, 400: 'client_id or redirect_uri invalid (fatal), or a session without maintainer', 401: 'missing or invalid session token' },
+    responses: {
+      200: ApproveResult,
+      400: 'client_id or redirect_uri invalid (fatal), or a session without maintainer',
+      401: 'missing or invalid session token',
+    },
     handler: async (req, res) => {
       res.setHeader('Cache-Control', 'no-store');
       const session = sessionOf(res);
@@ -37,7 +41,14 @@ export function approveRoute(router: ApiRouter, ctx: ServiceContext, providers: 
       const { params: checked } = check;
       const issuer = ctx.config.identityIssuer;
       if (deny) {
-        return void res.json({ redirect_to: redirectWith(checked.redirect_uri, { error: 'access_denied', error_description: 'the user denied the request', state: checked.state, iss: issuer }) });
+        return void res.json({
+          redirect_to: redirectWith(checked.redirect_uri, {
+            error: 'access_denied',
+            error_description: 'the user denied the request',
+            state: checked.state,
+            iss: issuer,
+          }),
+        });
       }
       if (!session.mnt) throw identityError(400, 'session token names no maintainer');
       const code = await issueCode(providers, deps, checked, { ...session, mnt: session.mnt }, requestMetadata(req, res, ctx.now()));

@@ -19,7 +19,10 @@ export function fatalError(check: Extract<AuthorizationCheck, { result: 'fatal' 
  * A faulty request whose redirect URI is verified: `{redirect_to, error, detail}`,
  * the address carrying the OAuth error, the state and the issuer (RFC 9207).
  */
-export function errorRedirect(check: Extract<AuthorizationCheck, { result: 'redirect' }>, issuer: string): { redirect_to: string; error: string; detail: string } {
+export function errorRedirect(
+  check: Extract<AuthorizationCheck, { result: 'redirect' }>,
+  issuer: string,
+): { redirect_to: string; error: string; detail: string } {
   return {
     redirect_to: redirectWith(check.redirect_uri, { error: check.error, error_description: check.detail, state: check.state, iss: issuer }),
     error: check.error,

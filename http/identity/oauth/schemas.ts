@@ -13,7 +13,9 @@ export const AuthorizationParams = Type.Object(
     code_challenge_method: Type.Literal('S256', { description: 'PKCE is mandatory, S256 only' }),
     state: Type.Optional(Text('echoed to the client')),
     nonce: Type.Optional(Text('echoed in the ID token')),
-    resource: Type.Optional(Type.Array(Text('RFC 8707 resource indicator from the allow-list'), { maxItems: 20, description: 'resources the access token may be for (RFC 8707)' })),
+    resource: Type.Optional(
+      Type.Array(Text('RFC 8707 resource indicator from the allow-list'), { maxItems: 20, description: 'resources the access token may be for (RFC 8707)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -21,11 +23,16 @@ export const AuthorizationParams = Type.Object(
 export const AuthorizationContext = Type.Object(
   {
     client: Type.Object({ name: Type.String({ description: 'the application name shown to the user' }) }, { description: 'the requesting application' }),
-    scopes: Type.Array(Type.Object({ id: Type.String({ description: 'scope name' }), description: Type.String({ description: 'what the application gets with it' }) }), { description: 'the scopes asked for' }),
+    scopes: Type.Array(
+      Type.Object({ id: Type.String({ description: 'scope name' }), description: Type.String({ description: 'what the application gets with it' }) }),
+      { description: 'the scopes asked for' },
+    ),
     params: { ...AuthorizationParams, description: 'the server-normalised request; posted back to approve byte for byte' },
     captcha: Type.Object(
       {
-        kind: Type.Union([Type.Literal('pow'), Type.Literal('external'), Type.Literal('none')], { description: 'which captcha the verification options ask for' }),
+        kind: Type.Union([Type.Literal('pow'), Type.Literal('external'), Type.Literal('none')], {
+          description: 'which captcha the verification options ask for',
+        }),
         endpoint: Type.Union([Type.String(), Type.Null()], { description: 'where the page gets a challenge (pow) or the widget (external); null for none' }),
       },
       { description: 'the captcha the page shows' },

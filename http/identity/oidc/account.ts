@@ -75,7 +75,8 @@ async function liveIdentity(deps: AccountDeps, asn: number): Promise<ReplicaIden
   }
 }
 
-const present = <T extends Record<string, unknown>>(claims: T): Partial<T> => Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
+const present = <T extends Record<string, unknown>>(claims: T): Partial<T> =>
+  Object.fromEntries(Object.entries(claims).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
 
 /**
  * Every claim of the identity; the provider keeps those of the granted scopes.

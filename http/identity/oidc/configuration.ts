@@ -42,7 +42,13 @@ export function refreshTokenTtl(_ctx: unknown, token: { iiat?: number; iat?: num
 function resourceServer(config: Config): (ctx: KoaContextWithOIDC, resource: string) => ResourceServer {
   return (_ctx, resource) => {
     if (!(config.oidcResources ?? []).includes(resource)) throw new errors.InvalidTarget(`resource ${resource} is not allowed`);
-    return { scope: SUPPORTED_SCOPES.join(' '), audience: resource, accessTokenTTL: ACCESS_TOKEN_TTL, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'EdDSA' } } };
+    return {
+      scope: SUPPORTED_SCOPES.join(' '),
+      audience: resource,
+      accessTokenTTL: ACCESS_TOKEN_TTL,
+      accessTokenFormat: 'jwt',
+      jwt: { sign: { alg: 'EdDSA' } },
+    };
   };
 }
 
@@ -74,8 +80,20 @@ export function providerConfiguration(deps: ProviderDeps, key: SigningKey): Conf
     responseTypes: ['code'],
     pkce: { required: () => true },
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], id_token_signed_response_alg: 'EdDSA', token_endpoint_auth_method: 'client_secret_basic' },
-    enabledJWA: { idTokenSigningAlgValues: ['EdDSA'], clientAuthSigningAlgValues: [], userinfoSigningAlgValues: ['EdDSA'], requestObjectSigningAlgValues: ['EdDSA'], authorizationSigningAlgValues: ['EdDSA'], introspectionSigningAlgValues: ['EdDSA'] },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      id_token_signed_response_alg: 'EdDSA',
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['EdDSA'],
+      clientAuthSigningAlgValues: [],
+      userinfoSigningAlgValues: ['EdDSA'],
+      requestObjectSigningAlgValues: ['EdDSA'],
+      authorizationSigningAlgValues: ['EdDSA'],
+      introspectionSigningAlgValues: ['EdDSA'],
+    },
     features: {
       devInteractions: { enabled: false },
       rpInitiatedLogout: { enabled: false },
@@ -85,7 +103,15 @@ export function providerConfiguration(deps: ProviderDeps, key: SigningKey): Conf
       resourceIndicators: { enabled: true, defaultResource: () => undefined, useGrantedResource: () => false, getResourceServerInfo: resourceServer(config) },
     },
     routes: PROVIDER_ROUTES,
-    ttl: { AuthorizationCode: CODE_TTL, AccessToken: ACCESS_TOKEN_TTL, IdToken: ID_TOKEN_TTL, RefreshToken: refreshTokenTtl, Grant: REFRESH_TOKEN_CAP, Session: CODE_TTL, Interaction: CODE_TTL },
+    ttl: {
+      AuthorizationCode: CODE_TTL,
+      AccessToken: ACCESS_TOKEN_TTL,
+      IdToken: ID_TOKEN_TTL,
+      RefreshToken: refreshTokenTtl,
+      Grant: REFRESH_TOKEN_CAP,
+      Session: CODE_TTL,
+      Interaction: CODE_TTL,
+    },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // A browser app may call the token and UserInfo endpoints from the origin of one of its redirect URIs.

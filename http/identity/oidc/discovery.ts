@@ -8,7 +8,11 @@
  * - `resource_indicators_supported` (RFC 8707), which the provider does not announce;
  * - no signing algorithms for client assertions: no JWT client authentication.
  */
-export function contractDiscovery(document: Record<string, unknown>, issuer: string, routes: { authorization: string; token: string; userinfo: string; jwks: string }): Record<string, unknown> {
+export function contractDiscovery(
+  document: Record<string, unknown>,
+  issuer: string,
+  routes: { authorization: string; token: string; userinfo: string; jwks: string },
+): Record<string, unknown> {
   const base = issuer.replace(/\/+$/, '');
   const { token_endpoint_auth_signing_alg_values_supported: _jwtAuth, ...kept } = document;
   return {

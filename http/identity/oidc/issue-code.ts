@@ -18,7 +18,13 @@ export type MaintainerSession = SessionClaims & { mnt: string };
  * 120 s single-use code bound to the PKCE challenge and the redirect URI.
  * The provider's login and consent steps are not used: the page is the login.
  */
-export async function issueCode(providers: OidcProviders, deps: ProviderDeps, params: AuthorizationParams, session: MaintainerSession, metadata: EventMetadata): Promise<string> {
+export async function issueCode(
+  providers: OidcProviders,
+  deps: ProviderDeps,
+  params: AuthorizationParams,
+  session: MaintainerSession,
+  metadata: EventMetadata,
+): Promise<string> {
   const provider = await providers.current();
   return withOidcMetadata(metadata, async () => {
     const client = await provider.Client.find(params.client_id);

@@ -35,7 +35,13 @@ export async function call(fetchFn: Fetch, method: 'GET' | 'POST', path: string,
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let response: Response;
   try {
-    response = await fetchFn(path, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body), cache: 'no-store', credentials: 'same-origin' });
+    response = await fetchFn(path, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      cache: 'no-store',
+      credentials: 'same-origin',
+    });
   } catch {
     return { status: 0, body: null };
   }

@@ -75,7 +75,12 @@ async function perform(effect: Effect): Promise<Msg | undefined> {
     case 'challenge':
       return challenge(effect);
     case 'submit':
-      return done(effect, await call(fetchFn, 'POST', PATHS.submit, { body: { challenge_id: effect.challengeId, answer: effect.answer, ...(effect.publicKey ? { public_key: effect.publicKey } : {}) } }));
+      return done(
+        effect,
+        await call(fetchFn, 'POST', PATHS.submit, {
+          body: { challenge_id: effect.challengeId, answer: effect.answer, ...(effect.publicKey ? { public_key: effect.publicKey } : {}) },
+        }),
+      );
     case 'enrol':
       return enrol(effect);
     case 'approve':

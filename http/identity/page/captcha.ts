@@ -30,7 +30,10 @@ export const WIDGET_ACTION = 'peering-verify';
  */
 export const PREPARED_TICKET_MAX_AGE_MS = 5 * 60_000;
 
-export function captchaSource(captcha: AuthorizeContext['captcha'], deps: { fetch: Fetch; widgetSlot: () => HTMLElement; loadScript: (src: string) => Promise<void> }): CaptchaSource {
+export function captchaSource(
+  captcha: AuthorizeContext['captcha'],
+  deps: { fetch: Fetch; widgetSlot: () => HTMLElement; loadScript: (src: string) => Promise<void> },
+): CaptchaSource {
   if (captcha.kind === 'pow' && captcha.endpoint) return powSource(captcha.endpoint, deps.fetch);
   if (captcha.kind === 'external' && captcha.endpoint) return widgetSource(captcha.endpoint, deps);
   // `none`, or a kind without an endpoint: send no ticket; the server refuses if it wanted one.
@@ -83,7 +86,10 @@ export async function deriveKey(parameters: ChallengeParameters, salt: Uint8Arra
 
 /** What the widget submits: base64 of the JSON `{challenge, solution}` (the server's `encodeTicket`). */
 export function encodeTicket(challenge: Challenge, solution: { counter: number; derivedKey: string }): string {
-  const json = JSON.stringify({ challenge: { parameters: challenge.parameters, signature: challenge.signature }, solution: { counter: solution.counter, derivedKey: solution.derivedKey } });
+  const json = JSON.stringify({
+    challenge: { parameters: challenge.parameters, signature: challenge.signature },
+    solution: { counter: solution.counter, derivedKey: solution.derivedKey },
+  });
   let binary = '';
   for (const byte of new TextEncoder().encode(json)) binary += String.fromCharCode(byte);
   return btoa(binary);

@@ -68,12 +68,20 @@ export function update(model: Model, msg: Msg): Step {
 
 function emptyAnswer(method: Challenge['method']): string {
   if (method === 'email') return 'Enter the 6-digit code from the e-mail.';
-  return method === 'ssh' ? 'Paste the SSH signature (the block starting with -----BEGIN SSH SIGNATURE-----).' : 'Paste the clearsigned message (the block starting with -----BEGIN PGP SIGNED MESSAGE-----).';
+  return method === 'ssh'
+    ? 'Paste the SSH signature (the block starting with -----BEGIN SSH SIGNATURE-----).'
+    : 'Paste the clearsigned message (the block starting with -----BEGIN PGP SIGNED MESSAGE-----).';
 }
 
 function chooseOption(model: Model, optionId: string, now: number): Step {
   const option = model.options?.options.find((o) => o.id === optionId);
   if (!option || model.asn === undefined) return [model];
   const pass = model.pass && model.pass.expiresAt > now ? model.pass.value : undefined;
-  return run(model, { kind: 'challenge', asn: model.asn, optionId, captcha: option.captcha_required && pass === undefined, ...(option.captcha_required && pass ? { pass } : {}) });
+  return run(model, {
+    kind: 'challenge',
+    asn: model.asn,
+    optionId,
+    captcha: option.captcha_required && pass === undefined,
+    ...(option.captcha_required && pass ? { pass } : {}),
+  });
 }

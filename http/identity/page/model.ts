@@ -77,7 +77,8 @@ export const INVALID_ASN = 'Enter an AS number from 1 to 4294967295, for example
 export const PASSKEY_SAVED = 'Passkey saved. Next time you can log in with it.';
 /** Document 1: the page must run in a secure context; it then stops before any call. */
 export const INSECURE_CONTEXT = 'This page must be opened over HTTPS (or on localhost): it signs you in, and that must not travel unencrypted.';
-export const INSECURE_EXPLANATION = 'The address of this page starts with http:// on a host other than localhost. Start again from the application; if it keeps sending you here, tell its operator that the identity service must be served over HTTPS.';
+export const INSECURE_EXPLANATION =
+  'The address of this page starts with http:// on a host other than localhost. Start again from the application; if it keeps sending you here, tell its operator that the identity service must be served over HTTPS.';
 const MAX_ASN = 4294967295;
 
 export function initialModel(): Model {

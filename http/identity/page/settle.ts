@@ -72,7 +72,13 @@ function settleChallenge(model: Model, effect: Extract<Effect, { kind: 'challeng
     // A re-send within the cooldown returns the same challenge: keep what was typed and whether a key was asked for.
     const same = model.screen.name === 'answer' && model.screen.challenge.challenge_id === challenge.challenge_id ? model.screen : undefined;
     const resendAt = at + Math.max(0, challenge.resend_available_in ?? 0) * 1000;
-    return [{ ...kept, draft: same ? model.draft : undefined, screen: { name: 'answer', option, challenge, needsPublicKey: same?.needsPublicKey ?? false, resendAt } }];
+    return [
+      {
+        ...kept,
+        draft: same ? model.draft : undefined,
+        screen: { name: 'answer', option, challenge, needsPublicKey: same?.needsPublicKey ?? false, resendAt },
+      },
+    ];
   }
   const retry = problem.error === 'captcha_failed' ? { ...effect, captcha: true, pass: undefined } : effect;
   return failed(kept, retry, result);

@@ -7,7 +7,10 @@ import type { SessionGrant } from './types.js';
 
 /** Starts an effect: busy with its label, any earlier error cleared. */
 export function run(model: Model, effect: Effect): Step {
-  return [{ ...model, busy: busyLabel(model, effect), error: undefined, retry: undefined, notice: effect.kind === 'navigate' ? model.notice : undefined }, effect];
+  return [
+    { ...model, busy: busyLabel(model, effect), error: undefined, retry: undefined, notice: effect.kind === 'navigate' ? model.notice : undefined },
+    effect,
+  ];
 }
 
 /** The model without a pending error or notice. */

@@ -11,7 +11,13 @@ export const HEADING_ID = 'heading';
 
 /** A screen: its heading (focusable, so focus can land on it), the error if any, then the content. */
 export function section(model: Model, title: string, ...content: Child[]): HTMLElement {
-  return h('section', { 'aria-labelledby': HEADING_ID, 'aria-busy': model.busy ? 'true' : undefined }, h('h1', { id: HEADING_ID, tabindex: -1 }, title), errorBox(model), ...content);
+  return h(
+    'section',
+    { 'aria-labelledby': HEADING_ID, 'aria-busy': model.busy ? 'true' : undefined },
+    h('h1', { id: HEADING_ID, tabindex: -1 }, title),
+    errorBox(model),
+    ...content,
+  );
 }
 
 /** The error, announced (`role=alert`) and focusable; its id lets the field point at it with `aria-describedby`. */
@@ -53,5 +59,11 @@ export function buttonId(label: string): string {
 }
 
 export function retryButton(model: Model, dispatch: Dispatch): Child {
-  return model.retry ? h('p', {}, button(model, 'Try again', () => dispatch({ type: 'retry' }), 'primary')) : null;
+  return model.retry
+    ? h(
+        'p',
+        {},
+        button(model, 'Try again', () => dispatch({ type: 'retry' }), 'primary'),
+      )
+    : null;
 }

@@ -40,12 +40,28 @@ export function methodsScreen(model: Model, dispatch: Dispatch): HTMLElement {
         return h(
           'li',
           {},
-          h('button', { type: 'button', id: `option-${option.id}`, class: 'method', disabled: !!model.busy, 'data-focus': i === 0, onclick: () => dispatch({ type: 'optionChosen', optionId: option.id, at: Date.now() }) }, h('span', { class: 'method-title' }, label.title), h('span', { class: 'method-detail' }, label.detail)),
+          h(
+            'button',
+            {
+              type: 'button',
+              id: `option-${option.id}`,
+              class: 'method',
+              disabled: !!model.busy,
+              'data-focus': i === 0,
+              onclick: () => dispatch({ type: 'optionChosen', optionId: option.id, at: Date.now() }),
+            },
+            h('span', { class: 'method-title' }, label.title),
+            h('span', { class: 'method-detail' }, label.detail),
+          ),
         );
       }),
     ),
     retryButton(model, dispatch),
-    h('p', {}, button(model, 'Change AS number', () => dispatch({ type: 'changeAsn' }))),
+    h(
+      'p',
+      {},
+      button(model, 'Change AS number', () => dispatch({ type: 'changeAsn' })),
+    ),
   );
 }
 
@@ -66,17 +82,32 @@ export function answerScreen(model: Model, screen: AnswerScreen, dispatch: Dispa
     challenge.method === 'email'
       ? [
           h('label', { for: 'answer' }, 'Code'),
-          h('input', { id: 'answer', name: 'answer', type: 'text', inputmode: 'numeric', autocomplete: 'one-time-code', value: model.draft?.answer ?? '', ...state, 'data-focus': true }),
+          h('input', {
+            id: 'answer',
+            name: 'answer',
+            type: 'text',
+            inputmode: 'numeric',
+            autocomplete: 'one-time-code',
+            value: model.draft?.answer ?? '',
+            ...state,
+            'data-focus': true,
+          }),
         ]
       : [
           h('label', { for: 'answer' }, challenge.method === 'ssh' ? 'Signature' : 'Signed message'),
-          h('textarea', { id: 'answer', name: 'answer', rows: 9, spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', ...state }, model.draft?.answer ?? ''),
+          h(
+            'textarea',
+            { id: 'answer', name: 'answer', rows: 9, spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', ...state },
+            model.draft?.answer ?? '',
+          ),
         ];
   return section(
     model,
     titleOf(challenge.method),
     ...howTo(screen),
-    challenge.method === 'email' ? h('p', { class: 'hint' }, 'A new code can be sent a minute after the last one; only the newest code counts.') : h('p', { class: 'hint' }, `Valid until ${until}.`),
+    challenge.method === 'email'
+      ? h('p', { class: 'hint' }, 'A new code can be sent a minute after the last one; only the newest code counts.')
+      : h('p', { class: 'hint' }, `Valid until ${until}.`),
     h(
       'form',
       { onsubmit: submit },
@@ -85,7 +116,11 @@ export function answerScreen(model: Model, screen: AnswerScreen, dispatch: Dispa
       h('div', { class: 'actions' }, submitButton(model, 'Verify'), challenge.method === 'email' ? resendButton(model, screen, dispatch) : null),
     ),
     retryButton(model, dispatch),
-    h('p', {}, button(model, 'Choose another method', () => dispatch({ type: 'otherMethod' }))),
+    h(
+      'p',
+      {},
+      button(model, 'Choose another method', () => dispatch({ type: 'otherMethod' })),
+    ),
   );
 }
 
@@ -117,7 +152,19 @@ function publicKeyField(model: Model, open: boolean): HTMLElement {
     h('summary', {}, 'The service cannot find my public key'),
     h('label', { for: 'public_key' }, 'Public key (ASCII armored)'),
     h('p', { id: 'public_key-hint', class: 'hint' }, 'The output of gpg --armor --export with the registered fingerprint.'),
-    h('textarea', { id: 'public_key', name: 'public_key', rows: 6, spellcheck: 'false', autocapitalize: 'off', autocomplete: 'off', 'aria-describedby': open && model.error?.status === 422 ? `public_key-hint ${ERROR_ID}` : 'public_key-hint' }, model.draft?.publicKey ?? ''),
+    h(
+      'textarea',
+      {
+        id: 'public_key',
+        name: 'public_key',
+        rows: 6,
+        spellcheck: 'false',
+        autocapitalize: 'off',
+        autocomplete: 'off',
+        'aria-describedby': open && model.error?.status === 422 ? `public_key-hint ${ERROR_ID}` : 'public_key-hint',
+      },
+      model.draft?.publicKey ?? '',
+    ),
   );
 }
 

@@ -23,7 +23,12 @@ export function screenOf(model: Model, dispatch: Dispatch): Node {
     case 'consent':
       return consentScreen(model, dispatch);
     case 'leaving':
-      return section(model, model.screen.detail ? 'The request could not be completed' : 'Returning to the application', model.screen.detail ? h('p', {}, model.screen.detail) : null, h('p', {}, 'You are being sent back to the application…'));
+      return section(
+        model,
+        model.screen.detail ? 'The request could not be completed' : 'Returning to the application',
+        model.screen.detail ? h('p', {}, model.screen.detail) : null,
+        h('p', {}, 'You are being sent back to the application…'),
+      );
     default: {
       const _never: never = model.screen;
       return _never;
@@ -31,7 +36,8 @@ export function screenOf(model: Model, dispatch: Dispatch): Node {
   }
 }
 
-const REFUSED_REQUEST = 'The application sent a request this service does not accept for it. Close this page and start again from the application; if it keeps happening, tell its operator.';
+const REFUSED_REQUEST =
+  'The application sent a request this service does not accept for it. Close this page and start again from the application; if it keeps happening, tell its operator.';
 
 function fatalScreen(detail: string, explanation = REFUSED_REQUEST): HTMLElement {
   return h(
@@ -54,9 +60,26 @@ function asnScreen(model: Model, dispatch: Dispatch): HTMLElement {
     h('p', {}, 'Prove that you control an autonomous system in the dn42 registry.'),
     h(
       'form',
-      { novalidate: true, onsubmit: (e) => (e.preventDefault(), dispatch({ type: 'asnEntered', text: ((e.currentTarget as HTMLFormElement).elements.namedItem('asn') as HTMLInputElement).value })) },
+      {
+        novalidate: true,
+        onsubmit: (e) => (
+          e.preventDefault(),
+          dispatch({ type: 'asnEntered', text: ((e.currentTarget as HTMLFormElement).elements.namedItem('asn') as HTMLInputElement).value })
+        ),
+      },
       h('label', { for: 'asn' }, 'AS number'),
-      h('input', { id: 'asn', name: 'asn', type: 'text', inputmode: 'text', autocomplete: 'off', spellcheck: 'false', required: true, value: model.asnText ?? '', ...fieldState(model, 'asn-hint', ASN_REFUSED), 'data-focus': true }),
+      h('input', {
+        id: 'asn',
+        name: 'asn',
+        type: 'text',
+        inputmode: 'text',
+        autocomplete: 'off',
+        spellcheck: 'false',
+        required: true,
+        value: model.asnText ?? '',
+        ...fieldState(model, 'asn-hint', ASN_REFUSED),
+        'data-focus': true,
+      }),
       h('p', { id: 'asn-hint', class: 'hint' }, 'For example 4242420000 or AS4242420000.'),
       submitButton(model, 'Continue'),
     ),
@@ -72,7 +95,18 @@ function passkeyScreen(model: Model, dispatch: Dispatch): HTMLElement {
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', id: buttonId('Use passkey'), class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'usePasskey' }) }, 'Use passkey'),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: buttonId('Use passkey'),
+          class: 'primary',
+          disabled: !!model.busy,
+          'data-focus': true,
+          onclick: () => dispatch({ type: 'usePasskey' }),
+        },
+        'Use passkey',
+      ),
       button(model, 'Use another method', () => dispatch({ type: 'useOtherMethod' })),
       button(model, 'Change AS number', () => dispatch({ type: 'changeAsn' })),
     ),
@@ -87,10 +121,20 @@ function enrolScreen(model: Model, dispatch: Dispatch): HTMLElement {
     h('p', {}, `Verified: AS${model.grant?.asn} (${model.grant?.mntner}). Next time you can log in with a passkey instead of a signature or code.`),
     h(
       'form',
-      { onsubmit: (e) => (e.preventDefault(), dispatch({ type: 'enrol', label: ((e.currentTarget as HTMLFormElement).elements.namedItem('label') as HTMLInputElement).value })) },
+      {
+        onsubmit: (e) => (
+          e.preventDefault(),
+          dispatch({ type: 'enrol', label: ((e.currentTarget as HTMLFormElement).elements.namedItem('label') as HTMLInputElement).value })
+        ),
+      },
       h('label', { for: 'label' }, 'Name for this passkey (optional)'),
       h('input', { id: 'label', name: 'label', type: 'text', maxlength: 100, autocomplete: 'off' }),
-      h('div', { class: 'actions' }, submitButton(model, 'Save passkey'), button(model, 'Not now', () => dispatch({ type: 'skipEnrol' }))),
+      h(
+        'div',
+        { class: 'actions' },
+        submitButton(model, 'Save passkey'),
+        button(model, 'Not now', () => dispatch({ type: 'skipEnrol' })),
+      ),
     ),
     retryButton(model, dispatch),
   );
@@ -103,11 +147,26 @@ function consentScreen(model: Model, dispatch: Dispatch): HTMLElement {
     `Allow ${client} to sign you in?`,
     h('p', {}, 'Signed in as ', h('strong', {}, `AS${model.grant?.asn}`), ` (${model.grant?.mntner}).`),
     h('p', { id: 'scopes-label' }, `${client} asks for:`),
-    h('ul', { class: 'scopes', 'aria-labelledby': 'scopes-label' }, ...(model.context?.scopes ?? []).map((s) => h('li', {}, h('span', { class: 'scope-id' }, s.id), ' ', s.description))),
+    h(
+      'ul',
+      { class: 'scopes', 'aria-labelledby': 'scopes-label' },
+      ...(model.context?.scopes ?? []).map((s) => h('li', {}, h('span', { class: 'scope-id' }, s.id), ' ', s.description)),
+    ),
     h(
       'div',
       { class: 'actions' },
-      h('button', { type: 'button', id: buttonId('Allow'), class: 'primary', disabled: !!model.busy, 'data-focus': true, onclick: () => dispatch({ type: 'decide', deny: false }) }, 'Allow'),
+      h(
+        'button',
+        {
+          type: 'button',
+          id: buttonId('Allow'),
+          class: 'primary',
+          disabled: !!model.busy,
+          'data-focus': true,
+          onclick: () => dispatch({ type: 'decide', deny: false }),
+        },
+        'Allow',
+      ),
       button(model, 'Deny', () => dispatch({ type: 'decide', deny: true })),
     ),
     retryButton(model, dispatch),

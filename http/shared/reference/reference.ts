@@ -14,7 +14,9 @@ const options: RedocRawOptions = {
   pathInMiddlePanel: true,
   sortPropsAlphabetically: false,
   hideHostname: true,
-  theme: { typography: { fontFamily: 'system-ui, sans-serif', headings: { fontFamily: 'system-ui, sans-serif' }, code: { fontFamily: 'ui-monospace, monospace' } } },
+  theme: {
+    typography: { fontFamily: 'system-ui, sans-serif', headings: { fontFamily: 'system-ui, sans-serif' }, code: { fontFamily: 'ui-monospace, monospace' } },
+  },
 };
 
 async function main(): Promise<void> {

@@ -84,7 +84,9 @@ const LABEL_SIZE = 14;
 const overlaps = (a: Box, b: Box) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
 
 /** Where each place's label goes: right, left, above or below its marker, the first spot that hits no other label or marker; none fits: no label (the list names it). */
-export function placeLabels(points: readonly { key: string; x: number; y: number; text: string }[]): Map<string, { x: number; y: number; anchor: 'start' | 'end' | 'middle' }> {
+export function placeLabels(
+  points: readonly { key: string; x: number; y: number; text: string }[],
+): Map<string, { x: number; y: number; anchor: 'start' | 'end' | 'middle' }> {
   const markers: (Box & { key: string })[] = points.map((p) => ({ key: p.key, x0: p.x - 7, y0: p.y - 7, x1: p.x + 7, y1: p.y + 7 }));
   const taken: Box[] = [];
   const placed = new Map<string, { x: number; y: number; anchor: 'start' | 'end' | 'middle' }>();
@@ -98,7 +100,13 @@ export function placeLabels(points: readonly { key: string; x: number; y: number
       { x: p.x, y: p.y + 22, anchor: 'middle' as const, box: { x0: p.x - w / 2, y0: p.y + 9, x1: p.x + w / 2, y1: p.y + 10 + h } },
     ];
     const spot = spots.find(
-      ({ box }) => box.x0 >= 2 && box.x1 <= MAP_WIDTH - 2 && box.y0 >= 2 && box.y1 <= MAP_HEIGHT - 2 && !taken.some((t) => overlaps(t, box)) && !markers.some((m) => m.key !== p.key && overlaps(m, box)),
+      ({ box }) =>
+        box.x0 >= 2 &&
+        box.x1 <= MAP_WIDTH - 2 &&
+        box.y0 >= 2 &&
+        box.y1 <= MAP_HEIGHT - 2 &&
+        !taken.some((t) => overlaps(t, box)) &&
+        !markers.some((m) => m.key !== p.key && overlaps(m, box)),
     );
     if (!spot) continue;
     taken.push(spot.box);
@@ -132,12 +140,20 @@ export function mapSvg(network: Network, land: Land | null): string {
     const pa = at.get(a)?.place;
     const pb = at.get(b)?.place;
     if (!pa || !pb) return [];
-    const d = path({ type: 'LineString', coordinates: [[pa.lon, pa.lat], [pb.lon, pb.lat]] });
+    const d = path({
+      type: 'LineString',
+      coordinates: [
+        [pa.lon, pa.lat],
+        [pb.lon, pb.lat],
+      ],
+    });
     const up = pa.online && pb.online ? ' up' : '';
     return d ? [`<path class="link${up}" data-a="${esc(a)}" data-b="${esc(b)}" d="${d}"/>`] : [];
   });
   // Online places first, then by sessions and nodes: the busiest get a label first.
-  const ranked = [...at.values()].sort((p, q) => Number(q.place.online) - Number(p.place.online) || weight(q.place) - weight(p.place) || (p.place.key < q.place.key ? -1 : 1));
+  const ranked = [...at.values()].sort(
+    (p, q) => Number(q.place.online) - Number(p.place.online) || weight(q.place) - weight(p.place) || (p.place.key < q.place.key ? -1 : 1),
+  );
   const labels = placeLabels(ranked.map((p) => ({ key: p.place.key, x: p.x, y: p.y, text: p.place.city })));
   const markers = ranked
     .reverse()
@@ -182,7 +198,9 @@ export function placesList(network: Network): string {
       const facts: string[] = [p.online ? 'online' : 'offline'];
       if (p.sessions !== null) facts.push(`${p.sessions} BGP session${p.sessions === 1 ? '' : 's'}`);
       if (p.nodes.length) facts.push(`${p.nodes.length} node${p.nodes.length === 1 ? '' : 's'}`);
-      const nodes = p.nodes.length ? ` <span class="nodes">${p.nodes.map((id) => `<a href="/nodes/${encodeURIComponent(id)}">${esc(id)}</a>`).join(' ')}</span>` : '';
+      const nodes = p.nodes.length
+        ? ` <span class="nodes">${p.nodes.map((id) => `<a href="/nodes/${encodeURIComponent(id)}">${esc(id)}</a>`).join(' ')}</span>`
+        : '';
       return `<li data-key="${esc(p.key)}" class="${p.online ? 'online' : 'offline'}"><span class="where"><span class="dot" aria-hidden="true"></span>${esc(p.city)}, ${esc(countryName(p.country))}</span> <span class="facts">${facts.join(' · ')}</span>${nodes}</li>`;
     })
     .join('');

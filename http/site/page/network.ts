@@ -51,7 +51,16 @@ function pairsOf(pairs: Iterable<readonly [string, string]>): [string, string][]
 
 /** `/public/map` as a network: its points are already cities. Links to a point the map does not list are dropped. */
 export function networkOfMap(map: Pick<PublicMap, 'nodes' | 'links'>, source: 'snapshot' | 'map'): Network {
-  const places = map.nodes.map((p): Place => ({ key: p.label, city: p.city, country: p.country, lat: p.lat, lon: p.lon, online: p.online, sessions: p.sessions, nodes: [] }));
+  const places = map.nodes.map((p): Place => ({
+    key: p.label,
+    city: p.city,
+    country: p.country,
+    lat: p.lat,
+    lon: p.lon,
+    online: p.online,
+    sessions: p.sessions,
+    nodes: [],
+  }));
   const known = new Set(places.map((p) => p.key));
   return { source, places, links: pairsOf(map.links.filter(([a, b]) => known.has(a) && known.has(b))) };
 }
@@ -59,7 +68,10 @@ export function networkOfMap(map: Pick<PublicMap, 'nodes' | 'links'>, source: 's
 /** A fleet row's city code: its site upper-cased without a trailing instance number (`fra1` → `FRA`), as the map labels it. */
 function codeOf(site: string | null): string | null {
   if (!site) return null;
-  const code = site.trim().toUpperCase().replace(/[-_.]?\d+$/, '');
+  const code = site
+    .trim()
+    .toUpperCase()
+    .replace(/[-_.]?\d+$/, '');
   return /^[A-Z]{3}$/.test(code) ? code : null;
 }
 
@@ -109,7 +121,16 @@ export function isPublicMap(value: unknown): value is PublicMap {
     v.stats !== null &&
     ['nodes_online', 'bgp_sessions', 'routes'].every((k) => typeof (v.stats as unknown as Record<string, unknown>)[k] === 'number') &&
     Array.isArray(v.nodes) &&
-    v.nodes.every((p) => typeof p?.label === 'string' && typeof p.city === 'string' && typeof p.country === 'string' && Number.isFinite(p.lat) && Number.isFinite(p.lon) && typeof p.online === 'boolean' && typeof p.sessions === 'number') &&
+    v.nodes.every(
+      (p) =>
+        typeof p?.label === 'string' &&
+        typeof p.city === 'string' &&
+        typeof p.country === 'string' &&
+        Number.isFinite(p.lat) &&
+        Number.isFinite(p.lon) &&
+        typeof p.online === 'boolean' &&
+        typeof p.sessions === 'number',
+    ) &&
     Array.isArray(v.links) &&
     v.links.every((l) => Array.isArray(l) && l.length === 2 && typeof l[0] === 'string' && typeof l[1] === 'string')
   );
@@ -128,7 +149,12 @@ export function isPublicFleet(value: unknown): value is PublicFleet {
         typeof n?.node_id === 'string' &&
         (n.site === null || typeof n.site === 'string') &&
         typeof n.health === 'string' &&
-        (n.geo === null || (typeof n.geo === 'object' && Number.isFinite(n.geo.lat) && Number.isFinite(n.geo.lon) && typeof n.geo.city === 'string' && typeof n.geo.country === 'string')),
+        (n.geo === null ||
+          (typeof n.geo === 'object' &&
+            Number.isFinite(n.geo.lat) &&
+            Number.isFinite(n.geo.lon) &&
+            typeof n.geo.city === 'string' &&
+            typeof n.geo.country === 'string')),
     ) &&
     Array.isArray(v.links) &&
     v.links.every((l) => typeof l?.a === 'string' && typeof l.b === 'string')

@@ -3,15 +3,7 @@
  * `@kurrent/kurrentdb-client` model. No I/O here, so every rule is unit-tested
  * without a server (spec/infra/eventstore/kurrent-mapping.spec.ts).
  */
-import {
-  ANY,
-  NO_STREAM,
-  START as CLIENT_START,
-  STREAM_EXISTS,
-  type AppendStreamState,
-  type Position,
-  type ReadPosition,
-} from '@kurrent/kurrentdb-client';
+import { ANY, NO_STREAM, START as CLIENT_START, STREAM_EXISTS, type AppendStreamState, type Position, type ReadPosition } from '@kurrent/kurrentdb-client';
 import {
   WrongExpectedVersion,
   comparePositions,

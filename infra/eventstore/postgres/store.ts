@@ -206,7 +206,8 @@ export class PgEventStore implements EventStore {
   async streamVersions(streamIds: readonly string[]): Promise<Map<string, number>> {
     const out = new Map(streamIds.map((id): [string, number] => [id, -1]));
     if (streamIds.length === 0) return out;
-    for (const row of (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [[...new Set(streamIds)]])).rows) out.set(row.stream_id, row.version);
+    for (const row of (await this.pool.query<{ stream_id: string; version: number }>(sql.streamVersions, [[...new Set(streamIds)]])).rows)
+      out.set(row.stream_id, row.version);
     return out;
   }
 
@@ -346,7 +347,8 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
     const data = JSON.parse(dataText) as unknown[];
     const streams = ordered.flatMap((w) => w.events.map(() => w.streamId));
     return rows.map((row, i) => {
-      if (row.stream_id !== streams[i] || row.type !== flat[i].type) throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
+      if (row.stream_id !== streams[i] || row.type !== flat[i].type)
+        throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
       return toRecorded({ ...row, data: data[i], metadata: meta });
     });
   };

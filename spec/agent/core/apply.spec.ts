@@ -35,7 +35,11 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     control = await startControl();
     bird = await startBird(dir.path);
     // rndc is pointed at a port where no named listens: a node with DNS then fails its DNS step for real.
-    config = await writeAgentConfig(join(dir.path, 'agent.conf'), { bird_socket: bird.socket, bird_kernel: false, 'command.rndc': `rndc -s 127.0.0.1 -p ${await freePort()}` });
+    config = await writeAgentConfig(join(dir.path, 'agent.conf'), {
+      bird_socket: bird.socket,
+      bird_kernel: false,
+      'command.rndc': `rndc -s 127.0.0.1 -p ${await freePort()}`,
+    });
     expectResponse(await control.admin.post('/admin/nodes', nodeBody)).status(201);
     expectResponse(await control.admin.post('/admin/nodes/fra1/bgp-sessions', session('peer_a', '172.20.53.1'))).status(201);
     const token = await control.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' });
@@ -49,7 +53,21 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
   });
 
   const apply = () =>
-    runAgent(['--once', '--mode', 'apply', '--config', config, '--controller-url', control.url, '--enrollment-token', enrollmentToken, '--requested-node-id', 'fra1', '--state-dir', stateDir]);
+    runAgent([
+      '--once',
+      '--mode',
+      'apply',
+      '--config',
+      config,
+      '--controller-url',
+      control.url,
+      '--enrollment-token',
+      enrollmentToken,
+      '--requested-node-id',
+      'fra1',
+      '--state-dir',
+      stateDir,
+    ]);
   const health = async () => (await control.admin.get('/admin/nodes/fra1/health')).body;
   const protocols = () => bird.birdc('show', 'protocols');
   const renderedEbgp = () => readFile(join(stateDir, 'nodes/fra1/rendered/bird/ebgp.conf'), 'utf8');
@@ -106,7 +124,15 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     const summary = JSON.parse(failed.stdout);
     expect(summary).to.deep.include({ generation: 2, status: 'rolled_back' });
     expect(summary.error).to.match(/^bird-check: birdc -s .* configure check .* exited 1: Unable to connect to server control socket/);
-    expect(stepsOf(summary)).to.deep.equal({ write: 'ok', 'bird-check': 'failed', interfaces: 'skipped', wireguard: 'skipped', bird: 'skipped', dns: 'skipped', restore: 'ok' });
+    expect(stepsOf(summary)).to.deep.equal({
+      write: 'ok',
+      'bird-check': 'failed',
+      interfaces: 'skipped',
+      wireguard: 'skipped',
+      bird: 'skipped',
+      dns: 'skipped',
+      restore: 'ok',
+    });
     expect(await renderedEbgp()).to.equal(generation1);
     expect((await health()).apply).to.deep.include({ generation: 2, status: 'rolled_back' });
     expect(JSON.parse(await readFile(join(stateDir, 'nodes/fra1/applied.json'), 'utf8'))).to.deep.include({ generation: 1, status: 'failed' });
@@ -115,7 +141,9 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     const again = await apply();
     expect(again.code, again.stderr).to.equal(0);
     expect(JSON.parse(again.stdout)).to.deep.include({ generation: 2, status: 'succeeded' });
-    expect(await protocols()).to.match(listed('peer_a')).and.to.match(listed('peer_b'));
+    expect(await protocols())
+      .to.match(listed('peer_a'))
+      .and.to.match(listed('peer_b'));
   });
 
   it('returns BIRD to the previous configuration when a later step fails (DNS reload without a name server)', async () => {
@@ -129,7 +157,15 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     expect(run.code).to.equal(1);
     const summary = JSON.parse(run.stdout);
     expect(summary).to.deep.include({ generation: 3, status: 'rolled_back' });
-    expect(stepsOf(summary)).to.deep.equal({ write: 'ok', 'bird-check': 'ok', interfaces: 'skipped', wireguard: 'skipped', bird: 'ok', dns: 'failed', restore: 'ok' });
+    expect(stepsOf(summary)).to.deep.equal({
+      write: 'ok',
+      'bird-check': 'ok',
+      interfaces: 'skipped',
+      wireguard: 'skipped',
+      bird: 'ok',
+      dns: 'failed',
+      restore: 'ok',
+    });
     expect(summary.steps.find((s: { name: string }) => s.name === 'restore').detail).to.equal('previous files restored and re-applied');
     // BIRD had loaded generation 3 (peer_b) and was configured back to generation 1.
     const after = await protocols();
@@ -138,4 +174,3 @@ describe('agent: --once --mode apply against a real BIRD and control server', fu
     expect((await health()).apply).to.deep.include({ generation: 3, status: 'rolled_back' });
   });
 });
-

@@ -21,10 +21,22 @@ describe('agent: dn42-agent command line', () => {
       ['--once with --doctor', ['--once', '--doctor', '--controller-url', 'http://127.0.0.1:1'], /^dn42-agent: --once and --doctor are mutually exclusive$/],
       ['--once with --plan-only', ['--once', '--plan-only', '--desired-state', 'x.json'], /^dn42-agent: --once and --plan-only are mutually exclusive$/],
       ['all three verbs', ['--once', '--plan-only', '--doctor'], /^dn42-agent: --once, --plan-only and --doctor are mutually exclusive$/],
-      ['--plan-only with another --mode', ['--plan-only', '--mode', 'apply', '--desired-state', 'x.json'], /^dn42-agent: --plan-only conflicts with --mode apply$/],
-      ['--controller-url with --desired-state', ['--once', '--controller-url', 'http://127.0.0.1:1', '--desired-state', 'x.json'], /^dn42-agent: --controller-url and --desired-state are mutually exclusive$/],
+      [
+        '--plan-only with another --mode',
+        ['--plan-only', '--mode', 'apply', '--desired-state', 'x.json'],
+        /^dn42-agent: --plan-only conflicts with --mode apply$/,
+      ],
+      [
+        '--controller-url with --desired-state',
+        ['--once', '--controller-url', 'http://127.0.0.1:1', '--desired-state', 'x.json'],
+        /^dn42-agent: --controller-url and --desired-state are mutually exclusive$/,
+      ],
       ['daemon without --controller-url', [], /^dn42-agent: daemon mode needs --controller-url$/],
-      ['daemon with --mode plan-only', ['--controller-url', 'http://127.0.0.1:1', '--mode', 'plan-only'], /^dn42-agent: daemon mode cannot run with --mode plan-only$/],
+      [
+        'daemon with --mode plan-only',
+        ['--controller-url', 'http://127.0.0.1:1', '--mode', 'plan-only'],
+        /^dn42-agent: daemon mode cannot run with --mode plan-only$/,
+      ],
       ['daemon with --desired-state', ['--desired-state', 'x.json'], /^dn42-agent: --desired-state needs --once or --plan-only/],
       ['--once without a source', ['--once'], /^dn42-agent: --once needs --controller-url or --desired-state$/],
       ['an unknown --mode', ['--once', '--mode', 'dry-run', '--desired-state', 'x.json'], /^dn42-agent: option '--mode <mode>' argument 'dry-run' is invalid/],
@@ -55,7 +67,21 @@ describe('agent: dn42-agent command line', () => {
   it('prints its help and version with exit code 0', async () => {
     const [help, version] = await Promise.all([runAgent(['--help']), runAgent(['--version'])]);
     expect(help.code).to.equal(0);
-    for (const option of ['--config', '--controller-url', '--enrollment-token', '--requested-node-id', '--hostname', '--state-dir', '--rendered-dir', '--desired-state', '--mode', '--once', '--plan-only', '--doctor', '--log-level']) {
+    for (const option of [
+      '--config',
+      '--controller-url',
+      '--enrollment-token',
+      '--requested-node-id',
+      '--hostname',
+      '--state-dir',
+      '--rendered-dir',
+      '--desired-state',
+      '--mode',
+      '--once',
+      '--plan-only',
+      '--doctor',
+      '--log-level',
+    ]) {
       expect(help.stdout).to.contain(option);
     }
     expect(version.code).to.equal(0);
@@ -96,7 +122,15 @@ describe('agent: dn42-agent command line', () => {
         'command.wg': '/opt/wg/bin/wg --debug',
       });
       const s = parse(['--config', config]);
-      expect(s).to.deep.include({ run: 'daemon', mode: 'write-rendered', controllerUrl: 'http://control.test:8080/control/v1', stateDir: '/srv/dn42', logLevel: 'debug', birdKernel: false, reconcileIntervalSeconds: 60 });
+      expect(s).to.deep.include({
+        run: 'daemon',
+        mode: 'write-rendered',
+        controllerUrl: 'http://control.test:8080/control/v1',
+        stateDir: '/srv/dn42',
+        logLevel: 'debug',
+        birdKernel: false,
+        reconcileIntervalSeconds: 60,
+      });
       expect(s.commands.wg).to.deep.equal(['/opt/wg/bin/wg', '--debug']);
       expect(s.commands.birdc).to.deep.equal(['birdc', '-s', '/tmp/b.ctl']);
       const overridden = parse(['--config', config, '--state-dir', '/other', '--mode', 'apply', '--controller-url', 'http://x']);
@@ -106,7 +140,10 @@ describe('agent: dn42-agent command line', () => {
 
     it('reads JSON files with a commands object', async () => {
       const path = join(dir.path, 'agent.json');
-      await writeFile(path, JSON.stringify({ controller_url: 'http://c', bird_socket: '/run/b.ctl', commands: { birdc: ['/usr/local/sbin/birdc'], ip: '/sbin/ip' } }));
+      await writeFile(
+        path,
+        JSON.stringify({ controller_url: 'http://c', bird_socket: '/run/b.ctl', commands: { birdc: ['/usr/local/sbin/birdc'], ip: '/sbin/ip' } }),
+      );
       const s = parse(['--config', path]);
       expect(s.commands.birdc).to.deep.equal(['/usr/local/sbin/birdc', '-s', '/run/b.ctl']);
       expect(s.commands.ip).to.deep.equal(['/sbin/ip']);

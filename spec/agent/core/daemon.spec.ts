@@ -46,7 +46,9 @@ describe('agent: daemon end to end', function () {
     const url = `http://127.0.0.1:${port}`;
     const admin = api(`${url}/control/v1`, { token: ADMIN_TOKEN });
     server = await listen(sys, port);
-    expectResponse(await admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] })).status(201);
+    expectResponse(await admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] })).status(
+      201,
+    );
     const enrollment = await admin.post('/admin/enrollment-tokens', { node_id: 'fra1' });
     const config = await writeAgentConfig(join(dir.path, 'agent.conf'), {
       controller_url: url,
@@ -80,7 +82,9 @@ describe('agent: daemon end to end', function () {
     // snapshot_request reaches the telemetry service.
     const snapshots = async () => (await admin.get('/admin/nodes/fra1/status-events?kind=snapshot&limit=500')).body.events.length as number;
     const before = await snapshots();
-    expectResponse(await admin.post('/admin/nodes/fra1/notify', { event: 'snapshot_request', reason: 'spec' })).status(200).body({ delivered: 1 });
+    expectResponse(await admin.post('/admin/nodes/fra1/notify', { event: 'snapshot_request', reason: 'spec' }))
+      .status(200)
+      .body({ delivered: 1 });
     await eventually(async () => (await snapshots()) > before, 15_000, 'a runtime snapshot on request');
 
     // The server goes away: the agent backs off (1 s, 2 s, 4 s ... plus jitter) and comes back when it returns.

@@ -45,7 +45,9 @@ describe('agent: daemon dispatch of doorbells', function () {
     dir = await tempDir();
     c = await startControl();
     expectResponse(await c.admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1' })).status(201);
-    expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
+    expectResponse(
+      await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } }),
+    ).status(201);
   });
   after(async () => {
     if (previousVersion === undefined) delete process.env.DN42_AGENT_VERSION;
@@ -58,7 +60,18 @@ describe('agent: daemon dispatch of doorbells', function () {
     const enrollment = await c.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' });
     const config = await writeAgentConfig(join(dir.path, 'agent.conf'), { mode: 'write-rendered' });
     const settings = parseCommandLine(
-      ['--config', config, '--controller-url', c.url, '--enrollment-token', enrollment.body.secret, '--requested-node-id', 'fra1', '--state-dir', join(dir.path, 'state')],
+      [
+        '--config',
+        config,
+        '--controller-url',
+        c.url,
+        '--enrollment-token',
+        enrollment.body.secret,
+        '--requested-node-id',
+        'fra1',
+        '--state-dir',
+        join(dir.path, 'state'),
+      ],
       '1.0.100',
     ) as AgentSettings;
     const ring = new LogRing();

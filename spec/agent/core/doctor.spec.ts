@@ -78,7 +78,9 @@ describe('agent: --doctor', function () {
     await chmod(stateDir, 0o700);
     const { code, lines } = await doctor();
     expect(code).to.equal(1);
-    expect(line(lines, 'state dir')).to.equal(`FAIL state dir: ${stateDir} mode 700: BIRD and BIND (running as their own users) cannot reach the rendered files; expected 711`);
+    expect(line(lines, 'state dir')).to.equal(
+      `FAIL state dir: ${stateDir} mode 700: BIRD and BIND (running as their own users) cannot reach the rendered files; expected 711`,
+    );
     const elsewhere = await doctor('--rendered-dir', join(dir.path, 'rendered'));
     expect(line(elsewhere.lines, 'state dir')).to.equal(`ok   state dir: ${stateDir} mode 700`);
   });

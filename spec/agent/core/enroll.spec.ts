@@ -32,11 +32,26 @@ describe('agent: enrollment and the WireGuard key', function () {
 
   async function provisioned(c: ControlInstance): Promise<string> {
     expectResponse(await c.admin.post('/admin/nodes', nodeBody)).status(201);
-    expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
+    expectResponse(
+      await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } }),
+    ).status(201);
     return (await c.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' })).body.secret;
   }
   const once = (c: ControlInstance, token: string, node = 'fra1', extra: string[] = []) =>
-    runAgent(['--once', '--mode', 'write-rendered', '--controller-url', c.url, '--enrollment-token', token, '--requested-node-id', node, '--state-dir', stateDir, ...extra]);
+    runAgent([
+      '--once',
+      '--mode',
+      'write-rendered',
+      '--controller-url',
+      c.url,
+      '--enrollment-token',
+      token,
+      '--requested-node-id',
+      node,
+      '--state-dir',
+      stateDir,
+      ...extra,
+    ]);
 
   for (const [kind, pair] of [
     ['RSA', () => generateKeyPairSync('rsa', { modulusLength: 2048 })],
@@ -95,9 +110,23 @@ describe('agent: enrollment and the WireGuard key', function () {
       expect(JSON.parse(run.stdout)).to.deep.include({ status: 'failed', error: 'registration refused: 401 invalid enrollment token' });
       expect(existsSync(join(stateDir, 'agent-token'))).to.equal(false);
 
-      const daemon = spawnAgent(['--controller-url', c.url, '--enrollment-token', 'not-a-valid-enrollment-token', '--requested-node-id', 'fra1', '--state-dir', stateDir]);
+      const daemon = spawnAgent([
+        '--controller-url',
+        c.url,
+        '--enrollment-token',
+        'not-a-valid-enrollment-token',
+        '--requested-node-id',
+        'fra1',
+        '--state-dir',
+        stateDir,
+      ]);
       expect(await daemon.exit()).to.equal(1);
-      expect(daemon.stderr().split('\n').filter((l) => l.startsWith('dn42-agent:'))).to.deep.equal(['dn42-agent: registration refused: 401 invalid enrollment token']);
+      expect(
+        daemon
+          .stderr()
+          .split('\n')
+          .filter((l) => l.startsWith('dn42-agent:')),
+      ).to.deep.equal(['dn42-agent: registration refused: 401 invalid enrollment token']);
     } finally {
       await c.close();
     }
@@ -112,7 +141,12 @@ describe('agent: enrollment and the WireGuard key', function () {
       const run = await once(c, token);
       expect(run.code).to.equal(1);
       expect(Date.now() - started, 'no backoff wait').to.be.below(15_000);
-      expect(JSON.parse(run.stdout)).to.deep.include({ node_id: 'fra1', status: 'pending_approval', generation: null, error: 'node fra1 has no published desired state yet; retry later' });
+      expect(JSON.parse(run.stdout)).to.deep.include({
+        node_id: 'fra1',
+        status: 'pending_approval',
+        generation: null,
+        error: 'node fra1 has no published desired state yet; retry later',
+      });
       expect(existsSync(join(stateDir, 'agent-token'))).to.equal(false);
 
       // The daemon waits instead (backoff), and a SIGTERM during that wait ends it cleanly.
@@ -120,7 +154,9 @@ describe('agent: enrollment and the WireGuard key', function () {
       await eventually(() => daemon.logs().some((l) => /^registration pending: /.test(l.msg)), 20_000, 'a pending registration');
       expect(await daemon.stop('SIGTERM')).to.equal(0);
 
-      expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
+      expectResponse(
+        await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } }),
+      ).status(201);
       const accepted = await once(c, token);
       expect(accepted.code, accepted.stderr).to.equal(0);
       expect(JSON.parse(accepted.stdout)).to.deep.include({ generation: 1, status: 'written' });

@@ -12,7 +12,8 @@ const sync = async (dir: string, files: FileEntry[]) => writeFileSet(dir, files,
 /** Everything under `dir`, hidden files included. */
 async function allNames(dir: string): Promise<string[]> {
   const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) if (entry.isFile()) out.push(join(entry.parentPath, entry.name).slice(dir.length + 1));
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (entry.isFile()) out.push(join(entry.parentPath, entry.name).slice(dir.length + 1));
   return out.sort();
 }
 
@@ -78,9 +79,18 @@ describe('agent: writing the rendered set (write-rendered)', () => {
     ]);
     const inode = (await stat(join(dir.path, 'a.conf'))).ino;
     await writeFile(join(dir.path, '.0123abcd.tmp'), 'crash leftover');
-    const plan = planFiles([{ path: 'a.conf', content: 'a\n', mode: 0o644 }, { path: 'b.conf', content: 'B\n', mode: 0o644 }], await readFileSet(dir.path));
+    const plan = planFiles(
+      [
+        { path: 'a.conf', content: 'a\n', mode: 0o644 },
+        { path: 'b.conf', content: 'B\n', mode: 0o644 },
+      ],
+      await readFileSet(dir.path),
+    );
     expect(plan).to.deep.equal({ added: [], changed: ['b.conf'], removed: ['.0123abcd.tmp'], unchanged: 1 });
-    await sync(dir.path, [{ path: 'a.conf', content: 'a\n', mode: 0o644 }, { path: 'b.conf', content: 'B\n', mode: 0o644 }]);
+    await sync(dir.path, [
+      { path: 'a.conf', content: 'a\n', mode: 0o644 },
+      { path: 'b.conf', content: 'B\n', mode: 0o644 },
+    ]);
     expect((await stat(join(dir.path, 'a.conf'))).ino).to.equal(inode);
     expect(await allNames(dir.path)).to.deep.equal(['a.conf', 'b.conf']);
   });

@@ -19,7 +19,19 @@ describe('agent: what an apply removes, what the channel accepts, what the inven
   it('deletes WireGuard devices that left the state and addresses that left a kept device or the loopback', () => {
     const a = wireguardInterface('dn42_a', 51801);
     const b = wireguardInterface('dn42_b', 51802);
-    const before = state([a, { ...b, addresses: [{ address: 'fe80::1/64', peer: 'fe80::2/128' }, { address: '172.20.0.33/32', peer: '172.20.0.34/32' }] }], { loopback_ipv4: '172.20.0.1' });
+    const before = state(
+      [
+        a,
+        {
+          ...b,
+          addresses: [
+            { address: 'fe80::1/64', peer: 'fe80::2/128' },
+            { address: '172.20.0.33/32', peer: '172.20.0.34/32' },
+          ],
+        },
+      ],
+      { loopback_ipv4: '172.20.0.1' },
+    );
     const after = state([b]);
     expect(removalCommands(after, before)).to.deep.equal([
       ['link', 'del', 'dev', 'dn42_a'],

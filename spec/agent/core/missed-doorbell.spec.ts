@@ -38,7 +38,9 @@ describe('agent: daemon catches up on doorbells it never got', function () {
     port = await freePort();
     server = await listenControl(sys, port);
     admin = api(`http://127.0.0.1:${port}/control/v1`, { token: ADMIN_TOKEN });
-    expectResponse(await admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] })).status(201);
+    expectResponse(await admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] })).status(
+      201,
+    );
     expectResponse(await admin.post('/admin/nodes/fra1/bgp-sessions', session('peer_a', '172.20.53.1'))).status(201);
   });
   afterEach(async () => {
@@ -92,8 +94,15 @@ describe('agent: daemon catches up on doorbells it never got', function () {
     } finally {
       sys.doorbell.setBroadcaster(live);
     }
-    expect(reconciled(agent).filter((l) => l.generation === 2 && l.status === 'succeeded').map((l) => l.reason)).to.deep.equal(['periodic']);
-    expect(agent.logs().filter((l) => l.msg === 'agent channel closed; reconnecting'), 'the socket stayed open').to.have.length(0);
+    expect(
+      reconciled(agent)
+        .filter((l) => l.generation === 2 && l.status === 'succeeded')
+        .map((l) => l.reason),
+    ).to.deep.equal(['periodic']);
+    expect(
+      agent.logs().filter((l) => l.msg === 'agent channel closed; reconnecting'),
+      'the socket stayed open',
+    ).to.have.length(0);
     expect(await bird.birdc('show', 'protocols')).to.match(listed('peer_b'));
   });
 
@@ -111,7 +120,11 @@ describe('agent: daemon catches up on doorbells it never got', function () {
 
     server = await listenControl(sys, port);
     await eventually(async () => (await appliedGeneration()) === 2, 30_000, 'generation 2 applied after the reconnect');
-    expect(reconciled(agent).filter((l) => l.generation === 2 && l.status === 'succeeded').map((l) => l.reason)).to.deep.equal(['hello']);
+    expect(
+      reconciled(agent)
+        .filter((l) => l.generation === 2 && l.status === 'succeeded')
+        .map((l) => l.reason),
+    ).to.deep.equal(['hello']);
     expect(await bird.birdc('show', 'protocols')).to.match(listed('peer_b'));
 
     expect(await agent.stop('SIGINT')).to.equal(0);

@@ -22,7 +22,13 @@ const nodeBody = {
 };
 /** A WireGuard interface record with an IP endpoint (`wg setconf` would resolve a host name first). */
 const wgInterface = {
-  spec: { name: 'dn42_a', kind: 'wireguard', listen_port: 51801, peer_link_local: 'fe80::2', peer: { public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=', endpoint: '192.0.2.10:51820' } },
+  spec: {
+    name: 'dn42_a',
+    kind: 'wireguard',
+    listen_port: 51801,
+    peer_link_local: 'fe80::2',
+    peer: { public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=', endpoint: '192.0.2.10:51820' },
+  },
 };
 
 type Summary = { generation: number; status: string; error: string | null; steps: { name: string; status: string; detail?: string | null }[] };
@@ -60,7 +66,8 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
 
   beforeEach(async () => {
     // A fresh namespace state per test: nothing left on lo, no devices.
-    for (const a of await ns.addresses('lo')) if (a.local !== '127.0.0.1' && a.local !== '::1') await ns.ip('address', 'del', `${a.local}/${a.prefixlen}`, 'dev', 'lo');
+    for (const a of await ns.addresses('lo'))
+      if (a.local !== '127.0.0.1' && a.local !== '::1') await ns.ip('address', 'del', `${a.local}/${a.prefixlen}`, 'dev', 'lo');
     await ns.ip('link', 'del', 'dev', 'dn42_a');
     dir = await tempDir();
     control = await startControl();
@@ -74,7 +81,9 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
       'command.rndc': `rndc -s 127.0.0.1 -p ${await freePort()}`,
     });
     expectResponse(await control.admin.post('/admin/nodes', nodeBody)).status(201);
-    expectResponse(await control.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
+    expectResponse(
+      await control.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } }),
+    ).status(201);
     enrollmentToken = (await control.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' })).body.secret;
   });
   afterEach(async () => {
@@ -85,8 +94,19 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
 
   const apply = async (): Promise<{ code: number | null; summary: Summary; stderr: string }> => {
     const run = await runAgent([
-      '--once', '--mode', 'apply', '--config', config, '--controller-url', control.url,
-      '--enrollment-token', enrollmentToken, '--requested-node-id', 'fra1', '--state-dir', join(dir.path, 'state'),
+      '--once',
+      '--mode',
+      'apply',
+      '--config',
+      config,
+      '--controller-url',
+      control.url,
+      '--enrollment-token',
+      enrollmentToken,
+      '--requested-node-id',
+      'fra1',
+      '--state-dir',
+      join(dir.path, 'state'),
     ]);
     return { code: run.code, summary: JSON.parse(run.stdout), stderr: run.stderr };
   };
@@ -117,7 +137,15 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     const failed = await apply();
     expect(failed.code).to.equal(1);
     expect(failed.summary).to.deep.include({ generation: 3, status: 'rolled_back' });
-    expect(stepsOf(failed.summary)).to.deep.equal({ write: 'ok', 'bird-check': 'ok', interfaces: 'ok', wireguard: 'skipped', bird: 'ok', dns: 'failed', restore: 'ok' });
+    expect(stepsOf(failed.summary)).to.deep.equal({
+      write: 'ok',
+      'bird-check': 'ok',
+      interfaces: 'ok',
+      wireguard: 'skipped',
+      bird: 'ok',
+      dns: 'failed',
+      restore: 'ok',
+    });
     expect(step(failed.summary, 'restore').detail).to.equal('previous files restored and re-applied');
     // The interfaces step had added the bind address; the restore removed it again.
     const after = await onLo();
@@ -137,7 +165,15 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     expect(code).to.equal(1);
     expect(summary).to.deep.include({ generation: 2, status: 'rolled_back' });
     expect(summary.error).to.match(new RegExp(`^interfaces: ip -n ${ns.name} link add dev dn42_a type wireguard exited \\d+: `));
-    expect(stepsOf(summary)).to.deep.equal({ write: 'ok', 'bird-check': 'ok', interfaces: 'failed', wireguard: 'skipped', bird: 'skipped', dns: 'skipped', restore: 'ok' });
+    expect(stepsOf(summary)).to.deep.equal({
+      write: 'ok',
+      'bird-check': 'ok',
+      interfaces: 'failed',
+      wireguard: 'skipped',
+      bird: 'skipped',
+      dns: 'skipped',
+      restore: 'ok',
+    });
     // The restore deletes nothing that is not there (dn42_a never came to be) and keeps the loopbacks.
     expect(step(summary, 'restore').detail).to.equal('previous files restored and re-applied');
     expect(await ns.hasDevice('dn42_a')).to.equal(false);
@@ -150,7 +186,9 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     expect((await apply()).code).to.equal(0);
     expectResponse(await control.admin.post('/admin/nodes/fra1/interfaces', wgInterface)).status(201);
     // A device of that name that WireGuard cannot configure: `link add` is skipped, `wg setconf` runs and fails.
-    const made = (await ns.ip('link', 'add', 'dev', 'dn42_a', 'type', 'bridge')).code === 0 || (await ns.ip('link', 'add', 'dev', 'dn42_a', 'type', 'veth', 'peer', 'name', 'dn42_a_peer')).code === 0;
+    const made =
+      (await ns.ip('link', 'add', 'dev', 'dn42_a', 'type', 'bridge')).code === 0 ||
+      (await ns.ip('link', 'add', 'dev', 'dn42_a', 'type', 'veth', 'peer', 'name', 'dn42_a_peer')).code === 0;
     if (!made) {
       console.warn('    skipped: neither a bridge nor a veth device can be created here');
       this.skip();
@@ -158,8 +196,18 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     const { code, summary } = await apply();
     expect(code).to.equal(1);
     expect(summary).to.deep.include({ generation: 2, status: 'rolled_back' });
-    expect(summary.error).to.match(new RegExp(`^wireguard: ip netns exec ${ns.name} wg setconf dn42_a \\S+/rendered/wireguard/dn42_a\\.conf exited 1: Unable to modify interface`));
-    expect(stepsOf(summary)).to.deep.equal({ write: 'ok', 'bird-check': 'ok', interfaces: 'ok', wireguard: 'failed', bird: 'skipped', dns: 'skipped', restore: 'ok' });
+    expect(summary.error).to.match(
+      new RegExp(`^wireguard: ip netns exec ${ns.name} wg setconf dn42_a \\S+/rendered/wireguard/dn42_a\\.conf exited 1: Unable to modify interface`),
+    );
+    expect(stepsOf(summary)).to.deep.equal({
+      write: 'ok',
+      'bird-check': 'ok',
+      interfaces: 'ok',
+      wireguard: 'failed',
+      bird: 'skipped',
+      dns: 'skipped',
+      restore: 'ok',
+    });
     // Loopbacks (2), MTU, the link-local address with its peer, up: `link add` skipped for the existing device.
     expect(step(summary, 'interfaces').detail).to.equal('5 ip commands');
     // Generation 1 has no dn42_a: the restore deletes the device the failed apply configured.
@@ -182,7 +230,10 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     };
     const target = { commands: { ...DEFAULT_COMMANDS, ip: ns.ipArgv }, renderedDir: dir.path, birdConfig: null, log: pino({ level: 'silent' }) };
     const held = async () => (await ns.addresses('dn42_a')).map((a) => `${a.local} peer ${a.address ?? '-'}/${a.prefixlen}`);
-    const before = state([{ address: 'fe80::1/64', peer: 'fe80::2/128' }, { address: '172.20.0.33/32', peer: '172.20.0.34/32' }]);
+    const before = state([
+      { address: 'fe80::1/64', peer: 'fe80::2/128' },
+      { address: '172.20.0.33/32', peer: '172.20.0.34/32' },
+    ]);
     expect(await applyInterfaces(target, before, null)).to.deep.include({ status: 'ok' });
     expect(await held()).to.have.members(['fe80::1 peer fe80::2/128', '172.20.0.33 peer 172.20.0.34/32']);
 

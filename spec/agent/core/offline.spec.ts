@@ -33,8 +33,21 @@ describe('agent: offline --plan-only and --once --mode write-rendered', () => {
     const summary = JSON.parse(run.stdout);
     const state = structuredClone(doc);
     validateDesiredState(state);
-    const expected = renderAll({ state: state as DesiredState, wireguardPrivateKey: 'yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=', renderedDir: rendered() }).map((f) => f.path);
-    expect(summary).to.deep.include({ node_id: 'fra1', mode: 'plan-only', generation: null, status: 'planned', rendered_dir: rendered(), error: null, steps: [], drift: [] });
+    const expected = renderAll({
+      state: state as DesiredState,
+      wireguardPrivateKey: 'yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=',
+      renderedDir: rendered(),
+    }).map((f) => f.path);
+    expect(summary).to.deep.include({
+      node_id: 'fra1',
+      mode: 'plan-only',
+      generation: null,
+      status: 'planned',
+      rendered_dir: rendered(),
+      error: null,
+      steps: [],
+      drift: [],
+    });
     expect(summary.changes).to.deep.equal({ added: [...expected].sort(), changed: [], removed: [], unchanged: 0 });
     expect(summary.changes.added).to.include.members(['bird/bird.conf', 'wireguard/dn42_a.conf', 'interfaces/dn42_a.json']);
     expect(existsSync(stateDir), 'plan-only created the state dir').to.equal(false);
@@ -56,7 +69,7 @@ describe('agent: offline --plan-only and --once --mode write-rendered', () => {
     expect(again.changes).to.deep.equal({ added: [], changed: [], removed: [], unchanged: summary.changes.added.length });
   });
 
-  it('creates the directories BIRD and BIND (their own users) must pass through, even under the unit\'s umask 077', async () => {
+  it("creates the directories BIRD and BIND (their own users) must pass through, even under the unit's umask 077", async () => {
     const run = await runAgent(['--once', '--mode', 'write-rendered', '--desired-state', docPath, '--state-dir', stateDir], 30_000, { umask: '077' });
     expect(run.code, run.stderr).to.equal(0);
     const mode = async (path: string) => ((await stat(path)).mode & 0o777).toString(8);
@@ -99,7 +112,7 @@ describe('agent: offline --plan-only and --once --mode write-rendered', () => {
     await writeFile(docPath, JSON.stringify(desiredState('../../escape')));
     const run = await write();
     expect(run.code).to.equal(1);
-    expect(JSON.parse(run.stdout).error).to.equal('invalid node id "../../escape": letters, digits, \'.\', \'_\', \'-\'');
+    expect(JSON.parse(run.stdout).error).to.equal("invalid node id \"../../escape\": letters, digits, '.', '_', '-'");
     expect(existsSync(join(dir.path, 'escape'))).to.equal(false);
   });
 

@@ -22,7 +22,9 @@ describe('agent: apply-result and reconciliation-report bodies fit the server sc
   before(async () => {
     c = await startControl();
     expectResponse(await c.admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1' })).status(201);
-    expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } })).status(201);
+    expectResponse(
+      await c.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } }),
+    ).status(201);
     const { token } = await issueAgentToken(c.url, ADMIN_TOKEN, 'fra1');
     logged = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (logged.push(JSON.parse(chunk.toString())), done()) });

@@ -29,7 +29,9 @@ describe('agent: a refused agent token', function () {
     stateDir = join(dir.path, 'state');
     c = await startControl(undefined, { BOOTSTRAP_ENROLLMENT_TOKEN: BOOTSTRAP });
     bird = await startBird(dir.path);
-    expectResponse(await c.admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] })).status(201);
+    expectResponse(await c.admin.post('/admin/nodes', { node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'] })).status(
+      201,
+    );
     expectResponse(await c.admin.post('/admin/nodes/fra1/bgp-sessions', session('peer_a', '172.20.53.1'))).status(201);
     // Enrolled once with a one-time token (which also approves the node's registration).
     const oneTime = (await c.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' })).body.secret;
@@ -45,7 +47,14 @@ describe('agent: a refused agent token', function () {
   });
 
   const config = (extra: Record<string, string> = {}) =>
-    writeAgentConfig(join(dir.path, 'agent.conf'), { controller_url: c.url, state_dir: stateDir, bird_socket: bird.socket, bird_kernel: false, log_level: 'debug', ...extra });
+    writeAgentConfig(join(dir.path, 'agent.conf'), {
+      controller_url: c.url,
+      state_dir: stateDir,
+      bird_socket: bird.socket,
+      bird_kernel: false,
+      log_level: 'debug',
+      ...extra,
+    });
   async function once(extra: string[]) {
     return runAgent(['--once', '--config', await config(), ...extra]);
   }
@@ -94,7 +103,10 @@ describe('agent: a refused agent token', function () {
     // Each 4401 close logs the refusal, then the reconnect delay (two lines, which may reach this process in two reads): wait for the later one.
     const refusedCloses = () => logged('agent channel closed; reconnecting').filter((l) => l.code === 4401);
     await eventually(() => refusedCloses().length >= 2, 20_000, 'two sockets closed with 4401');
-    expect(agent.logs().filter((l) => refusal.test(l.msg) && l.level === 50), 'the refusal logged as an error, twice').to.have.length.of.at.least(2);
+    expect(
+      agent.logs().filter((l) => refusal.test(l.msg) && l.level === 50),
+      'the refusal logged as an error, twice',
+    ).to.have.length.of.at.least(2);
     expect(agent.child.exitCode).to.equal(null);
     expect(c.sockets.hub.connectionCount('fra1')).to.equal(0);
     // The server accepts the handshake and closes with 4401 at once: that is no connection, the delay keeps growing.

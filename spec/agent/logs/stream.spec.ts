@@ -20,7 +20,12 @@ describe('agent log streaming', function () {
       line(50, 'apply failed', t0 + 2_000_000);
       for (let i = 0; i < 5; i++) line(30, `info ${i}`, t0 + 2_000_001 + i);
       expect(ring.recent().map((e) => e.message)).to.deep.equal(['info 2', 'info 3', 'info 4']);
-      expect(ring.lastHour(t0 + 3_700_000)).to.deep.equal({ warnings: 1, errors: 1, last_error_at: new Date(t0 + 2_000_000).toISOString(), last_error_message: 'apply failed' });
+      expect(ring.lastHour(t0 + 3_700_000)).to.deep.equal({
+        warnings: 1,
+        errors: 1,
+        last_error_at: new Date(t0 + 2_000_000).toISOString(),
+        last_error_message: 'apply failed',
+      });
       expect(ring.lastHour(t0 + 10_000_000)).to.deep.equal({ warnings: 0, errors: 0, last_error_at: null, last_error_message: null });
     });
   });
@@ -28,13 +33,19 @@ describe('agent log streaming', function () {
   describe('journal lines', () => {
     it('reads the agent pino JSON inside MESSAGE, else the journal priority and identifier', () => {
       const pino = JSON.stringify({ level: 40, time: 1, name: 'dn42-agent', msg: 'session down' });
-      expect(journalEntry(JSON.stringify({ __REALTIME_TIMESTAMP: '1763824000123456', PRIORITY: '6', SYSLOG_IDENTIFIER: 'node', MESSAGE: pino }))).to.deep.equal({
-        ts: '2025-11-22T15:06:40.123Z',
-        level: 'WARNING',
-        logger: 'dn42-agent',
-        message: 'session down',
-      });
-      expect(journalEntry(JSON.stringify({ __REALTIME_TIMESTAMP: '1763824000000000', PRIORITY: '3', SYSLOG_IDENTIFIER: 'systemd', MESSAGE: 'dn42-agent.service: Failed' }))).to.include({
+      expect(journalEntry(JSON.stringify({ __REALTIME_TIMESTAMP: '1763824000123456', PRIORITY: '6', SYSLOG_IDENTIFIER: 'node', MESSAGE: pino }))).to.deep.equal(
+        {
+          ts: '2025-11-22T15:06:40.123Z',
+          level: 'WARNING',
+          logger: 'dn42-agent',
+          message: 'session down',
+        },
+      );
+      expect(
+        journalEntry(
+          JSON.stringify({ __REALTIME_TIMESTAMP: '1763824000000000', PRIORITY: '3', SYSLOG_IDENTIFIER: 'systemd', MESSAGE: 'dn42-agent.service: Failed' }),
+        ),
+      ).to.include({
         level: 'ERROR',
         logger: 'systemd',
         message: 'dn42-agent.service: Failed',
@@ -90,7 +101,10 @@ describe('agent log streaming', function () {
       await running;
       await sse.ended;
       const batches = sse.events.filter((e) => e.event === 'logentries');
-      expect(batches.map((b) => [b.data.seq, b.data.entries.length])).to.deep.equal([[0, 200], [1, 50]]);
+      expect(batches.map((b) => [b.data.seq, b.data.entries.length])).to.deep.equal([
+        [0, 200],
+        [1, 50],
+      ]);
       expect(batches[0].data.entries[0].message).to.equal('session FLAP 101');
       expect(batches[1].data.entries.at(-1).message).to.equal('session FLAP 599');
     });

@@ -7,14 +7,25 @@ import { probeArgv } from '../../../agent/probes/tools.js';
 import { createJob, jobEvents } from '../support/jobs.js';
 import { startOpsServer, testAgent, type OpsServer, type TestAgent } from '../support/ops.js';
 
-const spec = (extra: Partial<ProbeSpec>): ProbeSpec => ({ tool: 'ping', target: '127.0.0.1', count: 2, resolve: false, interface: null, max_size: null, ...extra });
+const spec = (extra: Partial<ProbeSpec>): ProbeSpec => ({
+  tool: 'ping',
+  target: '127.0.0.1',
+  count: 2,
+  resolve: false,
+  interface: null,
+  max_size: null,
+  ...extra,
+});
 
 describe('agent probes', function () {
   this.timeout(60_000);
 
   describe('spec check (before anything runs)', () => {
     it('accepts the server spec and keeps the interface only for link-local targets', () => {
-      expect(checkProbeSpec({ tool: 'ping', target: 'fe80::1', count: 3, resolve: true, interface: 'dn42_ams', max_size: null })).to.include({ interface: 'dn42_ams', count: 3 });
+      expect(checkProbeSpec({ tool: 'ping', target: 'fe80::1', count: 3, resolve: true, interface: 'dn42_ams', max_size: null })).to.include({
+        interface: 'dn42_ams',
+        count: 3,
+      });
       expect(checkProbeSpec({ tool: 'mtr', target: '172.20.0.53', interface: 'dn42_ams' })).to.include({ interface: null, count: 10, resolve: true });
     });
 
@@ -28,7 +39,17 @@ describe('agent probes', function () {
     });
 
     it('builds argv with options before the target, one element per value', () => {
-      expect(probeArgv(spec({ tool: 'ping', target: 'fe80::1', interface: 'dn42_ams' }))).to.deep.equal(['ping', '-n', '-c', '2', '-W', '2', '-I', 'dn42_ams', 'fe80::1']);
+      expect(probeArgv(spec({ tool: 'ping', target: 'fe80::1', interface: 'dn42_ams' }))).to.deep.equal([
+        'ping',
+        '-n',
+        '-c',
+        '2',
+        '-W',
+        '2',
+        '-I',
+        'dn42_ams',
+        'fe80::1',
+      ]);
       expect(probeArgv(spec({ tool: 'mtr', resolve: true }))).to.deep.equal(['mtr', '--report', '--report-wide', '--report-cycles', '2', '127.0.0.1']);
       expect(probeArgv(spec({ tool: 'traceroute', count: 10 }))).to.deep.equal(['traceroute', '-n', '-q', '3', '-w', '2', '-m', '30', '127.0.0.1']);
     });

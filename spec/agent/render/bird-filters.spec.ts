@@ -42,11 +42,16 @@ async function evaluate(state: DesiredState, probe: Probe): Promise<Map<string, 
   return renderedInTempDir({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, kernel: false }, async (dir) => {
     const conf = join(dir, 'probe.conf');
     const name = probe.name ?? 'probe';
-    await writeFile(conf, `router id 10.0.0.1;\ninclude "${dir}/bird/filters.conf";\nprotocol device {}\nprotocol static ${name} {\n\t${probe.family} { import filter ${probe.filter}; };\n\t${probe.routes.join('\n\t')}\n}\n`);
+    await writeFile(
+      conf,
+      `router id 10.0.0.1;\ninclude "${dir}/bird/filters.conf";\nprotocol device {}\nprotocol static ${name} {\n\t${probe.family} { import filter ${probe.filter}; };\n\t${probe.routes.join('\n\t')}\n}\n`,
+    );
     const bird = await spawnBird(conf, join(dir, 'probe.ctl'));
     try {
       // Until the static protocol is up (a probe that never comes up shows no routes below).
-      await eventually(async () => /\sup\s/.test((await run('birdc', ['-s', bird.socket, 'show', 'protocols', name])).stdout), { everyMs: 100 }).catch(() => {});
+      await eventually(async () => /\sup\s/.test((await run('birdc', ['-s', bird.socket, 'show', 'protocols', name])).stdout), { everyMs: 100 }).catch(
+        () => {},
+      );
       const shown = await run('birdc', ['-s', bird.socket, 'show', 'route', 'all', 'protocol', name]);
       return parseRoutes(shown.stdout);
     } finally {
@@ -83,7 +88,15 @@ describe('agent render: BIRD filters evaluated by a real BIRD', function () {
     const table = await evaluate(policy(), {
       filter: 'ebgp_peer_mp_import_v6',
       family: 'ipv6',
-      routes: [route('fd42:dead::/48'), route('fd42:dead::/56'), route('fd00:1::/48'), route('fd00:1:0:1::/64'), route('2001:db8::/48'), route('fd42:4242:1::/48'), route('fd42:4200::/40')],
+      routes: [
+        route('fd42:dead::/48'),
+        route('fd42:dead::/56'),
+        route('fd00:1::/48'),
+        route('fd00:1:0:1::/64'),
+        route('2001:db8::/48'),
+        route('fd42:4242:1::/48'),
+        route('fd42:4200::/40'),
+      ],
     });
     expect([...table.keys()].sort()).to.deep.equal(['fd42:4242:1::/48', 'fd42:dead::/56']);
   });

@@ -29,8 +29,15 @@ const ROAS: RoaSet = {
 };
 
 const withMode = (mode: RpkiMode): DesiredState => desired({ ...policy(), bird: { ...policy().bird, rpki: { mode } } });
-const inputs = (state: DesiredState, roas: RoaSet | null = ROAS) => ({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, presharedKeys: { as44: PSK }, kernel: false, roas });
-const files = (state: DesiredState, roas: RoaSet | null = ROAS) => new Map(renderAll({ ...inputs(state, roas), renderedDir: '/r' }).map((f) => [f.path, f.content]));
+const inputs = (state: DesiredState, roas: RoaSet | null = ROAS) => ({
+  state,
+  wireguardPrivateKey: PRIVATE_KEYS.fra1,
+  presharedKeys: { as44: PSK },
+  kernel: false,
+  roas,
+});
+const files = (state: DesiredState, roas: RoaSet | null = ROAS) =>
+  new Map(renderAll({ ...inputs(state, roas), renderedDir: '/r' }).map((f) => [f.path, f.content]));
 
 /** `route <prefix> unreachable { bgp_path.prepend(<origin>); };` for a static probe. */
 const route = (prefix: string, origin: number) => `route ${prefix} unreachable { bgp_path.prepend(${origin}); };`;
@@ -62,12 +69,18 @@ async function withBird<T>(state: DesiredState, body: (birdc: (...args: string[]
     // The rendered ROA statics, as bird.conf has them.
     const main = await readFile(join(dir, 'bird/bird.conf'), 'utf8');
     const roaStatics = state.bird.rpki.mode === 'off' ? '' : /^protocol static roa_v4[\s\S]*?^}\n\nprotocol static roa_v6[\s\S]*?^}\n/m.exec(main)![0];
-    await writeFile(conf, `router id 10.0.0.1;\ninclude "${dir}/bird/filters.conf";\nprotocol device {}\n${roaStatics}\n${probe('ipv4', V4)}${probe('ipv6', V6)}`);
+    await writeFile(
+      conf,
+      `router id 10.0.0.1;\ninclude "${dir}/bird/filters.conf";\nprotocol device {}\n${roaStatics}\n${probe('ipv4', V4)}${probe('ipv6', V6)}`,
+    );
     const bird = await spawnBird(conf, join(dir, 'probe.ctl'));
     const birdc = async (...args: string[]) => (await run('birdc', ['-s', bird.socket, ...args])).stdout;
     try {
       if (state.bird.rpki.mode !== 'off') {
-        await eventually(async () => (await birdc('show', 'route', 'table', 'dn42_roa_v4', 'count')).includes('3 of 3 routes'), { timeoutMs: 20_000, what: 'the ROA table filled' });
+        await eventually(async () => (await birdc('show', 'route', 'table', 'dn42_roa_v4', 'count')).includes('3 of 3 routes'), {
+          timeoutMs: 20_000,
+          what: 'the ROA table filled',
+        });
         // The probes may have been filtered before the ROA statics filled the tables: import them again.
         await birdc('reload', 'probe_ipv4');
         await birdc('reload', 'probe_ipv6');
@@ -114,7 +127,9 @@ describe('agent render: RPKI (ROA tables and roa_check)', function () {
   });
 
   it('without a ROA set fetched yet the ROA files hold no route, so nothing is rejected as invalid', () => {
-    expect(files(withMode('reject_invalid'), null).get('bird/roa_v4.conf')).to.equal('# dn42-agent: no ROA set fetched yet; the table stays empty (every route ROA_UNKNOWN).\n');
+    expect(files(withMode('reject_invalid'), null).get('bird/roa_v4.conf')).to.equal(
+      '# dn42-agent: no ROA set fetched yet; the table stays empty (every route ROA_UNKNOWN).\n',
+    );
   });
 
   it('the default mode (a document without bird.rpki) is reject_invalid', () => {
@@ -124,9 +139,17 @@ describe('agent render: RPKI (ROA tables and roa_check)', function () {
 
   it('a real BIRD: reject_invalid drops ROA-invalid routes on eBGP import (wrong origin, beyond max-length), keeps valid and not-found ones', () =>
     withBird(withMode('reject_invalid'), async (birdc) => {
-      const keep = (rows: [string, number, RpkiState][]) => rows.filter(([, , s]) => s !== 'invalid').map(([p]) => p).sort();
-      await eventually(async () => expect(prefixesIn(await birdc('show', 'route', 'protocol', 'probe_ipv4'))).to.deep.equal(keep(V4)) && true, { timeoutMs: 15_000 });
-      await eventually(async () => expect(prefixesIn(await birdc('show', 'route', 'protocol', 'probe_ipv6'))).to.deep.equal(keep(V6)) && true, { timeoutMs: 15_000 });
+      const keep = (rows: [string, number, RpkiState][]) =>
+        rows
+          .filter(([, , s]) => s !== 'invalid')
+          .map(([p]) => p)
+          .sort();
+      await eventually(async () => expect(prefixesIn(await birdc('show', 'route', 'protocol', 'probe_ipv4'))).to.deep.equal(keep(V4)) && true, {
+        timeoutMs: 15_000,
+      });
+      await eventually(async () => expect(prefixesIn(await birdc('show', 'route', 'protocol', 'probe_ipv6'))).to.deep.equal(keep(V6)) && true, {
+        timeoutMs: 15_000,
+      });
     }));
 
   it("a real BIRD: observe keeps every route, and BIRD's roa_check gives each route the state the agent computes", () =>
@@ -134,12 +157,27 @@ describe('agent render: RPKI (ROA tables and roa_check)', function () {
       const index = new RoaIndex(ROAS.roas);
       for (const [family, rows] of [['v4', V4] as const, ['v6', V6] as const]) {
         const probe = `probe_${family === 'v4' ? 'ipv4' : 'ipv6'}`;
-        await eventually(async () => expect(prefixesIn(await birdc('show', 'route', 'protocol', probe))).to.have.length(rows.length) && true, { timeoutMs: 15_000 });
-        for (const [state, word] of [['valid', 'ROA_VALID'], ['invalid', 'ROA_INVALID'], ['not_found', 'ROA_UNKNOWN']] as const) {
+        await eventually(async () => expect(prefixesIn(await birdc('show', 'route', 'protocol', probe))).to.have.length(rows.length) && true, {
+          timeoutMs: 15_000,
+        });
+        for (const [state, word] of [
+          ['valid', 'ROA_VALID'],
+          ['invalid', 'ROA_INVALID'],
+          ['not_found', 'ROA_UNKNOWN'],
+        ] as const) {
           const shown = prefixesIn(await birdc('show', 'route', 'protocol', probe, 'where', `roa_check(dn42_roa_${family}, net, bgp_path.last) = ${word}`));
-          const expected = rows.filter(([, , s]) => s === state).map(([p]) => p).sort();
+          const expected = rows
+            .filter(([, , s]) => s === state)
+            .map(([p]) => p)
+            .sort();
           expect(shown, `BIRD ${word} (${family})`).to.deep.equal(expected);
-          expect(rows.filter(([p, o]) => index.state(p, o) === state).map(([p]) => p).sort(), `agent ${state} (${family})`).to.deep.equal(expected);
+          expect(
+            rows
+              .filter(([p, o]) => index.state(p, o) === state)
+              .map(([p]) => p)
+              .sort(),
+            `agent ${state} (${family})`,
+          ).to.deep.equal(expected);
         }
       }
     }));

@@ -13,7 +13,8 @@ const birdText = (state: DesiredState, kernel?: boolean): string =>
     .filter((f) => f.path.startsWith('bird/'))
     .map((f) => f.content)
     .join('\n');
-const birdFile = (state: DesiredState, name: string): string => renderAll({ ...inputs(state), renderedDir: '/r' }).find((f) => f.path === `bird/${name}`)!.content;
+const birdFile = (state: DesiredState, name: string): string =>
+  renderAll({ ...inputs(state), renderedDir: '/r' }).find((f) => f.path === `bird/${name}`)!.content;
 /** The text of one `protocol ... <name> { ... }` block. */
 const protocol = (text: string, name: string): string => {
   const m = new RegExp(`^protocol \\w+(?: v[23])? ${name.replace(/[.'-]/g, (c) => `\\${c}`)} \\{\\n[\\s\\S]*?^\\}$`, 'm').exec(text);
@@ -123,8 +124,12 @@ describe('agent render: BIRD 2', () => {
 
     it('local_pref and link communities in the session filters, communities on export too', () => {
       const filters = birdFile(sessions(), 'filters.conf');
-      expect(filters).to.include('filter ebgp_peer3_v4_import_v4 {\n\tif !dn42_import_ok_v4() then reject;\n\tdn42_latency(5);\n\tbgp_local_pref = 120;\n\taccept;\n}');
-      expect(filters).to.include('filter ebgp_peer_mp_export_v6 {\n\tif !dn42_export_ok_v6() then reject;\n\tdn42_latency(3);\n\tdn42_bandwidth(24);\n\tdn42_crypto(34);\n\taccept;\n}');
+      expect(filters).to.include(
+        'filter ebgp_peer3_v4_import_v4 {\n\tif !dn42_import_ok_v4() then reject;\n\tdn42_latency(5);\n\tbgp_local_pref = 120;\n\taccept;\n}',
+      );
+      expect(filters).to.include(
+        'filter ebgp_peer_mp_export_v6 {\n\tif !dn42_export_ok_v6() then reject;\n\tdn42_latency(3);\n\tdn42_bandwidth(24);\n\tdn42_crypto(34);\n\taccept;\n}',
+      );
       expect(filters).to.include('filter ebgp_grc_export_v6 {\n\tif !dn42_export_ok_v6() then reject;\n\taccept;\n}');
     });
   });
@@ -148,7 +153,9 @@ describe('agent render: BIRD 2', () => {
 
     it('applies cold potato and route_local_pref only when configured', () => {
       expect(filters).to.include('define COLD_POTATO_MED = 50;');
-      expect(filters).to.include('function dn42_route_local_pref_v6() {\n\tif net ~ [ fd42:1000::/20+ ] then { bgp_local_pref = 300; return true; }\n\treturn false;\n}');
+      expect(filters).to.include(
+        'function dn42_route_local_pref_v6() {\n\tif net ~ [ fd42:1000::/20+ ] then { bgp_local_pref = 300; return true; }\n\treturn false;\n}',
+      );
       expect(protocol(birdText(policy()), 'ebgp_peer_mp')).to.include('med metric on;');
       const plain = birdText(sessions());
       expect(plain).not.to.match(/COLD_POTATO|route_local_pref|med metric/);
@@ -243,7 +250,9 @@ describe('agent render: BIRD 2', () => {
   });
 
   it('writes include paths under the rendered dir it is given', () => {
-    const main = renderAll({ ...inputs(standalone()), renderedDir: '/var/lib/dn42-control/nodes/fra1/rendered' }).find((f) => f.path === 'bird/bird.conf')!.content;
+    const main = renderAll({ ...inputs(standalone()), renderedDir: '/var/lib/dn42-control/nodes/fra1/rendered' }).find(
+      (f) => f.path === 'bird/bird.conf',
+    )!.content;
     expect(main).to.include('include "/var/lib/dn42-control/nodes/fra1/rendered/bird/filters.conf";');
     expect(main).to.include('include "/var/lib/dn42-control/nodes/fra1/rendered/bird/ebgp.conf";');
     expect(() => renderAll({ ...inputs(standalone()), renderedDir: '/tmp/a"b' })).to.throw(RenderError);

@@ -25,7 +25,8 @@ const emptyTopology = { internal_topology: { routers: [], hosts: [] } };
 export const standalone = (): DesiredState => desired({ node: identity, interfaces: [], bgp_sessions: [], bird: emptyTopology, dns: null });
 
 /** The least a document may say: no loopbacks, prefixes, region or link-local. */
-export const bare = (): DesiredState => desired({ node: { node_id: 'bare1', asn: 4242420009, router_id: '172.20.9.1' }, interfaces: [], bgp_sessions: [], bird: emptyTopology });
+export const bare = (): DesiredState =>
+  desired({ node: { node_id: 'bare1', asn: 4242420009, router_id: '172.20.9.1' }, interfaces: [], bgp_sessions: [], bird: emptyTopology });
 
 const ebgpLink = (name: string, port: number, peerLetter: string, extra: object = {}) => ({
   name,
@@ -42,16 +43,60 @@ export const sessions = (): DesiredState =>
     interfaces: [
       ebgpLink('wg42', 51801, 'B'),
       ebgpLink('dn42-peer2', 51802, 'C', { mtu: 1280 }),
-      ebgpLink('wg43', 51803, 'D', { addresses: [{ address: '172.20.0.1/32', peer: '172.20.16.1/32' }, { address: 'fd00:1::1/128', peer: 'fd42:4242:3::1/128' }] }),
-      ebgpLink('wg44', 51804, 'E', { peer: { public_key: key('E'), endpoint: '[2001:db8::44]:51820', preshared_key_ref: 'as44', allowed_ips: ['fe80::/64', '172.20.16.9'] } }),
+      ebgpLink('wg43', 51803, 'D', {
+        addresses: [
+          { address: '172.20.0.1/32', peer: '172.20.16.1/32' },
+          { address: 'fd00:1::1/128', peer: 'fd42:4242:3::1/128' },
+        ],
+      }),
+      ebgpLink('wg44', 51804, 'E', {
+        peer: { public_key: key('E'), endpoint: '[2001:db8::44]:51820', preshared_key_ref: 'as44', allowed_ips: ['fe80::/64', '172.20.16.9'] },
+      }),
       { name: 'wg-dialin', listen_port: 51805, addresses: [{ address: 'fe80::1/64', peer: null }], peer: { public_key: key('F') } },
       { name: 'wg-nokey', listen_port: 51806 },
     ],
     bgp_sessions: [
-      { name: 'peer_mp', remote_asn: 4242420002, neighbor: 'fe80::2', interface: 'wg42', address_family: 'mp-bgp', extended_next_hop: true, link_latency: 3, bandwidth: 24, crypto: 34 },
-      { name: 'peer2', remote_asn: 4242420022, neighbor: 'fe80::2', interface: 'dn42-peer2', address_family: 'mp-bgp', extended_next_hop: true, bfd: true, import_limit: 20000 },
-      { name: 'peer3_v4', remote_asn: 4242420003, neighbor: '172.20.16.1', interface: 'wg43', address_family: 'ipv4', local_pref: 120, import_limit: 1000, import_limit_action: 'restart', link_latency: 5 },
-      { name: 'peer3_v6', remote_asn: 4242420003, neighbor: 'fd42:4242:3::1', interface: 'wg43', source_address: 'fd00:1::1', address_family: 'ipv6', import_limit_action: 'disable' },
+      {
+        name: 'peer_mp',
+        remote_asn: 4242420002,
+        neighbor: 'fe80::2',
+        interface: 'wg42',
+        address_family: 'mp-bgp',
+        extended_next_hop: true,
+        link_latency: 3,
+        bandwidth: 24,
+        crypto: 34,
+      },
+      {
+        name: 'peer2',
+        remote_asn: 4242420022,
+        neighbor: 'fe80::2',
+        interface: 'dn42-peer2',
+        address_family: 'mp-bgp',
+        extended_next_hop: true,
+        bfd: true,
+        import_limit: 20000,
+      },
+      {
+        name: 'peer3_v4',
+        remote_asn: 4242420003,
+        neighbor: '172.20.16.1',
+        interface: 'wg43',
+        address_family: 'ipv4',
+        local_pref: 120,
+        import_limit: 1000,
+        import_limit_action: 'restart',
+        link_latency: 5,
+      },
+      {
+        name: 'peer3_v6',
+        remote_asn: 4242420003,
+        neighbor: 'fd42:4242:3::1',
+        interface: 'wg43',
+        source_address: 'fd00:1::1',
+        address_family: 'ipv6',
+        import_limit_action: 'disable',
+      },
       { name: 'peer4', remote_asn: 4242420044, neighbor: 'fe80::2', interface: 'wg44', address_family: 'ipv6', import_limit_action: 'warn', local_pref: 90 },
       { name: 'grc', remote_asn: 4242422602, neighbor: 'fd42:4242:2601:ac12::1', address_family: 'mp-bgp', extended_next_hop: true, policy: 'route_collector' },
       { name: 'grc_ll', remote_asn: 4242422602, neighbor: 'fe80::2', interface: 'wg42', address_family: 'ipv6', policy: 'route_collector' },
@@ -67,7 +112,18 @@ export const policy = (): DesiredState =>
   desired({
     node: identity,
     interfaces: [ebgpLink('wg42', 51801, 'B')],
-    bgp_sessions: [{ name: 'peer_mp', remote_asn: 4242420002, neighbor: 'fe80::2', interface: 'wg42', address_family: 'mp-bgp', extended_next_hop: true, link_latency: 3, local_pref: 150 }],
+    bgp_sessions: [
+      {
+        name: 'peer_mp',
+        remote_asn: 4242420002,
+        neighbor: 'fe80::2',
+        interface: 'wg42',
+        address_family: 'mp-bgp',
+        extended_next_hop: true,
+        link_latency: 3,
+        local_pref: 150,
+      },
+    ],
     bird: {
       ...emptyTopology,
       cold_potato_med: 50,
@@ -123,11 +179,15 @@ export const dns = (): DesiredState =>
           { name: '@', type: 'CAA', content: '0 issue "ca.dn42"', ttl: null },
           { name: '*.lab', type: 'A', content: '172.20.0.40', ttl: null },
         ]),
-        zone('0/26.0.20.172.in-addr.arpa', [
-          { name: '@', type: 'NS', content: 'ns1.example.dn42.', ttl: null },
-          { name: '1', type: 'PTR', content: 'fra1.example.dn42.', ttl: null },
-          { name: '53', type: 'PTR', content: 'ns1.example.dn42.', ttl: 86400 },
-        ], { admin_email: 'hostmaster@example.dn42' }),
+        zone(
+          '0/26.0.20.172.in-addr.arpa',
+          [
+            { name: '@', type: 'NS', content: 'ns1.example.dn42.', ttl: null },
+            { name: '1', type: 'PTR', content: 'fra1.example.dn42.', ttl: null },
+            { name: '53', type: 'PTR', content: 'ns1.example.dn42.', ttl: 86400 },
+          ],
+          { admin_email: 'hostmaster@example.dn42' },
+        ),
         zone('0-26.0.20.172.in-addr.arpa', [{ name: '2', type: 'PTR', content: 'ber1.example.dn42.', ttl: null }]),
       ],
     },

@@ -6,7 +6,8 @@ import { rname, zoneFileName } from '../../../agent/render/dns/names.js';
 import { dns, dnsWith, standalone } from './cases.js';
 import { PRIVATE_KEYS, renderedInTempDir, run } from './support.js';
 
-const render = (state: DesiredState, renderedDir = '/r'): RenderedFile[] => renderAll({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, renderedDir }).filter((f) => f.path.startsWith('dns/'));
+const render = (state: DesiredState, renderedDir = '/r'): RenderedFile[] =>
+  renderAll({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, renderedDir }).filter((f) => f.path.startsWith('dns/'));
 const content = (files: RenderedFile[], path: string) => (files.find((f) => f.path === path) ?? expect.fail(`no ${path}`)).content;
 const namedConf = (state: DesiredState) => content(render(state), 'dns/named.conf');
 
@@ -44,13 +45,17 @@ describe('agent render: DNS (BIND 9)', () => {
 
     it('serves each zone as primary from its file under the rendered dir', () => {
       const withDir = content(render(dns(), '/var/lib/dn42-control/nodes/fra1/rendered'), 'dns/named.conf');
-      expect(withDir).to.include('zone "0/26.0.20.172.in-addr.arpa" {\n\ttype primary;\n\tfile "/var/lib/dn42-control/nodes/fra1/rendered/dns/zones/0%2F26.0.20.172.in-addr.arpa.zone";\n\tnotify no;\n};');
+      expect(withDir).to.include(
+        'zone "0/26.0.20.172.in-addr.arpa" {\n\ttype primary;\n\tfile "/var/lib/dn42-control/nodes/fra1/rendered/dns/zones/0%2F26.0.20.172.in-addr.arpa.zone";\n\tnotify no;\n};',
+      );
     });
 
     it('keeps BIND’s default listeners without bind addresses, and closes a family without one', () => {
       expect(namedConf(dnsWith({ bind_addresses: [] }))).not.to.include('listen-on');
       expect(namedConf(dnsWith({ bind_addresses: ['172.20.0.53'] }))).to.include('listen-on { 172.20.0.53; };\n\tlisten-on-v6 { none; };');
-      expect(namedConf(dnsWith({ forwards: [], cache_ttl_seconds: 0 }))).to.include('max-cache-ttl 0;').and.not.include('validate-except');
+      expect(namedConf(dnsWith({ forwards: [], cache_ttl_seconds: 0 })))
+        .to.include('max-cache-ttl 0;')
+        .and.not.include('validate-except');
     });
   });
 
@@ -59,7 +64,9 @@ describe('agent render: DNS (BIND 9)', () => {
     const rfc2317 = content(render(dns()), 'dns/zones/0%2F26.0.20.172.in-addr.arpa.zone');
 
     it('start with $ORIGIN, $TTL and the SOA from the soa_* fields, dots of the mailbox escaped', () => {
-      expect(zone).to.include('$ORIGIN example.dn42.\n$TTL 3600\n@\t3600\tIN\tSOA\tns1.example.dn42. host\\.master.example.dn42. (\n\t\t2026112201 ; serial\n\t\t7200 ; refresh\n\t\t3600 ; retry\n\t\t1209600 ; expire\n\t\t300 ; minimum');
+      expect(zone).to.include(
+        '$ORIGIN example.dn42.\n$TTL 3600\n@\t3600\tIN\tSOA\tns1.example.dn42. host\\.master.example.dn42. (\n\t\t2026112201 ; serial\n\t\t7200 ; refresh\n\t\t3600 ; retry\n\t\t1209600 ; expire\n\t\t300 ; minimum',
+      );
       expect(rname('hostmaster@example.dn42')).to.equal('hostmaster.example.dn42.');
       expect(() => rname('a@b c')).to.throw(RenderError, /invalid admin_email/);
     });

@@ -33,7 +33,14 @@ function internalLinks(n: MeshNode): { peerings: PeeringRecord[]; interfaces: In
       peering_id: id,
       enabled: true,
       sort_order: 0,
-      spec: { name: `int-${m}`, kind: 'wireguard', listen_port: 52800 + index(m), addresses: [...v4, `fe80::${index(n)}/64`], cost: 10 * (index(n) + index(m)), peer: { endpoint: `192.0.2.${index(m)}:${52800 + index(n)}` } },
+      spec: {
+        name: `int-${m}`,
+        kind: 'wireguard',
+        listen_port: 52800 + index(m),
+        addresses: [...v4, `fe80::${index(n)}/64`],
+        cost: 10 * (index(n) + index(m)),
+        peer: { endpoint: `192.0.2.${index(m)}:${52800 + index(n)}` },
+      },
     });
   });
   return { peerings, interfaces };
@@ -43,9 +50,28 @@ function internalLinks(n: MeshNode): { peerings: PeeringRecord[]; interfaces: In
 function externalLinks(): { peerings: PeeringRecord[]; interfaces: InterfaceRecord[]; sessions: SessionRecord[] } {
   return {
     peerings: [{ id: 10, name: 'as42', remote_asn: 4242420042, remote_node_id: null, remote_label: 'AS42', is_internal: false, enabled: true, notes: null }],
-    interfaces: [{ id: 10, peering_id: 10, enabled: true, sort_order: 5, spec: { name: 'dn42-as42', kind: 'wireguard', listen_port: 51842, peer_link_local: 'fe80::42', peer: { public_key: key('K'), endpoint: '198.51.100.42:51801', persistent_keepalive_seconds: 25 } } }],
+    interfaces: [
+      {
+        id: 10,
+        peering_id: 10,
+        enabled: true,
+        sort_order: 5,
+        spec: {
+          name: 'dn42-as42',
+          kind: 'wireguard',
+          listen_port: 51842,
+          peer_link_local: 'fe80::42',
+          peer: { public_key: key('K'), endpoint: '198.51.100.42:51801', persistent_keepalive_seconds: 25 },
+        },
+      },
+    ],
     sessions: [
-      { id: 10, peering_id: 10, sort_order: 0, spec: { name: 'as42', remote_asn: 4242420042, neighbor_address: 'fe80::42%dn42-as42', link_latency: 2, bandwidth: 24, crypto: 34 } },
+      {
+        id: 10,
+        peering_id: 10,
+        sort_order: 0,
+        spec: { name: 'as42', remote_asn: 4242420042, neighbor_address: 'fe80::42%dn42-as42', link_latency: 2, bandwidth: 24, crypto: 34 },
+      },
       { id: 11, peering_id: 10, sort_order: 1, spec: { name: 'as42_old', remote_asn: 4242420042, neighbor_address: '172.20.42.1', enabled: false } },
     ],
   };
@@ -66,12 +92,20 @@ export function meshState(n: MeshNode): DesiredState {
       ipv4_prefixes: ['172.20.0.0/26'],
       ipv6_prefixes: ['fd00:1::/48'],
       labels: { region: n === 'ams1' ? 42 : 41 },
-      base_template: n === 'fra1' ? { bird: { cold_potato_med: 50, internal_topology: { hosts: [{ name: 'web', addresses: ['172.20.0.20/32', 'fd00:1::20'], interface: 'br-svc' }] } } } : {},
+      base_template:
+        n === 'fra1'
+          ? { bird: { cold_potato_med: 50, internal_topology: { hosts: [{ name: 'web', addresses: ['172.20.0.20/32', 'fd00:1::20'], interface: 'br-svc' }] } } }
+          : {},
     },
     { peerings: [...internal.peerings, ...external.peerings], interfaces: [...internal.interfaces, ...external.interfaces], sessions: external.sessions },
   );
   const fleetFacts = others(n).map((m) =>
-    facts(m, { router_id: `172.20.0.${index(m)}`, loopback_ipv4: loopback4(m), loopback_ipv6: loopback6(m), wireguard_public_key: wireguardPublicKey(PRIVATE_KEYS[m]) }),
+    facts(m, {
+      router_id: `172.20.0.${index(m)}`,
+      loopback_ipv4: loopback4(m),
+      loopback_ipv6: loopback6(m),
+      wireguard_public_key: wireguardPublicKey(PRIVATE_KEYS[m]),
+    }),
   );
   const inbound = others(n).map((m) => ({ node_id: m, peering_id: MESH.indexOf(n) + 1, name: `int-${n}`, enabled: true }));
   return desired(materialise({ ...node, node_id: n }, context(fleetFacts, { inbound })));

@@ -34,7 +34,11 @@ describe('agent render: renderAll', () => {
       'wireguard/int-ber1.conf',
     ]);
     for (const f of files) expect(f.mode, f.path).to.equal(f.path.startsWith('wireguard/') ? 0o600 : 0o644);
-    expect(files.filter((f) => f.content.includes(PRIVATE_KEYS.fra1)).map((f) => f.path)).to.deep.equal(['wireguard/dn42-as42.conf', 'wireguard/int-ams1.conf', 'wireguard/int-ber1.conf']);
+    expect(files.filter((f) => f.content.includes(PRIVATE_KEYS.fra1)).map((f) => f.path)).to.deep.equal([
+      'wireguard/dn42-as42.conf',
+      'wireguard/int-ams1.conf',
+      'wireguard/int-ber1.conf',
+    ]);
   });
 
   it('is deterministic: the same inputs give the same bytes, a changed input changes only its files', () => {

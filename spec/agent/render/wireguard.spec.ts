@@ -1,7 +1,15 @@
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { interfacePlan, presharedKeyPath, presharedKeyRefs, readPresharedKeys, renderAll, RenderError, type RenderedFile } from '../../../agent/render/index.js';
+import {
+  interfacePlan,
+  presharedKeyPath,
+  presharedKeyRefs,
+  readPresharedKeys,
+  renderAll,
+  RenderError,
+  type RenderedFile,
+} from '../../../agent/render/index.js';
 import { wireguardConfig } from '../../../agent/render/wireguard.js';
 import { dns, sessions, standalone } from './cases.js';
 import { MESH, meshState } from './mesh.js';
@@ -38,7 +46,10 @@ describe('agent render: WireGuard', () => {
   it('fails the render for a ref without a key or with a malformed one, and for a bad private key', () => {
     const state = sessions();
     const wg44 = state.interfaces.find((i) => i.name === 'wg44')!;
-    expect(() => renderAll({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, renderedDir: '/r' })).to.throw(RenderError, "no preshared key for preshared_key_ref 'as44' (interface wg44)");
+    expect(() => renderAll({ state, wireguardPrivateKey: PRIVATE_KEYS.fra1, renderedDir: '/r' })).to.throw(
+      RenderError,
+      "no preshared key for preshared_key_ref 'as44' (interface wg44)",
+    );
     expect(() => wireguardConfig(wg44, 'fra1', PRIVATE_KEYS.fra1, { as44: 'short' })).to.throw(RenderError, /invalid preshared key/);
     expect(() => wireguardConfig(wg44, 'fra1', 'not-a-key', { as44: PSK })).to.throw(RenderError, /invalid WireGuard private key/);
   });

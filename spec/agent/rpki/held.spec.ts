@@ -37,7 +37,13 @@ describe('agent: the held ROA set', () => {
 
   it('keeps a new set with its tag, sends the tag back, and leaves the file alone on a 304', async () => {
     const calls: Record<string, string>[] = [];
-    const rt = runtime([{ status: 200, body: SET, etag: '"roas-1"' }, { status: 304, body: null }], calls);
+    const rt = runtime(
+      [
+        { status: 200, body: SET, etag: '"roas-1"' },
+        { status: 304, body: null },
+      ],
+      calls,
+    );
     expect(await refreshRoas(rt, path)).to.deep.equal({ held: { etag: '"roas-1"', set: SET }, changed: true });
     const written = (await stat(path)).mtimeMs;
     expect(await refreshRoas(rt, path)).to.deep.equal({ held: { etag: '"roas-1"', set: SET }, changed: false });
@@ -48,7 +54,10 @@ describe('agent: the held ROA set', () => {
   it('keeps the held set on every failure: no replica (404), replica down (503), a body that is no ROA set, an unreachable server', async () => {
     await writeFile(path, JSON.stringify({ etag: '"roas-1"', set: SET }));
     const bad = { ...NEXT, roas: [{ prefix: '172.20.0.1/24', max_length: 24, asn: 1 }] };
-    const rt = runtime([{ status: 404, body: { detail: 'no ROA set' } }, { status: 503, body: {} }, { status: 200, body: bad, etag: '"roas-2"' }, new Error('ECONNREFUSED')], []);
+    const rt = runtime(
+      [{ status: 404, body: { detail: 'no ROA set' } }, { status: 503, body: {} }, { status: 200, body: bad, etag: '"roas-2"' }, new Error('ECONNREFUSED')],
+      [],
+    );
     for (let i = 0; i < 4; i++) expect(await refreshRoas(rt, path)).to.deep.equal({ held: { etag: '"roas-1"', set: SET }, changed: false });
     expect(JSON.parse(await readFile(path, 'utf8')).set).to.deep.equal(SET);
   });
@@ -62,8 +71,19 @@ describe('agent: the held ROA set', () => {
   });
 
   it('gives each observed route its state; a route without an AS path is checked with the node’s own ASN', () => {
-    const route = (prefix: string, origin: number | null, local = false) => ({ prefix, protocol: 'p', origin_asn: origin, as_path: origin === null ? [] : [origin], rpki: null, local });
-    const states = withRpkiStates([route('172.20.0.0/24', null, true), route('172.20.0.0/25', 4242420001), route('fd42::/56', 4242420002), route('172.22.0.0/24', 1)], NEXT, 4242420001);
+    const route = (prefix: string, origin: number | null, local = false) => ({
+      prefix,
+      protocol: 'p',
+      origin_asn: origin,
+      as_path: origin === null ? [] : [origin],
+      rpki: null,
+      local,
+    });
+    const states = withRpkiStates(
+      [route('172.20.0.0/24', null, true), route('172.20.0.0/25', 4242420001), route('fd42::/56', 4242420002), route('172.22.0.0/24', 1)],
+      NEXT,
+      4242420001,
+    );
     expect(states.map((r) => r.rpki)).to.deep.equal(['valid', 'invalid', 'valid', 'not_found']);
   });
 });

@@ -42,7 +42,8 @@ export async function spawnBird(conf: string, socket: string, extra: readonly st
     await exited;
   };
   for (const until = Date.now() + READY_MS; ; await sleep(50) /* polls the control socket; fails with BIRD's own stderr */) {
-    if (!running()) throw new Error(`bird -c ${conf} ended before its control socket answered: ${failed?.message ?? `exit ${child.exitCode ?? child.signalCode}`} ${stderr}`);
+    if (!running())
+      throw new Error(`bird -c ${conf} ended before its control socket answered: ${failed?.message ?? `exit ${child.exitCode ?? child.signalCode}`} ${stderr}`);
     if ((await runCommand(['birdc', '-s', socket, 'show', 'status'])).code === 0) return { socket, stop };
     if (Date.now() > until) {
       await stop();

@@ -39,7 +39,10 @@ protocol bgp peer_a6 { local ::1 port ${pb} as 4242420002; neighbor ::1 port ${p
 `;
   const daemons: BirdProcess[] = [];
   try {
-    for (const [name, conf] of [['a', a], ['b', b]] as const) {
+    for (const [name, conf] of [
+      ['a', a],
+      ['b', b],
+    ] as const) {
       await writeFile(join(dir, `${name}.conf`), conf);
       daemons.push(await spawnBird(join(dir, `${name}.conf`), join(dir, `${name}.ctl`)));
     }

@@ -95,7 +95,9 @@ export interface Bird {
 
 /** uid and gid of the `bird` user Debian's bird2 package creates, if this machine has it. */
 function birdUser(): { uid: number; gid: number } | null {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('bird:'));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('bird:'));
   if (!line) return null;
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
@@ -130,7 +132,12 @@ export async function startBird(dir: string): Promise<Bird> {
 
 /** An agent configuration file in `key = value` form. */
 export async function writeAgentConfig(path: string, settings: Record<string, string | number | boolean>): Promise<string> {
-  await writeFile(path, `# dn42-agent test configuration\n${Object.entries(settings).map(([k, v]) => `${k} = ${v}`).join('\n')}\n`);
+  await writeFile(
+    path,
+    `# dn42-agent test configuration\n${Object.entries(settings)
+      .map(([k, v]) => `${k} = ${v}`)
+      .join('\n')}\n`,
+  );
   return path;
 }
 

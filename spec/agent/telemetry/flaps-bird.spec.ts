@@ -33,7 +33,8 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
     return stats.reduce((sum, l) => sum + Number(l.trim().split(/\s+/).at(-1)), 0);
   };
   const look = async () => ({ routes: await birdc(birds.birdcA, 'show', 'route', 'all'), protocols: await birdc(birds.birdcA, 'show', 'protocols', 'all') });
-  const feed = async () => (await server.control.sys.pool.query(`SELECT feed_state, entries FROM prefix_flap_feeds WHERE node_id = $1`, [server.nodeId])).rows[0];
+  const feed = async () =>
+    (await server.control.sys.pool.query(`SELECT feed_state, entries FROM prefix_flap_feeds WHERE node_id = $1`, [server.nodeId])).rows[0];
   const stored = async () => (await prefixFlapsOf(server.control.sys.pool, server.nodeId)).find((r) => r.prefix === FLAPPING && r.peer_asn === PEER_B);
 
   beforeEach(async () => {
@@ -41,7 +42,11 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
     agent = await testAgent(server);
     agent.applied.desired = { node: { asn: 4242420001 } } as unknown as DesiredState;
     birds = await startBirdPair(agent.stateDir);
-    await eventually(async () => /Total: 6 of 6 routes/.test((await runCommand([...birds.birdcA, 'show', 'route', 'count'])).stdout), 20_000, 'both sessions up with all routes');
+    await eventually(
+      async () => /Total: 6 of 6 routes/.test((await runCommand([...birds.birdcA, 'show', 'route', 'count'])).stdout),
+      20_000,
+      'both sessions up with all routes',
+    );
   });
   afterEach(async () => {
     await telemetry?.stop();
@@ -68,16 +73,24 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
     expect(row!.score).to.be.within(1.98, 2);
     expect(withdrawn).to.include({ origin_asn: PEER_B });
     // with the path evidence of the new report fields: B's path (B is also the origin)
-    const evidence = await server.control.sys.pool.query(`SELECT as_path::text AS as_path FROM prefix_flaps WHERE node_id = $1 AND prefix = $2`, [server.nodeId, FLAPPING]);
+    const evidence = await server.control.sys.pool.query(`SELECT as_path::text AS as_path FROM prefix_flaps WHERE node_id = $1 AND prefix = $2`, [
+      server.nodeId,
+      FLAPPING,
+    ]);
     expect(evidence.rows).to.deep.equal([{ as_path: `{${PEER_B}}` }]);
-    expect((await server.control.sys.pool.query(`SELECT total_changes FROM prefix_flap_feeds WHERE node_id = $1`, [server.nodeId])).rows[0].total_changes).to.be.a('number');
+    expect(
+      (await server.control.sys.pool.query(`SELECT total_changes FROM prefix_flap_feeds WHERE node_id = $1`, [server.nodeId])).rows[0].total_changes,
+    ).to.be.a('number');
     expect(Date.parse(row!.last_flap_at!)).to.be.above(Date.parse(withdrawn!.last_flap_at!));
     // And B's other prefixes, which did not move, have no row
     expect((await prefixFlapsOf(server.control.sys.pool, server.nodeId)).map((r) => r.prefix)).to.deep.equal([FLAPPING]);
 
     // When BIRD on A stops, the reports go on with the feed down and the scores kept
     await birds.stop();
-    expect(await eventually(async () => (await feed())?.feed_state === 'down' && feed(), 10_000, 'the feed down')).to.deep.equal({ feed_state: 'down', entries: 1 });
+    expect(await eventually(async () => (await feed())?.feed_state === 'down' && feed(), 10_000, 'the feed down')).to.deep.equal({
+      feed_state: 'down',
+      entries: 1,
+    });
     expect(agent.ring.recent().map((e) => e.message)).to.include('prefix flaps: cannot read BIRD; the feed is down');
   });
 
@@ -101,7 +114,10 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
     expect(events.map((e) => [e.kind, e.prefix, e.protocol, e.peer_asn])).to.deep.equal([['change', FLAPPING, 'peer_b', PEER_B]]);
     const report = collector.report(server.nodeId, Date.now());
     const answer = await agent.rt.request('POST', '/agent/prefix-flaps', report);
-    expect({ status: answer.status, body: answer.body }).to.deep.equal({ status: 200, body: { accepted: true, node_id: server.nodeId, entries: 1, feed_state: 'established' } });
+    expect({ status: answer.status, body: answer.body }).to.deep.equal({
+      status: 200,
+      body: { accepted: true, node_id: server.nodeId, entries: 1, feed_state: 'established' },
+    });
     const row = await stored();
     expect(row).to.include({ flaps: 10, origin_asn: PEER_B });
     expect(row!.score).to.be.closeTo(10, 0.01);

@@ -59,7 +59,17 @@ describe('prefix flap scoring (pure)', () => {
       scores.add('172.21.0.0/24', 4242420002, 4242420077, 1, T0);
       scores.add('172.21.0.0/24', 4242420002, 4242420078, 3, T0 + 10 * MIN);
       expect(scores.top(T0 + 10 * MIN)).to.deep.equal([
-        { prefix: '172.21.0.0/24', peer_asn: 4242420002, origin_asn: 4242420078, score: 3.5, flaps: 4, last_flap_at: T0 + 10 * MIN, as_path: null, announcements: 0, withdrawals: 0 },
+        {
+          prefix: '172.21.0.0/24',
+          peer_asn: 4242420002,
+          origin_asn: 4242420078,
+          score: 3.5,
+          flaps: 4,
+          last_flap_at: T0 + 10 * MIN,
+          as_path: null,
+          announcements: 0,
+          withdrawals: 0,
+        },
       ]);
     });
 
@@ -102,7 +112,10 @@ describe('prefix flap scoring (pure)', () => {
     it('sees an announcement, a withdrawal, a new path and a re-announcement (new change time), and nothing for an unchanged route', () => {
       const other = (stamp: string) => route('172.22.0.0/24', 'peer_c', stamp, [4242420003]);
       const quiet = route('172.23.0.0/24', 'peer_c', '10:00:00.000', [4242420003]);
-      expect(brief(routeEvents(views(A(), quiet), views(quiet, other('11:00:00.000'))))).to.deep.equal(['announce 172.22.0.0/24 peer_c 4242420003', 'withdraw 172.21.0.0/24 peer_b 4242420002']);
+      expect(brief(routeEvents(views(A(), quiet), views(quiet, other('11:00:00.000'))))).to.deep.equal([
+        'announce 172.22.0.0/24 peer_c 4242420003',
+        'withdraw 172.21.0.0/24 peer_b 4242420002',
+      ]);
       expect(brief(routeEvents(views(A()), views(A('11:05:00.000'))))).to.deep.equal(['change 172.21.0.0/24 peer_b 4242420002']);
       expect(brief(routeEvents(views(A()), views(A('11:00:00.000', [4242420002, 4242420099]))))).to.deep.equal(['change 172.21.0.0/24 peer_b 4242420002']);
       expect(routeEvents(views(A(), quiet), views(quiet, A()))).to.deep.equal([]);
@@ -147,12 +160,21 @@ describe('prefix flap scoring (pure)', () => {
 
   describe('the collector', () => {
     const A = (stamp: string) => route('172.21.0.0/24', 'peer_b', stamp, [4242420002, 4242420077]);
-    const look = (stamp: string, updates: number, withdraws: number, since?: string) => ({ routes: table(A(stamp), staticRoute('172.20.0.0/24')), protocols: protocols({ name: 'peer_b', updates, withdraws, since }) });
+    const look = (stamp: string, updates: number, withdraws: number, since?: string) => ({
+      routes: table(A(stamp), staticRoute('172.20.0.0/24')),
+      protocols: protocols({ name: 'peer_b', updates, withdraws, since }),
+    });
 
     it('takes the first look as its baseline, then scores a burst between two looks by the import counters', () => {
       const c = new FlapCollector();
       expect(c.feedState).to.equal('unknown');
-      expect(c.report('fra1', T0)).to.deep.equal({ node_id: 'fra1', captured_at: new Date(T0).toISOString(), feed_state: 'unknown', entries: [], total_changes: 0 });
+      expect(c.report('fra1', T0)).to.deep.equal({
+        node_id: 'fra1',
+        captured_at: new Date(T0).toISOString(),
+        feed_state: 'unknown',
+        entries: [],
+        total_changes: 0,
+      });
 
       expect(c.observe(look('11:00:00.000', 1, 0), LOCAL_AS, T0)).to.deep.equal([]);
       expect(c.feedState).to.equal('established');
@@ -194,14 +216,26 @@ describe('prefix flap scoring (pure)', () => {
       expect(report.total_changes).to.equal(3);
       expect(report.entries).to.have.length(1);
       expect(report.entries[0]).to.deep.include({ prefix: '172.21.0.0/24', as_path: [4242420002, 4242420077], announcements: 1, withdrawals: 1 });
-      expect(c.report('fra1', T0 + 3 * MIN).entries.find((e) => e.prefix === '172.22.0.0/24')).to.deep.include({ as_path: [4242420002, 4242420003], announcements: 0, withdrawals: 0 });
+      expect(c.report('fra1', T0 + 3 * MIN).entries.find((e) => e.prefix === '172.22.0.0/24')).to.deep.include({
+        as_path: [4242420002, 4242420003],
+        announcements: 0,
+        withdrawals: 0,
+      });
     });
 
     it('counts one change seen through several sessions (direct and an iBGP relay) once per look', () => {
       const both = (stamp: string) => table(A(stamp), route('172.21.0.0/24', 'ibgp_fra2', stamp, [4242420002, 4242420077], { best: false, hidePrefix: true }));
       const c = new FlapCollector();
-      c.observe({ routes: both('11:00:00.000'), protocols: protocols({ name: 'peer_b', updates: 1, withdraws: 0 }, { name: 'ibgp_fra2', updates: 1, withdraws: 0 }) }, LOCAL_AS, T0);
-      const events = c.observe({ routes: both('11:00:30.000'), protocols: protocols({ name: 'peer_b', updates: 3, withdraws: 1 }, { name: 'ibgp_fra2', updates: 2, withdraws: 1 }) }, LOCAL_AS, T0 + MIN);
+      c.observe(
+        { routes: both('11:00:00.000'), protocols: protocols({ name: 'peer_b', updates: 1, withdraws: 0 }, { name: 'ibgp_fra2', updates: 1, withdraws: 0 }) },
+        LOCAL_AS,
+        T0,
+      );
+      const events = c.observe(
+        { routes: both('11:00:30.000'), protocols: protocols({ name: 'peer_b', updates: 3, withdraws: 1 }, { name: 'ibgp_fra2', updates: 2, withdraws: 1 }) },
+        LOCAL_AS,
+        T0 + MIN,
+      );
       expect(brief(events)).to.deep.equal(['change 172.21.0.0/24 peer_b 4242420002', 'change 172.21.0.0/24 ibgp_fra2 4242420002']);
       // peer_b counted 3 changes, the relay 2: the stronger one stands
       expect(c.scores.top(T0 + MIN).map((s) => [s.peer_asn, s.flaps])).to.deep.equal([[4242420002, 3]]);

@@ -36,7 +36,15 @@ describe('agent telemetry parsers', () => {
 
     it('reads a connecting session as active (with its socket error) and a disabled one as down, without route counts', () => {
       const [, , connecting, disabled] = parseBirdProtocols(fixture('bird-a-protocols-all.txt'), now);
-      expect(connecting).to.include({ state: 'active', proto_state: 'start', info: 'Active; Socket: Connection refused', last_error: 'Socket: Connection refused', remote_asn: 4242420099, imported: null, exported: null });
+      expect(connecting).to.include({
+        state: 'active',
+        proto_state: 'start',
+        info: 'Active; Socket: Connection refused',
+        last_error: 'Socket: Connection refused',
+        remote_asn: 4242420099,
+        imported: null,
+        exported: null,
+      });
       expect(disabled).to.include({ state: 'down', proto_state: 'down', info: null, neighbor: '127.0.0.10', imported: null, import_changes: null });
       expect(connecting.import_changes).to.equal(null);
     });
@@ -52,8 +60,12 @@ describe('agent telemetry parsers', () => {
     it('puts the last error and the filtered routes into the snapshot info (the schema has no field for them)', () => {
       const [b] = parseBirdProtocols(fixture('bird-b-protocols-all-iso.txt'), now);
       expect(protocolInfo(b)).to.equal('Established; 1 filtered');
-      expect(protocolInfo({ ...b, info: 'Active', last_error: 'Socket: Connection refused', filtered: 0 })).to.equal('Active; last error: Socket: Connection refused');
-      expect(protocolInfo({ ...b, info: 'Error: Hold timer expired', last_error: 'Error: Hold timer expired', filtered: null })).to.equal('Error: Hold timer expired');
+      expect(protocolInfo({ ...b, info: 'Active', last_error: 'Socket: Connection refused', filtered: 0 })).to.equal(
+        'Active; last error: Socket: Connection refused',
+      );
+      expect(protocolInfo({ ...b, info: 'Error: Hold timer expired', last_error: 'Error: Hold timer expired', filtered: null })).to.equal(
+        'Error: Hold timer expired',
+      );
     });
 
     it('places a time of day later than now on the day before, and reads a bare date as local midnight', () => {
@@ -88,8 +100,18 @@ describe('agent telemetry parsers', () => {
         ['fd42:3::/48', 's6', 'blackhole', '16:02:42.226', true],
         ['fd42:2::/48', 's6', 'blackhole', '16:02:42.226', true],
       ]);
-      expect(routes[1].attributes).to.deep.equal(['Type: BGP univ', 'BGP.origin: IGP', 'BGP.as_path: 4242420001 4242420001 4242420077', 'BGP.next_hop: 127.0.0.1', 'BGP.local_pref: 100']);
-      expect(parseBirdRouteList('172.22.0.0/24        unicast [ebgp_b 2026-11-22 10:00:00 from fe80::2%dn42_b] (100) [AS4242420003i]')[0]).to.include({ stamp: '2026-11-22 10:00:00', best: false, protocol: 'ebgp_b' });
+      expect(routes[1].attributes).to.deep.equal([
+        'Type: BGP univ',
+        'BGP.origin: IGP',
+        'BGP.as_path: 4242420001 4242420001 4242420077',
+        'BGP.next_hop: 127.0.0.1',
+        'BGP.local_pref: 100',
+      ]);
+      expect(parseBirdRouteList('172.22.0.0/24        unicast [ebgp_b 2026-11-22 10:00:00 from fe80::2%dn42_b] (100) [AS4242420003i]')[0]).to.include({
+        stamp: '2026-11-22 10:00:00',
+        best: false,
+        protocol: 'ebgp_b',
+      });
     });
 
     it('skips alternative (not best) routes of a prefix and AS sets in a path', () => {
@@ -101,7 +123,9 @@ describe('agent telemetry parsers', () => {
         '	Type: BGP univ',
         '	BGP.as_path: 4242420004 {4242420005 4242420006} 4242420003',
       ].join('\n');
-      expect(parseBirdRoutes(text)).to.deep.equal([{ prefix: '172.22.0.0/24', protocol: 'ebgp_c', origin_asn: 4242420003, as_path: [4242420004, 4242420003], rpki: null, local: false }]);
+      expect(parseBirdRoutes(text)).to.deep.equal([
+        { prefix: '172.22.0.0/24', protocol: 'ebgp_c', origin_asn: 4242420003, as_path: [4242420004, 4242420003], rpki: null, local: false },
+      ]);
     });
   });
 
@@ -140,7 +164,15 @@ describe('agent telemetry parsers', () => {
               tx_bytes: 0,
               persistent_keepalive: null,
             },
-            { public_key: '7vQSCfYYX/Cz+uCgIlFpds6lgFAy05cDko8I0kkONWs=', endpoint: null, allowed_ips: [], latest_handshake_at: null, rx_bytes: 0, tx_bytes: 0, persistent_keepalive: null },
+            {
+              public_key: '7vQSCfYYX/Cz+uCgIlFpds6lgFAy05cDko8I0kkONWs=',
+              endpoint: null,
+              allowed_ips: [],
+              latest_handshake_at: null,
+              rx_bytes: 0,
+              tx_bytes: 0,
+              persistent_keepalive: null,
+            },
           ],
         },
       ]);

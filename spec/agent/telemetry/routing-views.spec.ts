@@ -29,16 +29,24 @@ describe('routing views of a table a real agent read from a real BIRD', function
 
   it('shows the routes BIRD holds in the summary, the prefix search and the origins', async () => {
     // Given BIRD A with its statics and what B announced over the two sessions
-    await eventually(async () => /Total: 6 of 6 routes/.test((await runCommand([...birds.birdcA, 'show', 'route', 'count'])).stdout), 20_000, 'both sessions established with their routes imported');
+    await eventually(
+      async () => /Total: 6 of 6 routes/.test((await runCommand([...birds.birdcA, 'show', 'route', 'count'])).stdout),
+      20_000,
+      'both sessions established with their routes imported',
+    );
     const admin = server.control.admin;
     const base = `/admin/nodes/${server.nodeId}/routing`;
 
     // When the agent reads and reports the table (its first round runs at start)
     telemetry = startTelemetry({ ...agent.rt, commands: { ...agent.rt.commands, birdc: birds.birdcA } }, agent.ring, ROUTING_ONLY);
-    const summary = await eventually(async () => {
-      const res = await admin.get(`${base}/summary`);
-      return res.status === 200 ? res.body : null;
-    }, 15_000, 'a routing summary');
+    const summary = await eventually(
+      async () => {
+        const res = await admin.get(`${base}/summary`);
+        return res.status === 200 ? res.body : null;
+      },
+      15_000,
+      'a routing summary',
+    );
 
     // Then every view shows that one table
     expect(summary).to.include({ node_id: server.nodeId, size: 6, announced: null, withdrawn: null });
@@ -46,14 +54,22 @@ describe('routing views of a table a real agent read from a real BIRD', function
     const all = (await admin.get(`${base}/prefixes`)).body;
     expect(all.total).to.equal(6);
     expect(all.rpki_counts === null).to.equal(!summary.rpki_observed);
-    expect(all.routes.find((r: { prefix: string }) => r.prefix === '172.21.0.0/24')).to.deep.include({ protocol: 'peer_b', origin_asn: 4242420002, as_path: [4242420002], local: false });
+    expect(all.routes.find((r: { prefix: string }) => r.prefix === '172.21.0.0/24')).to.deep.include({
+      protocol: 'peer_b',
+      origin_asn: 4242420002,
+      as_path: [4242420002],
+      local: false,
+    });
     const fromB = (await admin.get(`${base}/prefixes?path_asn=4242420002`)).body;
     expect(fromB.routes.map((r: { prefix: string }) => r.prefix)).to.include.members(['172.21.0.0/24', 'fd42:2::/48']);
     expect(fromB.routes.every((r: { local: boolean }) => !r.local)).to.equal(true);
     const local = (await admin.get(`${base}/prefixes?scope=local&q=172.20.1.0`)).body;
     expect(local.routes.map((r: { prefix: string; protocol: string }) => [r.prefix, r.protocol])).to.deep.equal([['172.20.1.0/24', 's4']]);
     const origins = (await admin.get(`${base}/origins`)).body.origins;
-    expect(origins.find((o: { asn: number }) => o.asn === 4242420002)).to.deep.include({ name: null, count_v4: fromB.routes.filter((r: { family: number }) => r.family === 4).length });
+    expect(origins.find((o: { asn: number }) => o.asn === 4242420002)).to.deep.include({
+      name: null,
+      count_v4: fromB.routes.filter((r: { family: number }) => r.family === 4).length,
+    });
     const fleet = (await admin.get('/admin/routing/fleet')).body;
     expect(fleet.summary).to.include({ nodes_reporting: 1, size: 6 });
   });

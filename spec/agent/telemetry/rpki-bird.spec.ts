@@ -38,7 +38,13 @@ const OTHER = 4242420003;
 const ROUTING_ONLY = { snapshotMs: 3_600_000, trafficMs: 3_600_000, reresolveMs: 3_600_000, flapsMs: 3_600_000, routingMs: 3_600_000 };
 
 const route = (type: 'route' | 'route6', prefix: string, origin: number, maxLength?: number) =>
-  rpsl([[type, prefix], ['origin', `AS${origin}`], ...(maxLength === undefined ? [] : [['max-length', String(maxLength)] as const]), ['mnt-by', 'ALPHA-MNT'], ['source', 'DN42']]);
+  rpsl([
+    [type, prefix],
+    ['origin', `AS${origin}`],
+    ...(maxLength === undefined ? [] : [['max-length', String(maxLength)] as const]),
+    ['mnt-by', 'ALPHA-MNT'],
+    ['source', 'DN42'],
+  ]);
 
 /** What B announces, and the state each route has against the registry below. */
 const FROM_B = {
@@ -93,8 +99,18 @@ describe('RPKI end to end: registry → replica → control server → real agen
     await new RegistrySyncer(sys.context).sync();
     control = await startApp(createControlApp(sys.context, { roaSource: localRoaSource(sys.pool) }));
 
-    expectResponse(await admin().post('/admin/nodes', { node_id: 'fra1', asn: OWN, router_id: '172.20.0.1', ipv4_prefixes: ['172.20.0.0/27'], ipv6_prefixes: ['fd42:4242:1::/48'] })).status(201);
-    expectResponse(await admin().post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_b', remote_asn: PEER, neighbor_address: '10.99.0.2' } })).status(201);
+    expectResponse(
+      await admin().post('/admin/nodes', {
+        node_id: 'fra1',
+        asn: OWN,
+        router_id: '172.20.0.1',
+        ipv4_prefixes: ['172.20.0.0/27'],
+        ipv6_prefixes: ['fd42:4242:1::/48'],
+      }),
+    ).status(201);
+    expectResponse(await admin().post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_b', remote_asn: PEER, neighbor_address: '10.99.0.2' } })).status(
+      201,
+    );
     const token = await admin().post('/admin/enrollment-tokens', { node_id: 'fra1' });
     enrollmentToken = token.body.secret;
 
@@ -109,7 +125,9 @@ describe('RPKI end to end: registry → replica → control server → real agen
 protocol device {}
 protocol static s4 {
   ipv4 { import filter { if net = ${FROM_B.wrongOrigin} then bgp_path.prepend(${OTHER}); accept; }; };
-  ${Object.values(FROM_B).map((p) => `route ${p} blackhole;`).join('\n  ')}
+  ${Object.values(FROM_B)
+    .map((p) => `route ${p} blackhole;`)
+    .join('\n  ')}
 }
 protocol bgp peer_a { local 10.99.0.2 as ${PEER}; neighbor 10.99.0.1 as ${OWN}; ipv4 { import none; export all; }; }
 `,
@@ -130,7 +148,24 @@ protocol bgp peer_a { local 10.99.0.2 as ${PEER}; neighbor 10.99.0.1 as ${OWN}; 
   });
 
   const apply = async () => {
-    const run = await runAgent(['--once', '--mode', 'apply', '--config', config, '--controller-url', control.url, '--enrollment-token', enrollmentToken, '--requested-node-id', 'fra1', '--state-dir', stateDir], 60_000);
+    const run = await runAgent(
+      [
+        '--once',
+        '--mode',
+        'apply',
+        '--config',
+        config,
+        '--controller-url',
+        control.url,
+        '--enrollment-token',
+        enrollmentToken,
+        '--requested-node-id',
+        'fra1',
+        '--state-dir',
+        stateDir,
+      ],
+      60_000,
+    );
     expect(run.code, run.stderr).to.equal(0);
     return JSON.parse(run.stdout) as { generation: number; status: string; drift: unknown[] };
   };
@@ -179,10 +214,13 @@ protocol bgp peer_a { local 10.99.0.2 as ${PEER}; neighbor 10.99.0.1 as ${OWN}; 
     expect(await importOf()).to.deep.equal({ received: 4, filtered: 2 });
 
     await reportRoutingTable();
-    const res = await eventually(async () => {
-      const r = await prefixes();
-      return r.status === 200 && r.body.routes.some((x: { prefix: string }) => x.prefix === FROM_B.valid) ? r : null;
-    }, { timeoutMs: 30_000, what: 'a stored routing table with B’s routes' });
+    const res = await eventually(
+      async () => {
+        const r = await prefixes();
+        return r.status === 200 && r.body.routes.some((x: { prefix: string }) => x.prefix === FROM_B.valid) ? r : null;
+      },
+      { timeoutMs: 30_000, what: 'a stored routing table with B’s routes' },
+    );
     expect(res.body.rpki_observed).to.equal(true);
     const states = stateOf(res.body.routes);
     expect(states).to.include({ [FROM_B.valid]: 'valid', [FROM_B.uncovered]: 'not_found', '172.20.0.0/27': 'valid', 'fd42:4242:1::/48': 'valid' });
@@ -193,7 +231,9 @@ protocol bgp peer_a { local 10.99.0.2 as ${PEER}; neighbor 10.99.0.1 as ${OWN}; 
     // And the stored table is the report's
     const { rows } = await sys.pool.query(`SELECT rpki_observed FROM routing_tables WHERE node_id = 'fra1'`);
     expect(rows[0].rpki_observed).to.equal(true);
-    const stored = await sys.pool.query(`SELECT rpki, origin_asn::float8 AS origin_asn FROM routing_routes WHERE node_id = 'fra1' AND prefix = $1`, [FROM_B.valid]);
+    const stored = await sys.pool.query(`SELECT rpki, origin_asn::float8 AS origin_asn FROM routing_routes WHERE node_id = 'fra1' AND prefix = $1`, [
+      FROM_B.valid,
+    ]);
     expect(stored.rows[0]).to.include({ rpki: 'valid', origin_asn: PEER });
   });
 
@@ -209,10 +249,13 @@ protocol bgp peer_a { local 10.99.0.2 as ${PEER}; neighbor 10.99.0.1 as ${OWN}; 
     });
 
     await reportRoutingTable();
-    const invalid = await eventually(async () => {
-      const r = await prefixes('?rpki=invalid');
-      return r.status === 200 && r.body.total === 2 ? r.body : null;
-    }, { timeoutMs: 30_000, what: 'the two invalid routes in the prefix search' });
+    const invalid = await eventually(
+      async () => {
+        const r = await prefixes('?rpki=invalid');
+        return r.status === 200 && r.body.total === 2 ? r.body : null;
+      },
+      { timeoutMs: 30_000, what: 'the two invalid routes in the prefix search' },
+    );
     expect(invalid.routes.map((r: { prefix: string; origin_asn: number }) => [r.prefix, r.origin_asn])).to.deep.equal([
       [FROM_B.wrongOrigin, OTHER],
       [FROM_B.tooLong, PEER],
@@ -232,8 +275,14 @@ protocol bgp peer_a { local 10.99.0.2 as ${PEER}; neighbor 10.99.0.1 as ${OWN}; 
     expect(held.etag).not.to.equal(before);
     expect(held.set.roas).to.deep.include({ prefix: FROM_B.uncovered, max_length: 24, asn: PEER });
     const v4 = held.set.roas.filter((r: { prefix: string }) => !r.prefix.includes(':')).length;
-    await eventually(async () => (await birdcA('show', 'route', 'table', 'dn42_roa_v4', 'count')).includes(`${v4} of ${v4} routes`), { timeoutMs: 20_000, what: 'the new ROA in BIRD' });
+    await eventually(async () => (await birdcA('show', 'route', 'table', 'dn42_roa_v4', 'count')).includes(`${v4} of ${v4} routes`), {
+      timeoutMs: 20_000,
+      what: 'the new ROA in BIRD',
+    });
     await reportRoutingTable();
-    await eventually(async () => stateOf((await prefixes()).body.routes ?? [])[FROM_B.uncovered] === 'valid', { timeoutMs: 30_000, what: `${FROM_B.uncovered} reported valid` });
+    await eventually(async () => stateOf((await prefixes()).body.routes ?? [])[FROM_B.uncovered] === 'valid', {
+      timeoutMs: 30_000,
+      what: `${FROM_B.uncovered} reported valid`,
+    });
   });
 });

@@ -48,10 +48,14 @@ describe('agent telemetry against a real control server', function () {
     it('reports the BGP protocols, interfaces and self-metrics, and writes the health-gate marker once accepted', async () => {
       // Given two BIRDs that have established their sessions, and an agent that logged a warning and an error
       const rt = { ...agent.rt, commands: { ...agent.rt.commands, birdc: birds.birdcA } };
-      await eventually(async () => {
-        const { stdout } = await runCommand([...birds.birdcA, 'show', 'route', 'count']);
-        return /Total: 6 of 6 routes/.test(stdout);
-      }, 20_000, 'both sessions established with their routes imported');
+      await eventually(
+        async () => {
+          const { stdout } = await runCommand([...birds.birdcA, 'show', 'route', 'count']);
+          return /Total: 6 of 6 routes/.test(stdout);
+        },
+        20_000,
+        'both sessions established with their routes imported',
+      );
       agent.applied.generation = 7;
       agent.applied.failures = 2;
       const logged = Date.now();
@@ -62,10 +66,14 @@ describe('agent telemetry against a real control server', function () {
       telemetry = startTelemetry(rt, agent.ring, SLOW);
 
       // Then the server holds the snapshot as the agent read it from BIRD
-      const h = await eventually(async () => {
-        const body = await health();
-        return body.snapshot ? body : null;
-      }, 10_000, 'a stored snapshot');
+      const h = await eventually(
+        async () => {
+          const body = await health();
+          return body.snapshot ? body : null;
+        },
+        10_000,
+        'a stored snapshot',
+      );
       const byName = Object.fromEntries(h.snapshot.bgp_protocols.map((p: { name: string }) => [p.name, p]));
       expect(Object.keys(byName)).to.deep.equal(['peer_b', 'peer_b6', 'dn42_down', 'dn42_off']);
       expect(byName.peer_b).to.deep.include({ state: 'established', remote_asn: 4242420002, routes_imported: 1, routes_exported: 2, info: 'Established' });
@@ -79,20 +87,36 @@ describe('agent telemetry against a real control server', function () {
       expect(h.snapshot.generation).to.equal(7);
       expect(h.snapshot.interfaces.map((i: { name: string }) => i.name)).to.include('lo');
       expect(h.snapshot.wireguard_interfaces).to.deep.equal([]);
-      expect(h.snapshot.self_metrics).to.include({ total_failures: 2, log_warning_count: 1, log_error_count: 1, last_error_message: 'birdc configure failed: syntax error' });
+      expect(h.snapshot.self_metrics).to.include({
+        total_failures: 2,
+        log_warning_count: 1,
+        log_error_count: 1,
+        last_error_message: 'birdc configure failed: syntax error',
+      });
       expect(h.snapshot.self_metrics.rss).to.be.above(10_000_000);
       expect(Date.parse(h.snapshot.self_metrics.last_error_at)).to.be.within(logged - 1000, Date.now());
       expect(h.snapshot.self_metrics.cpu).to.be.a('number').and.at.least(0);
       // And the routing table holds A's best routes (its statics, and what B announced)
-      const table = await eventually(async () => {
-        const { rows } = await server.control.sys.pool.query(
-          `SELECT prefix, protocol, origin_asn::float8 AS origin_asn, as_path::float8[] AS as_path, rpki, local FROM routing_routes WHERE node_id = $1 ORDER BY seq`,
-          [server.nodeId],
-        );
-        return rows.length > 0 ? (rows as { prefix: string }[]) : undefined;
-      }, 10_000, 'a stored routing table');
+      const table = await eventually(
+        async () => {
+          const { rows } = await server.control.sys.pool.query(
+            `SELECT prefix, protocol, origin_asn::float8 AS origin_asn, as_path::float8[] AS as_path, rpki, local FROM routing_routes WHERE node_id = $1 ORDER BY seq`,
+            [server.nodeId],
+          );
+          return rows.length > 0 ? (rows as { prefix: string }[]) : undefined;
+        },
+        10_000,
+        'a stored routing table',
+      );
       const route = (prefix: string) => table.find((r) => r.prefix === prefix);
-      expect(route('172.21.0.0/24')).to.deep.equal({ prefix: '172.21.0.0/24', protocol: 'peer_b', origin_asn: 4242420002, as_path: [4242420002], rpki: null, local: false });
+      expect(route('172.21.0.0/24')).to.deep.equal({
+        prefix: '172.21.0.0/24',
+        protocol: 'peer_b',
+        origin_asn: 4242420002,
+        as_path: [4242420002],
+        rpki: null,
+        local: false,
+      });
       expect(route('fd42:2::/48')).to.include({ protocol: 'peer_b6', local: false });
       expect(route('172.20.1.0/24')).to.include({ protocol: 's4', local: true });
       // And the health gate's marker names this version
@@ -136,10 +160,14 @@ describe('agent telemetry against a real control server', function () {
 
       // When telemetry runs its re-resolution round twice
       telemetry = startTelemetry(rt, agent.ring, { ...SLOW, reresolveMs: 300 });
-      const events = await eventually(async () => {
-        const res = await server.control.admin.get(`/admin/nodes/fra1/status-events?kind=reresolve`);
-        return res.body.events.length >= 2 ? res.body.events : null;
-      }, 15_000, 'two re-resolution reports');
+      const events = await eventually(
+        async () => {
+          const res = await server.control.admin.get(`/admin/nodes/fra1/status-events?kind=reresolve`);
+          return res.body.events.length >= 2 ? res.body.events : null;
+        },
+        15_000,
+        'two re-resolution reports',
+      );
 
       // Then wg was told once, with the resolved address, and the reports say what happened
       expect((await readFile(wgLog, 'utf8')).trim().split('\n')).to.deep.equal([`set dn42_ams peer ${AMS_PEER} endpoint 127.0.0.1:51820`]);
@@ -147,7 +175,14 @@ describe('agent telemetry against a real control server', function () {
       // (the server calls a report with any error `error`, before `reresolved`)
       expect([first.status, second.status]).to.deep.equal(['error', 'error']);
       expect(first.payload.interfaces).to.have.length(2);
-      expect(first.payload.interfaces[0]).to.deep.equal({ interface: 'dn42_ams', endpoint: 'localhost:51820', previous_address: '198.51.100.7:51820', address: '127.0.0.1:51820', reresolved: true, error: null });
+      expect(first.payload.interfaces[0]).to.deep.equal({
+        interface: 'dn42_ams',
+        endpoint: 'localhost:51820',
+        previous_address: '198.51.100.7:51820',
+        address: '127.0.0.1:51820',
+        reresolved: true,
+        error: null,
+      });
       expect(first.payload.interfaces[1]).to.include({ interface: 'int_fra2', reresolved: false, address: null, previous_address: '[2001:db8::7]:52801' });
       expect(first.payload.interfaces[1].error).to.match(/^cannot resolve nowhere\.invalid/);
       expect(second.payload.interfaces[0]).to.include({ previous_address: '127.0.0.1:51820', address: '127.0.0.1:51820', reresolved: false });

@@ -24,7 +24,13 @@ describe('agent packaging (npm run agent:pack)', function () {
     expect(tarball).to.equal(join(dir, 'out', 'dn42-agent-1.0.42.tgz'));
     expect(isReleaseFileName('dn42-agent-1.0.42.tgz')).to.equal(true);
     const entries = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
-    expect(entries).to.include.members(['package/VERSION', 'package/dist/VERSION', 'package/dist/dn42-agent.mjs', 'package/dist/dn42-agent-installer.mjs', 'package/package.json']);
+    expect(entries).to.include.members([
+      'package/VERSION',
+      'package/dist/VERSION',
+      'package/dist/dn42-agent.mjs',
+      'package/dist/dn42-agent-installer.mjs',
+      'package/package.json',
+    ]);
 
     // Unpacked outside the repository, so nothing can come from its node_modules
     const root = join(dir, 'unpacked');

@@ -84,7 +84,12 @@ describe('agent self-update end to end (real packed releases, real daemon)', fun
     const log = join(dir, 'agent.log');
     const agentArgs = ['--controller-url', server.control.url, '--state-dir', stateDir, '--mode', 'write-rendered', '--log-level', 'DEBUG'];
     const restart = [process.execPath, RESTART, prefix, pidFile, log, ...agentArgs];
-    const env: NodeJS.ProcessEnv = { ...process.env, DN42_AGENT_PREFIX: prefix, DN42_AGENT_RESTART: JSON.stringify(restart), DN42_AGENT_UPDATE_GATE_SECONDS: '60' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DN42_AGENT_PREFIX: prefix,
+      DN42_AGENT_RESTART: JSON.stringify(restart),
+      DN42_AGENT_UPDATE_GATE_SECONDS: '60',
+    };
     delete env.DN42_AGENT_VERSION;
     execFileSync(restart[0], restart.slice(1), { env });
     await eventually(async () => (await agentVersionOnServer()) === '1.0.100', 30_000, 'the 1.0.100 heartbeat');

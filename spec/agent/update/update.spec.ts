@@ -88,7 +88,9 @@ describe('agent self-update (local release tarballs, real control server, detach
     expect(report).to.deep.include({ status: 'drift' });
     expect(report.drift_items).to.have.length(1);
     expect(report.drift_items[0]).to.include({ kind: 'agent_update', name: '1.0.2' });
-    expect(report.drift_items[0].detail).to.match(new RegExp(`^discarded: sha256 mismatch for 1\\.0\\.2/${tgz('1.0.2').replace(/\./g, '\\.')}: manifest ${manifest.wheels[0].sha256}`));
+    expect(report.drift_items[0].detail).to.match(
+      new RegExp(`^discarded: sha256 mismatch for 1\\.0\\.2/${tgz('1.0.2').replace(/\./g, '\\.')}: manifest ${manifest.wheels[0].sha256}`),
+    );
     expect(agent.ring.lastHour().last_error_message).to.match(/^agent update 1\.0\.2: discarded: sha256 mismatch/);
 
     // And the periodic check does not download it again; only a new offer retries
@@ -126,7 +128,12 @@ describe('agent self-update (local release tarballs, real control server, detach
     await checkForUpdate(agent.rt, offer(manifest), { ...options, gateTimeoutMs: 1500 });
     const result = await installerDone();
 
-    expect(result).to.include({ version: '1.0.2', previous: '1.0.1', status: 'restored', detail: 'health gate: version 1.0.2 did not report within 2 s; restored 1.0.1' });
+    expect(result).to.include({
+      version: '1.0.2',
+      previous: '1.0.1',
+      status: 'restored',
+      detail: 'health gate: version 1.0.2 did not report within 2 s; restored 1.0.1',
+    });
     expect(await current()).to.equal('versions/1.0.1');
     expect(await installed()).to.deep.equal(['1.0.1']);
     // The restart after the restore (the outcome is written first, for the restarted agent to find) runs the previous version again
@@ -218,7 +225,10 @@ spawn(command[0], command.slice(1), { detached: true, stdio: ['ignore', out, out
     }
 
     // Then the installer ran as unit dn42-agent-update-1.0.2, collected when it ends, with the plan of this version
-    const [argv] = (await readFile(calls, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    const [argv] = (await readFile(calls, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
     expect(argv.slice(0, 5)).to.deep.equal(['--unit', 'dn42-agent-update-1.0.2', '--collect', '--quiet', '--']);
     expect(argv.at(-1)).to.equal(join(agent.stateDir, 'update', 'plan-1.0.2.json'));
     expect(await installerDone()).to.include({ status: 'installed' });

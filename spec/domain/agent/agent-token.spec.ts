@@ -8,9 +8,20 @@ const now = new Date('2026-11-01T12:00:00Z');
 const later = new Date('2026-11-01T12:30:00Z');
 const issued: AgentTokenEvent = {
   type: 'AgentTokenIssued',
-  data: { token_id: 'agt_1', node_id: 'fra1', agent_id: null, secret_sha256: 'ab', issued_at: now.toISOString(), expires_at: '2026-11-01T13:00:00.000Z', rotated_from: null },
+  data: {
+    token_id: 'agt_1',
+    node_id: 'fra1',
+    agent_id: null,
+    secret_sha256: 'ab',
+    issued_at: now.toISOString(),
+    expires_at: '2026-11-01T13:00:00.000Z',
+    rotated_from: null,
+  },
 };
-const revoked = (replaced_by: string | null): AgentTokenEvent => ({ type: 'AgentTokenRevoked', data: { token_id: 'agt_1', node_id: 'fra1', revoked_at: later.toISOString(), replaced_by } });
+const revoked = (replaced_by: string | null): AgentTokenEvent => ({
+  type: 'AgentTokenRevoked',
+  data: { token_id: 'agt_1', node_id: 'fra1', revoked_at: later.toISOString(), replaced_by },
+});
 
 describe('agent token decider', () => {
   it('issues a token with its expiry from ttl_seconds', () => {
@@ -20,23 +31,31 @@ describe('agent token decider', () => {
   });
 
   it('revokes an active token; revoking again decides nothing; an unknown token is not found', () => {
-    given(agentTokenDecider, [issued]).when({ type: 'RevokeAgentToken', token_id: 'agt_1', now: later }).then([revoked(null)]);
-    given(agentTokenDecider, [issued, revoked(null)]).when({ type: 'RevokeAgentToken', token_id: 'agt_1', now: later }).then([]);
+    given(agentTokenDecider, [issued])
+      .when({ type: 'RevokeAgentToken', token_id: 'agt_1', now: later })
+      .then([revoked(null)]);
+    given(agentTokenDecider, [issued, revoked(null)])
+      .when({ type: 'RevokeAgentToken', token_id: 'agt_1', now: later })
+      .then([]);
     given(agentTokenDecider, []).when({ type: 'RevokeAgentToken', token_id: 'agt_9', now }).thenThrows(NotFound, 'unknown agent token agt_9');
   });
 
   it('retires an active token for a rotation, but not a revoked one', () => {
-    given(agentTokenDecider, [issued]).when({ type: 'RetireForRotation', token_id: 'agt_1', replaced_by: 'agt_2', now: later }).then([revoked('agt_2')]);
+    given(agentTokenDecider, [issued])
+      .when({ type: 'RetireForRotation', token_id: 'agt_1', replaced_by: 'agt_2', now: later })
+      .then([revoked('agt_2')]);
     given(agentTokenDecider, [issued, revoked(null)])
       .when({ type: 'RetireForRotation', token_id: 'agt_1', replaced_by: 'agt_2', now: later })
       .thenThrows(IllegalState, 'agent token agt_1 is revoked; issue a new one');
   });
 
   it('keeps the lifetime of the old token on rotation', () => {
-    given(agentTokenDecider, [issued]).when({ type: 'RevokeAgentToken', token_id: 'agt_1', now }).thenState((state) => {
-      expect(state.status).to.equal('Revoked');
-      if (state.status !== 'Empty') expect(lifetimeSeconds(state)).to.equal(3600);
-    });
+    given(agentTokenDecider, [issued])
+      .when({ type: 'RevokeAgentToken', token_id: 'agt_1', now })
+      .thenState((state) => {
+        expect(state.status).to.equal('Revoked');
+        if (state.status !== 'Empty') expect(lifetimeSeconds(state)).to.equal(3600);
+      });
   });
 });
 

@@ -26,7 +26,9 @@ describe('autopeering policy decider', () => {
   });
 
   it('patch records the given fields over the current policy', () => {
-    expect(decide([created, set(open)], { kind: 'patch', policy: { max_sessions: null, country_code: 'DE' } })).to.deep.equal([set({ ...open, max_sessions: null, country_code: 'DE' })]);
+    expect(decide([created, set(open)], { kind: 'patch', policy: { max_sessions: null, country_code: 'DE' } })).to.deep.equal([
+      set({ ...open, max_sessions: null, country_code: 'DE' }),
+    ]);
   });
 
   it('records nothing when the policy would not change', () => {
@@ -44,6 +46,9 @@ describe('autopeering policy decider', () => {
 
   it('refuses an unknown or deleted node with unknown node <id>', () => {
     expect(() => decide([], { kind: 'patch', policy: { enabled: true } })).to.throw(NotFound, 'unknown node fra1');
-    expect(() => decide([created, { type: 'NodeDeleted', data: { node_id: 'fra1' } }], { kind: 'replace', policy: {} })).to.throw(NotFound, 'unknown node fra1');
+    expect(() => decide([created, { type: 'NodeDeleted', data: { node_id: 'fra1' } }], { kind: 'replace', policy: {} })).to.throw(
+      NotFound,
+      'unknown node fra1',
+    );
   });
 });

@@ -23,7 +23,16 @@ const record: RequestRecord = {
     extended_next_hop: false,
     notes: 'hello',
   },
-  provision: { endpoint: null, listen_port: 51800, node_public_key: null, node_link_local: 'fe80::1', node_asn: 4242420001, mtu: 1420, interface_name: 'dn42_0002', session_names: ['autopeer_4242420002_v4', 'autopeer_4242420002_v6'] },
+  provision: {
+    endpoint: null,
+    listen_port: 51800,
+    node_public_key: null,
+    node_link_local: 'fe80::1',
+    node_asn: 4242420001,
+    mtu: 1420,
+    interface_name: 'dn42_0002',
+    session_names: ['autopeer_4242420002_v4', 'autopeer_4242420002_v6'],
+  },
 };
 const provisioned: RequestEvent = { type: 'AutopeeringRequestProvisioned', data: record };
 const cancelled = (by: 'requester' | 'operator'): RequestEvent => ({
@@ -38,13 +47,21 @@ describe('autopeering request decider', () => {
   });
 
   it('cancels a provisioned request; an operator removal carries the reject reason', () => {
-    given(requestDecider, [provisioned]).when({ type: 'CancelRequest', request_id: 7, by: 'requester' }).then([cancelled('requester')]);
-    given(requestDecider, [provisioned]).when({ type: 'CancelRequest', request_id: 7, by: 'operator' }).then([cancelled('operator')]);
+    given(requestDecider, [provisioned])
+      .when({ type: 'CancelRequest', request_id: 7, by: 'requester' })
+      .then([cancelled('requester')]);
+    given(requestDecider, [provisioned])
+      .when({ type: 'CancelRequest', request_id: 7, by: 'operator' })
+      .then([cancelled('operator')]);
   });
 
   it('refuses to cancel twice by the requester (409) but lets an operator removal pass as a no-op', () => {
-    given(requestDecider, [provisioned, cancelled('requester')]).when({ type: 'CancelRequest', request_id: 7, by: 'requester' }).thenThrows(IllegalState, 'autopeering request 7 is not provisioned');
-    given(requestDecider, [provisioned, cancelled('requester')]).when({ type: 'CancelRequest', request_id: 7, by: 'operator' }).then([]);
+    given(requestDecider, [provisioned, cancelled('requester')])
+      .when({ type: 'CancelRequest', request_id: 7, by: 'requester' })
+      .thenThrows(IllegalState, 'autopeering request 7 is not provisioned');
+    given(requestDecider, [provisioned, cancelled('requester')])
+      .when({ type: 'CancelRequest', request_id: 7, by: 'operator' })
+      .then([]);
   });
 
   it('does not know a request that was never provisioned', () => {
@@ -52,8 +69,10 @@ describe('autopeering request decider', () => {
   });
 
   it('keeps the record through cancellation', () => {
-    given(requestDecider, [provisioned]).when({ type: 'CancelRequest', request_id: 7, by: 'operator' }).thenState((state) => {
-      expect(state).to.deep.equal({ status: 'cancelled', record, by: 'operator', reject_reason: 'removed by operator' });
-    });
+    given(requestDecider, [provisioned])
+      .when({ type: 'CancelRequest', request_id: 7, by: 'operator' })
+      .thenState((state) => {
+        expect(state).to.deep.equal({ status: 'cancelled', record, by: 'operator', reject_reason: 'removed by operator' });
+      });
   });
 });

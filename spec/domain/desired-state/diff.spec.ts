@@ -33,12 +33,21 @@ describe('desired-state diff', () => {
   it('compares lists of plain values as one value', () => {
     const before = materialise(liveNode({ base_template: { bird: { blocked_prefixes: ['172.20.0.0/24'] } } }), context());
     const after = materialise(liveNode({ base_template: { bird: { blocked_prefixes: ['172.20.0.0/24', '172.21.0.0/24'] } } }), context());
-    expect(diffStates(before, after)).to.deep.equal([{ path: '/bird/blocked_prefixes', op: 'changed', from: ['172.20.0.0/24'], to: ['172.20.0.0/24', '172.21.0.0/24'] }]);
+    expect(diffStates(before, after)).to.deep.equal([
+      { path: '/bird/blocked_prefixes', op: 'changed', from: ['172.20.0.0/24'], to: ['172.20.0.0/24', '172.21.0.0/24'] },
+    ]);
   });
 
   it('matches routers by node_id and adjacencies by interface, other object lists by index', () => {
     const a = { routers: [{ node_id: 'a', cost: 1 }], adjacencies: [{ interface: 'wg0', cost: 1 }], pref: [{ prefix: 'x', v: 1 }] };
-    const b = { routers: [{ node_id: 'b', cost: 1 }, { node_id: 'a', cost: 2 }], adjacencies: [{ interface: 'wg0', cost: 5 }], pref: [{ prefix: 'x', v: 2 }] };
+    const b = {
+      routers: [
+        { node_id: 'b', cost: 1 },
+        { node_id: 'a', cost: 2 },
+      ],
+      adjacencies: [{ interface: 'wg0', cost: 5 }],
+      pref: [{ prefix: 'x', v: 2 }],
+    };
     expect(diffStates(a, b).map((e) => [e.path, e.op])).to.deep.equal([
       ['/adjacencies/interface=wg0/cost', 'changed'],
       ['/pref/0/v', 'changed'],
@@ -61,8 +70,20 @@ describe('desired-state diff', () => {
   });
 
   it('is deterministic whatever the key order of its inputs', () => {
-    const a = { x: 1, y: [{ name: 'b', v: 1 }, { name: 'a', v: 1 }] };
-    const b = { y: [{ v: 2, name: 'a' }, { name: 'b', v: 2 }], x: 2 };
+    const a = {
+      x: 1,
+      y: [
+        { name: 'b', v: 1 },
+        { name: 'a', v: 1 },
+      ],
+    };
+    const b = {
+      y: [
+        { v: 2, name: 'a' },
+        { name: 'b', v: 2 },
+      ],
+      x: 2,
+    };
     expect(JSON.stringify(diffStates(a, b))).to.equal(JSON.stringify(diffStates(structuredClone(a), structuredClone(b))));
     expect(diffStates(a, b).map((e) => e.path)).to.deep.equal(['/x', '/y/name=a/v', '/y/name=b/v']);
   });

@@ -6,7 +6,10 @@ import type { LiveNode } from '../../../domain/node/state.js';
 /** A syntactically valid WireGuard public key made of one letter. */
 export const key = (letter: string): string => `${letter.repeat(42)}A=`;
 
-export function liveNode(fields: Partial<NodeFields> = {}, children: Partial<Pick<LiveNode, 'peerings' | 'interfaces' | 'sessions' | 'lifecycle'>> = {}): LiveNode {
+export function liveNode(
+  fields: Partial<NodeFields> = {},
+  children: Partial<Pick<LiveNode, 'peerings' | 'interfaces' | 'sessions' | 'lifecycle'>> = {},
+): LiveNode {
   return {
     status: 'Live',
     node_id: 'fra1',

@@ -89,7 +89,10 @@ describe('materialise', () => {
     });
 
     it('keep the addresses the spec gives, including the "a peer b" form', () => {
-      const doc = materialise(liveNode({}, { interfaces: [iface(1, { addresses: ['172.20.0.1/32 peer 172.20.9.1/32', 'fe80::99/64'], peer_link_local: 'fe80::2' })] }), context());
+      const doc = materialise(
+        liveNode({}, { interfaces: [iface(1, { addresses: ['172.20.0.1/32 peer 172.20.9.1/32', 'fe80::99/64'], peer_link_local: 'fe80::2' })] }),
+        context(),
+      );
       expect(doc.interfaces[0].addresses).to.deep.equal([
         { address: '172.20.0.1/32', peer: '172.20.9.1/32' },
         { address: 'fe80::99/64', peer: 'fe80::2/128' },
@@ -107,7 +110,13 @@ describe('materialise', () => {
       expect(() => materialise(node, context()))
         .to.throw(Validation, MATERIALIZATION_FAILED)
         .with.property('errors')
-        .that.deep.equals([{ loc: ['state', 'interfaces', 0, 'addresses'], msg: 'peer_link_local needs a link-local address on the interface (spec addresses or node link_local)', type: 'peer_link_local' }]);
+        .that.deep.equals([
+          {
+            loc: ['state', 'interfaces', 0, 'addresses'],
+            msg: 'peer_link_local needs a link-local address on the interface (spec addresses or node link_local)',
+            type: 'peer_link_local',
+          },
+        ]);
     });
 
     it('fill in the WireGuard peer from the spec with defaults', () => {
@@ -151,7 +160,10 @@ describe('materialise', () => {
         {
           peerings: [peering(1)],
           interfaces: [iface(1, {}, { peering_id: 1 })],
-          sessions: [session(1, { neighbor_address: 'fe80::2%wg1', interface: null }), session(2, { neighbor_address: 'fe80::3', interface: null }, { peering_id: 1 })],
+          sessions: [
+            session(1, { neighbor_address: 'fe80::2%wg1', interface: null }),
+            session(2, { neighbor_address: 'fe80::3', interface: null }, { peering_id: 1 }),
+          ],
         },
       );
       expect(materialise(node, context()).bgp_sessions.map((s) => [s.neighbor, s.interface])).to.deep.equal([
@@ -176,7 +188,12 @@ describe('materialise', () => {
     it('use one channel for global neighbours and the template import limit', () => {
       const node = liveNode(
         { base_template: { bird: { import_limit: 12000 } } },
-        { sessions: [session(1, { neighbor_address: '172.20.9.1', interface: null }), session(2, { neighbor_address: 'fd00:9::1', interface: null, import_limit: 100 })] },
+        {
+          sessions: [
+            session(1, { neighbor_address: '172.20.9.1', interface: null }),
+            session(2, { neighbor_address: 'fd00:9::1', interface: null, import_limit: 100 }),
+          ],
+        },
       );
       const doc = materialise(node, context());
       expect(doc.bgp_sessions.map((s) => [s.address_family, s.extended_next_hop, s.import_limit])).to.deep.equal([
@@ -205,7 +222,10 @@ describe('materialise', () => {
     });
 
     it('keep a key the spec sets, and a null key while the remote has reported none', () => {
-      expect(materialise(internalNode({ peer: { public_key: key('D') } }), context([facts('ber1', { wireguard_public_key: key('C') })])).interfaces[0].peer?.public_key).to.equal(key('D'));
+      expect(
+        materialise(internalNode({ peer: { public_key: key('D') } }), context([facts('ber1', { wireguard_public_key: key('C') })])).interfaces[0].peer
+          ?.public_key,
+      ).to.equal(key('D'));
       const pending = materialise(internalNode(), context([facts('ber1')]));
       expect(pending.interfaces[0].peer?.public_key).to.equal(null);
       valid(pending);
@@ -217,27 +237,53 @@ describe('materialise', () => {
     });
 
     it('become IGP adjacencies with the spec cost or the default', () => {
-      expect(materialise(internalNode({ cost: 20 }), context([facts('ber1')])).bird.internal_topology.adjacencies).to.deep.equal([{ interface: 'wg1', node_id: 'ber1', cost: 20 }]);
-      expect(materialise(internalNode(), context([facts('ber1')])).bird.internal_topology.adjacencies).to.deep.equal([{ interface: 'wg1', node_id: 'ber1', cost: DEFAULT_OSPF_COST }]);
+      expect(materialise(internalNode({ cost: 20 }), context([facts('ber1')])).bird.internal_topology.adjacencies).to.deep.equal([
+        { interface: 'wg1', node_id: 'ber1', cost: 20 },
+      ]);
+      expect(materialise(internalNode(), context([facts('ber1')])).bird.internal_topology.adjacencies).to.deep.equal([
+        { interface: 'wg1', node_id: 'ber1', cost: DEFAULT_OSPF_COST },
+      ]);
     });
   });
 
   describe('internal topology', () => {
     const node = liveNode(
-      { base_template: { bird: { internal_topology: { routers: ['zrh1', 'fra1', 'gone1', 'old1'], hosts: [{ name: 'web', addresses: ['172.20.0.20/32'], interface: 'eth1' }] } } } },
+      {
+        base_template: {
+          bird: {
+            internal_topology: { routers: ['zrh1', 'fra1', 'gone1', 'old1'], hosts: [{ name: 'web', addresses: ['172.20.0.20/32'], interface: 'eth1' }] },
+          },
+        },
+      },
       { peerings: [peering(1, { is_internal: true, remote_node_id: 'ber1' }), peering(2, { is_internal: true, remote_node_id: 'off1', enabled: false })] },
     );
-    const ctx = context([facts('zrh1', { loopback_ipv4: '172.20.0.3', loopback_ipv6: 'fd00:3::1' }), facts('ber1'), facts('ams1'), facts('old1', { lifecycle: 'decommissioned' }), facts('off1'), facts('lon1')], {
-      inbound: [
-        { node_id: 'ams1', peering_id: 7, name: 'to-fra1', enabled: true },
-        { node_id: 'lon1', peering_id: 8, name: 'to-fra1', enabled: false },
+    const ctx = context(
+      [
+        facts('zrh1', { loopback_ipv4: '172.20.0.3', loopback_ipv6: 'fd00:3::1' }),
+        facts('ber1'),
+        facts('ams1'),
+        facts('old1', { lifecycle: 'decommissioned' }),
+        facts('off1'),
+        facts('lon1'),
       ],
-    });
+      {
+        inbound: [
+          { node_id: 'ams1', peering_id: 7, name: 'to-fra1', enabled: true },
+          { node_id: 'lon1', peering_id: 8, name: 'to-fra1', enabled: false },
+        ],
+      },
+    );
 
     it('joins template routers, own internal peerings and inbound ones, sorted, without self, decommissioned, disabled or unknown nodes', () => {
       const topology = materialise(node, ctx).bird.internal_topology;
       expect(topology.routers.map((r) => r.node_id)).to.deep.equal(['ams1', 'ber1', 'zrh1']);
-      expect(topology.routers[2]).to.deep.equal({ node_id: 'zrh1', asn: 4242420001, router_id: '172.20.0.4', loopback_ipv4: '172.20.0.3', loopback_ipv6: 'fd00:3::1' });
+      expect(topology.routers[2]).to.deep.equal({
+        node_id: 'zrh1',
+        asn: 4242420001,
+        router_id: '172.20.0.4',
+        loopback_ipv4: '172.20.0.3',
+        loopback_ipv6: 'fd00:3::1',
+      });
       expect(topology.hosts).to.deep.equal([{ name: 'web', addresses: ['172.20.0.20/32'], interface: 'eth1' }]);
       valid(materialise(node, ctx));
     });
@@ -260,7 +306,15 @@ describe('materialise', () => {
 
   it('reads route tuning and blocked prefixes from the template, blocked prefixes canonical, sorted and unique', () => {
     const doc = materialise(
-      liveNode({ base_template: { bird: { cold_potato_med: 50, route_local_pref: [{ prefix: '172.20.0.0/14', local_pref: 200 }], blocked_prefixes: ['fd00:AB::/48', '172.23.1.9/24', '172.23.1.0/24'] } } }),
+      liveNode({
+        base_template: {
+          bird: {
+            cold_potato_med: 50,
+            route_local_pref: [{ prefix: '172.20.0.0/14', local_pref: 200 }],
+            blocked_prefixes: ['fd00:AB::/48', '172.23.1.9/24', '172.23.1.0/24'],
+          },
+        },
+      }),
       context(),
     );
     expect(doc.bird.cold_potato_med).to.equal(50);
@@ -282,10 +336,18 @@ describe('materialise', () => {
       interfaces: [iface(2, {}, { peering_id: 2 }), iface(1, { peer_link_local: 'fe80::2' }, { peering_id: 1 })],
       sessions: [session(2, {}, { peering_id: 2 }), session(1, {}, { peering_id: 1 })],
     };
-    const a = materialise(liveNode({}, records), context([facts('ber1'), facts('ams1')], { inbound: [{ node_id: 'ams1', peering_id: 3, name: 'x', enabled: true }] }));
+    const a = materialise(
+      liveNode({}, records),
+      context([facts('ber1'), facts('ams1')], { inbound: [{ node_id: 'ams1', peering_id: 3, name: 'x', enabled: true }] }),
+    );
     const reversed = { peerings: [...records.peerings].reverse(), interfaces: [...records.interfaces].reverse(), sessions: [...records.sessions].reverse() };
-    const b = materialise(liveNode({}, reversed), context([facts('ams1'), facts('ber1')], { inbound: [{ node_id: 'ams1', peering_id: 3, name: 'x', enabled: true }] }));
+    const b = materialise(
+      liveNode({}, reversed),
+      context([facts('ams1'), facts('ber1')], { inbound: [{ node_id: 'ams1', peering_id: 3, name: 'x', enabled: true }] }),
+    );
     expect(JSON.stringify(a)).to.equal(JSON.stringify(b));
-    expect(JSON.stringify(materialise(liveNode({}, records), context([facts('ber1'), facts('ams1')])))).to.equal(JSON.stringify(materialise(liveNode({}, records), context([facts('ber1'), facts('ams1')]))));
+    expect(JSON.stringify(materialise(liveNode({}, records), context([facts('ber1'), facts('ams1')])))).to.equal(
+      JSON.stringify(materialise(liveNode({}, records), context([facts('ber1'), facts('ams1')]))),
+    );
   });
 });

@@ -20,19 +20,28 @@ describe('WireGuard port policy', () => {
   it('accepts a port inside the node range in each of its three shapes', () => {
     for (const range of ['20000-20010', [20000, 20010], { start: 20000, end: 20010 }]) {
       expect(() => checkListenPort(withRange(range), candidate(20010))).not.to.throw();
-      expect(() => checkListenPort(withRange(range), candidate(20011))).to.throw(Validation, /^wireguard listen_port must be inside node runtime.wireguard_port_range 20000-20010$/);
+      expect(() => checkListenPort(withRange(range), candidate(20011))).to.throw(
+        Validation,
+        /^wireguard listen_port must be inside node runtime.wireguard_port_range 20000-20010$/,
+      );
     }
   });
 
   it('uses the external pool segment without a node range', () => {
     expect(() => checkListenPort(liveNode(), candidate(51830))).not.to.throw();
-    expect(() => checkListenPort(liveNode(), candidate(52800))).to.throw(Validation, 'wireguard listen_port must be inside node runtime.wireguard_port_range 51800-51830');
+    expect(() => checkListenPort(liveNode(), candidate(52800))).to.throw(
+      Validation,
+      'wireguard listen_port must be inside node runtime.wireguard_port_range 51800-51830',
+    );
   });
 
   it('uses the internal pool segment for an interface of an internal peering', () => {
     const node = liveNode({}, { peerings: [peering(1, { is_internal: true, remote_node_id: 'ber1' })] });
     expect(() => checkListenPort(node, candidate(52800, { peering_id: 1 }))).not.to.throw();
-    expect(() => checkListenPort(node, candidate(51801, { peering_id: 1 }))).to.throw(Validation, 'wireguard listen_port must be inside node runtime.wireguard_port_range 52800-52820');
+    expect(() => checkListenPort(node, candidate(51801, { peering_id: 1 }))).to.throw(
+      Validation,
+      'wireguard listen_port must be inside node runtime.wireguard_port_range 52800-52820',
+    );
   });
 
   it('rejects a second enabled interface on the same listen port', () => {
@@ -73,7 +82,15 @@ describe('node field checks', () => {
   };
 
   it('accepts link-local addresses inside fe80::/10 and valid loopbacks and prefixes', () => {
-    expect(() => validateNodeFields({ link_local: 'fe80::1', loopback_ipv4: '172.20.0.1', loopback_ipv6: 'fd00::1', ipv4_prefixes: ['172.20.0.0/27'], ipv6_prefixes: ['fd00::/48'] })).not.to.throw();
+    expect(() =>
+      validateNodeFields({
+        link_local: 'fe80::1',
+        loopback_ipv4: '172.20.0.1',
+        loopback_ipv6: 'fd00::1',
+        ipv4_prefixes: ['172.20.0.0/27'],
+        ipv6_prefixes: ['fd00::/48'],
+      }),
+    ).not.to.throw();
     expect(() => validateNodeFields({ link_local: 'febf:ffff::1' })).not.to.throw();
     expect(() => validateNodeFields({ link_local: null })).not.to.throw();
   });
@@ -87,7 +104,14 @@ describe('node field checks', () => {
   }
 
   it('refuses loopbacks of the wrong family and prefixes without a length', () => {
-    const error = errorsOf(() => validateNodeFields({ loopback_ipv4: 'fd00::1', loopback_ipv6: '10.0.0.1', ipv4_prefixes: ['172.20.0.0/27', '172.20.0.0'], ipv6_prefixes: ['172.20.0.0/24'] })) as Validation;
+    const error = errorsOf(() =>
+      validateNodeFields({
+        loopback_ipv4: 'fd00::1',
+        loopback_ipv6: '10.0.0.1',
+        ipv4_prefixes: ['172.20.0.0/27', '172.20.0.0'],
+        ipv6_prefixes: ['172.20.0.0/24'],
+      }),
+    ) as Validation;
     expect(error).to.be.instanceOf(Validation);
     expect(error.message).to.equal('invalid loopback_ipv4');
     expect(error.errors.map((e) => e.loc)).to.deep.equal([

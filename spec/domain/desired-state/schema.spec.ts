@@ -20,10 +20,21 @@ function fullDocument(): DesiredState {
     {
       peerings: [peering(1), peering(2, { is_internal: true, remote_node_id: 'ber1' })],
       interfaces: [
-        iface(1, { listen_port: 51801, peer_link_local: 'fe80::2', peer: { public_key: key('B'), endpoint: '[2001:db8::1]:51820', allowed_ips: ['172.20.0.0/14', 'fd00::/8'], persistent_keepalive_seconds: 25 } }, { peering_id: 1 }),
+        iface(
+          1,
+          {
+            listen_port: 51801,
+            peer_link_local: 'fe80::2',
+            peer: { public_key: key('B'), endpoint: '[2001:db8::1]:51820', allowed_ips: ['172.20.0.0/14', 'fd00::/8'], persistent_keepalive_seconds: 25 },
+          },
+          { peering_id: 1 },
+        ),
         iface(2, { listen_port: 52801, addresses: ['fe80::1:1/64'], mtu: 1280, cost: 10 }, { peering_id: 2 }),
       ],
-      sessions: [session(1, { bandwidth: 24, local_pref: 150, bfd: true }, { peering_id: 1 }), session(3, { neighbor_address: '172.20.9.1', interface: null, source_address: '172.20.0.1', policy: 'route_collector' })],
+      sessions: [
+        session(1, { bandwidth: 24, local_pref: 150, bfd: true }, { peering_id: 1 }),
+        session(3, { neighbor_address: '172.20.9.1', interface: null, source_address: '172.20.0.1', policy: 'route_collector' }),
+      ],
     },
   );
   return materialise(node, context([facts('ber1', { wireguard_public_key: key('C') }), facts('zrh1', { loopback_ipv4: '172.20.0.3' })]));
@@ -102,7 +113,18 @@ describe('desired-state defaults', () => {
     const full = doc as unknown as DesiredState;
     expect(full.schema_version).to.equal(1);
     expect(full.dns).to.equal(null);
-    expect(full.node).to.deep.equal({ node_id: 'fra1', asn: 4242420001, router_id: '172.20.0.1', site: null, region: null, loopback_ipv4: null, loopback_ipv6: null, link_local: null, ipv4_prefixes: [], ipv6_prefixes: [] });
+    expect(full.node).to.deep.equal({
+      node_id: 'fra1',
+      asn: 4242420001,
+      router_id: '172.20.0.1',
+      site: null,
+      region: null,
+      loopback_ipv4: null,
+      loopback_ipv6: null,
+      link_local: null,
+      ipv4_prefixes: [],
+      ipv6_prefixes: [],
+    });
     expect(full.interfaces[0]).to.deep.equal({
       name: 'wg0',
       kind: 'wireguard',
@@ -113,7 +135,14 @@ describe('desired-state defaults', () => {
       private_key_ref: 'node',
       peer: { public_key: null, preshared_key_ref: null, endpoint: null, allowed_ips: ['0.0.0.0/0', '::/0'], persistent_keepalive_seconds: null },
     });
-    expect(full.bgp_sessions[0]).to.deep.include({ interface: null, extended_next_hop: false, policy: 'peer', import_limit: 8500, import_limit_action: 'block', bfd: false });
+    expect(full.bgp_sessions[0]).to.deep.include({
+      interface: null,
+      extended_next_hop: false,
+      policy: 'peer',
+      import_limit: 8500,
+      import_limit_action: 'block',
+      bfd: false,
+    });
     expect(full.bird).to.deep.equal(materialise(liveNode(), context()).bird);
     // Filled documents are complete: a second validation changes nothing.
     const again = structuredClone(doc);
@@ -122,7 +151,12 @@ describe('desired-state defaults', () => {
   });
 
   it('still requires the fields without a default', () => {
-    const result = validateDesiredState({ node: { node_id: 'fra1', asn: 1 }, interfaces: [], bgp_sessions: [{ name: 's1', remote_asn: 1, neighbor: '10.0.0.1' }], bird: {} });
+    const result = validateDesiredState({
+      node: { node_id: 'fra1', asn: 1 },
+      interfaces: [],
+      bgp_sessions: [{ name: 's1', remote_asn: 1, neighbor: '10.0.0.1' }],
+      bird: {},
+    });
     expect(result.ok).to.equal(false);
     expect(result.ok ? [] : result.errors.map((e) => e.loc)).to.deep.equal([
       ['state', 'node', 'router_id'],

@@ -18,12 +18,22 @@ function groupFrom(commands: Parameters<typeof dnsGroupDecider.decide>[0][]): Ac
 }
 
 const group = groupFrom([
-  { type: 'CreateGroup', group_id: 3, group: groupFieldsOf({ name: 'anycast', bind_addresses: ['172.20.0.53', 'fd42::53'], forwards: [{ zone: 'dn42', upstreams: ['172.20.0.1'] }] }) },
+  {
+    type: 'CreateGroup',
+    group_id: 3,
+    group: groupFieldsOf({ name: 'anycast', bind_addresses: ['172.20.0.53', 'fd42::53'], forwards: [{ zone: 'dn42', upstreams: ['172.20.0.1'] }] }),
+  },
   { type: 'CreateZone', group_id: 3, zone_id: 20, zone: zoneFieldsOf({ zone: 'zzz.dn42', primary_ns: 'ns.example.dn42', admin_email: 'ops@example.dn42' }) },
   { type: 'CreateZone', group_id: 3, zone_id: 21, zone: zoneFieldsOf({ zone: '0/26.2.0.192.in-addr.arpa' }) },
   { type: 'CreateZone', group_id: 3, zone_id: 22, zone: zoneFieldsOf({ zone: 'off.dn42', enabled: false }) },
   { type: 'CreateRecord', group_id: 3, zone_id: 20, record_id: 200, record: recordFieldsOf({ name: 'b', type: 'A', content: '172.20.0.2', sort_order: 1 }) },
-  { type: 'CreateRecord', group_id: 3, zone_id: 20, record_id: 201, record: recordFieldsOf({ name: 'a', type: 'A', content: '172.20.0.1', sort_order: 1, ttl: 60 }) },
+  {
+    type: 'CreateRecord',
+    group_id: 3,
+    zone_id: 20,
+    record_id: 201,
+    record: recordFieldsOf({ name: 'a', type: 'A', content: '172.20.0.1', sort_order: 1, ttl: 60 }),
+  },
   { type: 'CreateRecord', group_id: 3, zone_id: 20, record_id: 202, record: recordFieldsOf({ name: 'c', type: 'TXT', content: 'first', sort_order: 0 }) },
   { type: 'CreateRecord', group_id: 3, zone_id: 20, record_id: 203, record: recordFieldsOf({ name: 'd', type: 'A', content: '172.20.0.4', enabled: false }) },
   { type: 'CreateRecord', group_id: 3, zone_id: 21, record_id: 204, record: recordFieldsOf({ name: '1', type: 'PTR', content: 'router.example.dn42.' }) },

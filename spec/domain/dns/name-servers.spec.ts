@@ -10,7 +10,10 @@ const added = (name: string) => [rec(name, 'A', '172.20.0.53'), rec(name, 'AAAA'
 describe('addresses of a zone’s own name servers', () => {
   it('names primary_ns as the apex name server while the zone lists none, else its @ NS targets (relative or absolute)', () => {
     expect(apexNameServers(zone([]))).to.deep.equal(['ns1.example.dn42']);
-    expect(apexNameServers(zone([rec('@', 'NS', 'NS2'), rec('@', 'NS', 'ns.other.dn42.'), rec('@', 'NS', 'ns2.example.dn42.')]))).to.deep.equal(['ns2.example.dn42', 'ns.other.dn42']);
+    expect(apexNameServers(zone([rec('@', 'NS', 'NS2'), rec('@', 'NS', 'ns.other.dn42.'), rec('@', 'NS', 'ns2.example.dn42.')]))).to.deep.equal([
+      'ns2.example.dn42',
+      'ns.other.dn42',
+    ]);
   });
 
   it('gives an in-zone name server without an address the bind addresses, by family, once each', () => {
@@ -19,7 +22,10 @@ describe('addresses of a zone’s own name servers', () => {
     // The zone's own name: at the apex.
     expect(nameServerAddresses(zone([], 'example.dn42'), BIND)).to.deep.equal({ ok: true, records: added('@') });
     // Every in-zone target of its @ NS records, a TXT at the name being no address.
-    expect(nameServerAddresses(zone([rec('@', 'NS', 'a'), rec('@', 'NS', 'b.example.dn42.'), rec('a', 'TXT', '"x"')]), BIND)).to.deep.equal({ ok: true, records: [...added('a'), ...added('b')] });
+    expect(nameServerAddresses(zone([rec('@', 'NS', 'a'), rec('@', 'NS', 'b.example.dn42.'), rec('a', 'TXT', '"x"')]), BIND)).to.deep.equal({
+      ok: true,
+      records: [...added('a'), ...added('b')],
+    });
   });
 
   it('adds nothing for a name server with an address of its own (any case, either family), outside the zone, or below a delegation', () => {
@@ -33,10 +39,14 @@ describe('addresses of a zone’s own name servers', () => {
   });
 
   it('cannot help a name server that is a CNAME, or one without an address in a group without bind addresses', () => {
-    expect(nameServerAddresses(zone([rec('ns1', 'CNAME', 'www')]), BIND)).to.deep.equal({ ok: false, problem: 'name server ns1.example.dn42 is a CNAME; members leave the zone out until it is not' });
+    expect(nameServerAddresses(zone([rec('ns1', 'CNAME', 'www')]), BIND)).to.deep.equal({
+      ok: false,
+      problem: 'name server ns1.example.dn42 is a CNAME; members leave the zone out until it is not',
+    });
     expect(nameServerAddresses(zone([rec('www', 'A', '172.20.0.80')]), [])).to.deep.equal({
       ok: false,
-      problem: 'name server ns1.example.dn42 lies inside the zone and has no A or AAAA record, and the group has no bind address to give it; members leave the zone out until it has one',
+      problem:
+        'name server ns1.example.dn42 lies inside the zone and has no A or AAAA record, and the group has no bind address to give it; members leave the zone out until it has one',
     });
   });
 });

@@ -1,5 +1,16 @@
 import { expect } from 'chai';
-import { addFlap, compareIssues, decayScore, detectRestarts, isFlap, issueClass, SESSION_FLAP, sessionHealth, sessionKind, type IssueKey } from '../../../domain/flaps/session.js';
+import {
+  addFlap,
+  compareIssues,
+  decayScore,
+  detectRestarts,
+  isFlap,
+  issueClass,
+  SESSION_FLAP,
+  sessionHealth,
+  sessionKind,
+  type IssueKey,
+} from '../../../domain/flaps/session.js';
 
 const T0 = new Date('2026-11-03T10:00:00Z');
 const plus = (s: number) => new Date(T0.getTime() + s * 1000);

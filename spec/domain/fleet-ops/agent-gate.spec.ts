@@ -30,7 +30,9 @@ describe('fleet ops: blocked_prefixes agent gate (domain)', () => {
     expect([RPKI_MIN_AGENT, null, '0.0.0', '2.0.0'].map(takesRpki)).to.deep.equal([true, true, true, true]);
     const ctx = { nodes: new Map(), inbound: [], wireguard_public_key: null };
     expect(materialise(liveNode({}), ctx).bird.rpki).to.deep.equal({ mode: 'reject_invalid' });
-    expect(materialise(liveNode({ base_template: { bird: { rpki: { mode: 'observe' } } } }), { ...ctx, agent_version: RPKI_MIN_AGENT }).bird.rpki).to.deep.equal({ mode: 'observe' });
+    expect(
+      materialise(liveNode({ base_template: { bird: { rpki: { mode: 'observe' } } } }), { ...ctx, agent_version: RPKI_MIN_AGENT }).bird.rpki,
+    ).to.deep.equal({ mode: 'observe' });
     expect(materialise(liveNode({ base_template: { bird: { rpki: { mode: 'off' } } } }), { ...ctx, agent_version: below }).bird).not.to.have.property('rpki');
   });
 });

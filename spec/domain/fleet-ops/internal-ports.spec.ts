@@ -5,18 +5,26 @@ import { applied, iface, nodeNamed, peering } from './support.js';
 
 describe('fleet ops: migrate internal ports (domain)', () => {
   const fleet = (): LiveNode[] => [
-    nodeNamed('fra1', {}, {
-      peerings: [peering(1, { name: 'int_ams1', is_internal: true, remote_node_id: 'ams1' }), peering(2, { name: 'dn42_7', remote_asn: 7 })],
-      interfaces: [
-        iface(10, { name: 'int_ams1', listen_port: 51805, peer: { endpoint: 'ams1.example.net:51806' } }, { peering_id: 1 }),
-        iface(11, { name: 'dn42_7', listen_port: 51801 }, { peering_id: 2 }),
-        iface(12, { name: 'spare', listen_port: 52800 }, { peering_id: 1, enabled: false, sort_order: 5 }),
-      ],
-    }),
-    nodeNamed('ams1', {}, {
-      peerings: [peering(3, { name: 'int_fra1', is_internal: true, remote_node_id: 'fra1' })],
-      interfaces: [iface(20, { name: 'int_fra1', listen_port: 51806, peer: { endpoint: '[2001:db8::1]:51805' } }, { peering_id: 3 })],
-    }),
+    nodeNamed(
+      'fra1',
+      {},
+      {
+        peerings: [peering(1, { name: 'int_ams1', is_internal: true, remote_node_id: 'ams1' }), peering(2, { name: 'dn42_7', remote_asn: 7 })],
+        interfaces: [
+          iface(10, { name: 'int_ams1', listen_port: 51805, peer: { endpoint: 'ams1.example.net:51806' } }, { peering_id: 1 }),
+          iface(11, { name: 'dn42_7', listen_port: 51801 }, { peering_id: 2 }),
+          iface(12, { name: 'spare', listen_port: 52800 }, { peering_id: 1, enabled: false, sort_order: 5 }),
+        ],
+      },
+    ),
+    nodeNamed(
+      'ams1',
+      {},
+      {
+        peerings: [peering(3, { name: 'int_fra1', is_internal: true, remote_node_id: 'fra1' })],
+        interfaces: [iface(20, { name: 'int_fra1', listen_port: 51806, peer: { endpoint: '[2001:db8::1]:51805' } }, { peering_id: 3 })],
+      },
+    ),
   ];
   const after = (nodes: LiveNode[], plans: ReturnType<typeof planInternalPorts>) => nodes.map((n) => applied(n, plans.get(n.node_id)?.events ?? []));
 
@@ -46,7 +54,9 @@ describe('fleet ops: migrate internal ports (domain)', () => {
     expect(fraAfter.interfaces[0].spec.listen_port).to.equal(52801);
     // ams1 keeps its own port, but dials fra1's new one.
     expect(amsAfter.interfaces[0].spec).to.deep.include({ listen_port: 51806, peer: { endpoint: '[2001:db8::1]:52801' } });
-    expect(plans.get('ams1')!.details.skipped.map((s) => s.reason)).to.deep.equal(['node runtime.wireguard_port_range 51800-51830 does not overlap the internal pool 52800-52820']);
+    expect(plans.get('ams1')!.details.skipped.map((s) => s.reason)).to.deep.equal([
+      'node runtime.wireguard_port_range 51800-51830 does not overlap the internal pool 52800-52820',
+    ]);
   });
 
   it('reports an interface for which no port is left', () => {

@@ -4,21 +4,28 @@ import { applied, iface, key, nodeNamed, peering } from './support.js';
 
 describe('fleet ops: migrate keys (domain)', () => {
   const node = () =>
-    nodeNamed('fra1', {}, {
-      peerings: [
-        peering(1, { name: 'int_ams1', is_internal: true, remote_node_id: 'ams1' }),
-        peering(2, { name: 'int_new1', is_internal: true, remote_node_id: 'new1' }),
-        peering(3, { name: 'dn42_7', remote_asn: 7 }),
-      ],
-      interfaces: [
-        iface(10, { name: 'int_ams1', peer: { public_key: key('O'), endpoint: 'ams1.example.net:52800' } }, { peering_id: 1 }),
-        iface(11, { name: 'int_new1', peer: { public_key: key('P') } }, { peering_id: 2 }),
-        iface(12, { name: 'dn42_7', peer: { public_key: key('E') } }, { peering_id: 3 }),
-      ],
-    });
-  const keys = new Map<string, string | null>([['ams1', key('N')], ['new1', null]]);
+    nodeNamed(
+      'fra1',
+      {},
+      {
+        peerings: [
+          peering(1, { name: 'int_ams1', is_internal: true, remote_node_id: 'ams1' }),
+          peering(2, { name: 'int_new1', is_internal: true, remote_node_id: 'new1' }),
+          peering(3, { name: 'dn42_7', remote_asn: 7 }),
+        ],
+        interfaces: [
+          iface(10, { name: 'int_ams1', peer: { public_key: key('O'), endpoint: 'ams1.example.net:52800' } }, { peering_id: 1 }),
+          iface(11, { name: 'int_new1', peer: { public_key: key('P') } }, { peering_id: 2 }),
+          iface(12, { name: 'dn42_7', peer: { public_key: key('E') } }, { peering_id: 3 }),
+        ],
+      },
+    );
+  const keys = new Map<string, string | null>([
+    ['ams1', key('N')],
+    ['new1', null],
+  ]);
 
-  it("drops the pinned key of an internal link whose remote registered one, keeping the rest of the peer", () => {
+  it('drops the pinned key of an internal link whose remote registered one, keeping the rest of the peer', () => {
     const plan = planKeys(node(), (id) => keys.get(id), false);
     expect(plan.details.changes).to.deep.equal([
       { node_id: 'fra1', kind: 'interface', id: 10, name: 'int_ams1', field: 'spec.peer.public_key', from: key('O'), to: null },
@@ -38,9 +45,11 @@ describe('fleet ops: migrate keys (domain)', () => {
   it('reports a registered key without escrow only when a recovery key is configured', () => {
     const keyed = { ...node(), wireguard: { public_key: key('F'), private_key_escrow: null } };
     expect(planKeys(keyed, (id) => keys.get(id), false).details.skipped.some((s) => s.kind === 'node')).to.equal(false);
-    expect(planKeys(keyed, (id) => keys.get(id), true).details.skipped.filter((s) => s.kind === 'node').map((s) => s.reason)).to.deep.equal([
-      'registered key has no escrow; the agent adds it with its next key report',
-    ]);
+    expect(
+      planKeys(keyed, (id) => keys.get(id), true)
+        .details.skipped.filter((s) => s.kind === 'node')
+        .map((s) => s.reason),
+    ).to.deep.equal(['registered key has no escrow; the agent adds it with its next key report']);
   });
 
   it('has nothing to change on a second run', () => {

@@ -29,15 +29,28 @@ describe('fleet ops: normalize peer names (domain)', () => {
     const after = applied(node, planPeerNames(node).events);
     expect(after.sessions[0].spec.neighbor_address).to.equal('fe80::2%dn42_4242420002');
     expect((after.fields.base_template as any).bird.internal_topology.hosts[0].interface).to.equal('dn42_4242420002');
-    const withRef = nodeNamed('fra1', {}, { ...external(), peerings: [peering(1, { remote_asn: 7 })], interfaces: [iface(10, { name: 'old' }, { peering_id: 1 })], sessions: [session(20, { interface: 'old', neighbor_address: 'fe80::2' }, { peering_id: 1 })] });
+    const withRef = nodeNamed(
+      'fra1',
+      {},
+      {
+        ...external(),
+        peerings: [peering(1, { remote_asn: 7 })],
+        interfaces: [iface(10, { name: 'old' }, { peering_id: 1 })],
+        sessions: [session(20, { interface: 'old', neighbor_address: 'fe80::2' }, { peering_id: 1 })],
+      },
+    );
     expect(applied(withRef, planPeerNames(withRef).events).sessions[0].spec.interface).to.equal('dn42_7');
   });
 
   it('names an internal peering int_<node>, cutting a long node id to 15 characters the same way every time', () => {
-    const node = nodeNamed('fra1', {}, {
-      peerings: [peering(1, { name: 'x', is_internal: true, remote_node_id: 'amsterdam-core-01' })],
-      interfaces: [iface(10, { name: 'wgx' }, { peering_id: 1 })],
-    });
+    const node = nodeNamed(
+      'fra1',
+      {},
+      {
+        peerings: [peering(1, { name: 'x', is_internal: true, remote_node_id: 'amsterdam-core-01' })],
+        interfaces: [iface(10, { name: 'wgx' }, { peering_id: 1 })],
+      },
+    );
     const after = applied(node, planPeerNames(node).events);
     expect(after.peerings[0].name).to.equal('int_amsterdam-core-01');
     expect(after.interfaces[0].spec.name).to.equal(fitName('int_amsterdam-core-01', 15));
@@ -55,11 +68,15 @@ describe('fleet ops: normalize peer names (domain)', () => {
   });
 
   it('reports orphans, further interfaces of a peering and a second peering of one AS, and changes none of them (a freed name is taken)', () => {
-    const node = nodeNamed('fra1', {}, {
-      peerings: [peering(1, { name: 'p', remote_asn: 7 }), peering(2, { name: 'dn42_8', remote_asn: 9 }), peering(3, { name: 'q', remote_asn: 7 })],
-      interfaces: [iface(10, { name: 'a' }, { peering_id: 1 }), iface(11, { name: 'b' }, { peering_id: 1, sort_order: 1 }), iface(12, { name: 'orphan' })],
-      sessions: [session(20, { name: 'lonely' })],
-    });
+    const node = nodeNamed(
+      'fra1',
+      {},
+      {
+        peerings: [peering(1, { name: 'p', remote_asn: 7 }), peering(2, { name: 'dn42_8', remote_asn: 9 }), peering(3, { name: 'q', remote_asn: 7 })],
+        interfaces: [iface(10, { name: 'a' }, { peering_id: 1 }), iface(11, { name: 'b' }, { peering_id: 1, sort_order: 1 }), iface(12, { name: 'orphan' })],
+        sessions: [session(20, { name: 'lonely' })],
+      },
+    );
     const plan = planPeerNames(node);
     expect(plan.details.skipped.map((s) => [s.kind, s.name, s.reason])).to.deep.equal([
       ['interface', 'b', 'peering p has several interfaces; only the first takes the conventional name'],

@@ -7,15 +7,19 @@ import { applied, nodeNamed, peering, session } from './support.js';
 
 describe('fleet ops: peer disable and enable (domain)', () => {
   const fleet = (): LiveNode[] => [
-    nodeNamed('fra1', {}, {
-      peerings: [peering(1, { remote_asn: 7 }), peering(2, { is_internal: true, remote_node_id: 'ams1', remote_asn: 7 })],
-      sessions: [
-        session(10, { remote_asn: 7 }, { peering_id: 1 }),
-        session(11, { remote_asn: 7, enabled: true }, { peering_id: 1 }),
-        session(12, { remote_asn: 7, enabled: false }, { peering_id: 1 }),
-        session(13, { remote_asn: 7 }, { peering_id: 2 }),
-      ],
-    }),
+    nodeNamed(
+      'fra1',
+      {},
+      {
+        peerings: [peering(1, { remote_asn: 7 }), peering(2, { is_internal: true, remote_node_id: 'ams1', remote_asn: 7 })],
+        sessions: [
+          session(10, { remote_asn: 7 }, { peering_id: 1 }),
+          session(11, { remote_asn: 7, enabled: true }, { peering_id: 1 }),
+          session(12, { remote_asn: 7, enabled: false }, { peering_id: 1 }),
+          session(13, { remote_asn: 7 }, { peering_id: 2 }),
+        ],
+      },
+    ),
     nodeNamed('ams1', { asn: 7 }, { sessions: [session(20, { remote_asn: 7 })] }),
     nodeNamed('ber1', {}, { lifecycle: 'decommissioned', sessions: [session(30, { remote_asn: 7 })] }),
   ];
@@ -60,8 +64,20 @@ describe('fleet ops: peer disable and enable (domain)', () => {
 
   it('keeps the first memory of a session through a second disable, and forgets the AS on enable', () => {
     let state = foldMitigations([{ type: 'PeerSessionsDisabled', data: { asn: 7, sessions: [{ node_id: 'a', session_id: 1, enabled_before: true }] } }]);
-    state = evolveMitigations(state, { type: 'PeerSessionsDisabled', data: { asn: 7, sessions: [{ node_id: 'a', session_id: 1, enabled_before: null }, { node_id: 'a', session_id: 2, enabled_before: null }] } });
-    expect(state.get(7)).to.deep.equal([{ node_id: 'a', session_id: 1, enabled_before: true }, { node_id: 'a', session_id: 2, enabled_before: null }]);
+    state = evolveMitigations(state, {
+      type: 'PeerSessionsDisabled',
+      data: {
+        asn: 7,
+        sessions: [
+          { node_id: 'a', session_id: 1, enabled_before: null },
+          { node_id: 'a', session_id: 2, enabled_before: null },
+        ],
+      },
+    });
+    expect(state.get(7)).to.deep.equal([
+      { node_id: 'a', session_id: 1, enabled_before: true },
+      { node_id: 'a', session_id: 2, enabled_before: null },
+    ]);
     expect(evolveMitigations(state, { type: 'PeerSessionsEnabled', data: { asn: 7, restored: [] } }).has(7)).to.equal(false);
   });
 });

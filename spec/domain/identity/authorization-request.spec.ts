@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { checkAuthorizationRequest, paramValuesOfParams, paramValuesOfQuery, redirectWith, type ClientView } from '../../../domain/identity/authorization-request.js';
+import {
+  checkAuthorizationRequest,
+  paramValuesOfParams,
+  paramValuesOfQuery,
+  redirectWith,
+  type ClientView,
+} from '../../../domain/identity/authorization-request.js';
 
 const client: ClientView = { client_id: 'app', name: 'App', redirect_uris: ['https://app.example/cb?tenant=1'] };
 const RESOURCE = 'https://api.example/';
@@ -11,7 +17,8 @@ const valid = {
   code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
   code_challenge_method: 'S256',
 };
-const check = (params: Record<string, string | string[] | undefined>) => checkAuthorizationRequest(paramValuesOfParams({ ...valid, ...params }), client, [RESOURCE]);
+const check = (params: Record<string, string | string[] | undefined>) =>
+  checkAuthorizationRequest(paramValuesOfParams({ ...valid, ...params }), client, [RESOURCE]);
 
 describe('authorization request rules', () => {
   it('normalises scopes to the known ones in discovery order and resources to one each', () => {
@@ -24,7 +31,10 @@ describe('authorization request rules', () => {
   });
 
   it('checks the client before anything else, and the redirect URI exactly', () => {
-    expect(checkAuthorizationRequest(paramValuesOfParams({ ...valid, response_type: 'token' }), undefined, [])).to.deep.include({ result: 'fatal', error: 'invalid_client' });
+    expect(checkAuthorizationRequest(paramValuesOfParams({ ...valid, response_type: 'token' }), undefined, [])).to.deep.include({
+      result: 'fatal',
+      error: 'invalid_client',
+    });
     expect(check({ client_id: 'other' })).to.deep.include({ result: 'fatal', error: 'invalid_client' });
     expect(check({ redirect_uri: 'https://app.example/cb' })).to.deep.include({ result: 'fatal', error: 'invalid_redirect_uri' });
     expect(check({ redirect_uri: 'https://APP.example/cb?tenant=1' })).to.deep.include({ result: 'fatal', error: 'invalid_redirect_uri' });

@@ -16,10 +16,27 @@ const MIN = 60 * SEC;
 
 const issued = (id: string, ms = 0): ChallengeEvent => ({
   type: 'ChallengeIssued',
-  data: { challenge_id: id, asn: 4242420001, option_id: 'ssh-1', mntner: 'ALPHA-MNT', method: 'ssh', anchor: 'ssh-ed25519 AAAA', nonce: `AS4242420001-${id}`, issued_at: at(ms).toISOString(), expires_at: at(ms + 15 * MIN).toISOString() },
+  data: {
+    challenge_id: id,
+    asn: 4242420001,
+    option_id: 'ssh-1',
+    mntner: 'ALPHA-MNT',
+    method: 'ssh',
+    anchor: 'ssh-ed25519 AAAA',
+    nonce: `AS4242420001-${id}`,
+    issued_at: at(ms).toISOString(),
+    expires_at: at(ms + 15 * MIN).toISOString(),
+  },
 });
-const rejected = (attempt: number, ms = 0): ChallengeEvent => ({ type: 'ChallengeAnswerRejected', data: { attempt, reason: 'bad-signature', at: at(ms).toISOString() } });
-const answer = (ok: boolean, ms = 0): RecordAnswer => ({ type: 'RecordAnswer', now: at(ms), verdict: ok ? { ok: true } : { ok: false, reason: 'bad-signature' } });
+const rejected = (attempt: number, ms = 0): ChallengeEvent => ({
+  type: 'ChallengeAnswerRejected',
+  data: { attempt, reason: 'bad-signature', at: at(ms).toISOString() },
+});
+const answer = (ok: boolean, ms = 0): RecordAnswer => ({
+  type: 'RecordAnswer',
+  now: at(ms),
+  verdict: ok ? { ok: true } : { ok: false, reason: 'bad-signature' },
+});
 
 /** The submit side as a decider, for given / when / then. */
 const challengeDecider: Decider<RecordAnswer, ChallengeEvent, ChallengeState> = {
@@ -30,11 +47,15 @@ const challengeDecider: Decider<RecordAnswer, ChallengeEvent, ChallengeState> = 
 
 describe('challenge decider: answers', () => {
   it('a correct answer to a challenge in flight succeeds', () => {
-    given(challengeDecider, [issued('c1')]).when(answer(true, 5 * MIN)).then([{ type: 'ChallengeSucceeded', data: { at: at(5 * MIN).toISOString() } }]);
+    given(challengeDecider, [issued('c1')])
+      .when(answer(true, 5 * MIN))
+      .then([{ type: 'ChallengeSucceeded', data: { at: at(5 * MIN).toISOString() } }]);
   });
 
   it('a wrong answer counts as an attempt', () => {
-    given(challengeDecider, [issued('c1'), rejected(1)]).when(answer(false)).then([rejected(2)]);
+    given(challengeDecider, [issued('c1'), rejected(1)])
+      .when(answer(false))
+      .then([rejected(2)]);
   });
 
   it('the fifth wrong answer fails the challenge', () => {
@@ -45,16 +66,29 @@ describe('challenge decider: answers', () => {
 
   it('no challenge is 404, terminal ones are 409, one past 15 minutes is 410', () => {
     given(challengeDecider, []).when(answer(true)).thenThrows(NotFound, 'challenge not found');
-    given(challengeDecider, [issued('c1'), { type: 'ChallengeSucceeded', data: { at: T0.toISOString() } }]).when(answer(true)).thenThrows(IllegalState, 'challenge already used');
-    given(challengeDecider, [issued('c1'), { type: 'ChallengeSuperseded', data: { by: 'c2', at: T0.toISOString() } }]).when(answer(true)).thenThrows(IllegalState, /superseded/);
-    given(challengeDecider, [issued('c1'), { type: 'ChallengeFailed', data: { reason: 'mail', at: T0.toISOString() } }]).when(answer(true)).thenThrows(IllegalState, /failed/);
-    given(challengeDecider, [issued('c1')]).when(answer(true, 15 * MIN)).thenThrows(Gone, 'challenge expired');
-    given(challengeDecider, [issued('c1')]).when(answer(true, 15 * MIN - 1)).then([{ type: 'ChallengeSucceeded', data: { at: at(15 * MIN - 1).toISOString() } }]);
+    given(challengeDecider, [issued('c1'), { type: 'ChallengeSucceeded', data: { at: T0.toISOString() } }])
+      .when(answer(true))
+      .thenThrows(IllegalState, 'challenge already used');
+    given(challengeDecider, [issued('c1'), { type: 'ChallengeSuperseded', data: { by: 'c2', at: T0.toISOString() } }])
+      .when(answer(true))
+      .thenThrows(IllegalState, /superseded/);
+    given(challengeDecider, [issued('c1'), { type: 'ChallengeFailed', data: { reason: 'mail', at: T0.toISOString() } }])
+      .when(answer(true))
+      .thenThrows(IllegalState, /failed/);
+    given(challengeDecider, [issued('c1')])
+      .when(answer(true, 15 * MIN))
+      .thenThrows(Gone, 'challenge expired');
+    given(challengeDecider, [issued('c1')])
+      .when(answer(true, 15 * MIN - 1))
+      .then([{ type: 'ChallengeSucceeded', data: { at: at(15 * MIN - 1).toISOString() } }]);
   });
 });
 
 describe('challenge decider: issue', () => {
-  const asnIssued = (id: string, ms: number): AsnEvent => ({ type: 'AsnChallengeIssued', data: { challenge_id: id, option_id: 'ssh-1', issued_at: at(ms).toISOString(), expires_at: at(ms + 15 * MIN).toISOString() } });
+  const asnIssued = (id: string, ms: number): AsnEvent => ({
+    type: 'AsnChallengeIssued',
+    data: { challenge_id: id, option_id: 'ssh-1', issued_at: at(ms).toISOString(), expires_at: at(ms + 15 * MIN).toISOString() },
+  });
   const command = (ms: number, id = 'new', pass?: string): IssueChallenge => ({
     type: 'IssueChallenge',
     now: at(ms),
@@ -80,11 +114,16 @@ describe('challenge decider: issue', () => {
     expect(decision.outcome).to.equal('reused');
     if (decision.outcome !== 'reused') return;
     expect(decision.challenge.challengeId).to.equal('c1');
-    expect(decision.asnEvents).to.deep.equal([{ type: 'CaptchaPassIssued', data: { pass_sha256: 'sha', expires_at: at(59 * SEC + 30 * MIN).toISOString(), at: at(59 * SEC).toISOString() } }]);
+    expect(decision.asnEvents).to.deep.equal([
+      { type: 'CaptchaPassIssued', data: { pass_sha256: 'sha', expires_at: at(59 * SEC + 30 * MIN).toISOString(), at: at(59 * SEC).toISOString() } },
+    ]);
   });
 
   it("after 60 s issues a new challenge that replaces the option's challenges not yet expired", () => {
-    const otherOption: AsnEvent = { type: 'AsnChallengeIssued', data: { challenge_id: 'other', option_id: 'email-1', issued_at: T0.toISOString(), expires_at: at(15 * MIN).toISOString() } };
+    const otherOption: AsnEvent = {
+      type: 'AsnChallengeIssued',
+      data: { challenge_id: 'other', option_id: 'email-1', issued_at: T0.toISOString(), expires_at: at(15 * MIN).toISOString() },
+    };
     const history = [asnIssued('c0', -20 * MIN), asnIssued('c1', 0), otherOption];
     const decision = decideIssue(command(60 * SEC), asn(history), challenge([issued('c1')]));
     expect(decision.outcome).to.equal('issued');
@@ -100,14 +139,21 @@ describe('challenge decider: issue', () => {
   });
 
   it('supersedes an older challenge only while it is in flight', () => {
-    expect(decideSupersede(challenge([issued('c1')]), 'new', at(60 * SEC))).to.deep.equal([{ type: 'ChallengeSuperseded', data: { by: 'new', at: at(60 * SEC).toISOString() } }]);
+    expect(decideSupersede(challenge([issued('c1')]), 'new', at(60 * SEC))).to.deep.equal([
+      { type: 'ChallengeSuperseded', data: { by: 'new', at: at(60 * SEC).toISOString() } },
+    ]);
     expect(decideSupersede(challenge([issued('c1')]), 'new', at(15 * MIN))).to.deep.equal([]);
-    expect(decideSupersede(challenge([issued('c1'), { type: 'ChallengeFailed', data: { reason: 'mail', at: T0.toISOString() } }]), 'new', at(MIN))).to.deep.equal([]);
+    expect(
+      decideSupersede(challenge([issued('c1'), { type: 'ChallengeFailed', data: { reason: 'mail', at: T0.toISOString() } }]), 'new', at(MIN)),
+    ).to.deep.equal([]);
   });
 
   it('refuses the 11th challenge of an ASN inside an hour, and allows it once the first left the hour', () => {
     const history = Array.from({ length: 10 }, (_, i) => asnIssued(`c${i}`, i * MIN));
-    expect(() => decideIssue(command(60 * MIN - 1), asn(history), undefined)).to.throw(TooManyRequests, 'too many challenges for AS4242420001; try again later');
+    expect(() => decideIssue(command(60 * MIN - 1), asn(history), undefined)).to.throw(
+      TooManyRequests,
+      'too many challenges for AS4242420001; try again later',
+    );
     expect(decideIssue(command(60 * MIN), asn(history), undefined).outcome).to.equal('issued');
   });
 

@@ -27,7 +27,9 @@ describe('OAuth application decider', () => {
   });
 
   it('deregisters once; unknown or gone is not found', () => {
-    given(oauthClientDecider, [registered]).when({ type: 'DeregisterOAuthClient', clientId: 'c1', now }).then([{ type: 'OAuthClientDeregistered', data: { client_id: 'c1', at: now.toISOString() } }]);
+    given(oauthClientDecider, [registered])
+      .when({ type: 'DeregisterOAuthClient', clientId: 'c1', now })
+      .then([{ type: 'OAuthClientDeregistered', data: { client_id: 'c1', at: now.toISOString() } }]);
     given(oauthClientDecider, []).when({ type: 'DeregisterOAuthClient', clientId: 'c1', now }).thenThrows(NotFound, 'unknown oauth client c1');
     given(oauthClientDecider, [registered, { type: 'OAuthClientDeregistered', data: { client_id: 'c1', at: now.toISOString() } }])
       .when({ type: 'DeregisterOAuthClient', clientId: 'c1', now })
@@ -35,7 +37,14 @@ describe('OAuth application decider', () => {
   });
 
   it('allows https anywhere and plain http only on loopback', () => {
-    for (const ok of ['https://app.example/cb', 'https://app.example:8443/cb?x=1', 'http://127.0.0.1/cb', 'http://127.0.0.1:53682/', 'http://[::1]:8080/cb', 'http://localhost:3000/cb']) {
+    for (const ok of [
+      'https://app.example/cb',
+      'https://app.example:8443/cb?x=1',
+      'http://127.0.0.1/cb',
+      'http://127.0.0.1:53682/',
+      'http://[::1]:8080/cb',
+      'http://localhost:3000/cb',
+    ]) {
       expect(redirectUriProblem(ok), ok).to.equal(undefined);
     }
     expect(redirectUriProblem('http://app.example/cb')).to.match(/loopback/);

@@ -5,13 +5,24 @@ import { AlreadyConsumed, decideConsume, evolveOidcModel, type OidcModelEvent, t
 const now = new Date('2026-11-01T12:00:00Z');
 const stored: OidcModelEvent = {
   type: 'OidcModelStored',
-  data: { model: 'AuthorizationCode', key: 'k', payload: { grantId: 'g' }, expires_at: null, grant_id: 'g', client_id: 'c', uid_key: null, user_code_key: null },
+  data: {
+    model: 'AuthorizationCode',
+    key: 'k',
+    payload: { grantId: 'g' },
+    expires_at: null,
+    grant_id: 'g',
+    client_id: 'c',
+    uid_key: null,
+    user_code_key: null,
+  },
 };
 const fold = (events: OidcModelEvent[]): OidcModelState => events.reduce(evolveOidcModel, { status: 'Empty' } as OidcModelState);
 
 describe('OIDC model stream: consumption', () => {
   it('consumes a stored instance once', () => {
-    expect(decideConsume(fold([stored]), 'AuthorizationCode', 'k', now)).to.deep.equal([{ type: 'OidcModelConsumed', data: { model: 'AuthorizationCode', key: 'k', at: now.toISOString() } }]);
+    expect(decideConsume(fold([stored]), 'AuthorizationCode', 'k', now)).to.deep.equal([
+      { type: 'OidcModelConsumed', data: { model: 'AuthorizationCode', key: 'k', at: now.toISOString() } },
+    ]);
   });
 
   it('refuses a second consumption', () => {

@@ -37,7 +37,6 @@ function blob(f: Fields): Buffer {
   ]);
 }
 
-
 /** Reads SSH wire strings one after another. */
 class Reader {
   private o = 0;
@@ -60,7 +59,9 @@ function fields(armored: string): Fields {
 
 /** The data an SSHSIG signature covers. */
 function signedData(namespace: string, hashAlgorithm: string, message: string): Buffer {
-  const hash = createHash(hashAlgorithm === 'sha1' ? 'sha1' : hashAlgorithm).update(message).digest();
+  const hash = createHash(hashAlgorithm === 'sha1' ? 'sha1' : hashAlgorithm)
+    .update(message)
+    .digest();
   return Buffer.concat([Buffer.from('SSHSIG'), str(namespace), str(Buffer.alloc(0)), str(hashAlgorithm), str(hash)]);
 }
 
@@ -167,7 +168,9 @@ describe('SSH signature (SSHSIG) verification', function () {
 
     function rsaSignature(sigType: string, hash: string, hashAlgorithm = 'sha512'): string {
       const signature = sign(hash, signedData(SSH_NAMESPACE, hashAlgorithm, NONCE), rsaPrivate);
-      return armor(blob({ publicKey: keyBlob(key('rsa').publicKey), namespace: SSH_NAMESPACE, hashAlgorithm, signature: Buffer.concat([str(sigType), str(signature)]) }));
+      return armor(
+        blob({ publicKey: keyBlob(key('rsa').publicKey), namespace: SSH_NAMESPACE, hashAlgorithm, signature: Buffer.concat([str(sigType), str(signature)]) }),
+      );
     }
 
     it('ssh-keygen signs with rsa-sha2-512 (the case verified above)', () => {
@@ -200,7 +203,14 @@ describe('SSH signature (SSHSIG) verification', function () {
     it('refuses an sk-ecdsa key the same way', () => {
       const type = 'sk-ecdsa-sha2-nistp256@openssh.com';
       const publicKey = Buffer.concat([str(type), str('nistp256'), str(Buffer.concat([Buffer.from([4]), randomBytes(64)])), str('ssh:')]);
-      const armored = armor(blob({ publicKey, namespace: SSH_NAMESPACE, hashAlgorithm: 'sha512', signature: Buffer.concat([str(type), str(randomBytes(72)), Buffer.from([1]), uint32(1)]) }));
+      const armored = armor(
+        blob({
+          publicKey,
+          namespace: SSH_NAMESPACE,
+          hashAlgorithm: 'sha512',
+          signature: Buffer.concat([str(type), str(randomBytes(72)), Buffer.from([1]), uint32(1)]),
+        }),
+      );
       expectRefused(check(armored, []), 'hardware-key');
     });
   });

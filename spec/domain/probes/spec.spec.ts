@@ -27,7 +27,7 @@ describe('probe targets', () => {
   const refused = {
     'public IPv4': '8.8.8.8',
     'public IPv6': '2001:4860:4860::8888',
-    'loopback': '127.0.0.1',
+    loopback: '127.0.0.1',
     'IPv6 loopback': '::1',
     'CGNAT shared space': '100.64.0.1',
     'a host name': 'example.dn42',
@@ -35,7 +35,7 @@ describe('probe targets', () => {
     'an address with a zone': 'fe80::1%eth0',
     'a prefix': '172.20.0.0/24',
     'an IPv4-mapped IPv6 address': '::ffff:10.0.0.1',
-    'multicast': 'ff02::1',
+    multicast: 'ff02::1',
   };
   for (const [name, target] of Object.entries(refused)) {
     it(`refuses ${name} (${target})`, () => {
@@ -46,7 +46,14 @@ describe('probe targets', () => {
 
 describe('probe spec', () => {
   it('fills the defaults', () => {
-    expect(probeSpec({ tool: 'ping', target: '172.20.0.1' })).to.deep.equal({ tool: 'ping', target: '172.20.0.1', count: 10, resolve: true, interface: null, max_size: null });
+    expect(probeSpec({ tool: 'ping', target: '172.20.0.1' })).to.deep.equal({
+      tool: 'ping',
+      target: '172.20.0.1',
+      count: 10,
+      resolve: true,
+      interface: null,
+      max_size: null,
+    });
   });
 
   it('keeps the interface for a link-local target and drops it otherwise', () => {
@@ -64,7 +71,14 @@ describe('probe spec', () => {
 
 describe('log spec', () => {
   it('fills the defaults of a tail', () => {
-    expect(logSpec({ mode: 'tail', source: 'buffer' })).to.deep.equal({ mode: 'tail', source: 'buffer', lines: 200, min_level: 'DEBUG', contains: null, duration_seconds: 120 });
+    expect(logSpec({ mode: 'tail', source: 'buffer' })).to.deep.equal({
+      mode: 'tail',
+      source: 'buffer',
+      lines: 200,
+      min_level: 'DEBUG',
+      contains: null,
+      duration_seconds: 120,
+    });
   });
 
   it('has no duration for a snapshot, and an empty filter is no filter', () => {

@@ -27,7 +27,11 @@ describe('fleet overview and the public fleet', () => {
 
   it('links adjacent nodes as {a, b} with a < b, deduplicated and sorted, only between listed nodes', () => {
     const overview = buildFleetOverview(
-      [fact('c', { adjacencies: [adj('a'), adj('b')] }), fact('a', { adjacencies: [adj('c'), adj('a'), adj('ghost')] }), fact('b', { adjacencies: [adj('c')] })],
+      [
+        fact('c', { adjacencies: [adj('a'), adj('b')] }),
+        fact('a', { adjacencies: [adj('c'), adj('a'), adj('ghost')] }),
+        fact('b', { adjacencies: [adj('c')] }),
+      ],
       options,
     );
     expect(overview.links).to.deep.equal([

@@ -18,7 +18,11 @@ describe('public map', () => {
 
   it('folds same-city nodes into one point: online if any is, sessions of online nodes summed', () => {
     const map = buildPublicMap(
-      [fact('fra-a', { health: 'stale', bgp_established: 7 }), fact('fra-b', { site: 'FRA2', health: 'degraded', bgp_established: 3 }), fact('ams', { site: 'ams-1', health: 'down', bgp_established: 0 })],
+      [
+        fact('fra-a', { health: 'stale', bgp_established: 7 }),
+        fact('fra-b', { site: 'FRA2', health: 'degraded', bgp_established: 3 }),
+        fact('ams', { site: 'ams-1', health: 'down', bgp_established: 0 }),
+      ],
       at,
     );
     expect(map.nodes.map((n) => [n.label, n.online, n.sessions])).to.deep.equal([
@@ -28,13 +32,25 @@ describe('public map', () => {
   });
 
   it('sorts points by label and leaves out decommissioned nodes and sites the city table does not know', () => {
-    const map = buildPublicMap([fact('z', { site: 'sin1' }), fact('y', { site: 'ams1' }), fact('x', { site: 'nowhere1' }), fact('w', { site: null }), fact('v', { site: 'lax1', lifecycle: 'decommissioned' })], at);
+    const map = buildPublicMap(
+      [
+        fact('z', { site: 'sin1' }),
+        fact('y', { site: 'ams1' }),
+        fact('x', { site: 'nowhere1' }),
+        fact('w', { site: null }),
+        fact('v', { site: 'lax1', lifecycle: 'decommissioned' }),
+      ],
+      at,
+    );
     expect(map.nodes.map((n) => n.label)).to.deep.equal(['AMS', 'SIN']);
     expect(map.stats.nodes_online).to.equal(4);
   });
 
   it("uses a node's own region over the city table's (the first node by id decides a folded point)", () => {
-    const map = buildPublicMap([fact('b', { labels: { region: 44 } }), fact('c', { labels: { region: '43' } }), fact('d', { site: 'ams1', labels: { region: 99 } })], at);
+    const map = buildPublicMap(
+      [fact('b', { labels: { region: 44 } }), fact('c', { labels: { region: '43' } }), fact('d', { site: 'ams1', labels: { region: 99 } })],
+      at,
+    );
     expect(map.nodes.map((n) => [n.label, n.region])).to.deep.equal([
       ['AMS', 41],
       ['FRA', 44],
@@ -75,7 +91,13 @@ describe('public map', () => {
   it('takes the most common ASN of the node records (lowest on a tie), null without nodes', () => {
     expect(fleetAsn([{ asn: 5 }, { asn: 3 }, { asn: 5 }])).to.equal(5);
     expect(fleetAsn([{ asn: 5 }, { asn: 3 }])).to.equal(3);
-    expect(buildPublicMap([], at)).to.deep.equal({ asn: null, updated_at: at.toISOString(), stats: { nodes_online: 0, bgp_sessions: 0, routes: 0 }, nodes: [], links: [] });
+    expect(buildPublicMap([], at)).to.deep.equal({
+      asn: null,
+      updated_at: at.toISOString(),
+      stats: { nodes_online: 0, bgp_sessions: 0, routes: 0 },
+      nodes: [],
+      links: [],
+    });
   });
 
   it('takes the median: middle value, rounded mean of the middle two, 0 for none', () => {

@@ -3,7 +3,16 @@ import type { AutNum, Contact, KeyCert, Mntner } from '../../../domain/registry/
 import { authOptions, contactHandles, optionId, verificationOptions } from '../../../domain/registry/options.js';
 import { fingerprint, sshKey } from '../../support/registry.js';
 
-const autNum = (over: Partial<AutNum> = {}): AutNum => ({ asn: 1, asName: 'X', descr: null, mntBy: ['A-MNT'], adminC: ['P1'], techC: ['P2'], org: null, ...over });
+const autNum = (over: Partial<AutNum> = {}): AutNum => ({
+  asn: 1,
+  asName: 'X',
+  descr: null,
+  mntBy: ['A-MNT'],
+  adminC: ['P1'],
+  techC: ['P2'],
+  org: null,
+  ...over,
+});
 const mntner = (over: Partial<Mntner> = {}): Mntner => ({ name: 'A-MNT', descr: null, mntBy: [], adminC: ['P3'], techC: ['P1', 'ROLE'], auth: [], ...over });
 const person = (handle: string, emails: string[]): Contact => ({ handle, kind: 'person', name: `Name ${handle}`, emails });
 

@@ -10,7 +10,12 @@ function parsed(text: string) {
 
 describe('RPSL parsing', () => {
   it('reads keys padded to column 21 and values that contain colons', () => {
-    const object = parsed(rpsl([['aut-num', 'AS4242420001'], ['remarks', 'see https://example.net:8443/x']]));
+    const object = parsed(
+      rpsl([
+        ['aut-num', 'AS4242420001'],
+        ['remarks', 'see https://example.net:8443/x'],
+      ]),
+    );
     expect(object.type).to.equal('aut-num');
     expect(first(object, 'aut-num')).to.equal('AS4242420001');
     expect(first(object, 'remarks')).to.equal('see https://example.net:8443/x');
@@ -23,12 +28,24 @@ describe('RPSL parsing', () => {
   });
 
   it('keeps repeated keys in order and lower-cases keys', () => {
-    const object = parsed(rpsl([['mntner', 'X-MNT'], ['AUTH', 'one'], ['auth', 'two']]));
+    const object = parsed(
+      rpsl([
+        ['mntner', 'X-MNT'],
+        ['AUTH', 'one'],
+        ['auth', 'two'],
+      ]),
+    );
     expect(values(object, 'auth')).to.deep.equal(['one', 'two']);
   });
 
   it('splits handle lists on commas and spaces, upper-cases and deduplicates them', () => {
-    const object = parsed(rpsl([['aut-num', 'AS1'], ['mnt-by', 'a-mnt, B-MNT'], ['mnt-by', 'A-MNT']]));
+    const object = parsed(
+      rpsl([
+        ['aut-num', 'AS1'],
+        ['mnt-by', 'a-mnt, B-MNT'],
+        ['mnt-by', 'A-MNT'],
+      ]),
+    );
     expect(handles(object, 'mnt-by')).to.deep.equal(['A-MNT', 'B-MNT']);
   });
 

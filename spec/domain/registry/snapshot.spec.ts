@@ -7,16 +7,48 @@ describe('Registry snapshot', () => {
 
   it('counts objects per class and skips malformed ones without stopping', () => {
     const snapshot = buildSnapshot([
-      file('data/aut-num/AS1', rpsl([['aut-num', 'AS1'], ['as-name', 'ONE'], ['mnt-by', 'X-MNT']])),
+      file(
+        'data/aut-num/AS1',
+        rpsl([
+          ['aut-num', 'AS1'],
+          ['as-name', 'ONE'],
+          ['mnt-by', 'X-MNT'],
+        ]),
+      ),
       file('data/aut-num/AS2', 'garbage without a key\n'),
       file('data/aut-num/AS3', rpsl([['mntner', 'WRONG-CLASS']])),
       file('data/aut-num/ASX', rpsl([['aut-num', 'ASX']])),
       file('data/aut-num/as1', rpsl([['aut-num', 'as1']])),
-      file('data/route/10.0.0.0_8', rpsl([['route', '10.0.0.0/33'], ['origin', 'AS1']])),
-      file('data/route/172.20.0.0_24', rpsl([['route', '172.20.0.0/24'], ['origin', 'AS1'], ['origin', 'AS2']])),
-      file('data/route6/fd42::_48', rpsl([['route6', 'FD42:0::/48'], ['origin', 'AS1']])),
+      file(
+        'data/route/10.0.0.0_8',
+        rpsl([
+          ['route', '10.0.0.0/33'],
+          ['origin', 'AS1'],
+        ]),
+      ),
+      file(
+        'data/route/172.20.0.0_24',
+        rpsl([
+          ['route', '172.20.0.0/24'],
+          ['origin', 'AS1'],
+          ['origin', 'AS2'],
+        ]),
+      ),
+      file(
+        'data/route6/fd42::_48',
+        rpsl([
+          ['route6', 'FD42:0::/48'],
+          ['origin', 'AS1'],
+        ]),
+      ),
       file('data/schema/X-SCHEMA', rpsl([['schema', 'X-SCHEMA']])),
-      file('data/dns/x.dn42', rpsl([['domain', 'x.dn42'], ['nserver', 'ns1.x.dn42']])),
+      file(
+        'data/dns/x.dn42',
+        rpsl([
+          ['domain', 'x.dn42'],
+          ['nserver', 'ns1.x.dn42'],
+        ]),
+      ),
       file('data/person/NOHDL', rpsl([['person', 'Nobody']])),
     ]);
     expect(snapshot.counts).to.deep.equal({ 'aut-num': 1, route: 1, route6: 1, schema: 1, dns: 1, malformed: 6 });
@@ -36,8 +68,24 @@ describe('Registry snapshot', () => {
 
   it('keeps all e-mail addresses of a person, trimmed, and none of a role', () => {
     const snapshot = buildSnapshot([
-      file('data/person/P-DN42', rpsl([['person', 'P'], ['e-mail', 'p@example.net   '], ['e-mail', 'p2@example.net'], ['e-mail', 'not an address'], ['nic-hdl', 'p-dn42']])),
-      file('data/role/R-DN42', rpsl([['role', 'R'], ['e-mail', 'r@example.net'], ['nic-hdl', 'R-DN42']])),
+      file(
+        'data/person/P-DN42',
+        rpsl([
+          ['person', 'P'],
+          ['e-mail', 'p@example.net   '],
+          ['e-mail', 'p2@example.net'],
+          ['e-mail', 'not an address'],
+          ['nic-hdl', 'p-dn42'],
+        ]),
+      ),
+      file(
+        'data/role/R-DN42',
+        rpsl([
+          ['role', 'R'],
+          ['e-mail', 'r@example.net'],
+          ['nic-hdl', 'R-DN42'],
+        ]),
+      ),
     ]);
     expect(snapshot.contacts).to.deep.equal([
       { handle: 'P-DN42', kind: 'person', name: 'P', emails: ['p@example.net', 'p2@example.net'] },
@@ -47,14 +95,17 @@ describe('Registry snapshot', () => {
 
   it('reads a key-cert armor from its certif lines and its spaced fingerprint', () => {
     const snapshot = buildSnapshot([
-      file('data/key-cert/PGPKEY-0000AAAA', rpsl([
-        ['key-cert', 'PGPKEY-0000AAAA'],
-        ['fingerpr', '1111 2222 3333 4444 5555  6666 7777 8888 0000 aaaa'],
-        ['certif', '-----BEGIN PGP PUBLIC KEY BLOCK-----'],
-        ['certif', ''],
-        ['certif', 'abc'],
-        ['certif', '-----END PGP PUBLIC KEY BLOCK-----'],
-      ])),
+      file(
+        'data/key-cert/PGPKEY-0000AAAA',
+        rpsl([
+          ['key-cert', 'PGPKEY-0000AAAA'],
+          ['fingerpr', '1111 2222 3333 4444 5555  6666 7777 8888 0000 aaaa'],
+          ['certif', '-----BEGIN PGP PUBLIC KEY BLOCK-----'],
+          ['certif', ''],
+          ['certif', 'abc'],
+          ['certif', '-----END PGP PUBLIC KEY BLOCK-----'],
+        ]),
+      ),
     ]);
     expect(snapshot.keyCerts[0]).to.deep.include({
       name: 'PGPKEY-0000AAAA',

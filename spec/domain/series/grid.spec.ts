@@ -34,10 +34,20 @@ describe('Series grid (domain/series/grid.ts)', () => {
   });
 
   it('keeps the contract widths: metrics 5 min/10 min/30 min/3 h, every grid at most 200 points', () => {
-    expect(Object.values(METRICS_GRIDS).map((g) => [g.bucket_seconds, g.points])).to.deep.equal([[300, 12], [600, 36], [1800, 48], [10_800, 56]]);
+    expect(Object.values(METRICS_GRIDS).map((g) => [g.bucket_seconds, g.points])).to.deep.equal([
+      [300, 12],
+      [600, 36],
+      [1800, 48],
+      [10_800, 56],
+    ]);
     expect(DEFAULT_TRAFFIC_GRID).to.deep.equal({ bucket_seconds: 300, points: 120 });
     for (const g of [...Object.values(METRICS_GRIDS), ...Object.values(TRAFFIC_GRIDS)]) expect(g.points).to.be.at.most(MAX_GRID_POINTS);
-    expect(Object.entries(TRAFFIC_GRIDS).map(([r, g]) => [r, g.bucket_seconds * g.points])).to.deep.equal([['6h', 21_600], ['24h', 86_400], ['7d', 604_800], ['30d', 2_592_000]]);
+    expect(Object.entries(TRAFFIC_GRIDS).map(([r, g]) => [r, g.bucket_seconds * g.points])).to.deep.equal([
+      ['6h', 21_600],
+      ['24h', 86_400],
+      ['7d', 604_800],
+      ['30d', 2_592_000],
+    ]);
     expect(() => gridEndingAt({ bucket_seconds: 60, points: 201 }, new Date())).to.throw(RangeError);
   });
 
@@ -101,12 +111,30 @@ describe('Cumulative counters (domain/series/counters.ts)', () => {
 
   it('adds per interface and for the node, in proportion to the overlap', () => {
     const prevAt = Date.parse('2026-11-01T12:04:00Z');
-    const previous = new Map([['wg0', { interface: 'wg0', rx_bytes: 1000, tx_bytes: 0 }], ['wg1', { interface: 'wg1', rx_bytes: 50_000, tx_bytes: 0 }]]);
-    const out = trafficContributions(prevAt, previous, [{ interface: 'wg0', rx_bytes: 13_000, tx_bytes: 600 }, { interface: 'wg1', rx_bytes: 100, tx_bytes: 0 }, { interface: 'new', rx_bytes: 9e9, tx_bytes: 9e9 }], prevAt + 120_000);
+    const previous = new Map([
+      ['wg0', { interface: 'wg0', rx_bytes: 1000, tx_bytes: 0 }],
+      ['wg1', { interface: 'wg1', rx_bytes: 50_000, tx_bytes: 0 }],
+    ]);
+    const out = trafficContributions(
+      prevAt,
+      previous,
+      [
+        { interface: 'wg0', rx_bytes: 13_000, tx_bytes: 600 },
+        { interface: 'wg1', rx_bytes: 100, tx_bytes: 0 },
+        { interface: 'new', rx_bytes: 9e9, tx_bytes: 9e9 },
+      ],
+      prevAt + 120_000,
+    );
     const five = out.filter((c) => c.width === 300);
-    expect(five.filter((c) => c.interface === 'wg0').map((c) => [c.rx_bytes, c.tx_bytes, c.seconds])).to.deep.equal([[6000, 300, 60], [6000, 300, 60]]);
+    expect(five.filter((c) => c.interface === 'wg0').map((c) => [c.rx_bytes, c.tx_bytes, c.seconds])).to.deep.equal([
+      [6000, 300, 60],
+      [6000, 300, 60],
+    ]);
     expect(five.filter((c) => c.interface === 'wg1').map((c) => c.rx_bytes)).to.deep.equal([50, 50]);
-    expect(five.filter((c) => c.interface === null).map((c) => [c.rx_bytes, c.seconds])).to.deep.equal([[6050, 60], [6050, 60]]);
+    expect(five.filter((c) => c.interface === null).map((c) => [c.rx_bytes, c.seconds])).to.deep.equal([
+      [6050, 60],
+      [6050, 60],
+    ]);
     expect(out.some((c) => c.interface === 'new')).to.equal(false);
     expect(out.filter((c) => c.width === 3600 && c.interface === null).map((c) => [c.rx_bytes, c.seconds])).to.deep.equal([[12_100, 120]]);
   });

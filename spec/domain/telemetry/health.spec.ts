@@ -35,7 +35,15 @@ describe('node health', () => {
     expect(events).to.have.length(1);
     expect(decideHealth('n1', foldNodeStatus(events), { health: 'ok', reasons: [] })).to.deep.equal([]);
 
-    const seen = decideSessions('n1', state, [{ name: 'b', state: 'established' }, { name: 'a', state: 'idle' }], T);
+    const seen = decideSessions(
+      'n1',
+      state,
+      [
+        { name: 'b', state: 'established' },
+        { name: 'a', state: 'idle' },
+      ],
+      T,
+    );
     expect(seen.map((e) => e.data)).to.deep.equal([
       { node_id: 'n1', session: 'a', from: 'unknown', to: 'idle', captured_at: T },
       { node_id: 'n1', session: 'b', from: 'unknown', to: 'established', captured_at: T },
@@ -46,12 +54,31 @@ describe('node health', () => {
   });
 
   it('records a restart only for a session the recorded state and the snapshot both hold Established', () => {
-    const state = foldNodeStatus(decideSessions('n1', foldNodeStatus([]), [{ name: 'a', state: 'established' }, { name: 'b', state: 'idle' }], T));
+    const state = foldNodeStatus(
+      decideSessions(
+        'n1',
+        foldNodeStatus([]),
+        [
+          { name: 'a', state: 'established' },
+          { name: 'b', state: 'idle' },
+        ],
+        T,
+      ),
+    );
     const restarts = [
       { session: 'a', since_before: '2026-01-01T00:00:00.000Z', since_after: '2026-01-01T00:04:00.000Z' },
       { session: 'b', since_before: '2026-01-01T00:00:00.000Z', since_after: '2026-01-01T00:04:00.000Z' },
     ];
-    const events = decideSessions('n1', state, [{ name: 'a', state: 'established' }, { name: 'b', state: 'established' }], T, restarts);
+    const events = decideSessions(
+      'n1',
+      state,
+      [
+        { name: 'a', state: 'established' },
+        { name: 'b', state: 'established' },
+      ],
+      T,
+      restarts,
+    );
     expect(events.map((e) => e.type)).to.deep.equal(['BgpSessionStateChanged', 'BgpSessionRestarted']);
     expect(events[1].data).to.deep.equal({ node_id: 'n1', ...restarts[0], captured_at: T });
     expect(foldNodeStatus(events, state).sessions.get('a')).to.equal('established');

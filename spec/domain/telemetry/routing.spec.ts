@@ -17,13 +17,31 @@ describe('domain: routing prefix sort key', () => {
   ];
   for (const [prefix, key] of cases) it(`keys ${prefix} as ${key}`, () => expect(prefixSortKey(prefix)).to.equal(key));
 
-  const unreadable = ['256.1.1.1/24', '1.2.3/24', '1.2.3.4.5/24', '1..3.4/24', '1.2.3.4/33', '1234.1.1.1/8', 'fd42::1::2/64', 'fd42:12345::/64', 'fd42:1:2:3:4:5:6/64', 'fd42:1:2:3:4:5:6:7:8/64', ':fd42::/64', 'fd42:::/64', 'fd42::/129', 'fd42:/64', ':/64'];
+  const unreadable = [
+    '256.1.1.1/24',
+    '1.2.3/24',
+    '1.2.3.4.5/24',
+    '1..3.4/24',
+    '1.2.3.4/33',
+    '1234.1.1.1/8',
+    'fd42::1::2/64',
+    'fd42:12345::/64',
+    'fd42:1:2:3:4:5:6/64',
+    'fd42:1:2:3:4:5:6:7:8/64',
+    ':fd42::/64',
+    'fd42:::/64',
+    'fd42::/129',
+    'fd42:/64',
+    ':/64',
+  ];
   it('answers null for text the report schema lets through but that is no address', () => {
     for (const prefix of unreadable) expect(prefixSortKey(prefix), prefix).to.equal(null);
   });
 
   it('orders by address then length', () => {
-    const sorted = ['172.20.16.0/20', '172.20.1.0/24', '172.20.0.0/25', '172.20.0.0/24', '10.0.0.0/8'].sort((a, b) => prefixSortKey(a)!.localeCompare(prefixSortKey(b)!));
+    const sorted = ['172.20.16.0/20', '172.20.1.0/24', '172.20.0.0/25', '172.20.0.0/24', '10.0.0.0/8'].sort((a, b) =>
+      prefixSortKey(a)!.localeCompare(prefixSortKey(b)!),
+    );
     expect(sorted).to.deep.equal(['10.0.0.0/8', '172.20.0.0/24', '172.20.0.0/25', '172.20.1.0/24', '172.20.16.0/20']);
   });
 });

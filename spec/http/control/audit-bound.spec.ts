@@ -101,9 +101,11 @@ describe('control audit: in the write, bounded for anonymous clients', function 
     for (let i = 0; i < FLOOD; i += 50) {
       await Promise.all(
         Array.from({ length: 50 }, (_, j) =>
-          client.send(methods[(i + j) % 4], `/control/v1/admin/nodes/${String(i + j).padStart(4, '0')}${'x'.repeat(12 * 1024)}`, {
-            headers: { 'x-forwarded-for': `198.51.100.${(i + j) % 200}` },
-          }).then((res) => expect(res.status).to.equal(401)),
+          client
+            .send(methods[(i + j) % 4], `/control/v1/admin/nodes/${String(i + j).padStart(4, '0')}${'x'.repeat(12 * 1024)}`, {
+              headers: { 'x-forwarded-for': `198.51.100.${(i + j) % 200}` },
+            })
+            .then((res) => expect(res.status).to.equal(401)),
         ),
       );
     }

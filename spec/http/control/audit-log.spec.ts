@@ -62,7 +62,12 @@ describe('control audit log', function () {
       try {
         await api(server.url).delete('/control/v1/admin/nodes/a', { headers: { 'cf-connecting-ip': '2001:db8::1' } });
         const [entry] = await auditEntries(locked);
-        expect([entry.actor, entry.method, entry.status_code, entry.detail]).to.deep.equal(['anonymous@2001:db8::1', 'DELETE', 403, 'admin access is disabled: no admin token configured']);
+        expect([entry.actor, entry.method, entry.status_code, entry.detail]).to.deep.equal([
+          'anonymous@2001:db8::1',
+          'DELETE',
+          403,
+          'admin access is disabled: no admin token configured',
+        ]);
       } finally {
         await server.close();
         await locked.close();
@@ -75,7 +80,12 @@ describe('control audit log', function () {
       // 120 more entries, one second apart, so the newest-first order and the default limit show.
       for (let i = 0; i < 120; i++) {
         sys.clock.advance(1000);
-        await recordAudit(sys.store, { actor: 'spec', method: 'POST', path: `/control/v1/admin/seeded/${i}`, status_code: 201, detail: null }, { actor: 'spec' }, sys.clock.now());
+        await recordAudit(
+          sys.store,
+          { actor: 'spec', method: 'POST', path: `/control/v1/admin/seeded/${i}`, status_code: 201, detail: null },
+          { actor: 'spec' },
+          sys.clock.now(),
+        );
       }
     });
 

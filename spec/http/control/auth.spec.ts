@@ -66,21 +66,29 @@ describe('control server authentication', function () {
 
   describe('captcha', () => {
     it('400 without a ticket', async () => {
-      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse' })).status(400).detail('captcha verification failed');
+      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse' }))
+        .status(400)
+        .detail('captcha verification failed');
     });
 
     it('400 for a forged or malformed ticket', async () => {
       const ticket = JSON.parse(Buffer.from(await solvedTicket(client), 'base64').toString());
       ticket.solution.counter += 1;
       const forged = Buffer.from(JSON.stringify(ticket)).toString('base64');
-      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: forged })).status(400).detail('captcha verification failed');
-      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: 'not-a-ticket' })).status(400).detail('captcha verification failed');
+      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: forged }))
+        .status(400)
+        .detail('captcha verification failed');
+      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: 'not-a-ticket' }))
+        .status(400)
+        .detail('captcha verification failed');
     });
 
     it('400 when a ticket is used a second time, even on another instance', async () => {
       const ticket = await solvedTicket(client);
       expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: ticket })).status(200);
-      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: ticket })).status(400).detail('captcha verification failed');
+      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: ticket }))
+        .status(400)
+        .detail('captcha verification failed');
       // A second instance on the same database knows the ticket is spent.
       const second = await startApp(createControlApp({ ...sys.context }));
       closers.push(second.close);
@@ -91,18 +99,26 @@ describe('control server authentication', function () {
     it('400 for a ticket whose challenge expired (10 minutes)', async () => {
       const ticket = await solvedTicket(client);
       sys.clock.advance(10 * 60_000 + 1);
-      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: ticket })).status(400).detail('captcha verification failed');
+      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: ticket }))
+        .status(400)
+        .detail('captcha verification failed');
     });
 
     it('400 for a ticket signed with another secret', async () => {
       const other = await serve({ ...POW_ENV, CAPTCHA_SECRET: `${CAPTCHA_SECRET}-other` });
       const ticket = await solvedTicket(other.client);
-      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: ticket })).status(400).detail('captcha verification failed');
+      expectResponse(await client.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: ticket }))
+        .status(400)
+        .detail('captcha verification failed');
     });
 
     it('fails closed when the login captcha is not configured', async () => {
       const ticket = await solvedTicket(client);
-      const unconfigured: Record<string, string>[] = [{ ADMIN_TOKEN }, { ADMIN_TOKEN, CONTROL_LOGIN_CAPTCHA: 'pow' }, { ADMIN_TOKEN, CONTROL_LOGIN_CAPTCHA: 'external' }];
+      const unconfigured: Record<string, string>[] = [
+        { ADMIN_TOKEN },
+        { ADMIN_TOKEN, CONTROL_LOGIN_CAPTCHA: 'pow' },
+        { ADMIN_TOKEN, CONTROL_LOGIN_CAPTCHA: 'external' },
+      ];
       for (const env of unconfigured) {
         const other = await serve(env);
         await addAccount(other.sys, 'alice', 'correct horse');
@@ -120,11 +136,20 @@ describe('control server authentication', function () {
 
     it('blocks a name for 15 minutes after 5 consecutive failures, even with the right password', async () => {
       await addAccount(sys, 'carol', 'carol password');
-      for (let i = 0; i < 5; i++) expectResponse(await fail('carol')).status(401).detail('invalid credentials');
-      expectResponse(await fail('carol')).status(429).detail('too many attempts');
-      expectResponse(await loginAs(client, 'carol', 'carol password')).status(429).detail('too many attempts');
+      for (let i = 0; i < 5; i++)
+        expectResponse(await fail('carol'))
+          .status(401)
+          .detail('invalid credentials');
+      expectResponse(await fail('carol'))
+        .status(429)
+        .detail('too many attempts');
+      expectResponse(await loginAs(client, 'carol', 'carol password'))
+        .status(429)
+        .detail('too many attempts');
       sys.clock.advance(15 * 60_000 - 1);
-      expectResponse(await loginAs(client, 'carol', 'carol password')).status(429).detail('too many attempts');
+      expectResponse(await loginAs(client, 'carol', 'carol password'))
+        .status(429)
+        .detail('too many attempts');
       sys.clock.advance(1);
       expectResponse(await loginAs(client, 'carol', 'carol password')).status(200);
     });
@@ -139,7 +164,9 @@ describe('control server authentication', function () {
 
     it('counts per username: another name is not blocked, and an unknown name is blocked like a known one', async () => {
       for (let i = 0; i < 5; i++) expectResponse(await fail('nobody')).status(401);
-      expectResponse(await fail('nobody')).status(429).detail('too many attempts');
+      expectResponse(await fail('nobody'))
+        .status(429)
+        .detail('too many attempts');
       expectResponse(await loginAs(client, 'alice', 'correct horse')).status(200);
     });
 
@@ -166,9 +193,15 @@ describe('control server authentication', function () {
   describe('bearer tokens on /admin and /ui', () => {
     it('401 with a missing or a wrong token', async () => {
       for (const path of [AUDIT, '/control/v1/ui/anything']) {
-        expectResponse(await client.get(path)).status(401).detail('missing bearer token');
-        expectResponse(await client.get(path, { token: 'not-a-token' })).status(401).detail('invalid or expired token');
-        expectResponse(await client.get(path, { headers: { authorization: 'Basic abc' } })).status(401).detail('missing bearer token');
+        expectResponse(await client.get(path))
+          .status(401)
+          .detail('missing bearer token');
+        expectResponse(await client.get(path, { token: 'not-a-token' }))
+          .status(401)
+          .detail('invalid or expired token');
+        expectResponse(await client.get(path, { headers: { authorization: 'Basic abc' } }))
+          .status(401)
+          .detail('missing bearer token');
       }
     });
 
@@ -182,21 +215,39 @@ describe('control server authentication', function () {
       sys.clock.advance(24 * HOUR - 1);
       expectResponse(await client.get(AUDIT, { token: body.token })).status(200);
       sys.clock.advance(1);
-      expectResponse(await client.get(AUDIT, { token: body.token })).status(401).detail('invalid or expired token');
-      expectResponse(await client.get('/control/v1/ui/x', { token: body.token })).status(401).detail('invalid or expired token');
+      expectResponse(await client.get(AUDIT, { token: body.token }))
+        .status(401)
+        .detail('invalid or expired token');
+      expectResponse(await client.get('/control/v1/ui/x', { token: body.token }))
+        .status(401)
+        .detail('invalid or expired token');
     });
 
     it('403 everywhere, login included, when no static admin token is configured', async () => {
       const { client: locked, sys: lockedSys } = await serve({ CONTROL_LOGIN_CAPTCHA: 'pow', CAPTCHA_SECRET });
       await addAccount(lockedSys, 'alice', 'correct horse');
       const detail = 'admin access is disabled: no admin token configured';
-      expectResponse(await locked.get(AUDIT)).status(403).detail(detail);
-      expectResponse(await locked.get(AUDIT, { token: ADMIN_TOKEN })).status(403).detail(detail);
-      expectResponse(await locked.get('/control/v1/ui/x')).status(403).detail(detail);
-      expectResponse(await locked.post('/control/v1/admin/nodes', {})).status(403).detail(detail);
-      expectResponse(await locked.get('/control/v1/auth/captcha')).status(403).detail(detail);
-      expectResponse(await locked.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: await solvedTicket(client) })).status(403).detail(detail);
-      expectResponse(await locked.post(PASSWORD, { old_password: 'correct horse', new_password: 'whatever123' })).status(403).detail(detail);
+      expectResponse(await locked.get(AUDIT))
+        .status(403)
+        .detail(detail);
+      expectResponse(await locked.get(AUDIT, { token: ADMIN_TOKEN }))
+        .status(403)
+        .detail(detail);
+      expectResponse(await locked.get('/control/v1/ui/x'))
+        .status(403)
+        .detail(detail);
+      expectResponse(await locked.post('/control/v1/admin/nodes', {}))
+        .status(403)
+        .detail(detail);
+      expectResponse(await locked.get('/control/v1/auth/captcha'))
+        .status(403)
+        .detail(detail);
+      expectResponse(await locked.post(LOGIN, { username: 'alice', password: 'correct horse', captcha_token: await solvedTicket(client) }))
+        .status(403)
+        .detail(detail);
+      expectResponse(await locked.post(PASSWORD, { old_password: 'correct horse', new_password: 'whatever123' }))
+        .status(403)
+        .detail(detail);
     });
   });
 
@@ -208,9 +259,14 @@ describe('control server authentication', function () {
       const alice = (await loginAs(client, 'alice', 'correct horse')).body.token;
       const res = await client.post(PASSWORD, { old_password: 'frank password', new_password: 'frank new password' }, { token: first });
       expectResponse(res).status(204);
-      for (const token of [first, second]) expectResponse(await client.get(AUDIT, { token })).status(401).detail('invalid or expired token');
+      for (const token of [first, second])
+        expectResponse(await client.get(AUDIT, { token }))
+          .status(401)
+          .detail('invalid or expired token');
       expectResponse(await client.get(AUDIT, { token: alice })).status(200);
-      expectResponse(await loginAs(client, 'frank', 'frank password')).status(401).detail('invalid credentials');
+      expectResponse(await loginAs(client, 'frank', 'frank password'))
+        .status(401)
+        .detail('invalid credentials');
       const fresh = await loginAs(client, 'frank', 'frank new password');
       expectResponse(fresh).status(200);
       expectResponse(await client.get(AUDIT, { token: fresh.body.token })).status(200);
@@ -222,7 +278,9 @@ describe('control server authentication', function () {
     });
 
     it('401 without a token, with a revoked one, or with a wrong old password', async () => {
-      expectResponse(await client.post(PASSWORD, { old_password: 'x', new_password: 'long enough' })).status(401).detail('missing bearer token');
+      expectResponse(await client.post(PASSWORD, { old_password: 'x', new_password: 'long enough' }))
+        .status(401)
+        .detail('missing bearer token');
       const token = (await loginAs(client, 'bob', 'battery staple')).body.token;
       const wrong = await client.post(PASSWORD, { old_password: 'not it', new_password: 'long enough' }, { token });
       expectResponse(wrong).status(401).detail('invalid credentials');
@@ -286,7 +344,10 @@ describe('control server authentication', function () {
       const { rows } = await s.pool.query(`SELECT type, data::text || metadata::text AS text FROM events`);
       expect(rows.map((r) => r.type)).to.include.members(['AccountCreated', 'LoginSucceeded', 'LoginFailed', 'PasswordChanged', 'AuditRecorded']);
       for (const secret of ['henry secret one', 'henry wrong guess', 'henry secret two', token]) {
-        expect(rows.filter((r) => r.text.includes(secret)), secret).to.deep.equal([]);
+        expect(
+          rows.filter((r) => r.text.includes(secret)),
+          secret,
+        ).to.deep.equal([]);
       }
     });
   });

@@ -16,9 +16,15 @@ describe('Admin health endpoints', function () {
   after(async () => h?.close());
 
   it('answers 404 for a node without report and for an unknown node', async () => {
-    expectResponse(await h.admin.get('/admin/nodes/n1/health')).status(404).detail('no report for node n1');
-    expectResponse(await h.admin.get('/admin/nodes/ghost/health')).status(404).detail('unknown node ghost');
-    expectResponse(await h.admin.get('/admin/nodes/ghost/status-events')).status(404).detail('unknown node ghost');
+    expectResponse(await h.admin.get('/admin/nodes/n1/health'))
+      .status(404)
+      .detail('no report for node n1');
+    expectResponse(await h.admin.get('/admin/nodes/ghost/health'))
+      .status(404)
+      .detail('unknown node ghost');
+    expectResponse(await h.admin.get('/admin/nodes/ghost/status-events'))
+      .status(404)
+      .detail('unknown node ghost');
   });
 
   it('shows every node with health and liveness, and counts them', async () => {
@@ -31,7 +37,15 @@ describe('Admin health endpoints', function () {
     expectResponse(res).status(200);
     expect(res.body.summary).to.deep.equal({ total: 3, ok: 1, degraded: 1, stale: 0, down: 0, unknown: 1, agents: { online: 1, stale: 0, offline: 2 } });
     const byId = Object.fromEntries(res.body.nodes.map((n: { node_id: string }) => [n.node_id, n]));
-    expect(byId.n1).to.deep.include({ health: 'ok', liveness: 'online', agent_version: '1.0.200', applied_generation: 1, bgp_established: 2, bgp_total: 2, reasons: [] });
+    expect(byId.n1).to.deep.include({
+      health: 'ok',
+      liveness: 'online',
+      agent_version: '1.0.200',
+      applied_generation: 1,
+      bgp_established: 2,
+      bgp_total: 2,
+      reasons: [],
+    });
     expect(byId.n2).to.deep.include({ health: 'degraded', liveness: 'offline', reasons: ['1 of 2 bgp sessions not established'] });
     expect(byId.n3).to.deep.include({ health: 'unknown', liveness: 'offline', snapshot_at: null, bgp_total: null, last_heartbeat_at: null });
   });

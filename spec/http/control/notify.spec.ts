@@ -20,12 +20,16 @@ describe('POST /admin/nodes/{node_id}/notify', () => {
   const generation = async (nodeId: string) => (await c.admin.get(`/admin/nodes/${nodeId}`)).body.current_generation as number;
 
   it('answers 404 for an unknown node', async () => {
-    expectResponse(await c.admin.post('/admin/nodes/ghost/notify', {})).status(404).detail('unknown node ghost');
+    expectResponse(await c.admin.post('/admin/nodes/ghost/notify', {}))
+      .status(404)
+      .detail('unknown node ghost');
   });
 
   it('answers 409 when no agent of the node is connected, and writes nothing', async () => {
     const before = await generation('fra1');
-    expectResponse(await c.admin.post('/admin/nodes/fra1/notify', { reason: 'nobody home' })).status(409).detail('node fra1 has no connected agent');
+    expectResponse(await c.admin.post('/admin/nodes/fra1/notify', { reason: 'nobody home' }))
+      .status(409)
+      .detail('node fra1 has no connected agent');
     expect(await generation('fra1')).to.equal(before);
   });
 
@@ -58,8 +62,12 @@ describe('POST /admin/nodes/{node_id}/notify', () => {
   it('answers 404 for desired_state_updated on a node that has no desired state yet', async () => {
     const agent = agentSocket(c.url, 'ws/ams1', (await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1')).token);
     await agent.next('hello');
-    expectResponse(await c.admin.post('/admin/nodes/ams1/notify', {})).status(404).detail('no desired state for node ams1');
-    expectResponse(await c.admin.post('/admin/nodes/ams1/notify', { event: 'snapshot_request' })).status(200).body({ generation: 0 });
+    expectResponse(await c.admin.post('/admin/nodes/ams1/notify', {}))
+      .status(404)
+      .detail('no desired state for node ams1');
+    expectResponse(await c.admin.post('/admin/nodes/ams1/notify', { event: 'snapshot_request' }))
+      .status(200)
+      .body({ generation: 0 });
     await disconnect(c, agent, agent.ws.url.endsWith('ams1') ? 'ams1' : 'fra1');
   });
 

@@ -48,24 +48,45 @@ describe('agent releases (admin)', () => {
 
   for (const version of ['1.0', '1.0.0-beta', 'v1.0.0', '../1.0.0', '1.0.0/..', '01.0.0', ' 1.0.0', '1.0.0\n']) {
     it(`refuses version ${JSON.stringify(version)} (422)`, async () => {
-      expectResponse(await uploadRelease(c.url, version, [{ name: 'a.tgz', content: Buffer.from('x') }])).status(422).detail(/^invalid version/);
+      expectResponse(await uploadRelease(c.url, version, [{ name: 'a.tgz', content: Buffer.from('x') }]))
+        .status(422)
+        .detail(/^invalid version/);
     });
   }
 
-  for (const name of ['../evil.whl', '..%2Fevil.whl', 'dir/evil.whl', 'dir\\evil.whl', '.hidden.whl', 'a..b.whl', 'evil.zip', 'evil.whl.sh', 'evil', 'ev il.tgz', '-rf.tgz', 'é.whl']) {
+  for (const name of [
+    '../evil.whl',
+    '..%2Fevil.whl',
+    'dir/evil.whl',
+    'dir\\evil.whl',
+    '.hidden.whl',
+    'a..b.whl',
+    'evil.zip',
+    'evil.whl.sh',
+    'evil',
+    'ev il.tgz',
+    '-rf.tgz',
+    'é.whl',
+  ]) {
     it(`refuses file name ${JSON.stringify(name)} (422) and stores nothing`, async () => {
       const res = await uploadRelease(c.url, '2.0.0', [
         { name: 'fine.tgz', content: Buffer.from('ok') },
         { name, content: Buffer.from('x') },
       ]);
-      expectResponse(res).status(422).detail(/^invalid file name/);
+      expectResponse(res)
+        .status(422)
+        .detail(/^invalid file name/);
       expect((await c.sys.pool.query(`SELECT 1 FROM agent_releases WHERE version = '2.0.0'`)).rowCount).to.equal(0);
     });
   }
 
   it('refuses an upload without version, without files, with a duplicate name or another file field (422)', async () => {
-    expectResponse(await uploadRelease(c.url, undefined, [{ name: 'a.tgz', content: Buffer.from('x') }])).status(422).detail(/^invalid version/);
-    expectResponse(await uploadRelease(c.url, '3.0.0', [])).status(422).detail(/^invalid files/);
+    expectResponse(await uploadRelease(c.url, undefined, [{ name: 'a.tgz', content: Buffer.from('x') }]))
+      .status(422)
+      .detail(/^invalid version/);
+    expectResponse(await uploadRelease(c.url, '3.0.0', []))
+      .status(422)
+      .detail(/^invalid files/);
     expectResponse(
       await uploadRelease(c.url, '3.0.0', [
         { name: 'a.tgz', content: Buffer.from('x') },
@@ -74,8 +95,12 @@ describe('agent releases (admin)', () => {
     )
       .status(422)
       .detail(/^invalid files/);
-    expectResponse(await uploadRelease(c.url, '3.0.0', [{ name: 'a.tgz', content: Buffer.from('x'), field: 'wheel' }])).status(422).detail(/^invalid upload/);
-    expectResponse(await c.admin.post('/admin/agent-releases', { version: '3.0.0' })).status(422).detail(/^invalid upload/);
+    expectResponse(await uploadRelease(c.url, '3.0.0', [{ name: 'a.tgz', content: Buffer.from('x'), field: 'wheel' }]))
+      .status(422)
+      .detail(/^invalid upload/);
+    expectResponse(await c.admin.post('/admin/agent-releases', { version: '3.0.0' }))
+      .status(422)
+      .detail(/^invalid upload/);
   });
 
   it(`refuses more than ${UPLOAD_LIMITS.files} files (413)`, async () => {
@@ -89,11 +114,19 @@ describe('agent releases (admin)', () => {
   });
 
   it('sets the target only to an uploaded version (422 otherwise)', async () => {
-    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '9.9.9' })).status(422).detail('invalid version: 9.9.9 has not been uploaded');
-    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: 'latest' })).status(422).detail(/^invalid version/);
-    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: `1.0.${'9'.repeat(40)}` })).status(422).detail(/^invalid version: "1\.0\.9+/);
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '9.9.9' }))
+      .status(422)
+      .detail('invalid version: 9.9.9 has not been uploaded');
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: 'latest' }))
+      .status(422)
+      .detail(/^invalid version/);
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: `1.0.${'9'.repeat(40)}` }))
+      .status(422)
+      .detail(/^invalid version: "1\.0\.9+/);
     expectResponse(await c.admin.post('/admin/agent-releases/target', {})).status(422);
-    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.200' })).status(200).body({ target: '1.0.200' });
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.200' }))
+      .status(200)
+      .body({ target: '1.0.200' });
     expect((await c.admin.get('/admin/agent-releases')).body.target).to.equal('1.0.200');
   });
 
@@ -102,7 +135,9 @@ describe('agent releases (admin)', () => {
       .status(422)
       .detail('invalid version: 1.0.9 is below the current target 1.0.200');
     expect((await c.admin.get('/admin/agent-releases')).body.target).to.equal('1.0.200');
-    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.200' })).status(200).body({ target: '1.0.200' });
+    expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.200' }))
+      .status(200)
+      .body({ target: '1.0.200' });
   });
 
   it('reports every node with its agent version, up_to_date and liveness', async () => {
@@ -114,8 +149,24 @@ describe('agent releases (admin)', () => {
     await recordHeartbeat(c.sys.pool, 'ams1', { agent_version: '1.0.190', applied_generation: 1, apply_status: 'failed' }, new Date(now.getTime() - 100_000));
     const status = (await c.admin.get('/admin/agent-releases')).body;
     expect(status.nodes).to.deep.equal([
-      { node_id: 'ams1', agent_version: '1.0.190', applied_generation: 1, apply_status: 'failed', last_seen: new Date(now.getTime() - 100_000).toISOString(), up_to_date: false, liveness: 'stale' },
-      { node_id: 'fra1', agent_version: '1.0.200', applied_generation: 3, apply_status: 'ok', last_seen: now.toISOString(), up_to_date: true, liveness: 'online' },
+      {
+        node_id: 'ams1',
+        agent_version: '1.0.190',
+        applied_generation: 1,
+        apply_status: 'failed',
+        last_seen: new Date(now.getTime() - 100_000).toISOString(),
+        up_to_date: false,
+        liveness: 'stale',
+      },
+      {
+        node_id: 'fra1',
+        agent_version: '1.0.200',
+        applied_generation: 3,
+        apply_status: 'ok',
+        last_seen: now.toISOString(),
+        up_to_date: true,
+        liveness: 'online',
+      },
       { node_id: 'lon1', agent_version: null, applied_generation: null, apply_status: null, last_seen: null, up_to_date: false, liveness: 'offline' },
     ]);
   });

@@ -23,14 +23,27 @@ describe('Console registry proxy', function () {
 
   /** A control server whose configuration points at `registryUrl` (or at no replica). */
   async function control(registryUrl?: string, token = SERVICE) {
-    const config = loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent', ADMIN_TOKEN: ADMIN, REGISTRY_SERVICE_TOKEN: token, ...(registryUrl ? { REGISTRY_URL: registryUrl } : {}) });
+    const config = loadConfig({
+      DATABASE_URL: sys.db.url,
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN: ADMIN,
+      REGISTRY_SERVICE_TOKEN: token,
+      ...(registryUrl ? { REGISTRY_URL: registryUrl } : {}),
+    });
     const started = await startApp(createControlApp({ ...sys.context, config }));
     closers.push(started.close);
     return { client: api(started.url, { token: ADMIN }), config };
   }
 
   async function replica(env: Record<string, string> = {}) {
-    const config = loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent', REGISTRY_SERVICE_TOKEN: SERVICE, REGISTRY_SOURCE: repo.dir, DATA_DIR: sys.config.dataDir, ...env });
+    const config = loadConfig({
+      DATABASE_URL: sys.db.url,
+      LOG_LEVEL: 'silent',
+      REGISTRY_SERVICE_TOKEN: SERVICE,
+      REGISTRY_SOURCE: repo.dir,
+      DATA_DIR: sys.config.dataDir,
+      ...env,
+    });
     const started = await startApp(createRegistryApp({ ...sys.context, config }));
     closers.push(started.close);
     return started;
@@ -57,9 +70,15 @@ describe('Console registry proxy', function () {
   it('reports status and syncs through the replica', async () => {
     const { client } = await control(replicaUrl);
     expect((await client.get('/control/v1/ui/registry/status')).body).to.deep.equal({ enabled: true, commit: null, asn_count: 0, synced_at: null });
-    expectResponse(await client.post('/control/v1/ui/registry/sync')).status(200).body({ synced: true, commit });
-    expectResponse(await client.post('/control/v1/ui/registry/sync')).status(200).body({ synced: false, commit });
-    expectResponse(await client.post('/control/v1/ui/registry/sync?force=1')).status(200).body({ synced: true, commit });
+    expectResponse(await client.post('/control/v1/ui/registry/sync'))
+      .status(200)
+      .body({ synced: true, commit });
+    expectResponse(await client.post('/control/v1/ui/registry/sync'))
+      .status(200)
+      .body({ synced: false, commit });
+    expectResponse(await client.post('/control/v1/ui/registry/sync?force=1'))
+      .status(200)
+      .body({ synced: true, commit });
     const status = await client.get('/control/v1/ui/registry/status');
     expect(Object.keys(status.body).sort()).to.deep.equal(['asn_count', 'commit', 'enabled', 'synced_at']);
     expectResponse(status).body({ enabled: true, commit, asn_count: 3 });
@@ -68,17 +87,23 @@ describe('Console registry proxy', function () {
   it('passes on 409 when the upstream needs a token and 502 when the upstream fails', async () => {
     const tokenless = await replica({ REGISTRY_SOURCE: 'https://git.example.invalid/registry.git' });
     const { client: viaTokenless } = await control(tokenless.url);
-    expectResponse(await viaTokenless.post('/control/v1/ui/registry/sync')).status(409).detail('the registry upstream needs a token: REGISTRY_UPSTREAM_TOKEN is not configured');
+    expectResponse(await viaTokenless.post('/control/v1/ui/registry/sync'))
+      .status(409)
+      .detail('the registry upstream needs a token: REGISTRY_UPSTREAM_TOKEN is not configured');
 
     const { client } = await control(replicaUrl);
     const moved = `${repo.dir}-gone`;
     renameSync(repo.dir, moved);
     try {
-      expectResponse(await client.post('/control/v1/ui/registry/sync?force=1')).status(502).detail('registry upstream failed; the replica keeps its data');
+      expectResponse(await client.post('/control/v1/ui/registry/sync?force=1'))
+        .status(502)
+        .detail('registry upstream failed; the replica keeps its data');
     } finally {
       renameSync(moved, repo.dir);
     }
-    expectResponse(await client.get('/control/v1/ui/registry/status')).status(200).body({ commit });
+    expectResponse(await client.get('/control/v1/ui/registry/status'))
+      .status(200)
+      .body({ commit });
   });
 
   it('returns names deduplicated in order, the first 200 only', async () => {
@@ -107,12 +132,32 @@ describe('Console registry proxy', function () {
     expect(Object.keys(asn.body).sort()).to.deep.equal(['as_name', 'asn', 'mnt_by', 'updated_at']);
     expectResponse(asn).body({ asn: 4242420001, as_name: 'ALPHA-AS', mnt_by: ['ALPHA-MNT', 'BETA-MNT'] });
     const options = await client.get('/control/v1/ui/registry/asn/4242420001/verification-options');
-    expectResponse(options).status(200).body({ mntners: ['ALPHA-MNT', 'BETA-MNT'] });
-    expect(options.body.options.map((o: { kind: string }) => o.kind)).to.deep.equal(['pgp', 'pgp', 'ssh', 'ssh', 'email', 'email', 'email', 'pgp', 'ssh', 'email', 'email']);
-    expectResponse(await client.get('/control/v1/ui/registry/mntner/alpha-mnt')).status(200).body({ mntner: 'ALPHA-MNT' });
-    expectResponse(await client.get('/control/v1/ui/registry/asn/64512')).status(404).detail('AS64512 not found in the registry');
+    expectResponse(options)
+      .status(200)
+      .body({ mntners: ['ALPHA-MNT', 'BETA-MNT'] });
+    expect(options.body.options.map((o: { kind: string }) => o.kind)).to.deep.equal([
+      'pgp',
+      'pgp',
+      'ssh',
+      'ssh',
+      'email',
+      'email',
+      'email',
+      'pgp',
+      'ssh',
+      'email',
+      'email',
+    ]);
+    expectResponse(await client.get('/control/v1/ui/registry/mntner/alpha-mnt'))
+      .status(200)
+      .body({ mntner: 'ALPHA-MNT' });
+    expectResponse(await client.get('/control/v1/ui/registry/asn/64512'))
+      .status(404)
+      .detail('AS64512 not found in the registry');
     expectResponse(await client.get('/control/v1/ui/registry/asn/64512/verification-options')).status(404);
-    expectResponse(await client.get('/control/v1/ui/registry/mntner/NOPE-MNT')).status(404).detail('maintainer NOPE-MNT not found in the registry');
+    expectResponse(await client.get('/control/v1/ui/registry/mntner/NOPE-MNT'))
+      .status(404)
+      .detail('maintainer NOPE-MNT not found in the registry');
   });
 
   for (const [name, url] of [
@@ -125,7 +170,9 @@ describe('Console registry proxy', function () {
       expectResponse(await client.get('/control/v1/ui/registry/asn/4242420001/verification-options')).status(503);
       expectResponse(await client.get('/control/v1/ui/registry/mntner/ALPHA-MNT')).status(503);
       expectResponse(await client.post('/control/v1/ui/registry/sync')).status(503);
-      expect((await client.get('/control/v1/ui/registry/names?asns=4242420001,64512')).body).to.deep.equal({ names: { 4242420001: 'AS4242420001', 64512: 'AS64512' } });
+      expect((await client.get('/control/v1/ui/registry/names?asns=4242420001,64512')).body).to.deep.equal({
+        names: { 4242420001: 'AS4242420001', 64512: 'AS64512' },
+      });
       const status = await client.get('/control/v1/ui/registry/status');
       if (url === undefined) expect(status.body).to.deep.equal({ enabled: false, commit: null, asn_count: 0, synced_at: null });
       else expectResponse(status).status(503);
@@ -135,7 +182,9 @@ describe('Console registry proxy', function () {
 
   it('treats a replica that refuses the service token as unavailable', async () => {
     const { client } = await control(replicaUrl, 'a-service-token-that-is-wrong');
-    expectResponse(await client.get('/control/v1/ui/registry/asn/4242420001')).status(503).detail('registry replica unavailable');
+    expectResponse(await client.get('/control/v1/ui/registry/asn/4242420001'))
+      .status(503)
+      .detail('registry replica unavailable');
   });
 
   it('asNames gives the known names and caches them, negative answers included', async () => {

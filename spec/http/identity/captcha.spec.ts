@@ -43,13 +43,17 @@ describe('Identity captcha', function () {
     it('spends a ticket once across instances', async () => {
       const ticket = await powTicket(f.client);
       expectResponse(await api(second.url).post(OPTIONS, { asn: GAMMA_ASN, captcha_token: ticket })).status(200);
-      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: ticket })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: ticket }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
     });
 
     it('refuses a puzzle solved after its expiry by the service clock', async () => {
       const ticket = await powTicket(f.client);
       f.sys.clock.advance(10 * 60_000);
-      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: ticket })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: ticket }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
     });
   });
 
@@ -61,8 +65,12 @@ describe('Identity captcha', function () {
     after(() => f?.done());
 
     it('fails closed: no puzzle (503), every ticket refused, e-mail options still require a captcha', async () => {
-      expectResponse(await f.client.get(PUZZLE)).status(503).body({ error: 'temporarily_unavailable' });
-      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'anything' })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.get(PUZZLE))
+        .status(503)
+        .body({ error: 'temporarily_unavailable' });
+      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'anything' }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
     });
   });
 
@@ -85,18 +93,26 @@ describe('Identity captcha', function () {
 
     it('hands clients the widget script as endpoint and serves no puzzle', async () => {
       expect(captchaDescriptor(f.sys.config)).to.deep.equal({ kind: 'external', endpoint: 'https://captcha.example/widget.js' });
-      expectResponse(await f.client.get(PUZZLE)).status(404).body({ error: 'not_found' });
+      expectResponse(await f.client.get(PUZZLE))
+        .status(404)
+        .body({ error: 'not_found' });
     });
 
     it('accepts a ticket whose widget action is peering-verify, once, and sends the secret to siteverify', async () => {
       expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'verify-1' })).status(200);
       expect(provider.calls.at(-1)).to.include({ secret: 'siteverify-secret-for-specs', response: 'verify-1' });
-      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'verify-1' })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'verify-1' }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
     });
 
     it('refuses a ticket made by the login widget (action control_login) and one the provider rejects', async () => {
-      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'login-1' })).status(400).detail(CAPTCHA_FAILED);
-      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'bogus-1' })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'login-1' }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(OPTIONS, { asn: GAMMA_ASN, captcha_token: 'bogus-1' }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
     });
 
     it('lets a challenge for an e-mail option pass with an external ticket, and returns a pass', async () => {

@@ -25,8 +25,12 @@ describe('Identity POST /challenge', function () {
     let pass: string;
 
     it('refuses to issue without a valid ticket and sends nothing', async () => {
-      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email })).status(400).body({ detail: CAPTCHA_FAILED, error: 'captcha_failed' });
-      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: 'forged', captcha_pass: 'forged' })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email }))
+        .status(400)
+        .body({ detail: CAPTCHA_FAILED, error: 'captcha_failed' });
+      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: 'forged', captcha_pass: 'forged' }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
       expect(f.smtp.to(GAMMA_EMAIL)).to.have.length(0);
     });
 
@@ -71,7 +75,9 @@ describe('Identity POST /challenge', function () {
 
     it('refuses the pass for another ASN (it is bound to the ASN it was solved for)', async () => {
       const alphaEmail = await optionId(f.client, 4242420001, 'email');
-      expectResponse(await f.client.post(CHALLENGE, { asn: 4242420001, option_id: alphaEmail, captcha_pass: pass })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(CHALLENGE, { asn: 4242420001, option_id: alphaEmail, captcha_pass: pass }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
     });
 
     it('after the cooldown a re-send supersedes the old challenge: a new code, and the old one answers 409', async () => {
@@ -91,7 +97,9 @@ describe('Identity POST /challenge', function () {
 
     it('refuses the pass once its 30 minutes are over', async () => {
       f.sys.clock.advance(1800_000);
-      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: pass })).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: pass }))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
     });
 
     it('ends a challenge whose mail the server refuses: 503, and the next request issues a new one', async () => {
@@ -117,7 +125,10 @@ describe('Identity POST /challenge', function () {
 
     it('two requests racing for one option get one challenge', async () => {
       f.sys.clock.advance(61_000);
-      const [a, b] = await Promise.all([f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh }), f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh })]);
+      const [a, b] = await Promise.all([
+        f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh }),
+        f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh }),
+      ]);
       expectResponse(a).status(201);
       expectResponse(b).status(201);
       expect(a.body.challenge_id).to.equal(b.body.challenge_id);
@@ -133,7 +144,9 @@ describe('Identity POST /challenge', function () {
         [GAMMA_ASN, alphaSsh],
         [4242429999, ssh],
       ] as const) {
-        expectResponse(await f.client.post(CHALLENGE, { asn, option_id })).status(404).body({ error: 'not_found', fatal: false });
+        expectResponse(await f.client.post(CHALLENGE, { asn, option_id }))
+          .status(404)
+          .body({ error: 'not_found', fatal: false });
       }
       expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: 'ssh-000000000000000000000000' })).detail('verification option not found');
     });
@@ -153,8 +166,12 @@ describe('Identity POST /challenge', function () {
       const option = await optionId(f.client, asn, 'ssh');
       const start = f.sys.clock.now().getTime();
       for (let i = 0; i < 10; i++) {
-        expectResponse(await f.client.post(CHALLENGE, { asn, option_id: option })).status(201).body({ reused: false });
-        expectResponse(await f.client.post(CHALLENGE, { asn, option_id: option })).status(201).body({ reused: true });
+        expectResponse(await f.client.post(CHALLENGE, { asn, option_id: option }))
+          .status(201)
+          .body({ reused: false });
+        expectResponse(await f.client.post(CHALLENGE, { asn, option_id: option }))
+          .status(201)
+          .body({ reused: true });
         f.sys.clock.advance(60_000);
       }
       expectResponse(await f.client.post(CHALLENGE, { asn, option_id: option }))
@@ -163,15 +180,19 @@ describe('Identity POST /challenge', function () {
       const otherAsn = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh });
       expectResponse(otherAsn).status(201);
       f.sys.clock.advance(start + 3_600_000 - f.sys.clock.now().getTime());
-      expectResponse(await f.client.post(CHALLENGE, { asn, option_id: option })).status(201).body({ reused: false });
-      expectResponse(await f.client.post(CHALLENGE, { asn, option_id: (await optionId(f.client, asn, 'pgp')) })).status(429);
+      expectResponse(await f.client.post(CHALLENGE, { asn, option_id: option }))
+        .status(201)
+        .body({ reused: false });
+      expectResponse(await f.client.post(CHALLENGE, { asn, option_id: await optionId(f.client, asn, 'pgp') })).status(429);
     });
   });
 
   describe('registry down', () => {
     it('answers 503 when the registry replica does not answer', async () => {
       await f.stopRegistry();
-      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh })).status(503).body({ error: 'temporarily_unavailable' });
+      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh }))
+        .status(503)
+        .body({ error: 'temporarily_unavailable' });
     });
   });
 });
@@ -194,9 +215,13 @@ describe('Identity POST /challenge when the mail server refuses', function () {
     const code = f.smtp.codeFor(GAMMA_EMAIL);
     f.sys.clock.advance(61_000);
     f.smtp.refuse = true;
-    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: first.body.captcha_pass })).status(503).body(MAIL_FAILED);
+    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: first.body.captcha_pass }))
+      .status(503)
+      .body(MAIL_FAILED);
     f.smtp.refuse = false;
-    expectResponse(await f.client.post(SUBMIT, { challenge_id: first.body.challenge_id, answer: code })).status(200).body({ asn: GAMMA_ASN, method: 'email' });
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: first.body.challenge_id, answer: code }))
+      .status(200)
+      .body({ asn: GAMMA_ASN, method: 'email' });
   });
 
   it('after a refused re-send, the next successful one still leaves only the newest code valid', async () => {
@@ -210,7 +235,9 @@ describe('Identity POST /challenge when the mail server refuses', function () {
     f.smtp.refuse = false;
     const again = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: first.body.captcha_pass });
     expectResponse(again).status(201).body({ reused: false });
-    expectResponse(await f.client.post(SUBMIT, { challenge_id: first.body.challenge_id, answer: oldCode })).status(409).detail('challenge superseded by a newer one');
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: first.body.challenge_id, answer: oldCode }))
+      .status(409)
+      .detail('challenge superseded by a newer one');
     expectResponse(await f.client.post(SUBMIT, { challenge_id: again.body.challenge_id, answer: f.smtp.codeFor(GAMMA_EMAIL) })).status(200);
   });
 
@@ -218,7 +245,9 @@ describe('Identity POST /challenge when the mail server refuses', function () {
     f.sys.clock.advance(3_600_000);
     f.smtp.refuse = true;
     const refused = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: await powTicket(f.client) });
-    expectResponse(refused).status(503).body({ ...MAIL_FAILED, captcha_pass_expires_in: 1800 });
+    expectResponse(refused)
+      .status(503)
+      .body({ ...MAIL_FAILED, captcha_pass_expires_in: 1800 });
     expect(refused.body.captcha_pass).to.be.a('string');
     f.smtp.refuse = false;
     const retry = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: refused.body.captcha_pass });
@@ -240,16 +269,22 @@ describe('Identity POST /challenge at the hourly limit', function () {
     const ssh = await optionId(f.client, GAMMA_ASN, 'ssh');
     const email = await optionId(f.client, GAMMA_ASN, 'email');
     for (let i = 0; i < 9; i++) {
-      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh })).status(201).body({ reused: false });
+      expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: ssh }))
+        .status(201)
+        .body({ reused: false });
       f.sys.clock.advance(61_000);
     }
     const tenth = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: await powTicket(f.client) });
     expectResponse(tenth).status(201).body({ reused: false });
     f.sys.clock.advance(30_000);
-    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: tenth.body.captcha_pass })).status(201).body({ reused: true, challenge_id: tenth.body.challenge_id });
+    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_pass: tenth.body.captcha_pass }))
+      .status(201)
+      .body({ reused: true, challenge_id: tenth.body.challenge_id });
     f.sys.clock.advance(31_000);
     const ticket = await powTicket(f.client);
-    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: ticket })).status(429).detail(`too many challenges for AS${GAMMA_ASN}; try again later`);
+    expectResponse(await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: email, captcha_token: ticket }))
+      .status(429)
+      .detail(`too many challenges for AS${GAMMA_ASN}; try again later`);
     expectResponse(await f.client.post('/api/v1/verification-options', { asn: GAMMA_ASN, captcha_token: ticket })).status(200);
   });
 });

@@ -33,7 +33,8 @@ describe('Identity signing keys and JWKS', function () {
   });
 
   const jwks = async () => (await f.client.get('/.well-known/jwks.json')).body as JSONWebKeySet & { keys: Record<string, string>[] };
-  const verify = async (token: string) => jwtVerify(token, createLocalJWKSet(await jwks()), { algorithms: ['EdDSA'], issuer: f.issuer, audience: SESSION_AUDIENCE, currentDate: f.sys.clock.now() });
+  const verify = async (token: string) =>
+    jwtVerify(token, createLocalJWKSet(await jwks()), { algorithms: ['EdDSA'], issuer: f.issuer, audience: SESSION_AUDIENCE, currentDate: f.sys.clock.now() });
 
   it('publishes the signing key at the root as an OKP Ed25519 key, public parts only', async () => {
     const res = await f.client.get('/.well-known/jwks.json');

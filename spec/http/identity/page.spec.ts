@@ -29,7 +29,15 @@ describe('Identity GET /authorize (the authorization page)', function () {
     expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
     expect(res.headers.get('cache-control')).to.equal('no-store');
     const csp = res.headers.get('content-security-policy')!;
-    for (const directive of ["default-src 'self'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'", "base-uri 'none'", "object-src 'none'", "form-action 'none'"]) {
+    for (const directive of [
+      "default-src 'self'",
+      "script-src 'self'",
+      "connect-src 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+      "object-src 'none'",
+      "form-action 'none'",
+    ]) {
       expect(csp.split('; '), directive).to.include(directive);
     }
     expect(res.headers.get('x-frame-options')).to.equal('DENY');
@@ -95,8 +103,14 @@ describe('Identity GET /authorize (the authorization page)', function () {
   });
 
   it('lets only a configured external captcha widget origin load its script and frame', () => {
-    const external = pageHeaders({ captchaKind: 'external', captchaWidgetUrl: 'https://widget.example/v0/api.js?sitekey=k' })['Content-Security-Policy'].split('; ');
-    expect(external).to.include.members(["script-src 'self' https://widget.example", 'frame-src https://widget.example', "connect-src 'self' https://widget.example"]);
+    const external = pageHeaders({ captchaKind: 'external', captchaWidgetUrl: 'https://widget.example/v0/api.js?sitekey=k' })['Content-Security-Policy'].split(
+      '; ',
+    );
+    expect(external).to.include.members([
+      "script-src 'self' https://widget.example",
+      'frame-src https://widget.example',
+      "connect-src 'self' https://widget.example",
+    ]);
     const pow = pageHeaders({ captchaKind: 'pow', captchaWidgetUrl: 'https://widget.example/v0/api.js' })['Content-Security-Policy'].split('; ');
     expect(pow).to.include.members(["script-src 'self'", "frame-src 'none'"]);
   });

@@ -57,7 +57,11 @@ describe('Identity passkeys', function () {
       // EdDSA, ES256, RS256 on every Node.js: no ML-DSA-44 where WebCrypto has it (Node 24).
       expect(begin.body.options.pubKeyCredParams).to.deep.equal([-8, -7, -257].map((alg) => ({ alg, type: 'public-key' })));
       const credential = auth.create(begin.body.options);
-      const finish = await f.client.post('/api/v1/passkeys/register/finish', { ceremony_id: begin.body.ceremony_id, credential, label: 'laptop' }, { token: alpha });
+      const finish = await f.client.post(
+        '/api/v1/passkeys/register/finish',
+        { ceremony_id: begin.body.ceremony_id, credential, label: 'laptop' },
+        { token: alpha },
+      );
       expectResponse(finish).status(201);
       expect(finish.body).to.deep.equal({
         credential_id: credential.id,
@@ -85,7 +89,9 @@ describe('Identity passkeys', function () {
       expect((await f.client.get('/api/v1/passkeys', { token: beta })).body).to.deep.equal({ mntner: 'BETA-MNT', passkeys: [] });
 
       const begin = await f.client.post('/api/v1/passkeys/register/begin', undefined, { token: alpha });
-      expect(begin.body.options.excludeCredentials).to.deep.equal([{ id: auth.credentials[0].id.toString('base64url'), type: 'public-key', transports: ['internal', 'hybrid'] }]);
+      expect(begin.body.options.excludeCredentials).to.deep.equal([
+        { id: auth.credentials[0].id.toString('base64url'), type: 'public-key', transports: ['internal', 'hybrid'] },
+      ]);
     });
 
     it('answers 409 when the same credential is registered again, also under another maintainer', async () => {
@@ -100,7 +106,9 @@ describe('Identity passkeys', function () {
 
     it('answers 400 on register begin when the session has no mnt claim', async () => {
       const token = await mintSession(f.sys, { sub: subjectOf('X', 4242420001), asn: 4242420001, method: 'ssh' });
-      expectResponse(await f.client.get('/api/v1/session', { token })).status(200).body({ mntner: null });
+      expectResponse(await f.client.get('/api/v1/session', { token }))
+        .status(200)
+        .body({ mntner: null });
       const res = await f.client.post('/api/v1/passkeys/register/begin', undefined, { token });
       expectResponse(res).status(400).body({ detail: 'session has no maintainer', error: 'invalid_request', fatal: false });
     });
@@ -109,20 +117,28 @@ describe('Identity passkeys', function () {
       const begin = await f.client.post('/api/v1/passkeys/register/begin', undefined, { token: beta });
       const body = { ceremony_id: begin.body.ceremony_id, credential: auth.create(begin.body.options) };
       expectResponse(await f.client.post('/api/v1/passkeys/register/finish', body, { token: beta })).status(201);
-      expectResponse(await f.client.post('/api/v1/passkeys/register/finish', body, { token: beta })).status(404).detail('ceremony not found');
+      expectResponse(await f.client.post('/api/v1/passkeys/register/finish', body, { token: beta }))
+        .status(404)
+        .detail('ceremony not found');
     });
 
     it("answers 404 for another maintainer's ceremony and for an unknown one", async () => {
       const begin = await f.client.post('/api/v1/passkeys/register/begin', undefined, { token: alpha });
       const body = { ceremony_id: begin.body.ceremony_id, credential: auth.create(begin.body.options) };
-      expectResponse(await f.client.post('/api/v1/passkeys/register/finish', body, { token: beta })).status(404).detail('ceremony not found');
+      expectResponse(await f.client.post('/api/v1/passkeys/register/finish', body, { token: beta }))
+        .status(404)
+        .detail('ceremony not found');
       expectResponse(await f.client.post('/api/v1/passkeys/register/finish', { ...body, ceremony_id: 'AAAAAAAAAAAAAAAAAAAAAA' }, { token: alpha })).status(404);
     });
 
     it('answers 410 when the ceremony is finished after 5 minutes', async () => {
       const begin = await f.client.post('/api/v1/passkeys/register/begin', undefined, { token: alpha });
       f.sys.clock.advance(5 * 60 * 1000);
-      const res = await f.client.post('/api/v1/passkeys/register/finish', { ceremony_id: begin.body.ceremony_id, credential: auth.create(begin.body.options) }, { token: alpha });
+      const res = await f.client.post(
+        '/api/v1/passkeys/register/finish',
+        { ceremony_id: begin.body.ceremony_id, credential: auth.create(begin.body.options) },
+        { token: alpha },
+      );
       expectResponse(res).status(410).body({ detail: 'ceremony expired', error: 'expired', fatal: false });
       // The token itself lives 2 hours; go back so the following specs keep it.
       f.sys.clock.advance(-5 * 60 * 1000);
@@ -134,7 +150,10 @@ describe('Identity passkeys', function () {
         { name: 'wrong ceremony type', make: (o) => auth.create(o, { type: 'webauthn.get' }) },
         { name: 'challenge of another ceremony', make: (o) => auth.create({ ...o, challenge: 'c29tZXRoaW5nIGVsc2U' }) },
         { name: 'relying party of another host', make: (o) => auth.create({ ...o, rp: { id: 'example.net' } }) },
-        { name: 'garbage response', make: () => ({ id: 'abc', rawId: 'abc', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'AA' } }) },
+        {
+          name: 'garbage response',
+          make: () => ({ id: 'abc', rawId: 'abc', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'AA' } }),
+        },
       ];
       for (const failure of failures) {
         const begin = await f.client.post('/api/v1/passkeys/register/begin', undefined, { token: alpha });
@@ -147,7 +166,12 @@ describe('Identity passkeys', function () {
     });
 
     it('refuses every passkey route without a valid session token with 401', async () => {
-      for (const [method, path] of [['POST', '/api/v1/passkeys/register/begin'], ['POST', '/api/v1/passkeys/register/finish'], ['GET', '/api/v1/passkeys'], ['DELETE', '/api/v1/passkeys/abc']] as const) {
+      for (const [method, path] of [
+        ['POST', '/api/v1/passkeys/register/begin'],
+        ['POST', '/api/v1/passkeys/register/finish'],
+        ['GET', '/api/v1/passkeys'],
+        ['DELETE', '/api/v1/passkeys/abc'],
+      ] as const) {
         const res = await f.client.send(method, path, { body: method === 'POST' ? {} : undefined });
         expectResponse(res).status(401).body({ detail: 'session token required', error: 'invalid_token' });
         expectResponse(await f.client.send(method, path, { token: 'not.a.jwt' })).status(401);
@@ -168,7 +192,9 @@ describe('Identity passkeys', function () {
       expect(finish.body).to.have.all.keys('token', 'asn', 'mntner', 'method', 'expires_at');
       expect(finish.body).to.deep.include({ asn: 4242420001, mntner: 'ALPHA-MNT', method: 'passkey' });
       const session = await f.client.get('/api/v1/session', { token: finish.body.token });
-      expectResponse(session).status(200).body({ asn: 4242420001, mntner: 'ALPHA-MNT', method: 'passkey', sub: subjectOf('ALPHA-MNT', 4242420001) });
+      expectResponse(session)
+        .status(200)
+        .body({ asn: 4242420001, mntner: 'ALPHA-MNT', method: 'passkey', sub: subjectOf('ALPHA-MNT', 4242420001) });
       const listed = (await f.client.get('/api/v1/passkeys', { token: alpha })).body.passkeys[0];
       expect(listed.last_used_at).to.equal(f.sys.clock.now().toISOString());
     });
@@ -176,19 +202,27 @@ describe('Identity passkeys', function () {
     it('answers 404 when a login ceremony is finished twice', async () => {
       const begin = await loginBegin(f, 4242420001);
       expectResponse(await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options))).status(200);
-      expectResponse(await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options))).status(404).detail('ceremony not found');
+      expectResponse(await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options)))
+        .status(404)
+        .detail('ceremony not found');
     });
 
     it('answers 410 for a login ceremony older than 5 minutes', async () => {
       const begin = await loginBegin(f, 4242420001);
       f.sys.clock.advance(5 * 60 * 1000 + 1);
-      expectResponse(await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options))).status(410).detail('ceremony expired');
+      expectResponse(await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options)))
+        .status(410)
+        .detail('ceremony expired');
     });
 
     it('answers 404 on login begin for an unknown ASN and for an ASN whose maintainers have no passkey', async () => {
-      expectResponse(await loginBegin(f, 4242429999)).status(404).body({ detail: 'no passkey for this ASN', error: 'not_found', fatal: false });
+      expectResponse(await loginBegin(f, 4242429999))
+        .status(404)
+        .body({ detail: 'no passkey for this ASN', error: 'not_found', fatal: false });
       // AS4242420003 is maintained by GHOST-MNT only, which has none.
-      expectResponse(await loginBegin(f, 4242420003)).status(404).detail('no passkey for this ASN');
+      expectResponse(await loginBegin(f, 4242420003))
+        .status(404)
+        .detail('no passkey for this ASN');
       expectResponse(await loginBegin(f, 0)).status(422);
     });
 
@@ -212,7 +246,9 @@ describe('Identity passkeys', function () {
     it('limits passkey login requests per client address: 30 per 10 minutes, then 429', async () => {
       const ip = '203.0.113.77';
       for (let i = 0; i < 30; i++) expectResponse(await loginBegin(f, 4242429999, ip)).status(404);
-      expectResponse(await loginBegin(f, 4242420001, ip)).status(429).body({ detail: 'too many passkey login attempts' });
+      expectResponse(await loginBegin(f, 4242420001, ip))
+        .status(429)
+        .body({ detail: 'too many passkey login attempts' });
       expectResponse(await loginFinish(f, 'AAAAAAAAAAAAAAAAAAAAAA', {}, ip)).status(429);
       expectResponse(await loginBegin(f, 4242420001, '203.0.113.78')).status(200);
       f.sys.clock.advance(10 * 60 * 1000 + 1);
@@ -223,7 +259,9 @@ describe('Identity passkeys', function () {
   describe('deletion', () => {
     it("answers 404 for another maintainer's passkey and 204 for one's own, then 404", async () => {
       const id = auth.credentials[0].id.toString('base64url');
-      expectResponse(await f.client.delete(`/api/v1/passkeys/${id}`, { token: beta })).status(404).body({ error: 'not_found' });
+      expectResponse(await f.client.delete(`/api/v1/passkeys/${id}`, { token: beta }))
+        .status(404)
+        .body({ error: 'not_found' });
       expectResponse(await f.client.delete(`/api/v1/passkeys/${id}`, { token: alpha })).status(204);
       expectResponse(await f.client.delete(`/api/v1/passkeys/${id}`, { token: alpha })).status(404);
       expect((await f.client.get('/api/v1/passkeys', { token: alpha })).body.passkeys).to.deep.equal([]);
@@ -251,7 +289,16 @@ describe('Identity passkeys and registry changes', function () {
 
   it('answers 403 when the maintainer lost the ASN between begin and finish, and keeps its passkeys', async () => {
     const begin = await loginBegin(f, 4242420001);
-    f.repo.put('aut-num', 'AS4242420001', rpsl([['aut-num', 'AS4242420001'], ['as-name', 'ALPHA-AS'], ['mnt-by', 'BETA-MNT'], ['source', 'DN42']]));
+    f.repo.put(
+      'aut-num',
+      'AS4242420001',
+      rpsl([
+        ['aut-num', 'AS4242420001'],
+        ['as-name', 'ALPHA-AS'],
+        ['mnt-by', 'BETA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    );
     await f.sync();
     const res = await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options));
     expectResponse(res).status(403).body({ detail: 'maintainer no longer authorised for this ASN', error: 'access_denied', fatal: false });
@@ -263,7 +310,16 @@ describe('Identity passkeys and registry changes', function () {
   it('reclaims all passkeys of a maintainer that vanished from the registry', async () => {
     const begin = await loginBegin(f, 4242420001);
     f.repo.remove('mntner', 'ALPHA-MNT');
-    f.repo.put('aut-num', 'AS4242420001', rpsl([['aut-num', 'AS4242420001'], ['as-name', 'ALPHA-AS'], ['mnt-by', 'BETA-MNT'], ['source', 'DN42']]));
+    f.repo.put(
+      'aut-num',
+      'AS4242420001',
+      rpsl([
+        ['aut-num', 'AS4242420001'],
+        ['as-name', 'ALPHA-AS'],
+        ['mnt-by', 'BETA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    );
     await f.sync();
     expectResponse(await loginFinish(f, begin.body.ceremony_id, auth.get(begin.body.options))).status(403);
     expect(await maintainerHasPasskeys(f.sys.context, 'ALPHA-MNT')).to.equal(false);
@@ -279,7 +335,10 @@ describe('Identity passkeys and registry changes', function () {
         return;
       }
       fetch(`${f.sys.config.registryUrl}${req.url}`, { method: req.method, headers: { authorization: req.headers.authorization ?? '' } }).then(
-        async (upstream) => res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await upstream.arrayBuffer())),
+        async (upstream) =>
+          res
+            .writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' })
+            .end(Buffer.from(await upstream.arrayBuffer())),
         () => res.writeHead(502).end(),
       );
     });
@@ -289,9 +348,21 @@ describe('Identity passkeys and registry changes', function () {
     try {
       const begin = await loginBegin(f, 4242420001);
       f.repo.remove('mntner', 'ALPHA-MNT');
-      f.repo.put('aut-num', 'AS4242420001', rpsl([['aut-num', 'AS4242420001'], ['as-name', 'ALPHA-AS'], ['mnt-by', 'BETA-MNT'], ['source', 'DN42']]));
+      f.repo.put(
+        'aut-num',
+        'AS4242420001',
+        rpsl([
+          ['aut-num', 'AS4242420001'],
+          ['as-name', 'ALPHA-AS'],
+          ['mnt-by', 'BETA-MNT'],
+          ['source', 'DN42'],
+        ]),
+      );
       await f.sync();
-      const res = await api(viaProxy.url).post('/api/v1/passkeys/login/finish', { ceremony_id: begin.body.ceremony_id, credential: auth.get(begin.body.options) });
+      const res = await api(viaProxy.url).post('/api/v1/passkeys/login/finish', {
+        ceremony_id: begin.body.ceremony_id,
+        credential: auth.get(begin.body.options),
+      });
       expectResponse(res).status(403).body({ detail: 'maintainer no longer authorised for this ASN', error: 'access_denied', fatal: false });
       // Not reclaimed this time; the next refused login with a working registry does it.
       expect(await maintainerHasPasskeys(f.sys.context, 'ALPHA-MNT')).to.equal(true);
@@ -303,7 +374,9 @@ describe('Identity passkeys and registry changes', function () {
 
   it('answers 503 on login begin while the registry replica is unavailable', async () => {
     await f.stopRegistry();
-    expectResponse(await loginBegin(f, 4242420001)).status(503).body({ error: 'temporarily_unavailable', fatal: false });
+    expectResponse(await loginBegin(f, 4242420001))
+      .status(503)
+      .body({ error: 'temporarily_unavailable', fatal: false });
   });
 });
 
@@ -320,7 +393,9 @@ describe('Identity passkeys: allowed origins from WEBAUTHN_ORIGINS', function ()
 
   it('accepts ceremonies from the listed origins only', async () => {
     const token = (await grantFor(f.sys, 'ALPHA-MNT', 4242420001)).token;
-    expectResponse(await register(f, token, new SoftAuthenticator(f.issuer, 'localhost'))).status(400).detail(VERIFICATION_FAILED);
+    expectResponse(await register(f, token, new SoftAuthenticator(f.issuer, 'localhost')))
+      .status(400)
+      .detail(VERIFICATION_FAILED);
     expectResponse(await register(f, token, new SoftAuthenticator('https://portal.example.net', 'localhost'))).status(201);
   });
 });

@@ -35,7 +35,14 @@ describe('Identity session tokens', function () {
 
   it('describes the session, passkey and key-set routes in the OpenAPI document', async () => {
     const doc = (await f.client.get('/api/v1/openapi.json')).body;
-    expect(doc.paths).to.include.keys('/api/v1/session', '/api/v1/passkeys', '/api/v1/passkeys/{credential_id}', '/api/v1/passkeys/register/begin', '/api/v1/passkeys/login/finish', '/.well-known/jwks.json');
+    expect(doc.paths).to.include.keys(
+      '/api/v1/session',
+      '/api/v1/passkeys',
+      '/api/v1/passkeys/{credential_id}',
+      '/api/v1/passkeys/register/begin',
+      '/api/v1/passkeys/login/finish',
+      '/.well-known/jwks.json',
+    );
     expect(doc.paths['/api/v1/session'].get.security).to.deep.equal([{ session: [] }]);
     expect(doc.components.securitySchemes.session).to.include({ type: 'http', scheme: 'bearer' });
   });
@@ -44,7 +51,14 @@ describe('Identity session tokens', function () {
     const header = decodeProtectedHeader(grant.token);
     expect(header.alg).to.equal('EdDSA');
     const claims = decodeJwt(grant.token);
-    expect(claims).to.include({ sub: subjectOf('ALPHA-MNT', 4242420001), asn: 4242420001, mnt: 'ALPHA-MNT', method: 'pgp', iss: f.issuer, aud: SESSION_AUDIENCE });
+    expect(claims).to.include({
+      sub: subjectOf('ALPHA-MNT', 4242420001),
+      asn: 4242420001,
+      mnt: 'ALPHA-MNT',
+      method: 'pgp',
+      iss: f.issuer,
+      aud: SESSION_AUDIENCE,
+    });
     expect(claims.exp! - claims.iat!).to.equal(7200);
     expect(claims.iat).to.equal(Math.floor(f.sys.clock.now().getTime() / 1000));
     const events = await f.sys.store.readStream(`session-${claims.jti}`);
@@ -57,8 +71,13 @@ describe('Identity session tokens', function () {
   it('refuses a missing, malformed or expired token with 401 and a Bearer challenge', async () => {
     const missing = await f.client.get('/api/v1/session');
     // RFC 6750 §3.1: no credentials, no error code in the challenge; the body's code is the 401's.
-    expectResponse(missing).status(401).body({ detail: 'session token required', error: 'invalid_token', fatal: false }).header('www-authenticate', 'Bearer realm="dn42-identity"');
-    expectResponse(await f.client.get('/api/v1/session', { headers: { authorization: 'Basic dXNlcjpwYXNz' } })).status(401).header('www-authenticate', 'Bearer realm="dn42-identity"');
+    expectResponse(missing)
+      .status(401)
+      .body({ detail: 'session token required', error: 'invalid_token', fatal: false })
+      .header('www-authenticate', 'Bearer realm="dn42-identity"');
+    expectResponse(await f.client.get('/api/v1/session', { headers: { authorization: 'Basic dXNlcjpwYXNz' } }))
+      .status(401)
+      .header('www-authenticate', 'Bearer realm="dn42-identity"');
     expectResponse(await f.client.get('/api/v1/session', { token: 'abc' }))
       .status(401)
       .body({ detail: 'invalid or expired session token', error: 'invalid_token', fatal: false })
@@ -67,7 +86,9 @@ describe('Identity session tokens', function () {
     f.sys.clock.advance(2 * 3600_000 - 1000);
     expectResponse(await f.client.get('/api/v1/session', { token: early.token })).status(200);
     f.sys.clock.advance(1000);
-    expectResponse(await f.client.get('/api/v1/session', { token: early.token })).status(401).detail('invalid or expired session token');
+    expectResponse(await f.client.get('/api/v1/session', { token: early.token }))
+      .status(401)
+      .detail('invalid or expired session token');
     f.sys.clock.advance(-2 * 3600_000);
   });
 
@@ -75,13 +96,17 @@ describe('Identity session tokens', function () {
     const real = decodeProtectedHeader(grant.token);
     const claims = decodeJwt(grant.token);
     const none = `${b64({ alg: 'none', typ: 'JWT', kid: real.kid })}.${b64(claims)}.`;
-    const hs256 = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: real.kid }).sign(new TextEncoder().encode('a shared secret of 32 bytes!!!!!'));
+    const hs256 = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256', kid: real.kid })
+      .sign(new TextEncoder().encode('a shared secret of 32 bytes!!!!!'));
     // Key confusion: HMAC keyed with the published public key.
     const jwks = (await f.client.get('/.well-known/jwks.json')).body.keys as { kid: string; x: string }[];
     const publicX = Buffer.from(jwks.find((k) => k.kid === real.kid)!.x, 'base64url');
     const confused = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: real.kid }).sign(publicX);
     for (const token of [none, hs256, confused]) {
-      expectResponse(await f.client.get('/api/v1/session', { token })).status(401).detail('invalid or expired session token');
+      expectResponse(await f.client.get('/api/v1/session', { token }))
+        .status(401)
+        .detail('invalid or expired session token');
     }
   });
 

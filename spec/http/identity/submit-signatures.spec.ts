@@ -37,25 +37,46 @@ describe('Identity POST /challenge/submit with real signatures', function () {
     keyserver.keys.set(published, f.gpg.exportPublic(published));
     const keyCert = `PGPKEY-${certified.slice(-8)}`;
     f.repo
-      .put('aut-num', `AS${DELTA_ASN}`, rpsl([['aut-num', `AS${DELTA_ASN}`], ['as-name', 'DELTA-AS'], ['mnt-by', 'DELTA-MNT'], ['source', 'DN42']]))
-      .put('mntner', 'DELTA-MNT', rpsl([
-        ['mntner', 'DELTA-MNT'],
-        ...[...ssh.values()].map((k) => ['auth', `${k.publicKey} ${k.type}@delta`] as const),
-        ['auth', `${hardware.publicKey} yubikey`],
-        ['auth', keyCert],
-        ['auth', `pgp-fingerprint ${published}`],
-        ['mnt-by', 'DELTA-MNT'],
-        ['source', 'DN42'],
-      ]))
-      .put('key-cert', keyCert, rpsl([
-        ['key-cert', keyCert],
-        ['method', 'PGP'],
-        ['owner', 'Delta Certified <certified@delta.example>'],
-        ['fingerpr', spaced(certified)],
-        ...f.gpg.exportPublic(certified).trim().split('\n').map((line) => ['certif', line] as const),
-        ['mnt-by', 'DELTA-MNT'],
-        ['source', 'DN42'],
-      ]));
+      .put(
+        'aut-num',
+        `AS${DELTA_ASN}`,
+        rpsl([
+          ['aut-num', `AS${DELTA_ASN}`],
+          ['as-name', 'DELTA-AS'],
+          ['mnt-by', 'DELTA-MNT'],
+          ['source', 'DN42'],
+        ]),
+      )
+      .put(
+        'mntner',
+        'DELTA-MNT',
+        rpsl([
+          ['mntner', 'DELTA-MNT'],
+          ...[...ssh.values()].map((k) => ['auth', `${k.publicKey} ${k.type}@delta`] as const),
+          ['auth', `${hardware.publicKey} yubikey`],
+          ['auth', keyCert],
+          ['auth', `pgp-fingerprint ${published}`],
+          ['mnt-by', 'DELTA-MNT'],
+          ['source', 'DN42'],
+        ]),
+      )
+      .put(
+        'key-cert',
+        keyCert,
+        rpsl([
+          ['key-cert', keyCert],
+          ['method', 'PGP'],
+          ['owner', 'Delta Certified <certified@delta.example>'],
+          ['fingerpr', spaced(certified)],
+          ...f.gpg
+            .exportPublic(certified)
+            .trim()
+            .split('\n')
+            .map((line) => ['certif', line] as const),
+          ['mnt-by', 'DELTA-MNT'],
+          ['source', 'DN42'],
+        ]),
+      );
     await f.sync();
     options = await optionsOf(f.client, DELTA_ASN);
   });
@@ -81,7 +102,9 @@ describe('Identity POST /challenge/submit with real signatures', function () {
   }
 
   const rejections = async (challengeId: string) =>
-    (await f.sys.store.readStream(`challenge-${challengeId}`)).filter((e) => e.type === 'ChallengeAnswerRejected').map((e) => (e.data as { reason: string }).reason);
+    (await f.sys.store.readStream(`challenge-${challengeId}`))
+      .filter((e) => e.type === 'ChallengeAnswerRejected')
+      .map((e) => (e.data as { reason: string }).reason);
 
   describe('ssh', () => {
     for (const kind of ['ecdsa-256', 'ecdsa-384', 'ecdsa-521', 'rsa'] as const) {

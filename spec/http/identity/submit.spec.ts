@@ -17,14 +17,22 @@ describe('Identity POST /challenge/submit', function () {
 
   before(async () => {
     f = await startVerification();
-    options = { email: await optionId(f.client, GAMMA_ASN, 'email'), ssh: await optionId(f.client, GAMMA_ASN, 'ssh'), pgp: await optionId(f.client, GAMMA_ASN, 'pgp') };
+    options = {
+      email: await optionId(f.client, GAMMA_ASN, 'email'),
+      ssh: await optionId(f.client, GAMMA_ASN, 'ssh'),
+      pgp: await optionId(f.client, GAMMA_ASN, 'pgp'),
+    };
   });
   after(() => f?.done());
 
   /** A new challenge for the option: past the cooldown, so never a reused one. */
   async function issue(kind: 'email' | 'ssh' | 'pgp'): Promise<{ challenge_id: string; nonce?: string; code?: string }> {
     f.sys.clock.advance(61_000);
-    const res = await f.client.post(CHALLENGE, { asn: GAMMA_ASN, option_id: options[kind], ...(kind === 'email' ? { captcha_token: await powTicket(f.client) } : {}) });
+    const res = await f.client.post(CHALLENGE, {
+      asn: GAMMA_ASN,
+      option_id: options[kind],
+      ...(kind === 'email' ? { captcha_token: await powTicket(f.client) } : {}),
+    });
     expectResponse(res).status(201).body({ reused: false });
     return { ...res.body, ...(kind === 'email' ? { code: f.smtp.codeFor(GAMMA_EMAIL) } : {}) };
   }
@@ -33,12 +41,19 @@ describe('Identity POST /challenge/submit', function () {
 
   it('answers 404 for a challenge that does not exist', async () => {
     for (const challenge_id of [randomUUID(), 'not-a-challenge', '../asn-4242420010']) {
-      expectResponse(await f.client.post(SUBMIT, { challenge_id, answer: '123456' })).status(404).body({ detail: 'challenge not found', error: 'not_found', fatal: false });
+      expectResponse(await f.client.post(SUBMIT, { challenge_id, answer: '123456' }))
+        .status(404)
+        .body({ detail: 'challenge not found', error: 'not_found', fatal: false });
     }
   });
 
   it('answers 422 with a detail array for a bad body', async () => {
-    for (const body of [{ answer: '123456' }, { challenge_id: randomUUID() }, { challenge_id: randomUUID(), answer: '' }, { challenge_id: 1, answer: '123456' }]) {
+    for (const body of [
+      { answer: '123456' },
+      { challenge_id: randomUUID() },
+      { challenge_id: randomUUID(), answer: '' },
+      { challenge_id: 1, answer: '123456' },
+    ]) {
       const res = await f.client.post(SUBMIT, body);
       expectResponse(res).status(422).body({ error: 'invalid_request' });
       expect(res.body.detail).to.be.an('array');
@@ -48,12 +63,17 @@ describe('Identity POST /challenge/submit', function () {
   it('grants a session for the e-mail code read from the mail, offers passkey enrollment, and answers 409 to a second use', async () => {
     const c = await issue('email');
     const res = await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: c.code });
-    expectResponse(res).status(200).header('cache-control', 'no-store').body({ asn: GAMMA_ASN, mntner: 'GAMMA-MNT', method: 'email', passkey_enrollment_available: true });
+    expectResponse(res)
+      .status(200)
+      .header('cache-control', 'no-store')
+      .body({ asn: GAMMA_ASN, mntner: 'GAMMA-MNT', method: 'email', passkey_enrollment_available: true });
     expect(res.body).to.have.all.keys('token', 'asn', 'mntner', 'method', 'expires_at', 'passkey_enrollment_available');
     expect(decodeJwt(res.body.token)).to.include({ asn: GAMMA_ASN, mnt: 'GAMMA-MNT', method: 'email' });
     const session = await f.client.get('/api/v1/session', { token: res.body.token });
     expectResponse(session).status(200).body({ asn: GAMMA_ASN, mntner: 'GAMMA-MNT', method: 'email' });
-    expectResponse(await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: c.code })).status(409).body({ detail: 'challenge already used', error: 'conflict' });
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: c.code }))
+      .status(409)
+      .body({ detail: 'challenge already used', error: 'conflict' });
   });
 
   it('stops offering passkey enrollment once the maintainer has a passkey', async () => {
@@ -87,7 +107,9 @@ describe('Identity POST /challenge/submit', function () {
     expectResponse(await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: wrongCode(c.code!) }))
       .status(429)
       .body({ detail: 'too many wrong answers; request a new challenge', error: 'rate_limited', fatal: false });
-    expectResponse(await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: c.code })).status(409).detail('challenge failed; request a new one');
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: c.code }))
+      .status(409)
+      .detail('challenge failed; request a new one');
     const types = (await f.sys.store.readStream(`challenge-${c.challenge_id}`)).map((e) => e.type);
     expect(types).to.deep.equal(['ChallengeIssued', ...Array(5).fill('ChallengeAnswerRejected'), 'ChallengeFailed']);
   });
@@ -101,7 +123,9 @@ describe('Identity POST /challenge/submit', function () {
   it('answers 410 once the 15 minutes are over, and still accepts the answer a moment before', async () => {
     const late = await issue('email');
     f.sys.clock.advance(15 * 60_000);
-    expectResponse(await f.client.post(SUBMIT, { challenge_id: late.challenge_id, answer: late.code })).status(410).body({ detail: 'challenge expired', error: 'expired', fatal: false });
+    expectResponse(await f.client.post(SUBMIT, { challenge_id: late.challenge_id, answer: late.code }))
+      .status(410)
+      .body({ detail: 'challenge expired', error: 'expired', fatal: false });
     const inTime = await issue('email');
     f.sys.clock.advance(15 * 60_000 - 1);
     expectResponse(await f.client.post(SUBMIT, { challenge_id: inTime.challenge_id, answer: inTime.code })).status(200);
@@ -130,9 +154,13 @@ describe('Identity POST /challenge/submit', function () {
       expectResponse(await f.client.get('/.well-known/jwks.json')).status(200); // the signing key exists, sealed with the fixture's secret
       const c = await issue('ssh');
       const answer = f.ssh.sign(c.nonce!);
-      const wrongSecret = await startApp(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret that cannot open the keys' } }));
+      const wrongSecret = await startApp(
+        createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, identityKeySecret: 'another secret that cannot open the keys' } }),
+      );
       try {
-        expectResponse(await api(wrongSecret.url).post(SUBMIT, { challenge_id: c.challenge_id, answer })).status(500).body({ error: 'server_error' });
+        expectResponse(await api(wrongSecret.url).post(SUBMIT, { challenge_id: c.challenge_id, answer }))
+          .status(500)
+          .body({ error: 'server_error' });
       } finally {
         await wrongSecret.close();
       }
@@ -159,7 +187,11 @@ describe('Identity POST /challenge/submit', function () {
 
     it('refuses a clearsigned text that is not the nonce (replay) as a wrong answer', async () => {
       const c = await issue('pgp');
-      const res = await f.client.post(SUBMIT, { challenge_id: c.challenge_id, answer: f.gpg.clearsign(f.pgpFingerprint, 'AS4242420010-an-old-nonce'), public_key: f.gpg.exportPublic(f.pgpFingerprint) });
+      const res = await f.client.post(SUBMIT, {
+        challenge_id: c.challenge_id,
+        answer: f.gpg.clearsign(f.pgpFingerprint, 'AS4242420010-an-old-nonce'),
+        public_key: f.gpg.exportPublic(f.pgpFingerprint),
+      });
       expectResponse(res).status(400).body({ error: 'wrong_answer' });
     });
   });

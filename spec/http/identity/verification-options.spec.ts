@@ -26,7 +26,8 @@ describe('Identity POST /verification-options', function () {
       expect(option).to.have.all.keys('id', 'kind', 'method', 'value', 'comment', 'mntner', 'captcha_required');
       expect(option.captcha_required, `${option.kind} policy`).to.equal(option.kind === 'email');
     }
-    const emails = (mntner: string) => res.body.options.filter((o: { kind: string; mntner: string }) => o.kind === 'email' && o.mntner === mntner).map((o: { value: string }) => o.value);
+    const emails = (mntner: string) =>
+      res.body.options.filter((o: { kind: string; mntner: string }) => o.kind === 'email' && o.mntner === mntner).map((o: { value: string }) => o.value);
     expect(emails('ALPHA-MNT')).to.deep.equal(['al***@alpha.example', 'n***@alpha.example', 'ca***@alpha.example']);
     expect(emails('BETA-MNT'), 'the aut-num contacts count for every maintainer').to.deep.equal(['al***@alpha.example', 'n***@alpha.example']);
     expect(res.text).not.to.contain('alice@').and.not.to.contain('noc@').and.not.to.contain('carol@');
@@ -34,7 +35,12 @@ describe('Identity POST /verification-options', function () {
     expect(ssh).to.include({ id: replicaOptionId('ALPHA-MNT', 'ssh', ALPHA_KEY), kind: 'ssh', mntner: 'ALPHA-MNT', method: 'ssh-ed25519' });
     const pgp = res.body.options.find((o: { value: string }) => o.value === ALPHA_FPR);
     expect(pgp).to.include({ id: replicaOptionId('ALPHA-MNT', 'pgp', ALPHA_FPR), kind: 'pgp', method: 'pgp-fingerprint' });
-    expect(res.body.options.filter((o: { mntner: string }) => o.mntner === 'BETA-MNT').map((o: { kind: string }) => o.kind)).to.deep.equal(['pgp', 'ssh', 'email', 'email']);
+    expect(res.body.options.filter((o: { mntner: string }) => o.mntner === 'BETA-MNT').map((o: { kind: string }) => o.kind)).to.deep.equal([
+      'pgp',
+      'ssh',
+      'email',
+      'email',
+    ]);
   });
 
   it('answers 422 with a detail array for an ASN of invalid syntax or outside 1..4294967295', async () => {
@@ -54,7 +60,9 @@ describe('Identity POST /verification-options', function () {
 
   it('accepts the edges of the ASN range (404 when unknown, not 422)', async () => {
     for (const asn of [1, 4294967295]) {
-      expectResponse(await f.client.post(PATH, { asn, captcha_token: 'x' })).status(404).body({ error: 'not_found', fatal: false });
+      expectResponse(await f.client.post(PATH, { asn, captcha_token: 'x' }))
+        .status(404)
+        .body({ error: 'not_found', fatal: false });
     }
   });
 
@@ -80,13 +88,17 @@ describe('Identity POST /verification-options', function () {
   it('takes the ticket under its legacy alias cf-turnstile-response as equal', async () => {
     const ticket = await powTicket(f.client);
     expectResponse(await f.client.post(PATH, { asn: GAMMA_ASN, 'cf-turnstile-response': ticket })).status(200);
-    expectResponse(await f.client.post(PATH, { asn: GAMMA_ASN, 'cf-turnstile-response': ticket })).status(400).detail(CAPTCHA_FAILED);
+    expectResponse(await f.client.post(PATH, { asn: GAMMA_ASN, 'cf-turnstile-response': ticket }))
+      .status(400)
+      .detail(CAPTCHA_FAILED);
   });
 
   it('answers 429 to an address after 5 failed captchas in 15 minutes, others unaffected, and forgets them after the window', async () => {
     const ip = '203.0.113.7';
     for (let i = 0; i < 5; i++) {
-      expectResponse(await f.client.post(PATH, { asn: GAMMA_ASN, captcha_token: `bad-${i}` }, from(ip))).status(400).detail(CAPTCHA_FAILED);
+      expectResponse(await f.client.post(PATH, { asn: GAMMA_ASN, captcha_token: `bad-${i}` }, from(ip)))
+        .status(400)
+        .detail(CAPTCHA_FAILED);
       f.sys.clock.advance(60_000);
     }
     // The 5 failures span 00:00..04:00; the block holds while all of them are inside the window.

@@ -65,7 +65,14 @@ export class TestSmtp {
   /** The 6-digit code of the newest mail to `address`. */
   codeFor(address: string): string {
     const mail = this.to(address).at(-1);
-    const code = mail && /^\s+(\d{6})\s*$/m.exec(mail.raw.split(/\r?\n\r?\n/).slice(1).join('\n'))?.[1];
+    const code =
+      mail &&
+      /^\s+(\d{6})\s*$/m.exec(
+        mail.raw
+          .split(/\r?\n\r?\n/)
+          .slice(1)
+          .join('\n'),
+      )?.[1];
     if (!code) throw new Error(`no code mailed to ${address}`);
     return code;
   }
@@ -95,9 +102,39 @@ export async function startVerification(env: Record<string, string> = {}): Promi
   const gpg = new GpgHome();
   const pgpFingerprint = gpg.generate('Gamma <gamma@gamma.example>');
   f.repo
-    .put('aut-num', `AS${GAMMA_ASN}`, rpsl([['aut-num', `AS${GAMMA_ASN}`], ['as-name', 'GAMMA-AS'], ['admin-c', 'GAMMA-DN42'], ['mnt-by', 'GAMMA-MNT'], ['source', 'DN42']]))
-    .put('mntner', 'GAMMA-MNT', rpsl([['mntner', 'GAMMA-MNT'], ['auth', `${ssh.publicKey} gamma@laptop`], ['auth', `pgp-fingerprint ${pgpFingerprint}`], ['mnt-by', 'GAMMA-MNT'], ['source', 'DN42']]))
-    .put('person', 'GAMMA-DN42', rpsl([['person', 'Gina Gamma'], ['e-mail', GAMMA_EMAIL], ['nic-hdl', 'GAMMA-DN42'], ['mnt-by', 'GAMMA-MNT'], ['source', 'DN42']]));
+    .put(
+      'aut-num',
+      `AS${GAMMA_ASN}`,
+      rpsl([
+        ['aut-num', `AS${GAMMA_ASN}`],
+        ['as-name', 'GAMMA-AS'],
+        ['admin-c', 'GAMMA-DN42'],
+        ['mnt-by', 'GAMMA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'mntner',
+      'GAMMA-MNT',
+      rpsl([
+        ['mntner', 'GAMMA-MNT'],
+        ['auth', `${ssh.publicKey} gamma@laptop`],
+        ['auth', `pgp-fingerprint ${pgpFingerprint}`],
+        ['mnt-by', 'GAMMA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    )
+    .put(
+      'person',
+      'GAMMA-DN42',
+      rpsl([
+        ['person', 'Gina Gamma'],
+        ['e-mail', GAMMA_EMAIL],
+        ['nic-hdl', 'GAMMA-DN42'],
+        ['mnt-by', 'GAMMA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    );
   await f.sync();
   return {
     ...f,
@@ -126,7 +163,10 @@ export async function powTicket(client: Client): Promise<string> {
 }
 
 /** The options of an ASN (captcha solved). */
-export async function optionsOf(client: Client, asn: number): Promise<{ id: string; kind: string; value: string; mntner: string; captcha_required: boolean }[]> {
+export async function optionsOf(
+  client: Client,
+  asn: number,
+): Promise<{ id: string; kind: string; value: string; mntner: string; captcha_required: boolean }[]> {
   const res = await client.post('/api/v1/verification-options', { asn, captcha_token: await powTicket(client) });
   expectResponse(res).status(200);
   return res.body.options;

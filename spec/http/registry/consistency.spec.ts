@@ -42,16 +42,61 @@ describe('Registry replica reads during a sync', function () {
     repo = writeBaseRegistry(new RegistryRepo());
     for (let i = 0; i < FILLERS; i++) {
       const prefix = `10.${(i >> 8) & 255}.${i & 255}.0/24`;
-      repo.put('route', prefix, rpsl([['route', prefix], ['origin', `AS${4242421000 + (i % 500)}`], ['mnt-by', 'FILL-MNT'], ['source', 'DN42']]));
+      repo.put(
+        'route',
+        prefix,
+        rpsl([
+          ['route', prefix],
+          ['origin', `AS${4242421000 + (i % 500)}`],
+          ['mnt-by', 'FILL-MNT'],
+          ['source', 'DN42'],
+        ]),
+      );
     }
     repo.commit('a');
     repo.git('branch', 'a');
     repo
-      .put('aut-num', 'AS4242420001', rpsl([['aut-num', 'AS4242420001'], ['as-name', 'ALPHA-AS-B'], ['admin-c', 'GAMMA-DN42'], ['mnt-by', 'GAMMA-MNT'], ['source', 'DN42']]))
-      .put('mntner', 'GAMMA-MNT', rpsl([['mntner', 'GAMMA-MNT'], ['auth', sshKey('ssh-ed25519', 'gamma')], ['mnt-by', 'GAMMA-MNT'], ['source', 'DN42']]))
-      .put('person', 'GAMMA-DN42', rpsl([['person', 'Gina Gamma'], ['e-mail', 'gina@gamma.example'], ['nic-hdl', 'GAMMA-DN42'], ['source', 'DN42']]))
+      .put(
+        'aut-num',
+        'AS4242420001',
+        rpsl([
+          ['aut-num', 'AS4242420001'],
+          ['as-name', 'ALPHA-AS-B'],
+          ['admin-c', 'GAMMA-DN42'],
+          ['mnt-by', 'GAMMA-MNT'],
+          ['source', 'DN42'],
+        ]),
+      )
+      .put(
+        'mntner',
+        'GAMMA-MNT',
+        rpsl([
+          ['mntner', 'GAMMA-MNT'],
+          ['auth', sshKey('ssh-ed25519', 'gamma')],
+          ['mnt-by', 'GAMMA-MNT'],
+          ['source', 'DN42'],
+        ]),
+      )
+      .put(
+        'person',
+        'GAMMA-DN42',
+        rpsl([
+          ['person', 'Gina Gamma'],
+          ['e-mail', 'gina@gamma.example'],
+          ['nic-hdl', 'GAMMA-DN42'],
+          ['source', 'DN42'],
+        ]),
+      )
       .remove('route', '172.20.2.0/26')
-      .put('route', '172.20.9.0/24', rpsl([['route', '172.20.9.0/24'], ['origin', 'AS4242420001'], ['source', 'DN42']]));
+      .put(
+        'route',
+        '172.20.9.0/24',
+        rpsl([
+          ['route', '172.20.9.0/24'],
+          ['origin', 'AS4242420001'],
+          ['source', 'DN42'],
+        ]),
+      );
     repo.commit('b');
     repo.git('branch', 'b');
 

@@ -5,7 +5,18 @@ import { loadConfig } from '../../../infra/config.js';
 import { migrate } from '../../../infra/db/migrate.js';
 import { registryMigrations } from '../../../infra/registry/store.js';
 import { api, expectResponse } from '../../support/http.js';
-import { ALPHA_FPR, ALPHA_KEY, ALPHA_SK_KEY, BETA_FPR, BETA_RSA_KEY, KEYCERT_FPR, RegistryRepo, registryEnv, spaced, writeBaseRegistry } from '../../support/registry.js';
+import {
+  ALPHA_FPR,
+  ALPHA_KEY,
+  ALPHA_SK_KEY,
+  BETA_FPR,
+  BETA_RSA_KEY,
+  KEYCERT_FPR,
+  RegistryRepo,
+  registryEnv,
+  spaced,
+  writeBaseRegistry,
+} from '../../support/registry.js';
 import { createTestSystem, startApp, type TestSystem } from '../../support/system.js';
 
 const TOKEN = 'registry-service-token-for-specs';
@@ -42,31 +53,45 @@ describe('Registry replica API', function () {
       const config = loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent' });
       const open = await serve(createRegistryApp({ ...sys.context, config }), TOKEN);
       for (const path of ['/registry/v1/status', '/registry/v1/asns/4242420001', '/registry/v1/nope']) {
-        expectResponse(await open.get(path)).status(403).detail('registry replica access is disabled: no service token configured');
+        expectResponse(await open.get(path))
+          .status(403)
+          .detail('registry replica access is disabled: no service token configured');
       }
       expectResponse(await open.post('/registry/v1/names', { asns: [1] })).status(403);
       expectResponse(await open.get('/healthz')).status(200);
     });
 
     it('answers 401 without a bearer or with a wrong one', async () => {
-      expectResponse(await client.get('/registry/v1/status', { token: 'wrong-token-of-some-length' })).status(401).detail('invalid service token');
+      expectResponse(await client.get('/registry/v1/status', { token: 'wrong-token-of-some-length' }))
+        .status(401)
+        .detail('invalid service token');
       const bare = await serve(createRegistryApp(sys.context));
-      expectResponse(await bare.get('/registry/v1/status')).status(401).detail('missing bearer token');
+      expectResponse(await bare.get('/registry/v1/status'))
+        .status(401)
+        .detail('missing bearer token');
       expectResponse(await bare.get('/healthz')).status(200);
     });
   });
 
   describe('before the first sync', () => {
     it('reports no commit', async () => {
-      expectResponse(await client.get('/registry/v1/status')).status(200).body({ enabled: true, commit: null, asn_count: 0, synced_at: null, counts: {} });
+      expectResponse(await client.get('/registry/v1/status'))
+        .status(200)
+        .body({ enabled: true, commit: null, asn_count: 0, synced_at: null, counts: {} });
     });
   });
 
   describe('sync', () => {
     it('loads the commit, then answers synced=false, then reloads when forced', async () => {
-      expectResponse(await client.post('/registry/v1/sync')).status(200).body({ synced: true, commit, previous_commit: null });
-      expectResponse(await client.post('/registry/v1/sync')).status(200).body({ synced: false, commit });
-      expectResponse(await client.post('/registry/v1/sync?force=1')).status(200).body({ synced: true, commit, previous_commit: commit });
+      expectResponse(await client.post('/registry/v1/sync'))
+        .status(200)
+        .body({ synced: true, commit, previous_commit: null });
+      expectResponse(await client.post('/registry/v1/sync'))
+        .status(200)
+        .body({ synced: false, commit });
+      expectResponse(await client.post('/registry/v1/sync?force=1'))
+        .status(200)
+        .body({ synced: true, commit, previous_commit: commit });
       const status = await client.get('/registry/v1/status');
       expectResponse(status).status(200).body({ enabled: true, commit, asn_count: 3 });
       expect(status.body.counts).to.include({ 'aut-num': 3, mntner: 2, malformed: 1 });
@@ -78,21 +103,34 @@ describe('Registry replica API', function () {
     });
 
     it('answers 409 when the https upstream needs a token that is not configured', async () => {
-      const config = loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent', REGISTRY_SERVICE_TOKEN: TOKEN, REGISTRY_SOURCE: 'https://git.example.invalid/registry.git' });
+      const config = loadConfig({
+        DATABASE_URL: sys.db.url,
+        LOG_LEVEL: 'silent',
+        REGISTRY_SERVICE_TOKEN: TOKEN,
+        REGISTRY_SOURCE: 'https://git.example.invalid/registry.git',
+      });
       const other = await serve(createRegistryApp({ ...sys.context, config }), TOKEN);
-      expectResponse(await other.post('/registry/v1/sync')).status(409).detail('the registry upstream needs a token: REGISTRY_UPSTREAM_TOKEN is not configured');
+      expectResponse(await other.post('/registry/v1/sync'))
+        .status(409)
+        .detail('the registry upstream needs a token: REGISTRY_UPSTREAM_TOKEN is not configured');
     });
 
     it('answers 502 when the upstream fails and keeps serving the loaded commit', async () => {
       const moved = `${repo.dir}-gone`;
       renameSync(repo.dir, moved);
       try {
-        expectResponse(await client.post('/registry/v1/sync?force=1')).status(502).detail('registry upstream failed; the replica keeps its data');
+        expectResponse(await client.post('/registry/v1/sync?force=1'))
+          .status(502)
+          .detail('registry upstream failed; the replica keeps its data');
       } finally {
         renameSync(moved, repo.dir);
       }
-      expectResponse(await client.get('/registry/v1/status')).status(200).body({ commit });
-      expectResponse(await client.get('/registry/v1/asns/4242420001')).status(200).body({ as_name: 'ALPHA-AS' });
+      expectResponse(await client.get('/registry/v1/status'))
+        .status(200)
+        .body({ commit });
+      expectResponse(await client.get('/registry/v1/asns/4242420001'))
+        .status(200)
+        .body({ as_name: 'ALPHA-AS' });
     });
   });
 
@@ -122,19 +160,23 @@ describe('Registry replica API', function () {
   describe('asns', () => {
     it('returns the ASN record with every maintainer', async () => {
       const res = await client.get('/registry/v1/asns/4242420001');
-      expectResponse(res).status(200).body({
-        asn: 4242420001,
-        as_name: 'ALPHA-AS',
-        descr: 'Alpha network\nspread over two lines\n',
-        mnt_by: ['ALPHA-MNT', 'BETA-MNT'],
-        admin_c: ['ALPHA-DN42'],
-        tech_c: ['ALPHA-DN42', 'OPS-DN42'],
-      });
+      expectResponse(res)
+        .status(200)
+        .body({
+          asn: 4242420001,
+          as_name: 'ALPHA-AS',
+          descr: 'Alpha network\nspread over two lines\n',
+          mnt_by: ['ALPHA-MNT', 'BETA-MNT'],
+          admin_c: ['ALPHA-DN42'],
+          tech_c: ['ALPHA-DN42', 'OPS-DN42'],
+        });
       expect(res.body.updated_at).to.be.a('string');
     });
 
     it('answers 404 for an unknown ASN and 422 for one that is not a number', async () => {
-      expectResponse(await client.get('/registry/v1/asns/64512')).status(404).detail('AS64512 not found in the registry');
+      expectResponse(await client.get('/registry/v1/asns/64512'))
+        .status(404)
+        .detail('AS64512 not found in the registry');
       expectResponse(await client.get('/registry/v1/asns/abc')).status(422);
       expectResponse(await client.get('/registry/v1/asns/64512/mntners')).status(404);
       expectResponse(await client.get('/registry/v1/asns/64512/verification-options')).status(404);
@@ -150,7 +192,9 @@ describe('Registry replica API', function () {
 
     it('lists pgp, ssh and email options per maintainer and ignores the oddities', async () => {
       const res = await client.get('/registry/v1/asns/4242420001/verification-options');
-      expectResponse(res).status(200).body({ asn: 4242420001, as_name: 'ALPHA-AS', mntners: ['ALPHA-MNT', 'BETA-MNT'] });
+      expectResponse(res)
+        .status(200)
+        .body({ asn: 4242420001, as_name: 'ALPHA-AS', mntners: ['ALPHA-MNT', 'BETA-MNT'] });
       const options = res.body.options as { id: string; mntner: string; kind: string; method: string; value: string; comment: string; hardware_key: boolean }[];
       expect(options.map(({ mntner, kind, method, value, comment, hardware_key }) => [mntner, kind, method, value, comment, hardware_key])).to.deep.equal([
         ['ALPHA-MNT', 'pgp', 'pgp-fingerprint', ALPHA_FPR, '', false],
@@ -169,13 +213,21 @@ describe('Registry replica API', function () {
     });
 
     it('gives an ASN whose maintainers have no objects no options', async () => {
-      expectResponse(await client.get('/registry/v1/asns/4242420003/verification-options')).status(200).body({ mntners: [], options: [] });
+      expectResponse(await client.get('/registry/v1/asns/4242420003/verification-options'))
+        .status(200)
+        .body({ mntners: [], options: [] });
     });
 
     it('returns routes of every origin, and empty lists for an unknown ASN', async () => {
-      expect((await client.get('/registry/v1/asns/4242420001/routes')).body).to.deep.equal({ asn: 4242420001, route: ['172.20.1.0/24', '172.20.2.0/26'], route6: ['fd42:1::/48'] });
+      expect((await client.get('/registry/v1/asns/4242420001/routes')).body).to.deep.equal({
+        asn: 4242420001,
+        route: ['172.20.1.0/24', '172.20.2.0/26'],
+        route6: ['fd42:1::/48'],
+      });
       expect((await client.get('/registry/v1/asns/4242420002/routes')).body).to.deep.equal({ asn: 4242420002, route: ['172.20.1.0/24'], route6: [] });
-      expectResponse(await client.get('/registry/v1/asns/64512/routes')).status(200).body({ asn: 64512, route: [], route6: [] });
+      expectResponse(await client.get('/registry/v1/asns/64512/routes'))
+        .status(200)
+        .body({ asn: 64512, route: [], route6: [] });
     });
 
     it('returns identity data, falling back field by field', async () => {
@@ -189,27 +241,51 @@ describe('Registry replica API', function () {
         route: ['172.20.1.0/24', '172.20.2.0/26'],
         route6: ['fd42:1::/48'],
       });
-      expect((await client.get('/registry/v1/asns/4242420002/identity')).body).to.deep.include({ person: 'BETA-DN42', name: 'Bob Beta', email: null, route: ['172.20.1.0/24'] });
-      expect((await client.get('/registry/v1/asns/4242420003/identity')).body).to.deep.equal({
-        asn: 4242420003, as_name: null, mnt_by: ['GHOST-MNT'], person: null, name: null, email: null, route: [], route6: [],
+      expect((await client.get('/registry/v1/asns/4242420002/identity')).body).to.deep.include({
+        person: 'BETA-DN42',
+        name: 'Bob Beta',
+        email: null,
+        route: ['172.20.1.0/24'],
       });
-      expectResponse(await client.get('/registry/v1/asns/64512/identity')).status(200).body({ as_name: null, mnt_by: [], email: null });
+      expect((await client.get('/registry/v1/asns/4242420003/identity')).body).to.deep.equal({
+        asn: 4242420003,
+        as_name: null,
+        mnt_by: ['GHOST-MNT'],
+        person: null,
+        name: null,
+        email: null,
+        route: [],
+        route6: [],
+      });
+      expectResponse(await client.get('/registry/v1/asns/64512/identity'))
+        .status(200)
+        .body({ as_name: null, mnt_by: [], email: null });
     });
   });
 
   describe('objects', () => {
     it('returns a maintainer by case-insensitive name, 404 when unknown', async () => {
       const res = await client.get('/registry/v1/mntners/beta-mnt');
-      expectResponse(res).status(200).body({ mntner: 'BETA-MNT', admin_c: ['BETA-DN42'], mnt_by: ['BETA-MNT'], asns: [4242420001, 4242420002] });
+      expectResponse(res)
+        .status(200)
+        .body({ mntner: 'BETA-MNT', admin_c: ['BETA-DN42'], mnt_by: ['BETA-MNT'], asns: [4242420001, 4242420002] });
       expect(res.body.auth).to.deep.equal([`pgp-fingerprint ${BETA_FPR}`, BETA_RSA_KEY]);
-      expectResponse(await client.get('/registry/v1/mntners/NOPE-MNT')).status(404).detail('maintainer NOPE-MNT not found in the registry');
+      expectResponse(await client.get('/registry/v1/mntners/NOPE-MNT'))
+        .status(404)
+        .detail('maintainer NOPE-MNT not found in the registry');
     });
 
     it('returns a key-cert by fingerprint whatever its spacing and case', async () => {
       const res = await client.get(`/registry/v1/key-certs/${encodeURIComponent(spaced(KEYCERT_FPR).toLowerCase())}`);
-      expectResponse(res).status(200).body({ key_cert: 'PGPKEY-F164E04F', fingerprint: KEYCERT_FPR, method: 'PGP', owner: ['Alpha <alpha@example.net>'], mnt_by: ['ALPHA-MNT'] });
-      expect(res.body.armor).to.equal('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZabcdefghijklmnopqrstuvwxyz0123456789\n=AbCd\n-----END PGP PUBLIC KEY BLOCK-----');
-      expectResponse(await client.get(`/registry/v1/key-certs/${ALPHA_FPR}`)).status(404).detail(`key-cert ${ALPHA_FPR} not found in the registry`);
+      expectResponse(res)
+        .status(200)
+        .body({ key_cert: 'PGPKEY-F164E04F', fingerprint: KEYCERT_FPR, method: 'PGP', owner: ['Alpha <alpha@example.net>'], mnt_by: ['ALPHA-MNT'] });
+      expect(res.body.armor).to.equal(
+        '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZabcdefghijklmnopqrstuvwxyz0123456789\n=AbCd\n-----END PGP PUBLIC KEY BLOCK-----',
+      );
+      expectResponse(await client.get(`/registry/v1/key-certs/${ALPHA_FPR}`))
+        .status(404)
+        .detail(`key-cert ${ALPHA_FPR} not found in the registry`);
       expectResponse(await client.get('/registry/v1/key-certs/F164E04F')).status(422);
     });
   });

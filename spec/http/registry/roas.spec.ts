@@ -10,7 +10,13 @@ const TOKEN = 'registry-service-token-for-specs';
 const NO_SET = 'no ROA set: the registry replica has not loaded a commit with ROAs yet';
 
 const route = (type: 'route' | 'route6', prefix: string, origins: string[], maxLength?: string) =>
-  rpsl([[type, prefix], ...origins.map((o) => ['origin', o] as const), ...(maxLength === undefined ? [] : [['max-length', maxLength] as const]), ['mnt-by', 'ALPHA-MNT'], ['source', 'DN42']]);
+  rpsl([
+    [type, prefix],
+    ...origins.map((o) => ['origin', o] as const),
+    ...(maxLength === undefined ? [] : [['max-length', maxLength] as const]),
+    ['mnt-by', 'ALPHA-MNT'],
+    ['source', 'DN42'],
+  ]);
 
 /** The base registry's routes plus route objects with max-length, and ones that cannot make a ROA. */
 function writeRoutes(repo: RegistryRepo): RegistryRepo {
@@ -46,7 +52,9 @@ describe('Registry replica: ROAs', function () {
   });
 
   it('has no set before the first load (404, never an empty set), and wants the service token', async () => {
-    expectResponse(await client.get('/registry/v1/roas')).status(404).detail(NO_SET);
+    expectResponse(await client.get('/registry/v1/roas'))
+      .status(404)
+      .detail(NO_SET);
     expectResponse(await client.get('/registry/v1/roas', { token: 'wrong-token-of-some-length' })).status(401);
   });
 
@@ -78,14 +86,26 @@ describe('Registry replica: ROAs', function () {
 
   it('keeps the tag over a commit that changes no route object, and changes it when one does', async () => {
     const before = (await client.get('/registry/v1/roas')).headers.get('etag')!;
-    repo.put('mntner', 'GAMMA-MNT', rpsl([['mntner', 'GAMMA-MNT'], ['mnt-by', 'GAMMA-MNT'], ['source', 'DN42']]));
+    repo.put(
+      'mntner',
+      'GAMMA-MNT',
+      rpsl([
+        ['mntner', 'GAMMA-MNT'],
+        ['mnt-by', 'GAMMA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    );
     const quiet = repo.commit('a maintainer');
-    expectResponse(await client.post('/registry/v1/sync')).status(200).body({ synced: true, commit: quiet });
+    expectResponse(await client.post('/registry/v1/sync'))
+      .status(200)
+      .body({ synced: true, commit: quiet });
     const same = await client.get('/registry/v1/roas', { headers: { 'if-none-match': before } });
     expectResponse(same).status(304);
     repo.put('route', '172.20.16.0/22', route('route', '172.20.16.0/22', ['AS4242420003'], '21'));
     const moved = repo.commit('max-length 21 (below the prefix length: no ROA any more)');
-    expectResponse(await client.post('/registry/v1/sync')).status(200).body({ synced: true, commit: moved });
+    expectResponse(await client.post('/registry/v1/sync'))
+      .status(200)
+      .body({ synced: true, commit: moved });
     const res = await client.get('/registry/v1/roas', { headers: { 'if-none-match': before } });
     expectResponse(res).status(200).body({ commit: moved });
     expect(res.headers.get('etag')).not.to.equal(before);
@@ -96,9 +116,17 @@ describe('Registry replica: ROAs', function () {
     const { commit } = (await client.get('/registry/v1/status')).body;
     await sys.pool.query('UPDATE registry_state SET load_format = 1, roas_etag = NULL');
     await sys.pool.query('DELETE FROM registry_roas');
-    expectResponse(await client.get('/registry/v1/roas')).status(404).detail(NO_SET);
-    expectResponse(await client.post('/registry/v1/sync')).status(200).body({ synced: true, commit, previous_commit: commit });
-    expectResponse(await client.get('/registry/v1/roas')).status(200).body({ commit });
-    expectResponse(await client.post('/registry/v1/sync')).status(200).body({ synced: false, commit });
+    expectResponse(await client.get('/registry/v1/roas'))
+      .status(404)
+      .detail(NO_SET);
+    expectResponse(await client.post('/registry/v1/sync'))
+      .status(200)
+      .body({ synced: true, commit, previous_commit: commit });
+    expectResponse(await client.get('/registry/v1/roas'))
+      .status(200)
+      .body({ commit });
+    expectResponse(await client.post('/registry/v1/sync'))
+      .status(200)
+      .body({ synced: false, commit });
   });
 });

@@ -33,7 +33,9 @@ function expectParsed(res: ApiResponse, style: Style): void {
 
 function expectTooLarge(res: ApiResponse, style: Style): void {
   expect(res.status, res.text.slice(0, 300)).to.equal(413);
-  expect(res.body).to.deep.equal(style === 'control' ? { detail: 'request body too large' } : { detail: 'request body too large', error: 'invalid_request', fatal: false });
+  expect(res.body).to.deep.equal(
+    style === 'control' ? { detail: 'request body too large' } : { detail: 'request body too large', error: 'invalid_request', fatal: false },
+  );
 }
 
 describe('per-route JSON body limits: a body at the limit is parsed, one byte more is 413 before parsing', function () {
@@ -56,14 +58,49 @@ describe('per-route JSON body limits: a body at the limit is parsed, one byte mo
 
   const cases: { name: string; style: Style; limit: number; send: (body: string) => Promise<ApiResponse> }[] = [
     { name: 'control login (default)', style: 'control', limit: DEFAULT_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/auth/login', b) },
-    { name: 'control node create', style: 'control', limit: NODE_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/nodes', b, { token: ADMIN_TOKEN }) },
-    { name: 'control provision', style: 'control', limit: PROVISION_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/provision', b, { token: ADMIN_TOKEN }) },
-    { name: 'control prefix block', style: 'control', limit: PREFIX_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/fleet/mitigations/prefix-block', b, { token: ADMIN_TOKEN }) },
-    { name: 'control DNS group', style: 'control', limit: DNS_GROUP_BODY_LIMIT_BYTES, send: (b) => control.post('/control/v1/admin/dns-groups', b, { token: ADMIN_TOKEN }) },
-    { name: 'identity passkey login (default)', style: 'identity', limit: DEFAULT_BODY_LIMIT_BYTES, send: (b) => identity.post('/api/v1/passkeys/login/begin', b) },
+    {
+      name: 'control node create',
+      style: 'control',
+      limit: NODE_BODY_LIMIT_BYTES,
+      send: (b) => control.post('/control/v1/admin/nodes', b, { token: ADMIN_TOKEN }),
+    },
+    {
+      name: 'control provision',
+      style: 'control',
+      limit: PROVISION_BODY_LIMIT_BYTES,
+      send: (b) => control.post('/control/v1/admin/provision', b, { token: ADMIN_TOKEN }),
+    },
+    {
+      name: 'control prefix block',
+      style: 'control',
+      limit: PREFIX_BODY_LIMIT_BYTES,
+      send: (b) => control.post('/control/v1/admin/fleet/mitigations/prefix-block', b, { token: ADMIN_TOKEN }),
+    },
+    {
+      name: 'control DNS group',
+      style: 'control',
+      limit: DNS_GROUP_BODY_LIMIT_BYTES,
+      send: (b) => control.post('/control/v1/admin/dns-groups', b, { token: ADMIN_TOKEN }),
+    },
+    {
+      name: 'identity passkey login (default)',
+      style: 'identity',
+      limit: DEFAULT_BODY_LIMIT_BYTES,
+      send: (b) => identity.post('/api/v1/passkeys/login/begin', b),
+    },
     { name: 'identity challenge submit', style: 'identity', limit: SUBMIT_BODY_LIMIT_BYTES, send: (b) => identity.post('/api/v1/challenge/submit', b) },
-    { name: 'identity OAuth client registration', style: 'identity', limit: 128 * KiB, send: (b) => identity.post('/api/v1/admin/oauth-clients', b, { token: IDENTITY_ADMIN_TOKEN }) },
-    { name: 'registry names (default)', style: 'control', limit: DEFAULT_BODY_LIMIT_BYTES, send: (b) => registry.post('/registry/v1/names', b, { token: SERVICE_TOKEN }) },
+    {
+      name: 'identity OAuth client registration',
+      style: 'identity',
+      limit: 128 * KiB,
+      send: (b) => identity.post('/api/v1/admin/oauth-clients', b, { token: IDENTITY_ADMIN_TOKEN }),
+    },
+    {
+      name: 'registry names (default)',
+      style: 'control',
+      limit: DEFAULT_BODY_LIMIT_BYTES,
+      send: (b) => registry.post('/registry/v1/names', b, { token: SERVICE_TOKEN }),
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.limit} bytes parsed, ${c.limit + 1} refused`, async () => {
@@ -73,7 +110,9 @@ describe('per-route JSON body limits: a body at the limit is parsed, one byte mo
   }
 
   it('takes a challenge answer and an armored public key at their maxLength (the submit limit is derived from them)', async () => {
-    const armored = Array.from({ length: 262_144 / 64 }, () => 'A'.repeat(63)).join('\n').padEnd(262_144, '=');
+    const armored = Array.from({ length: 262_144 / 64 }, () => 'A'.repeat(63))
+      .join('\n')
+      .padEnd(262_144, '=');
     const body = { challenge_id: 'c'.repeat(128), answer: 'S'.repeat(65_536), public_key: armored };
     const res = await identity.post('/api/v1/challenge/submit', body);
     // Past the size check and the schema: the challenge does not exist.
@@ -81,8 +120,17 @@ describe('per-route JSON body limits: a body at the limit is parsed, one byte mo
   });
 
   it('parses a DNS group with every list and string at its cap (the group limit is derived from them)', async () => {
-    const forwards = Array.from({ length: 64 }, (_, i) => ({ zone: `${i}`.padEnd(254, 'z'), upstreams: Array.from({ length: 16 }, (_, j) => `${j}`.padEnd(64, 'u')) }));
-    const body = { name: 'g'.repeat(64), bind_addresses: Array.from({ length: 32 }, (_, i) => `${i}`.padEnd(64, 'b')), cache_ttl_seconds: 604800, forwards, enabled: true };
+    const forwards = Array.from({ length: 64 }, (_, i) => ({
+      zone: `${i}`.padEnd(254, 'z'),
+      upstreams: Array.from({ length: 16 }, (_, j) => `${j}`.padEnd(64, 'u')),
+    }));
+    const body = {
+      name: 'g'.repeat(64),
+      bind_addresses: Array.from({ length: 32 }, (_, i) => `${i}`.padEnd(64, 'b')),
+      cache_ttl_seconds: 604800,
+      forwards,
+      enabled: true,
+    };
     expect(Buffer.byteLength(JSON.stringify(body))).to.be.below(DNS_GROUP_BODY_LIMIT_BYTES);
     const res = await control.post('/control/v1/admin/dns-groups', body, { token: ADMIN_TOKEN });
     // Parsed and judged on its values (these are not valid names), not refused for its size.
@@ -103,7 +151,12 @@ describe('per-route JSON body limits: a body at the limit is parsed, one byte mo
         controller.enqueue(chunk);
       },
     });
-    const res = await fetch(`${servers[0].url}/control/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${servers[0].url}/control/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).to.equal(413);
     expect(await res.json()).to.deep.equal({ detail: 'request body too large' });
   });

@@ -62,7 +62,8 @@ describe('every service answers 503 with Retry-After while its database is unrea
         expect([r.name, res.status]).to.deep.equal([r.name, 503]);
         expect(res.headers.get('retry-after'), r.name).to.equal(String(DATABASE_RETRY_AFTER_SECONDS));
         if (r.style === 'control') expect(res.body, r.name).to.deep.equal({ detail: DATABASE_UNAVAILABLE });
-        else if (r.style === 'identity') expect(res.body, r.name).to.deep.equal({ detail: DATABASE_UNAVAILABLE, error: 'temporarily_unavailable', fatal: false });
+        else if (r.style === 'identity')
+          expect(res.body, r.name).to.deep.equal({ detail: DATABASE_UNAVAILABLE, error: 'temporarily_unavailable', fatal: false });
         else expect(res.body.error, r.name).to.equal('temporarily_unavailable');
       }
     }
@@ -74,7 +75,15 @@ describe('every service answers 503 with Retry-After while its database is unrea
 
   it('recognises the connection failures of node-postgres and PostgreSQL, and nothing a statement did wrong', () => {
     const coded = (code: string) => Object.assign(new Error('x'), { code });
-    for (const err of [coded('ECONNREFUSED'), coded('57P01'), coded('57P03'), coded('08006'), new Error('Connection terminated unexpectedly'), new Error('timeout exceeded when trying to connect'), new Error('wrapped', { cause: coded('ECONNRESET') })]) {
+    for (const err of [
+      coded('ECONNREFUSED'),
+      coded('57P01'),
+      coded('57P03'),
+      coded('08006'),
+      new Error('Connection terminated unexpectedly'),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('wrapped', { cause: coded('ECONNRESET') }),
+    ]) {
       expect(isDatabaseUnavailable(err), String((err as { code?: string }).code ?? err.message)).to.equal(true);
     }
     for (const err of [coded('23505'), coded('22P05'), coded('40001'), new Error('boom'), null, 'text']) expect(isDatabaseUnavailable(err)).to.equal(false);

@@ -84,7 +84,10 @@ describe('GET /metrics (Prometheus text format, one registry per service instanc
     expect(value(m, 'dn42_http_requests_total', route('(no route)', '404'))).to.equal(1);
     expect(value(m, 'dn42_http_requests_total', route('(no route)', '401'))).to.equal(1);
     const routes = samplesOf(m, 'dn42_http_requests_total').map((s) => s.labels!.route);
-    expect(routes.filter((r) => /ghost|4242|\/n1|\/n2/.test(r)), 'raw path segments in route labels').to.deep.equal([]);
+    expect(
+      routes.filter((r) => /ghost|4242|\/n1|\/n2/.test(r)),
+      'raw path segments in route labels',
+    ).to.deep.equal([]);
 
     const [latency] = samplesOf(m, 'dn42_http_request_duration_seconds', route('/control/v1/admin/nodes/{node_id}', '200'));
     expect(m.get('dn42_http_request_duration_seconds')!.type).to.equal('HISTOGRAM');
@@ -118,7 +121,9 @@ describe('GET /metrics (Prometheus text format, one registry per service instanc
   it('registry: the sync age is +Inf before the first sync, then counts from the last round on the service clock', async () => {
     const url = await start(createRegistryApp(h.sys.context));
     expect(samplesOf(await scrape(url), 'dn42_registry_sync_age_seconds')[0].value).to.equal('+Inf');
-    expectResponse(await api(url, { token: SERVICE_TOKEN }).post('/registry/v1/sync')).status(200).body({ synced: true });
+    expectResponse(await api(url, { token: SERVICE_TOKEN }).post('/registry/v1/sync'))
+      .status(200)
+      .body({ synced: true });
     expect(value(await scrape(url), 'dn42_registry_sync_age_seconds')).to.equal(0);
     h.sys.clock.advance(90_000);
     const m = await scrape(url);

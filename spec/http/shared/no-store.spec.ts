@@ -16,7 +16,7 @@ describe('answers that carry a secret are not stored by caches', function () {
     const issued = await h.client.post('/admin/nodes/fra1/agent-tokens', {});
     expect(issued.status, issued.text).to.equal(201);
     expect(issued.headers.get('cache-control')).to.equal('no-store');
-    const rotated = await h.client.post(`/admin/agent-tokens/${issued.body.token.split(".")[0]}/rotate`, {});
+    const rotated = await h.client.post(`/admin/agent-tokens/${issued.body.token.split('.')[0]}/rotate`, {});
     expect(rotated.status, rotated.text).to.equal(201);
     expect(rotated.headers.get('cache-control')).to.equal('no-store');
     const enrollment = await h.client.post('/admin/enrollment-tokens', { node_id: 'fra1' });

@@ -44,7 +44,15 @@ describe('API reference page (HTTP)', function () {
       expect(page.status).to.equal(200);
       expect(page.headers.get('content-type')).to.equal('text/html; charset=utf-8');
       const csp = page.headers.get('content-security-policy')!;
-      for (const directive of ["default-src 'none'", "script-src 'self'", "connect-src 'self'", "img-src 'self' data:", "worker-src 'self' blob:", "frame-ancestors 'none'"]) expect(csp).to.include(directive);
+      for (const directive of [
+        "default-src 'none'",
+        "script-src 'self'",
+        "connect-src 'self'",
+        "img-src 'self' data:",
+        "worker-src 'self' blob:",
+        "frame-ancestors 'none'",
+      ])
+        expect(csp).to.include(directive);
       expect(csp).not.to.match(/https?:/);
       expect(page.headers.get('x-frame-options')).to.equal('DENY');
       expect(page.headers.get('x-content-type-options')).to.equal('nosniff');

@@ -17,14 +17,33 @@ const MAP: PublicMap = {
 };
 
 const row = (node_id: string, site: string | null, geo: { lat: number; lon: number; city: string; country: string } | null, health = 'ok') =>
-  ({ node_id, site, region: null, geo: geo && { ...geo, region: 41 }, health, liveness: 'online', generation: 1, drift_count: 0, agent_version: null, last_heartbeat_at: null, capabilities: [], adjacencies: [] }) as unknown as PublicFleet['nodes'][number];
+  ({
+    node_id,
+    site,
+    region: null,
+    geo: geo && { ...geo, region: 41 },
+    health,
+    liveness: 'online',
+    generation: 1,
+    drift_count: 0,
+    agent_version: null,
+    last_heartbeat_at: null,
+    capabilities: [],
+    adjacencies: [],
+  }) as unknown as PublicFleet['nodes'][number];
 
 const FRA = { lat: 50.1, lon: 8.7, city: 'Frankfurt', country: 'DE' };
 const AMS = { lat: 52.4, lon: 4.9, city: 'Amsterdam', country: 'NL' };
 
 const FLEET = {
   generated_at: '2026-11-01T12:00:00.000Z',
-  nodes: [row('edge-fra-2', 'FRA-2', FRA, 'down'), row('edge-fra-1', 'fra1', FRA, 'down'), row('core-ams-1', 'ams1', AMS, 'degraded'), row('lab-1', null, null), row('x-1', 'somewhere', { lat: 1, lon: 2, city: 'Elsewhere', country: 'ZZ' }, 'unknown')],
+  nodes: [
+    row('edge-fra-2', 'FRA-2', FRA, 'down'),
+    row('edge-fra-1', 'fra1', FRA, 'down'),
+    row('core-ams-1', 'ams1', AMS, 'degraded'),
+    row('lab-1', null, null),
+    row('x-1', 'somewhere', { lat: 1, lon: 2, city: 'Elsewhere', country: 'ZZ' }, 'unknown'),
+  ],
   links: [
     { a: 'core-ams-1', b: 'edge-fra-1' },
     { a: 'core-ams-1', b: 'edge-fra-2' },
@@ -68,9 +87,25 @@ describe('home site map (pure)', () => {
     it('tells a public map and a public fleet from anything else', () => {
       expect(isPublicMap(MAP)).to.equal(true);
       expect(isPublicMap({ ...MAP, asn: null, nodes: [], links: [] })).to.equal(true);
-      for (const bad of [null, 'x', {}, { ...MAP, stats: { nodes_online: 1 } }, { ...MAP, nodes: [{ label: 'A' }] }, { ...MAP, links: [['A']] }, { detail: 'unavailable' }]) expect(isPublicMap(bad), JSON.stringify(bad)).to.equal(false);
+      for (const bad of [
+        null,
+        'x',
+        {},
+        { ...MAP, stats: { nodes_online: 1 } },
+        { ...MAP, nodes: [{ label: 'A' }] },
+        { ...MAP, links: [['A']] },
+        { detail: 'unavailable' },
+      ])
+        expect(isPublicMap(bad), JSON.stringify(bad)).to.equal(false);
       expect(isPublicFleet(FLEET)).to.equal(true);
-      for (const bad of [null, {}, { ...FLEET, nodes: [{ node_id: 1 }] }, { ...FLEET, links: [{ a: 'x' }] }, { ...FLEET, nodes: [{ ...FLEET.nodes[0], geo: { lat: 'x' } }] }]) expect(isPublicFleet(bad), JSON.stringify(bad)).to.equal(false);
+      for (const bad of [
+        null,
+        {},
+        { ...FLEET, nodes: [{ node_id: 1 }] },
+        { ...FLEET, links: [{ a: 'x' }] },
+        { ...FLEET, nodes: [{ ...FLEET.nodes[0], geo: { lat: 'x' } }] },
+      ])
+        expect(isPublicFleet(bad), JSON.stringify(bad)).to.equal(false);
     });
   });
 
@@ -136,7 +171,22 @@ describe('home site map (pure)', () => {
 
     it('draws land, links and markers, with every text escaped', () => {
       const n = networkOfMap({ nodes: [{ ...MAP.nodes[0], city: '<b>"Am"&</b>', label: 'A"M' }, MAP.nodes[1]], links: [['A"M', 'FRA']] }, 'snapshot');
-      const land = { type: 'Feature' as const, properties: {}, geometry: { type: 'Polygon' as const, coordinates: [[[0, 40], [20, 40], [20, 60], [0, 60], [0, 40]]] } };
+      const land = {
+        type: 'Feature' as const,
+        properties: {},
+        geometry: {
+          type: 'Polygon' as const,
+          coordinates: [
+            [
+              [0, 40],
+              [20, 40],
+              [20, 60],
+              [0, 60],
+              [0, 40],
+            ],
+          ],
+        },
+      };
       const svg = mapSvg(n, land);
       expect(svg).to.include('data-key="A&quot;M"');
       expect(svg).to.include('&lt;b&gt;&quot;Am&quot;&amp;&lt;/b&gt;');
@@ -154,7 +204,9 @@ describe('home site map (pure)', () => {
       expect(fromMap).to.include('Amsterdam, Netherlands</span> <span class="facts">online · 3 BGP sessions</span>');
       expect(fromMap).to.include('Frankfurt, Germany</span> <span class="facts">offline · 0 BGP sessions</span>');
       const fromFleet = placesList(networkOfFleet(FLEET));
-      expect(fromFleet).to.include('offline · 2 nodes</span> <span class="nodes"><a href="/nodes/edge-fra-1">edge-fra-1</a> <a href="/nodes/edge-fra-2">edge-fra-2</a></span>');
+      expect(fromFleet).to.include(
+        'offline · 2 nodes</span> <span class="nodes"><a href="/nodes/edge-fra-1">edge-fra-1</a> <a href="/nodes/edge-fra-2">edge-fra-2</a></span>',
+      );
       expect(countryName('DE')).to.equal('Germany');
       expect(countryName('not a code')).to.equal('not a code');
       expect(esc(`<'&">`)).to.equal('&lt;&#39;&amp;&quot;&gt;');

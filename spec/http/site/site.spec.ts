@@ -183,7 +183,9 @@ describe('home site', function () {
     });
 
     it('/robots.txt lets robots in, keeps them off /nodes/ and names the sitemap at SITE_URL', async () => {
-      expect((await raw(site.url, '/robots.txt')).body.toString('utf8')).to.equal(`User-agent: *\nAllow: /\nDisallow: /nodes/\n\nSitemap: ${SITE_URL}/sitemap.xml\n`);
+      expect((await raw(site.url, '/robots.txt')).body.toString('utf8')).to.equal(
+        `User-agent: *\nAllow: /\nDisallow: /nodes/\n\nSitemap: ${SITE_URL}/sitemap.xml\n`,
+      );
     });
 
     it('/sitemap.xml has exactly one page entry: SITE_URL/', async () => {
@@ -214,12 +216,14 @@ describe('home site', function () {
       expect(svg).to.include('data-key="SIN" transform');
       expect(svg).to.not.match(/class="place online" data-key="SIN"/);
       const list = html.slice(html.indexOf('<ul id="places"'), html.indexOf('</ul>'));
-      for (const city of ['Amsterdam, Netherlands', 'Frankfurt, Germany', 'London, United Kingdom', 'New York, United States', 'Singapore, Singapore']) expect(list).to.include(city);
+      for (const city of ['Amsterdam, Netherlands', 'Frankfurt, Germany', 'London, United Kingdom', 'New York, United States', 'Singapore, Singapore'])
+        expect(list).to.include(city);
       expect(list).to.include('3 BGP sessions');
     });
 
     it('names nothing the public map hides: no node id, address or host name', () => {
-      for (const secret of ['edge-fra-1', 'core-ams-1', '172.20.9.', 'fd42:4242:9', 'example.net:', 'nodes.example.net']) expect(html, secret).to.not.include(secret);
+      for (const secret of ['edge-fra-1', 'core-ams-1', '172.20.9.', 'fd42:4242:9', 'example.net:', 'nodes.example.net'])
+        expect(html, secret).to.not.include(secret);
     });
 
     it('loads nothing from a third party: one script (/fleet.js), the icon and the photo, all same-origin; data from the control server', () => {
@@ -260,7 +264,11 @@ describe('home site', function () {
         sizes[path] = (await raw(site.url, path, { headers: { 'accept-encoding': 'gzip' } })).body.length;
       }
       const total = Object.values(sizes).reduce((a, b) => a + b, 0);
-      console.log(`      page weight, gzip: ${Object.entries(sizes).map(([p, b]) => `${p} ${(b / 1024).toFixed(1)} KiB`).join(', ')}; total ${(total / 1024).toFixed(1)} KiB`);
+      console.log(
+        `      page weight, gzip: ${Object.entries(sizes)
+          .map(([p, b]) => `${p} ${(b / 1024).toFixed(1)} KiB`)
+          .join(', ')}; total ${(total / 1024).toFixed(1)} KiB`,
+      );
       expect(total).to.be.below(300 * 1024);
     });
   });
@@ -268,9 +276,26 @@ describe('home site', function () {
   describe('the AS name', () => {
     it('comes from the registry replica for the AS number of the map', async () => {
       const repo = new RegistryRepo();
-      repo.put('aut-num', `AS${FLEET_ASN}`, rpsl([['aut-num', `AS${FLEET_ASN}`], ['as-name', 'CANYON-<AS>'], ['mnt-by', 'CANYON-MNT'], ['source', 'DN42']])).commit('canyon');
+      repo
+        .put(
+          'aut-num',
+          `AS${FLEET_ASN}`,
+          rpsl([
+            ['aut-num', `AS${FLEET_ASN}`],
+            ['as-name', 'CANYON-<AS>'],
+            ['mnt-by', 'CANYON-MNT'],
+            ['source', 'DN42'],
+          ]),
+        )
+        .commit('canyon');
       const token = 'site-spec-registry-token-0123456789';
-      const config = loadConfig({ DATABASE_URL: control.sys.db.url, LOG_LEVEL: 'silent', REGISTRY_SERVICE_TOKEN: token, REGISTRY_SOURCE: repo.dir, DATA_DIR: site.dataDir });
+      const config = loadConfig({
+        DATABASE_URL: control.sys.db.url,
+        LOG_LEVEL: 'silent',
+        REGISTRY_SERVICE_TOKEN: token,
+        REGISTRY_SOURCE: repo.dir,
+        DATA_DIR: site.dataDir,
+      });
       await migrate(control.sys.pool, [registryMigrations]);
       await new RegistrySyncer({ ...control.sys.context, config }).sync({ metadata: { actor: 'site-spec' } });
       const replica = await startApp(createRegistryApp({ ...control.sys.context, config }));

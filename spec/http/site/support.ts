@@ -101,7 +101,13 @@ export async function seedFleet(control: Control): Promise<void> {
     await ok(
       admin.post(`/admin/nodes/${from}/peerings/provision`, {
         peering: { name, remote_asn: FLEET_ASN, remote_node_id: to, is_internal: true },
-        interface_spec: { name, listen_port: port, addresses: [`10.99.9.${2 * i}/31`, 'fe80::99/64'], cost: 10 + i, peer: { endpoint: `${to}.nodes.example.net:${port}` } },
+        interface_spec: {
+          name,
+          listen_port: port,
+          addresses: [`10.99.9.${2 * i}/31`, 'fe80::99/64'],
+          cost: 10 + i,
+          peer: { endpoint: `${to}.nodes.example.net:${port}` },
+        },
       }),
     );
   }
@@ -112,7 +118,14 @@ export async function seedFleet(control: Control): Promise<void> {
     await ok(agent.post('/agent/wireguard-keys', { node_id: n.id, public_key: key(i) }), 200);
     const sessions = Object.fromEntries(Array.from({ length: n.sessions }, (_, s) => [`peer${s}`, 'established']));
     await ok(agent.post('/agent/runtime-snapshot', snapshot(n.id, sessions)), 200);
-    const routes = Array.from({ length: n.routes }, (_, r) => ({ prefix: `172.22.${r >> 8}.${r & 255}/32`, protocol: 'peer0', origin_asn: 4242420002, as_path: [4242420002], rpki: 'valid', local: false }));
+    const routes = Array.from({ length: n.routes }, (_, r) => ({
+      prefix: `172.22.${r >> 8}.${r & 255}/32`,
+      protocol: 'peer0',
+      origin_asn: 4242420002,
+      as_path: [4242420002],
+      rpki: 'valid',
+      local: false,
+    }));
     await ok(agent.post('/agent/routing-table', { node_id: n.id, captured_at: '2026-11-01T12:00:00Z', rpki_observed: true, routes }), 200);
     await ok(agent.post('/agent/reconciliation-report', reconciliation(n.id)), 200);
     await recordHeartbeat(control.sys.pool, n.id, { agent_version: '1.0.217', applied_generation: 1, apply_status: 'succeeded' }, control.sys.clock.now());

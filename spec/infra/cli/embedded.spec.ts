@@ -33,7 +33,11 @@ describe('The embedded PostgreSQL of dn42-control', function () {
 
   it('a read-only command refuses a DATA_DIR that holds no cluster, and creates nothing there', async () => {
     const dataDir = join(work, 'empty');
-    for (const args of [['projections', 'status'], ['events', 'tail', '-n', '1'], ['projections', 'rebuild']]) {
+    for (const args of [
+      ['projections', 'status'],
+      ['events', 'tail', '-n', '1'],
+      ['projections', 'rebuild'],
+    ]) {
       const run = await dn42Control(args, { DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
       expect(run.code, args.join(' ')).to.equal(1);
       expect(run.stderr).to.include(`dn42-control: no database cluster in DATA_DIR ${dataDir}:`);

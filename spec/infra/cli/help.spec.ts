@@ -8,7 +8,21 @@ import { projectVersion } from '../../../infra/version.js';
 import { dn42Control, ROOT } from '../../support/cli.js';
 
 /** Every command `dn42-control --help` must list. */
-const COMMANDS = ['serve', 'migrate', 'projections', 'events', 'accounts', 'identity', 'config', 'nodes', 'peerings', 'desired-state', 'enrollment-tokens', 'oauth-clients', 'registry'];
+const COMMANDS = [
+  'serve',
+  'migrate',
+  'projections',
+  'events',
+  'accounts',
+  'identity',
+  'config',
+  'nodes',
+  'peerings',
+  'desired-state',
+  'enrollment-tokens',
+  'oauth-clients',
+  'registry',
+];
 
 const { BUNDLE, freshBundle } = (await import(pathToFileURL(join(ROOT, 'infra/cli/bundle.mjs')).href)) as { BUNDLE: string; freshBundle(): string | undefined };
 

@@ -69,10 +69,18 @@ describe('The dn42-control management commands against a real server', function 
 
   it('on a non-loopback BIND_HOST makes no local secrets and a login without a captcha fails closed, saying why in the log', async () => {
     expect(existsSync(join(dataDir, LOCAL_SECRETS_FILE))).to.equal(false);
-    const login = await fetch(`${control}/control/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'nobody', password: 'whatever1' }) });
+    const login = await fetch(`${control}/control/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'nobody', password: 'whatever1' }),
+    });
     expect(login.status).to.equal(400);
     expect(((await login.json()) as { detail: string }).detail).to.equal('captcha verification failed');
-    await eventually(() => server.output().stdout.includes('CONTROL_LOGIN_CAPTCHA is not set'), { what: 'the reason in the log', timeoutMs: 10_000, everyMs: 50 });
+    await eventually(() => server.output().stdout.includes('CONTROL_LOGIN_CAPTCHA is not set'), {
+      what: 'the reason in the log',
+      timeoutMs: 10_000,
+      everyMs: 50,
+    });
   });
 
   it('registry sync loads the sample registry through the identity service; status shows it, --json as the API answers', async () => {
@@ -88,7 +96,17 @@ describe('The dn42-control management commands against a real server', function 
   });
 
   it('nodes create, list, show and decommission, in table and JSON form', async () => {
-    const body = { node_id: 'ber1', asn: 4242423998, router_id: '172.23.250.2', site: 'ber', loopback_ipv4: '172.23.250.2', loopback_ipv6: 'fd42:de30:1234::2', link_local: 'fe80::1', ipv4_prefixes: ['172.23.250.0/27'], ipv6_prefixes: ['fd42:de30:1234::/48'] };
+    const body = {
+      node_id: 'ber1',
+      asn: 4242423998,
+      router_id: '172.23.250.2',
+      site: 'ber',
+      loopback_ipv4: '172.23.250.2',
+      loopback_ipv6: 'fd42:de30:1234::2',
+      link_local: 'fe80::1',
+      ipv4_prefixes: ['172.23.250.0/27'],
+      ipv6_prefixes: ['fd42:de30:1234::/48'],
+    };
     const file = join(work, 'ber1.json');
     writeFileSync(file, JSON.stringify(body));
     expect(await ok(['nodes', 'create', '--file', file])).to.equal('node ber1 created\n');
@@ -115,9 +133,23 @@ describe('The dn42-control management commands against a real server', function 
   });
 
   it('peerings provision from flags and from a JSON file, list them, and desired-state get prints what dn42-agent reads', async () => {
-    expect(await ok(['peerings', 'provision', 'fra1', '--name', 'demo', '--remote-asn', '4242423999', '--listen-port', '51820', '--peer-public-key', PEER_KEY, '--peer-link-local', 'fe80::2'])).to.match(
-      /^peering demo \(id \d+\) provisioned on fra1: generation 1\n$/,
-    );
+    expect(
+      await ok([
+        'peerings',
+        'provision',
+        'fra1',
+        '--name',
+        'demo',
+        '--remote-asn',
+        '4242423999',
+        '--listen-port',
+        '51820',
+        '--peer-public-key',
+        PEER_KEY,
+        '--peer-link-local',
+        'fe80::2',
+      ]),
+    ).to.match(/^peering demo \(id \d+\) provisioned on fra1: generation 1\n$/);
     const file = join(work, 'peering.json');
     writeFileSync(
       file,
@@ -155,7 +187,19 @@ describe('The dn42-control management commands against a real server', function 
   });
 
   it('oauth-clients add, list and remove with the identity administration token', async () => {
-    const added = JSON.parse(await ok(['oauth-clients', 'add', '--name', 'Public App', '--redirect-uri', 'http://127.0.0.1:9999/a', '--redirect-uri', 'http://127.0.0.1:9999/b', '--json']));
+    const added = JSON.parse(
+      await ok([
+        'oauth-clients',
+        'add',
+        '--name',
+        'Public App',
+        '--redirect-uri',
+        'http://127.0.0.1:9999/a',
+        '--redirect-uri',
+        'http://127.0.0.1:9999/b',
+        '--json',
+      ]),
+    );
     expect(added).to.include({ name: 'Public App', confidential: false });
     expect(added).to.not.have.property('client_secret');
     expect(JSON.parse(await ok(['oauth-clients', 'list', '--json'])).clients.map((c: { client_id: string }) => c.client_id)).to.include(added.client_id);
@@ -183,7 +227,9 @@ describe('The dn42-control management commands against a real server', function 
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as { level: number; req?: { method: string; url: string }; res?: { statusCode: number } });
     const access = lines.filter((l) => l.req && l.res);
-    expect(access.some((l) => l.req!.method === 'POST' && l.req!.url === '/control/v1/admin/nodes' && l.res!.statusCode === 201 && l.level === 30)).to.equal(true);
+    expect(access.some((l) => l.req!.method === 'POST' && l.req!.url === '/control/v1/admin/nodes' && l.res!.statusCode === 201 && l.level === 30)).to.equal(
+      true,
+    );
     expect(access.some((l) => l.req!.method === 'GET' && l.res!.statusCode === 200)).to.equal(false);
     // The secrets never reach the log.
     expect(server.output().stdout).to.not.include(ADMIN);

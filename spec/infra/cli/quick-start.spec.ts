@@ -109,7 +109,11 @@ describe('The README quick start on a fresh data directory', function () {
   });
 
   it('serves each API reference page beside its OpenAPI document', async () => {
-    for (const [base, prefix] of [[control, '/control/v1'], [identity, '/api/v1'], [`http://127.0.0.1:${ports.registry}`, '/registry/v1']]) {
+    for (const [base, prefix] of [
+      [control, '/control/v1'],
+      [identity, '/api/v1'],
+      [`http://127.0.0.1:${ports.registry}`, '/registry/v1'],
+    ]) {
       const page = await fetch(`${base}${prefix}/docs`);
       expect(page.status, `${prefix}/docs`).to.equal(200);
       expect(await page.text()).to.match(/src="docs\/reference-[A-Z0-9]+\.js"/);
@@ -123,7 +127,11 @@ describe('The README quick start on a fresh data directory', function () {
     expect(created.stdout).to.equal('account alice created\n');
     const ticket = await solvedTicket(`${control}/control/v1/auth/captcha`);
     const login = await json(
-      await fetch(`${control}/control/v1/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'alice', password: 'correct horse battery', captcha_token: ticket }) }),
+      await fetch(`${control}/control/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'alice', password: 'correct horse battery', captcha_token: ticket }),
+      }),
     );
     expect(login.status, JSON.stringify(login.body)).to.equal(200);
     const nodes = await fetch(`${control}/control/v1/admin/nodes`, { headers: { authorization: `Bearer ${login.body.token}` } });
@@ -131,10 +139,46 @@ describe('The README quick start on a fresh data directory', function () {
   });
 
   it('creates a node and a peering, reads the desired state, and dn42-agent renders a BIRD config that bird -p accepts', async () => {
-    const node = await cli(['nodes', 'create', 'fra1', '--asn', '4242423998', '--router-id', '172.23.250.1', '--site', 'fra', '--loopback-ipv4', '172.23.250.1', '--loopback-ipv6', 'fd42:de30:1234::1', '--link-local', 'fe80::1', '--ipv4-prefix', '172.23.250.0/27', '--ipv6-prefix', 'fd42:de30:1234::/48']);
+    const node = await cli([
+      'nodes',
+      'create',
+      'fra1',
+      '--asn',
+      '4242423998',
+      '--router-id',
+      '172.23.250.1',
+      '--site',
+      'fra',
+      '--loopback-ipv4',
+      '172.23.250.1',
+      '--loopback-ipv6',
+      'fd42:de30:1234::1',
+      '--link-local',
+      'fe80::1',
+      '--ipv4-prefix',
+      '172.23.250.0/27',
+      '--ipv6-prefix',
+      'fd42:de30:1234::/48',
+    ]);
     expect(node.code, node.stderr).to.equal(0);
     expect(node.stdout).to.equal('node fra1 created\n');
-    const peering = await cli(['peerings', 'provision', 'fra1', '--name', 'demo', '--remote-asn', String(DEMO_ASN), '--listen-port', '51820', '--peer-public-key', 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=', '--peer-endpoint', 'peer.example.net:51820', '--peer-link-local', 'fe80::2']);
+    const peering = await cli([
+      'peerings',
+      'provision',
+      'fra1',
+      '--name',
+      'demo',
+      '--remote-asn',
+      String(DEMO_ASN),
+      '--listen-port',
+      '51820',
+      '--peer-public-key',
+      'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=',
+      '--peer-endpoint',
+      'peer.example.net:51820',
+      '--peer-link-local',
+      'fe80::2',
+    ]);
     expect(peering.code, peering.stderr).to.equal(0);
     expect(peering.stdout).to.match(/^peering demo \(id \d+\) provisioned on fra1: generation 1\n$/);
 
@@ -161,25 +205,48 @@ describe('The README quick start on a fresh data directory', function () {
   });
 
   it('signs in through the authorization page API against the sample registry with the demo SSH key', async () => {
-    await eventually(async () => (await json(await fetch(`${identity}/api/v1/registry/status`))).body?.commit !== null, { what: 'the sample registry to be loaded', timeoutMs: 30_000, everyMs: 200 });
+    await eventually(async () => (await json(await fetch(`${identity}/api/v1/registry/status`))).body?.commit !== null, {
+      what: 'the sample registry to be loaded',
+      timeoutMs: 30_000,
+      everyMs: 200,
+    });
     const status = await cli(['registry', 'status', '--json']);
     expect(JSON.parse(status.stdout)).to.deep.include({ enabled: true, detail: null });
 
     const options = await json(
-      await fetch(`${identity}/api/v1/verification-options`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ asn: DEMO_ASN, captcha_token: await solvedTicket(`${identity}/api/v1/captcha/challenge`) }) }),
+      await fetch(`${identity}/api/v1/verification-options`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ asn: DEMO_ASN, captcha_token: await solvedTicket(`${identity}/api/v1/captcha/challenge`) }),
+      }),
     );
     expect(options.status, JSON.stringify(options.body)).to.equal(200);
     const ssh = (options.body.options as { id: string; kind: string; mntner: string }[]).find((o) => o.kind === 'ssh');
     expect(ssh, JSON.stringify(options.body)).to.include({ mntner: 'DEMO-MNT' });
 
-    const challenge = await json(await fetch(`${identity}/api/v1/challenge`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ asn: DEMO_ASN, option_id: ssh!.id }) }));
+    const challenge = await json(
+      await fetch(`${identity}/api/v1/challenge`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ asn: DEMO_ASN, option_id: ssh!.id }),
+      }),
+    );
     expect(challenge.status, JSON.stringify(challenge.body)).to.equal(201);
     // As the README says: ssh-keygen refuses a private key others can read, so the demo key is copied to a 0600 file.
     const key = join(work, 'demo-key');
     copyFileSync(DEMO_KEY, key);
     execFileSync('chmod', ['600', key]);
-    const signature = execFileSync('ssh-keygen', ['-Y', 'sign', '-f', key, '-n', 'dn42-autopeer'], { input: challenge.body.nonce, stdio: ['pipe', 'pipe', 'ignore'] }).toString('utf8');
-    const submit = await json(await fetch(`${identity}/api/v1/challenge/submit`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ challenge_id: challenge.body.challenge_id, answer: signature }) }));
+    const signature = execFileSync('ssh-keygen', ['-Y', 'sign', '-f', key, '-n', 'dn42-autopeer'], {
+      input: challenge.body.nonce,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    }).toString('utf8');
+    const submit = await json(
+      await fetch(`${identity}/api/v1/challenge/submit`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ challenge_id: challenge.body.challenge_id, answer: signature }),
+      }),
+    );
     expect(submit.status, JSON.stringify(submit.body)).to.equal(200);
     const session = await json(await fetch(`${identity}/api/v1/session`, { headers: { authorization: `Bearer ${submit.body.token}` } }));
     expect(session.status, JSON.stringify(session.body)).to.equal(200);
@@ -188,7 +255,16 @@ describe('The README quick start on a fresh data directory', function () {
   });
 
   it('registers an OAuth application with the same token and lists it', async () => {
-    const added = await cli(['oauth-clients', 'add', '--name', 'Looking Glass', '--redirect-uri', 'http://127.0.0.1:9999/callback', '--confidential', '--json']);
+    const added = await cli([
+      'oauth-clients',
+      'add',
+      '--name',
+      'Looking Glass',
+      '--redirect-uri',
+      'http://127.0.0.1:9999/callback',
+      '--confidential',
+      '--json',
+    ]);
     expect(added.code, added.stderr).to.equal(0);
     const client = JSON.parse(added.stdout);
     expect(client).to.include({ name: 'Looking Glass', confidential: true });
@@ -248,11 +324,23 @@ describe('The README quick start on a fresh data directory', function () {
   it('stops on Ctrl-C with exit code 0, without an error or a stack trace in its output', async () => {
     const run = await server.stop('SIGINT');
     expect(run.code, run.stderr).to.equal(0);
-    const lines = run.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; time: string });
-    expect(lines.filter((l) => l.level >= 50).map((l) => l.msg), 'no error in the whole run').to.deep.equal([]);
+    const lines = run.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string; time: string });
+    expect(
+      lines.filter((l) => l.level >= 50).map((l) => l.msg),
+      'no error in the whole run',
+    ).to.deep.equal([]);
     const shutdown = lines.findIndex((l) => l.msg === 'shutting down');
     expect(shutdown).to.be.greaterThan(0);
-    expect(lines.slice(shutdown).filter((l) => l.level >= 40).map((l) => l.msg), 'no warning while stopping').to.deep.equal([]);
+    expect(
+      lines
+        .slice(shutdown)
+        .filter((l) => l.level >= 40)
+        .map((l) => l.msg),
+      'no warning while stopping',
+    ).to.deep.equal([]);
     expect(lines.at(-1)!.msg).to.equal('stopped');
     expect(lines[0].time, 'ISO timestamps').to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(run.stdout + run.stderr).to.not.match(/\n\s+at /);

@@ -62,7 +62,7 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         expect((await store.readStream(id('c'))).map((e) => e.version)).to.deep.equal([0, 1]);
       });
 
-      it('tells a stream\'s version without reading its events, -1 for a missing stream', async () => {
+      it("tells a stream's version without reading its events, -1 for a missing stream", async () => {
         expect(await store.streamVersion(id('v'))).to.equal(-1);
         await store.append([{ streamId: id('v'), expected: 'no_stream', events: [ev('V1'), ev('V2')] }], meta);
         expect(await store.streamVersion(id('v'))).to.equal(1);

@@ -100,7 +100,9 @@ describe('A process killed with SIGKILL during a burst of appends', function () 
       // The killed child's sessions must be gone (their transactions rolled back)
       // before we look; the server notices the closed sockets shortly (bounded wait).
       await eventually(
-        async () => (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control'`)).rows[0].n === 0,
+        async () =>
+          (await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control'`)).rows[0]
+            .n === 0,
         { what: 'the killed child sessions gone', timeoutMs: 10_000, everyMs: 100 },
       );
     }
@@ -117,14 +119,21 @@ describe('A process killed with SIGKILL during a burst of appends', function () 
     for (const ack of acknowledged) {
       const found = byAppend.get(ack.appendId);
       expect(found, `acknowledged append ${ack.appendId}`).to.not.equal(undefined);
-      if (ack.kind === 'single') expect(found!.map((e) => [e.stream_id, e.data.part])).to.deep.equal([[ack.streams[0], 0], [ack.streams[0], 1]]);
+      if (ack.kind === 'single')
+        expect(found!.map((e) => [e.stream_id, e.data.part])).to.deep.equal([
+          [ack.streams[0], 0],
+          [ack.streams[0], 1],
+        ]);
       else expect(found!.map((e) => e.stream_id).sort()).to.deep.equal([...ack.streams].sort());
     }
 
     // Every append in the store, acknowledged or not, is whole: all of its events or none.
     for (const [appendId, found] of byAppend) {
       if (found[0].type === 'BurstSingle') {
-        expect(found.map((e) => e.data.part), `single append ${appendId}`).to.deep.equal([0, 1]);
+        expect(
+          found.map((e) => e.data.part),
+          `single append ${appendId}`,
+        ).to.deep.equal([0, 1]);
         expect(new Set(found.map((e) => e.stream_id)).size).to.equal(1);
         expect(found[1].version, `single append ${appendId} versions`).to.equal(found[0].version + 1);
       } else {
@@ -150,6 +159,9 @@ describe('A process killed with SIGKILL during a burst of appends', function () 
     // The global reader still delivers every event (nothing left in flight holds it back).
     const store = new PgEventStore({ pool, log: createLogger('silent') });
     // (Bounded wait: the reader's guard is cluster-wide, any other transaction holds it back a moment.)
-    await eventually(async () => (await store.readAll(undefined, 100_000)).length === events.length, { what: `all ${events.length} events delivered`, everyMs: 50 });
+    await eventually(async () => (await store.readAll(undefined, 100_000)).length === events.length, {
+      what: `all ${events.length} events delivered`,
+      everyMs: 50,
+    });
   });
 });

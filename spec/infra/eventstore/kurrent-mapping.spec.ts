@@ -109,7 +109,7 @@ describe('KurrentDB adapter mapping (no server)', () => {
       });
     });
 
-    it('reads metadata back without the server\'s $ properties', () => {
+    it("reads metadata back without the server's $ properties", () => {
       expect(fromStoredMetadata({ actor: 'a', requestId: 'r', '$schema.name': 'T', '$schema.format': 'Json' })).to.deep.equal({ actor: 'a', requestId: 'r' });
       expect(fromStoredMetadata(new TextEncoder().encode('{"actor":"b"}'))).to.deep.equal({ actor: 'b' });
       expect(fromStoredMetadata(undefined)).to.deep.equal({ actor: '' });
@@ -143,7 +143,9 @@ describe('KurrentDB adapter mapping (no server)', () => {
     });
 
     it('refuses an event without a $all position', () => {
-      expect(() => toRecordedEvent({ id: '6f1c2e1e-0a52-4c35-9f61-4cf0b1f0a002', streamId: 's', revision: 0n, type: 'T', data: {}, created: new Date() })).to.throw(/without a \$all position/);
+      expect(() =>
+        toRecordedEvent({ id: '6f1c2e1e-0a52-4c35-9f61-4cf0b1f0a002', streamId: 's', revision: 0n, type: 'T', data: {}, created: new Date() }),
+      ).to.throw(/without a \$all position/);
     });
   });
 
@@ -153,7 +155,7 @@ describe('KurrentDB adapter mapping (no server)', () => {
       { streamId: 'm2', expected: 4, events: [{ type: 'B', data: {} }] },
     ];
 
-    it('maps the client WrongExpectedVersionError to ours with the writer\'s expected version', () => {
+    it("maps the client WrongExpectedVersionError to ours with the writer's expected version", () => {
       const clientErr = new WrongExpectedVersionError(undefined, { streamName: 'm2', expected: 4n, current: 6n });
       const err = mapAppendError(clientErr, writes);
       expect(err).to.be.instanceOf(WrongExpectedVersion);
@@ -168,7 +170,10 @@ describe('KurrentDB adapter mapping (no server)', () => {
     });
 
     it('maps a consistency violation (appendRecords) to the violated stream', () => {
-      const clientErr = { type: 'append-consistency-violation', violations: [{ checkIndex: 1, streamName: 'm2', expectedState: 4n, actualState: 'no_stream' }] };
+      const clientErr = {
+        type: 'append-consistency-violation',
+        violations: [{ checkIndex: 1, streamName: 'm2', expectedState: 4n, actualState: 'no_stream' }],
+      };
       const err = mapAppendError(clientErr, writes);
       expect(err).to.be.instanceOf(WrongExpectedVersion);
       expect(err).to.include({ streamId: 'm2', expected: 4, actual: 'no_stream' });

@@ -42,7 +42,14 @@ if (!url) {
     it('returns the appended events with the positions readAll reports, metadata without server properties', async () => {
       const res = await store.append(
         [
-          { streamId: `ka-${run}`, expected: 'no_stream', events: [{ type: 'A1', data: { n: 1 } }, { type: 'A2', data: { n: 2 } }] },
+          {
+            streamId: `ka-${run}`,
+            expected: 'no_stream',
+            events: [
+              { type: 'A1', data: { n: 1 } },
+              { type: 'A2', data: { n: 2 } },
+            ],
+          },
           { streamId: `kb-${run}`, expected: 'any', events: [{ type: 'B1', data: { n: 3 } }] },
         ],
         { actor: 'spec', correlationId: 'corr-1' },

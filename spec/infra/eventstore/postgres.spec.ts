@@ -108,7 +108,9 @@ describe('PostgreSQL event store', () => {
       await open.connect();
       try {
         await open.query('BEGIN');
-        await open.query(`SELECT * FROM event_store_append(ARRAY['held-1'], ARRAY['any'], ARRAY[1], ARRAY[NULL]::uuid[], ARRAY['H'], ARRAY['{}']::jsonb[], '{}'::jsonb)`);
+        await open.query(
+          `SELECT * FROM event_store_append(ARRAY['held-1'], ARRAY['any'], ARRAY[1], ARRAY[NULL]::uuid[], ARRAY['H'], ARRAY['{}']::jsonb[], '{}'::jsonb)`,
+        );
         await store.append([{ streamId: 'held-2', expected: 'no_stream', events: [{ type: 'H', data: {} }] }], { actor: 'spec' });
         const mid = (await store.readAll(before, 100)).map((e) => e.streamId);
         expect(mid).to.deep.equal(['held-0']);
@@ -148,9 +150,12 @@ describe('PostgreSQL event store', () => {
       const writer = new PgEventStore({ pool: t.pool, log });
       await listener.listen('dn42_events');
       const seen: string[] = [];
-      const sub = store.subscribeAll((e) => {
-        if (e.streamId === 'notify-1') seen.push(e.type);
-      }, { from: await store.headPosition() });
+      const sub = store.subscribeAll(
+        (e) => {
+          if (e.streamId === 'notify-1') seen.push(e.type);
+        },
+        { from: await store.headPosition() },
+      );
       try {
         await new Promise((r) => setTimeout(r, 200)); // the subscription's first (empty) read is over: only NOTIFY can bring what follows
         await writer.append([{ streamId: 'notify-1', expected: 'any', events: [{ type: 'N', data: {} }] }], { actor: 'spec' });
@@ -174,7 +179,19 @@ describe('PostgreSQL event store', () => {
     });
     await store.append([{ streamId: 'inline-1', expected: 'no_stream', events: [{ type: 'Ok', data: {} }] }], { actor: 'spec' });
     const err = await store
-      .append([{ streamId: 'inline-2', expected: 'no_stream', events: [{ type: 'Ok', data: {} }, { type: 'Boom', data: {} }] }], { actor: 'spec' })
+      .append(
+        [
+          {
+            streamId: 'inline-2',
+            expected: 'no_stream',
+            events: [
+              { type: 'Ok', data: {} },
+              { type: 'Boom', data: {} },
+            ],
+          },
+        ],
+        { actor: 'spec' },
+      )
       .catch((e) => e);
     expect(err.message).to.equal('inline failure');
     expect((await t.pool.query('SELECT stream_id FROM inline_probe ORDER BY stream_id')).rows).to.deep.equal([{ stream_id: 'inline-1' }]);

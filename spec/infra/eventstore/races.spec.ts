@@ -46,7 +46,10 @@ describe('PostgreSQL event store races', function () {
           for (let i = 0; !stop; i++) {
             const streams = [`${prefix}s${(w + i) % 4}`, `${prefix}s${(w + i + 1) % 4}`];
             if (i % 2) streams.reverse();
-            await store.append(streams.map((streamId) => ({ streamId, expected: 'any' as const, events: [{ type: 'R', data: { w, i } }] })), meta);
+            await store.append(
+              streams.map((streamId) => ({ streamId, expected: 'any' as const, events: [{ type: 'R', data: { w, i } }] })),
+              meta,
+            );
           }
         })().catch((e) => void errors.push(e)),
       );
@@ -175,18 +178,39 @@ describe('PostgreSQL event store: guards on streams that do not exist', function
       await held;
     }, ['HeldOpen']);
     const a = store
-      .append([{ streamId: 'skew-x', expected: 'no_stream', events: [{ type: 'HeldOpen', data: {} }] }, { streamId: 'skew-y', expected: 'no_stream', events: [] }], meta)
-      .then(() => 'ok', (e: Error) => e.name);
+      .append(
+        [
+          { streamId: 'skew-x', expected: 'no_stream', events: [{ type: 'HeldOpen', data: {} }] },
+          { streamId: 'skew-y', expected: 'no_stream', events: [] },
+        ],
+        meta,
+      )
+      .then(
+        () => 'ok',
+        (e: Error) => e.name,
+      );
     await eventually(() => holding, { what: "A's transaction held open" });
     const b = store
-      .append([{ streamId: 'skew-y', expected: 'no_stream', events: [{ type: 'Plain', data: {} }] }, { streamId: 'skew-x', expected: 'no_stream', events: [] }], meta)
-      .then(() => 'ok', (e: Error) => e.name);
+      .append(
+        [
+          { streamId: 'skew-y', expected: 'no_stream', events: [{ type: 'Plain', data: {} }] },
+          { streamId: 'skew-x', expected: 'no_stream', events: [] },
+        ],
+        meta,
+      )
+      .then(
+        () => 'ok',
+        (e: Error) => e.name,
+      );
     // B ends (refused) or waits for A's lock; either way it has made its check while A is open.
     let bDone = false;
     void b.then(() => (bDone = true));
-    await eventually(async () => bDone || (await t.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount! > 0, {
-      what: 'B checked while A is open',
-    });
+    await eventually(
+      async () => bDone || (await t.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rowCount! > 0,
+      {
+        what: 'B checked while A is open',
+      },
+    );
     release();
     const outcomes = [await a, await b];
     const streams = (await t.pool.query(`SELECT stream_id FROM streams WHERE stream_id LIKE 'skew-%' ORDER BY 1`)).rows.map((r) => r.stream_id);
@@ -210,7 +234,9 @@ describe('PostgreSQL event store: stopping', function () {
     await listener.close();
     // Barrier: the connection attempt that watch() started is over (close() does not wait for it).
     await (listener as unknown as { connecting?: Promise<void> }).connecting;
-    const { rows } = await t.pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control:listener'`);
+    const { rows } = await t.pool.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'dn42-control:listener'`,
+    );
     expect(rows[0].n, 'LISTEN connections left open').to.equal(0);
   });
 

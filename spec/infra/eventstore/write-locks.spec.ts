@@ -63,7 +63,9 @@ describe('writer locks: PostgreSQL', () => {
       await handleCommand(sys.store, 'counter-two', counter, { type: 'Open', name: 'two', metadata: { now: sys.clock.now() } }, meta);
       // One attempt each: a writer that did not wait for the one before it would fail with 409.
       await Promise.all(
-        Array.from({ length: 40 }, (_, i) => handleCommand(i % 2 ? other : sys.store, 'counter-two', counter, { type: 'Increment', by: 1 }, meta, { attempts: 1 })),
+        Array.from({ length: 40 }, (_, i) =>
+          handleCommand(i % 2 ? other : sys.store, 'counter-two', counter, { type: 'Increment', by: 1 }, meta, { attempts: 1 }),
+        ),
       );
       const values = (await sys.store.readStream('counter-two')).slice(1).map((e) => (e.data as { value: number }).value);
       expect(values).to.deep.equal(Array.from({ length: 40 }, (_, i) => i + 1));
@@ -82,7 +84,10 @@ describe('writer locks: PostgreSQL', () => {
           [`primary-${i}`],
           async (_streams, more) => {
             const side = await more('counter-side');
-            return { writes: [{ streamId: 'counter-side', events: [{ type: 'CounterIncremented', data: { by: 1, value: side.version + 1 } }] }], result: side.version };
+            return {
+              writes: [{ streamId: 'counter-side', events: [{ type: 'CounterIncremented', data: { by: 1, value: side.version + 1 } }] }],
+              result: side.version,
+            };
           },
           meta,
           { attempts: 3 },

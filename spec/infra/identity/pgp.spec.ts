@@ -24,7 +24,10 @@ function keyCertObject(fingerprint: string, armored: string): string {
     ['method', 'PGP'],
     ['owner', 'Spec <spec@example.net>'],
     ['fingerpr', spaced(fingerprint)],
-    ...armored.trim().split('\n').map((line) => ['certif', line] as const),
+    ...armored
+      .trim()
+      .split('\n')
+      .map((line) => ['certif', line] as const),
     ['mnt-by', 'ALPHA-MNT'],
     ['source', 'DN42'],
   ]);
@@ -72,14 +75,20 @@ describe('PGP clearsigned answers', function () {
     repo = writeBaseRegistry(new RegistryRepo());
     repo.put('key-cert', `PGPKEY-${registered.slice(-8)}`, keyCertObject(registered, gpg.exportPublic(registered)));
     repo.put('key-cert', `PGPKEY-${withSubkey.slice(-8)}`, keyCertObject(withSubkey, gpg.exportPublic(withSubkey)));
-    repo.put('key-cert', `PGPKEY-${brokenCopy.slice(-8)}`, keyCertObject(brokenCopy, '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nbm90IGEga2V5\n=AAAA\n-----END PGP PUBLIC KEY BLOCK-----'));
+    repo.put(
+      'key-cert',
+      `PGPKEY-${brokenCopy.slice(-8)}`,
+      keyCertObject(brokenCopy, '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nbm90IGEga2V5\n=AAAA\n-----END PGP PUBLIC KEY BLOCK-----'),
+    );
     repo.commit('key-certs');
     sys = await createTestSystem({ env: registryEnv(repo.dir, { REGISTRY_SERVICE_TOKEN: TOKEN }) });
     await migrate(sys.pool, [registryMigrations]);
     const started = await startApp(createRegistryApp(sys.context));
     registryUrl = started.url;
     closeRegistry = started.close;
-    expectResponse(await api(registryUrl, { token: TOKEN }).post('/registry/v1/sync')).status(200).body({ synced: true });
+    expectResponse(await api(registryUrl, { token: TOKEN }).post('/registry/v1/sync'))
+      .status(200)
+      .body({ synced: true });
 
     keyserver.keys.set(published, gpg.exportPublic(published));
     await keyserver.start();

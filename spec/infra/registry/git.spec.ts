@@ -13,7 +13,12 @@ describe('Registry upstream sources', () => {
   });
 
   it('needs no token for ssh, git, file URLs, scp-like remotes and local paths', () => {
-    for (const source of ['ssh://git@git.dn42.dev/dn42/registry.git', 'git://example.net/registry', 'file:///srv/registry', 'git@git.dn42.dev:dn42/registry.git']) {
+    for (const source of [
+      'ssh://git@git.dn42.dev/dn42/registry.git',
+      'git://example.net/registry',
+      'file:///srv/registry',
+      'git@git.dn42.dev:dn42/registry.git',
+    ]) {
       expect(upstreamSource(source), source).to.deep.equal({ location: source, needsToken: false });
     }
     expect(upstreamSource('./registry')).to.deep.equal({ location: resolve('./registry'), needsToken: false });

@@ -28,14 +28,24 @@ describe('Periodic registry sync of the registry role', function () {
     repo?.destroy();
   });
 
-  const until = (commit: string) => eventually(async () => (await readState(system.pool))?.commit === commit, { timeoutMs: 10_000, what: `the loop loading ${commit}` });
+  const until = (commit: string) =>
+    eventually(async () => (await readState(system.pool))?.commit === commit, { timeoutMs: 10_000, what: `the loop loading ${commit}` });
 
   it('loads the upstream at start and each new commit within an interval', async () => {
     await until(repo.git('rev-parse', 'HEAD').trim());
-    repo.put('aut-num', 'AS4242420042', rpsl([['aut-num', 'AS4242420042'], ['as-name', 'LATE-AS']]));
+    repo.put(
+      'aut-num',
+      'AS4242420042',
+      rpsl([
+        ['aut-num', 'AS4242420042'],
+        ['as-name', 'LATE-AS'],
+      ]),
+    );
     const next = repo.commit('later');
     await until(next);
     // The event is appended right after the tables commit, so it may trail them by a moment.
-    await eventually(async () => (await system.store.readStream('registry-sync')).some((e) => (e.data as { commit: string }).commit === next), { what: `a RegistrySynced event for ${next}` });
+    await eventually(async () => (await system.store.readStream('registry-sync')).some((e) => (e.data as { commit: string }).commit === next), {
+      what: `a RegistrySynced event for ${next}`,
+    });
   });
 });

@@ -39,7 +39,8 @@ describe('Registry sync', function () {
     repo?.destroy();
   });
 
-  const events = async () => (await sys.store.readStream('registry-sync')).map((e) => e.data as { commit: string; counts: Record<string, number>; forced: boolean });
+  const events = async () =>
+    (await sys.store.readStream('registry-sync')).map((e) => e.data as { commit: string; counts: Record<string, number>; forced: boolean });
 
   it('loads the upstream HEAD, counts objects per class and records a RegistrySynced event', async () => {
     const result = await syncer.sync();
@@ -66,12 +67,29 @@ describe('Registry sync', function () {
   it('keeps option ids across syncs while the options exist', async () => {
     const before = (await q.inSnapshot(sys.pool, (db) => q.options(db, 4242420001)))!.options;
     // Drop BETA-MNT's keys, move ALPHA-MNT's ssh key to the front, add an unrelated object.
-    repo.put('mntner', 'BETA-MNT', rpsl([['mntner', 'BETA-MNT'], ['admin-c', 'BETA-DN42'], ['auth', 'ssh-rsa garbage'], ['mnt-by', 'BETA-MNT']]));
+    repo.put(
+      'mntner',
+      'BETA-MNT',
+      rpsl([
+        ['mntner', 'BETA-MNT'],
+        ['admin-c', 'BETA-DN42'],
+        ['auth', 'ssh-rsa garbage'],
+        ['mnt-by', 'BETA-MNT'],
+      ]),
+    );
     const alpha = readFileSync(join(repo.dir, 'data/mntner/ALPHA-MNT'), 'utf8').split('\n');
     const sshLine = alpha.findIndex((l) => l.includes(ALPHA_KEY));
     alpha.splice(1, 0, ...alpha.splice(sshLine, 1));
     repo.put('mntner', 'ALPHA-MNT', alpha.join('\n'));
-    repo.put('aut-num', 'AS4242420009', rpsl([['aut-num', 'AS4242420009'], ['as-name', 'NEW-AS'], ['mnt-by', 'ALPHA-MNT']]));
+    repo.put(
+      'aut-num',
+      'AS4242420009',
+      rpsl([
+        ['aut-num', 'AS4242420009'],
+        ['as-name', 'NEW-AS'],
+        ['mnt-by', 'ALPHA-MNT'],
+      ]),
+    );
     const next = repo.commit('change');
     expect(await syncer.sync()).to.deep.include({ synced: true, commit: next, previous_commit: first });
     const after = (await q.inSnapshot(sys.pool, (db) => q.options(db, 4242420001)))!.options;
@@ -124,7 +142,12 @@ describe('Registry sync', function () {
   });
 
   it('needs REGISTRY_UPSTREAM_TOKEN for an https source and never contacts it without one', async () => {
-    const config = loadConfig({ ...process.env, REGISTRY_SOURCE: 'https://git.example.invalid/dn42/registry.git', DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      ...process.env,
+      REGISTRY_SOURCE: 'https://git.example.invalid/dn42/registry.git',
+      DATABASE_URL: sys.db.url,
+      LOG_LEVEL: 'silent',
+    });
     const err = await rejection(new RegistrySyncer({ ...sys.context, config }).sync());
     expect(err).to.be.instanceOf(Conflict);
     expect(err.message).to.equal('the registry upstream needs a token: REGISTRY_UPSTREAM_TOKEN is not configured');

@@ -3,12 +3,17 @@ import { saveRelease, saveTarget } from '../../../infra/releases/store.js';
 import { TargetVersionCache } from '../../../infra/releases/target-cache.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
 
-describe('TargetVersionCache (the session\'s agent target without a lookup)', function () {
+describe("TargetVersionCache (the session's agent target without a lookup)", function () {
   this.timeout(30_000);
   let sys: TestSystem;
 
   const release = async (version: string) => {
-    await saveRelease(sys.pool, version, [{ filename: `dn42-agent-${version}.tgz`, sha256: '0'.repeat(64), size: 1, content: Buffer.from('x') }], sys.clock.now());
+    await saveRelease(
+      sys.pool,
+      version,
+      [{ filename: `dn42-agent-${version}.tgz`, sha256: '0'.repeat(64), size: 1, content: Buffer.from('x') }],
+      sys.clock.now(),
+    );
     expect(await saveTarget(sys.pool, version, sys.clock.now())).to.deep.equal({ outcome: 'set' });
   };
 

@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import { startTelemetryJob, type TelemetryDeps } from '../../../commands/telemetry.js';
 import { pruneTelemetry, RETENTION_DAYS } from '../../../infra/telemetry/retention.js';
-import { archiveInterfaceTraffic, archiveSelfMetrics, insertRoutingTable, insertStatusEvent, insertWireguardTraffic, trafficTotals } from '../../../infra/telemetry/store.js';
+import {
+  archiveInterfaceTraffic,
+  archiveSelfMetrics,
+  insertRoutingTable,
+  insertStatusEvent,
+  insertWireguardTraffic,
+  trafficTotals,
+} from '../../../infra/telemetry/store.js';
 import { refreshFleetRouting } from '../../../infra/telemetry/routing-fleet.js';
 import type { RuntimeSnapshot } from '../../../domain/telemetry/reports.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
@@ -9,7 +16,14 @@ import { eventually } from '../../support/wait.js';
 import { snapshot } from '../../http/control/agent/telemetry-support.js';
 
 const DAY = 86_400_000;
-const TABLES = ['status_events', 'interface_traffic_samples', 'self_metrics_samples', 'wireguard_traffic_samples', 'routing_observations', 'routing_fleet_observations'];
+const TABLES = [
+  'status_events',
+  'interface_traffic_samples',
+  'self_metrics_samples',
+  'wireguard_traffic_samples',
+  'routing_observations',
+  'routing_fleet_observations',
+];
 
 describe('Telemetry retention (60 days, single-instance job)', function () {
   this.timeout(30_000);
@@ -77,10 +91,13 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
       expect(await counts()).to.deep.equal(each(1));
       sys.clock.advance(RETENTION_DAYS * DAY + 1000);
       // One run prunes the tables one after the other: wait for the last of them.
-      await eventually(async () => {
-        expect(await counts()).to.deep.equal(each(0));
-        return true;
-      }, { what: 'the job to prune every table', timeoutMs: 10_000 });
+      await eventually(
+        async () => {
+          expect(await counts()).to.deep.equal(each(0));
+          return true;
+        },
+        { what: 'the job to prune every table', timeoutMs: 10_000 },
+      );
     } finally {
       await job.stop();
     }

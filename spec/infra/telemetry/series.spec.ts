@@ -22,12 +22,19 @@ describe('Series rollups (infra/telemetry/series.ts)', function () {
   afterEach(async () => sys?.close());
 
   const fiveMinute = async () =>
-    (await sys.pool.query(`SELECT extract(epoch FROM bucket)::int AS b, rx_bytes, traffic_seconds, metric_samples, reports, report_failures FROM node_series_rollups WHERE width_s = 300 ORDER BY bucket`)).rows;
+    (
+      await sys.pool.query(
+        `SELECT extract(epoch FROM bucket)::int AS b, rx_bytes, traffic_seconds, metric_samples, reports, report_failures FROM node_series_rollups WHERE width_s = 300 ORDER BY bucket`,
+      )
+    ).rows;
 
   it('orders two snapshots of one node that arrive together: the same rollups as one after the other', async () => {
     const t0 = Date.parse('2026-11-01T12:00:00Z');
     await addSnapshotToSeries(sys.pool, withCounter(0), new Date(t0));
-    const outcomes = await Promise.all([addSnapshotToSeries(sys.pool, withCounter(60_000), new Date(t0 + 60_000)), addSnapshotToSeries(sys.pool, withCounter(120_000), new Date(t0 + 120_000))]);
+    const outcomes = await Promise.all([
+      addSnapshotToSeries(sys.pool, withCounter(60_000), new Date(t0 + 60_000)),
+      addSnapshotToSeries(sys.pool, withCounter(120_000), new Date(t0 + 120_000)),
+    ]);
     // Whichever took the row lock first, the later one in agent time counts and the interval is covered once.
     expect(outcomes[1]).to.equal('added');
     const [row] = await fiveMinute();

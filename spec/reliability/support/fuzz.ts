@@ -14,7 +14,6 @@ export const prng = mulberry32;
 
 export type Schema = Record<string, any>;
 
-
 export interface Operation {
   method: string;
   /** The document's path template, e.g. `/control/v1/admin/nodes/{node_id}`. */
@@ -134,7 +133,12 @@ export class Generator {
   }
 
   /** Positions in `value` (paths of keys) with the schema there, walked together. */
-  private positions(s: Schema | undefined, value: unknown, at: (string | number)[] = [], out: { at: (string | number)[]; s: Schema | undefined; v: unknown }[] = []) {
+  private positions(
+    s: Schema | undefined,
+    value: unknown,
+    at: (string | number)[] = [],
+    out: { at: (string | number)[]; s: Schema | undefined; v: unknown }[] = [],
+  ) {
     out.push({ at, s, v: value });
     if (Array.isArray(value)) value.forEach((v, i) => this.positions(s?.items, v, [...at, i], out));
     else if (value && typeof value === 'object') {
@@ -159,7 +163,16 @@ export class Generator {
     const where = spot.at.join('.') || '(root)';
     switch (kind) {
       case 'type': {
-        const wrong = typeof spot.v === 'string' ? 12345 : typeof spot.v === 'number' ? 'not-a-number' : Array.isArray(spot.v) ? { a: 1 } : spot.v && typeof spot.v === 'object' ? [1, 'x'] : 'x';
+        const wrong =
+          typeof spot.v === 'string'
+            ? 12345
+            : typeof spot.v === 'number'
+              ? 'not-a-number'
+              : Array.isArray(spot.v)
+                ? { a: 1 }
+                : spot.v && typeof spot.v === 'object'
+                  ? [1, 'x']
+                  : 'x';
         return [`wrong type at ${where}`, JSON.stringify(set(spot.at, wrong))];
       }
       case 'missing': {
@@ -235,7 +248,8 @@ export class Generator {
   requests(op: Operation, base: string, credentials: Record<string, string>, perOperation: number): FuzzRequest[] {
     const out: FuzzRequest[] = [];
     const pathValues = () => Object.fromEntries(op.path.map((p) => [p.name, this.encode(this.valid(p.schema, p.name))]));
-    const url = (path: Record<string, string>, query: string) => base + op.template.replace(/\{([^}]+)\}/g, (_m, n: string) => path[n] ?? 'x') + (query ? `?${query}` : '');
+    const url = (path: Record<string, string>, query: string) =>
+      base + op.template.replace(/\{([^}]+)\}/g, (_m, n: string) => path[n] ?? 'x') + (query ? `?${query}` : '');
     const validQuery = () =>
       op.query
         .filter((q) => q.required || this.rng() < 0.5)
@@ -244,7 +258,16 @@ export class Generator {
     const auth = (kind: 'own' | 'none' | 'forged' | 'other'): Record<string, string> => {
       const own = op.security.map((n) => credentials[n]).find(Boolean);
       if (kind === 'none') return {};
-      if (kind === 'forged') return { authorization: this.pick(['Bearer agt_forged.forged', 'Bearer eyJhbGciOiJub25lIn0.e30.', 'Bearer \u00ff', 'Basic abc', 'Bearer ' + 'q'.repeat(9_000)]) };
+      if (kind === 'forged')
+        return {
+          authorization: this.pick([
+            'Bearer agt_forged.forged',
+            'Bearer eyJhbGciOiJub25lIn0.e30.',
+            'Bearer \u00ff',
+            'Basic abc',
+            'Bearer ' + 'q'.repeat(9_000),
+          ]),
+        };
       if (kind === 'other') {
         const others = Object.entries(credentials).filter(([n]) => !op.security.includes(n));
         return others.length ? { authorization: `Bearer ${this.pick(others)[1]}` } : {};
@@ -258,7 +281,12 @@ export class Generator {
     // Valid requests with each kind of credential.
     for (const kind of ['own', 'own', 'own', 'none', 'forged', 'other'] as const) {
       const b = validBody();
-      add(`valid, credentials ${kind}`, url(pathValues(), validQuery()), { ...auth(kind), ...(b !== undefined ? json : {}) }, b !== undefined ? JSON.stringify(b) : undefined);
+      add(
+        `valid, credentials ${kind}`,
+        url(pathValues(), validQuery()),
+        { ...auth(kind), ...(b !== undefined ? json : {}) },
+        b !== undefined ? JSON.stringify(b) : undefined,
+      );
     }
     // Each path and query parameter wrong.
     for (const p of op.path) {
@@ -280,7 +308,12 @@ export class Generator {
         const [what, text] = this.bodyVariant(op.body, validBody());
         add(`body: ${what}`, url(pathValues(), validQuery()), { ...auth(this.rng() < 0.85 ? 'own' : 'none'), ...json }, text);
       }
-      add('bad JSON', url(pathValues(), ''), { ...auth('own'), ...json }, this.pick(['{"a":', '{"a":1,}', '\u0000', '{"\\ud800":1}', '\ufeff{}', '{"a":"\\u00"}']));
+      add(
+        'bad JSON',
+        url(pathValues(), ''),
+        { ...auth('own'), ...json },
+        this.pick(['{"a":', '{"a":1,}', '\u0000', '{"\\ud800":1}', '\ufeff{}', '{"a":"\\u00"}']),
+      );
       add('text/plain body', url(pathValues(), ''), { ...auth('own'), 'content-type': 'text/plain' }, JSON.stringify(validBody()));
       add('form body', url(pathValues(), ''), { ...auth('own'), 'content-type': 'application/x-www-form-urlencoded' }, 'a=1&b=%00');
       add('json without a body', url(pathValues(), ''), { ...auth('own'), ...json });

@@ -17,7 +17,9 @@ const SessionStatus = Type.Object(
     routes_exported: NullableInteger,
     info: NullableString,
     flapping: Type.Boolean({ description: 'flap_score >= 3' }),
-    flap_score: Type.Union([Type.Number(), Type.Null()], { description: 'decayed to now (half-life 30 min); null: never recorded; 0: recorded, decayed or never flapped' }),
+    flap_score: Type.Union([Type.Number(), Type.Null()], {
+      description: 'decayed to now (half-life 30 min); null: never recorded; 0: recorded, decayed or never flapped',
+    }),
   },
   { description: 'BgpSessionStatus' },
 );
@@ -31,7 +33,10 @@ const Transition = Type.Object({
   to_state: Type.String(),
   captured_at: Type.String(),
 });
-const PeeringIssue = Type.Composite([SessionFlapRow, Type.Object({ issue: Type.Union([Type.Literal('flapping'), Type.Literal('down'), Type.Literal('connecting')]) })]);
+const PeeringIssue = Type.Composite([
+  SessionFlapRow,
+  Type.Object({ issue: Type.Union([Type.Literal('flapping'), Type.Literal('down'), Type.Literal('connecting')]) }),
+]);
 export const PeeringIssues = Type.Array(PeeringIssue, { description: 'flapping (by score), then down, then connecting; eBGP first within a class' });
 
 const NO_REPORT = { 404: 'unknown node <id> / no runtime status reported for node <id>' };

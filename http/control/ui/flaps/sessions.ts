@@ -1,4 +1,14 @@
-import { compareIssues, decayScore, issueClass, SESSION_FLAP, sessionHealth, sessionKind, type IssueClass, type SessionHealth, type SessionKind } from '../../../../domain/flaps/session.js';
+import {
+  compareIssues,
+  decayScore,
+  issueClass,
+  SESSION_FLAP,
+  sessionHealth,
+  sessionKind,
+  type IssueClass,
+  type SessionHealth,
+  type SessionKind,
+} from '../../../../domain/flaps/session.js';
 import { NotFound } from '../../../../domain/errors.js';
 import type { RuntimeSnapshot } from '../../../../domain/telemetry/reports.js';
 import type { Queryable } from '../../../../infra/db/pool.js';

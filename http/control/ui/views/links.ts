@@ -28,7 +28,17 @@ export function linksOf(snapshot: RuntimeSnapshot, peerings: ReadonlyMap<string,
   for (const wg of snapshot.wireguard_interfaces) {
     const peering = peerings.get(wg.name) ?? null;
     if (wg.peers.length === 0) {
-      rows.push({ interface: wg.name, peer_public_key: null, endpoint: null, latest_handshake_at: null, handshake_age_seconds: null, state: 'down', rx_bytes: null, tx_bytes: null, peering });
+      rows.push({
+        interface: wg.name,
+        peer_public_key: null,
+        endpoint: null,
+        latest_handshake_at: null,
+        handshake_age_seconds: null,
+        state: 'down',
+        rx_bytes: null,
+        tx_bytes: null,
+        peering,
+      });
     }
     for (const p of wg.peers) {
       const handshake = p.latest_handshake_at ? new Date(p.latest_handshake_at) : null;

@@ -77,10 +77,23 @@ export async function nodeOverview(ctx: Pick<ServiceContext, 'pool'>, node: Node
 
 async function trendsOf(db: Queryable, nodeId: string, status: NodeStatusRow | undefined, now: Date): Promise<NodeTrends> {
   const since = new Date(now.getTime() - NODE_TRENDS_WINDOW_HOURS * 3_600_000);
-  const [metrics, reports, applies] = await Promise.all([selfMetricsSince(db, nodeId, since), statusPointsSince(db, nodeId, 'report', since), statusPointsSince(db, nodeId, 'apply', since)]);
+  const [metrics, reports, applies] = await Promise.all([
+    selfMetricsSince(db, nodeId, since),
+    statusPointsSince(db, nodeId, 'report', since),
+    statusPointsSince(db, nodeId, 'apply', since),
+  ]);
   const m = status?.snapshot?.self_metrics;
   return nodeTrends({
-    currentMetrics: m && status?.snapshot_received_at ? { at: status.snapshot_received_at, cpu_percent: m.cpu, rss_bytes: m.rss, last_routing_collect_seconds: m.last_routing_collect_seconds, last_reresolve_seconds: m.last_reresolve_seconds } : null,
+    currentMetrics:
+      m && status?.snapshot_received_at
+        ? {
+            at: status.snapshot_received_at,
+            cpu_percent: m.cpu,
+            rss_bytes: m.rss,
+            last_routing_collect_seconds: m.last_routing_collect_seconds,
+            last_reresolve_seconds: m.last_reresolve_seconds,
+          }
+        : null,
     metrics,
     currentDrift: status?.report ? status.report.drift_items.length : null,
     reports,

@@ -23,7 +23,8 @@ export async function fleetPrefixFlapsView(ctx: ServiceContext, q: PrefixFlapsQu
   const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
   const rows = stored.rows.filter((r) => active.has(r.node_id));
   const feeds = stored.feeds.filter((f) => active.has(f.node_id));
-  const build = (names: Names) => (q.group === 'prefix' ? prefixRows(rows, names, now.getTime(), q.min_score, q.limit) : flatRows(rows, names, now.getTime(), q.min_score, q.limit));
+  const build = (names: Names) =>
+    q.group === 'prefix' ? prefixRows(rows, names, now.getTime(), q.min_score, q.limit) : flatRows(rows, names, now.getTime(), q.min_score, q.limit);
   const answered = build(new Map());
   const shown = new Set(answered.map((r) => r.prefix));
   const names = await originNames(ctx, asnsOf(rows.filter((r) => shown.has(r.prefix))));

@@ -58,7 +58,10 @@ export type Named<T extends OriginCount> = T & { name: string | null };
 
 /** Origin rows with their registry names (null without a replica or for an AS without one), `name` second. */
 async function withNames<T extends OriginCount>(ctx: ServiceContext, origins: readonly T[]): Promise<Named<T>[]> {
-  const names = await originNames(ctx, origins.map((o) => o.asn));
+  const names = await originNames(
+    ctx,
+    origins.map((o) => o.asn),
+  );
   return origins.map(({ asn, ...rest }) => ({ asn, name: names?.get(asn) ?? null, ...rest }) as Named<T>);
 }
 

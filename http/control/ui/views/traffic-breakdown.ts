@@ -51,14 +51,26 @@ function byRate<T extends Rates>(key: (row: T) => string) {
  * fleet-wide), from each node's latest two light samples. A counter reset counts
  * from zero (`domain/telemetry/rates.ts`).
  */
-export async function buildTrafficBreakdown(ctx: Pick<ServiceContext, 'pool'>, now: Date, options: BreakdownOptions = BREAKDOWN_DEFAULTS): Promise<TrafficBreakdown> {
+export async function buildTrafficBreakdown(
+  ctx: Pick<ServiceContext, 'pool'>,
+  now: Date,
+  options: BreakdownOptions = BREAKDOWN_DEFAULTS,
+): Promise<TrafficBreakdown> {
   const [nodes, samples, peerings] = await Promise.all([listNodes(ctx.pool), allLatestWireguardTraffic(ctx.pool), interfacePeerings(ctx.pool)]);
   const rows: BreakdownNode[] = [];
   const peers: BreakdownPeer[] = [];
   for (const n of nodes) {
     const rate = nodeRate(samples.get(n.node_id), now);
     const geo = nodeGeo(n);
-    rows.push({ node_id: n.node_id, geo, sampled_at: rate.sampled_at, interval_seconds: rate.interval_seconds, rx_bytes_per_sec: rate.rx_bytes_per_sec, tx_bytes_per_sec: rate.tx_bytes_per_sec, peer_count: rate.peers.length });
+    rows.push({
+      node_id: n.node_id,
+      geo,
+      sampled_at: rate.sampled_at,
+      interval_seconds: rate.interval_seconds,
+      rx_bytes_per_sec: rate.rx_bytes_per_sec,
+      tx_bytes_per_sec: rate.tx_bytes_per_sec,
+      peer_count: rate.peers.length,
+    });
     const linked = peerings.get(n.node_id);
     for (const p of rate.peers) peers.push({ node_id: n.node_id, geo, ...p, peering: linked?.get(p.interface) ?? null });
   }

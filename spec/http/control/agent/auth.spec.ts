@@ -25,7 +25,14 @@ describe('control: agent authentication (requireAgent, resolveAgentToken)', () =
   it('answers 401 for a missing, malformed, unknown or wrong-secret Bearer', async () => {
     const { token, token_id } = await issueAgentToken(h.url, ADMIN_TOKEN, 'fra1');
     expect(await h.whoami()).to.deep.equal({ status: 401, body: { detail: 'missing bearer token' } });
-    for (const header of [`Basic ${token}`, 'Bearer', `Bearer ${token_id}`, `Bearer ${token}x`, `Bearer agt_0000000000000000.${token.split('.')[1]}`, `Bearer ${ADMIN_TOKEN}`]) {
+    for (const header of [
+      `Basic ${token}`,
+      'Bearer',
+      `Bearer ${token_id}`,
+      `Bearer ${token}x`,
+      `Bearer agt_0000000000000000.${token.split('.')[1]}`,
+      `Bearer ${ADMIN_TOKEN}`,
+    ]) {
       const res = await h.whoami(undefined, header);
       expect(res.status, header).to.equal(401);
     }
@@ -53,7 +60,7 @@ describe('control: agent authentication (requireAgent, resolveAgentToken)', () =
     expect((await h.whoami(rotated.body.token)).body.agent.node_id).to.equal('fra1');
   });
 
-  it("stops resolving the tokens of a deleted node, also after the node id is created again", async () => {
+  it('stops resolving the tokens of a deleted node, also after the node id is created again', async () => {
     const { token } = await issueAgentToken(h.url, ADMIN_TOKEN, 'fra1');
     expectResponse(await h.admin.delete('/admin/nodes/fra1')).status(204);
     expect((await h.whoami(token)).status).to.equal(401);

@@ -15,7 +15,9 @@ describe('GET /agent/desired-state and /agent/recovery-public-key', function () 
     after(async () => h?.close());
 
     it('answers 404 before the first generation, then the published state of the token node', async () => {
-      expectResponse(await h.agent.n1.get('/agent/desired-state')).status(404).detail('no desired state for node n1');
+      expectResponse(await h.agent.n1.get('/agent/desired-state'))
+        .status(404)
+        .detail('no desired state for node n1');
       expectResponse(await h.admin.post('/admin/nodes/n1/interfaces', { spec: wg('dn42_p1', 51801) })).status(201);
       const res = await h.agent.n1.get('/agent/desired-state');
       expectResponse(res).status(200);
@@ -26,7 +28,9 @@ describe('GET /agent/desired-state and /agent/recovery-public-key', function () 
     });
 
     it('refuses another node in the query (403) and a request without token (401)', async () => {
-      expectResponse(await h.agent.n2.get('/agent/desired-state?node_id=n1')).status(403).detail('agent token is not bound to node n1');
+      expectResponse(await h.agent.n2.get('/agent/desired-state?node_id=n1'))
+        .status(403)
+        .detail('agent token is not bound to node n1');
       expectResponse(await anonymous(h).get('/agent/desired-state')).status(401);
       expectResponse(await h.agent.n2.get('/agent/recovery-public-key?node_id=n1')).status(403);
       expectResponse(await anonymous(h).get('/agent/recovery-public-key')).status(401);
@@ -51,7 +55,9 @@ describe('GET /agent/desired-state and /agent/recovery-public-key', function () 
     it('hands out the PEM and its fingerprint, sha256 over the DER in hex', async () => {
       const res = await h.agent.n1.get('/agent/recovery-public-key?node_id=n1');
       expectResponse(res).status(200);
-      const fingerprint = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex');
+      const fingerprint = createHash('sha256')
+        .update(publicKey.export({ type: 'spki', format: 'der' }))
+        .digest('hex');
       expect(res.body).to.deep.equal({ configured: true, public_key_pem: pem, fingerprint });
     });
   });

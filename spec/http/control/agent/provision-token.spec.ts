@@ -36,7 +36,9 @@ describe('control: POST /admin/provision with an agent_token', () => {
 
   it('repeats without conflict for the same token and node: a new generation', async () => {
     expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: TOKEN })).status(201);
-    expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: TOKEN })).status(201).body({ generation: 2 });
+    expectResponse(await h.admin.post('/admin/provision', { state: state('edge9'), agent_token: TOKEN }))
+      .status(201)
+      .body({ generation: 2 });
   });
 
   it('answers 409 for a token already bound to another node, and writes nothing', async () => {
@@ -54,7 +56,12 @@ describe('control: POST /admin/provision with an agent_token', () => {
   });
 
   it('answers 400 for a token that is not a full agent token or has a weak secret, before writing anything', async () => {
-    for (const agent_token of ['q7Vx2mK9pL4sN8dR3fT6hJ1wZ5cB0yG-aE_uI2oP7kM', 'agt_0123456789abcdef.short', 'agt_xyz.q7Vx2mK9pL4sN8dR3fT6hJ1wZ5cB0yG-aE_uI2oP7kM', `agt_0123456789abcdef.${'a'.repeat(50)}`]) {
+    for (const agent_token of [
+      'q7Vx2mK9pL4sN8dR3fT6hJ1wZ5cB0yG-aE_uI2oP7kM',
+      'agt_0123456789abcdef.short',
+      'agt_xyz.q7Vx2mK9pL4sN8dR3fT6hJ1wZ5cB0yG-aE_uI2oP7kM',
+      `agt_0123456789abcdef.${'a'.repeat(50)}`,
+    ]) {
       const res = await h.admin.post('/admin/provision', { state: state('edge9'), agent_token });
       expect(res.status, agent_token).to.equal(400);
       expect(res.body.detail, agent_token).to.match(/^invalid token/);

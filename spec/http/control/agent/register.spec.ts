@@ -19,7 +19,8 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
     await h.close();
   });
 
-  const register = (enrollment_token: string, requested_node_id: string, inv: object = inventory) => h.anon.post('/agent/register', { enrollment_token, requested_node_id, inventory: inv });
+  const register = (enrollment_token: string, requested_node_id: string, inv: object = inventory) =>
+    h.anon.post('/agent/register', { enrollment_token, requested_node_id, inventory: inv });
   /** A node with its first generation (an interface publishes one). */
   async function provision(nodeId: string): Promise<void> {
     expectResponse(await h.admin.post('/admin/nodes', nodeBody(nodeId))).status(201);
@@ -31,15 +32,21 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
     return res.body;
   }
   const registrations = async (status?: string) => (await h.admin.get(`/admin/registrations${status ? `?status=${status}` : ''}`)).body.registrations;
-  const enrollmentRow = async (tokenId: string) => (await h.admin.get('/admin/enrollment-tokens')).body.find((t: { token_id: string }) => t.token_id === tokenId);
+  const enrollmentRow = async (tokenId: string) =>
+    (await h.admin.get('/admin/enrollment-tokens')).body.find((t: { token_id: string }) => t.token_id === tokenId);
 
   it('limits registrations per client address (429 `too many attempts`), other addresses unaffected, nothing recorded', async () => {
     const perAddress = rateLimit(h.sys.pool, { pool: 'agent-register', ...REGISTER_LIMIT });
     for (let i = 0; i < REGISTER_LIMIT.limit; i++) await perAddress.record('203.0.113.9', h.sys.clock.now());
-    const from = (ip: string) => h.anon.post('/agent/register', { enrollment_token: BOOTSTRAP, requested_node_id: 'fra9', inventory }, { headers: { 'x-forwarded-for': ip } });
-    expectResponse(await from('203.0.113.9')).status(429).detail('too many attempts');
+    const from = (ip: string) =>
+      h.anon.post('/agent/register', { enrollment_token: BOOTSTRAP, requested_node_id: 'fra9', inventory }, { headers: { 'x-forwarded-for': ip } });
+    expectResponse(await from('203.0.113.9'))
+      .status(429)
+      .detail('too many attempts');
     expect(await registrations()).to.deep.equal([]);
-    expectResponse(await from('203.0.113.10')).status(200).body({ status: 'pending-approval' });
+    expectResponse(await from('203.0.113.10'))
+      .status(200)
+      .body({ status: 'pending-approval' });
     h.sys.clock.advance(REGISTER_LIMIT.windowSeconds * 1000);
     expectResponse(await from('203.0.113.9')).status(200);
   });
@@ -68,23 +75,37 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
 
       expectResponse(await h.admin.delete(`/admin/enrollment-tokens/${res.body.token_id}`)).status(204);
       expect((await h.admin.get('/admin/enrollment-tokens')).body).to.deep.equal([]);
-      expectResponse(await h.admin.delete(`/admin/enrollment-tokens/${res.body.token_id}`)).status(404).detail(`unknown enrollment token ${res.body.token_id}`);
-      expectResponse(await register(res.body.secret, 'fra1')).status(401).detail('invalid enrollment token');
+      expectResponse(await h.admin.delete(`/admin/enrollment-tokens/${res.body.token_id}`))
+        .status(404)
+        .detail(`unknown enrollment token ${res.body.token_id}`);
+      expectResponse(await register(res.body.secret, 'fra1'))
+        .status(401)
+        .detail('invalid enrollment token');
     });
 
     it('takes a literal token: weak 400, existing 409, free again after delete', async () => {
       const first = await enrollmentToken({ token: LITERAL });
       expect(first.secret).to.equal(LITERAL);
-      expectResponse(await h.admin.post('/admin/enrollment-tokens', { token: LITERAL })).status(409).detail('enrollment token already exists');
-      expectResponse(await h.admin.post('/admin/enrollment-tokens', { token: 'short' })).status(400).detail(INVALID_LITERAL);
-      expectResponse(await h.admin.post('/admin/enrollment-tokens', { token: 'a'.repeat(60) })).status(400).detail(INVALID_LITERAL);
+      expectResponse(await h.admin.post('/admin/enrollment-tokens', { token: LITERAL }))
+        .status(409)
+        .detail('enrollment token already exists');
+      expectResponse(await h.admin.post('/admin/enrollment-tokens', { token: 'short' }))
+        .status(400)
+        .detail(INVALID_LITERAL);
+      expectResponse(await h.admin.post('/admin/enrollment-tokens', { token: 'a'.repeat(60) }))
+        .status(400)
+        .detail(INVALID_LITERAL);
       await h.admin.delete(`/admin/enrollment-tokens/${first.token_id}`);
       await enrollmentToken({ token: LITERAL });
     });
 
     it('refuses an unknown node with 400 and an expiry in the past with 422', async () => {
-      expectResponse(await h.admin.post('/admin/enrollment-tokens', { node_id: 'nope' })).status(400).detail('unknown node nope');
-      expectResponse(await h.admin.post('/admin/enrollment-tokens', { expires_at: '2026-11-01T11:59:59Z' })).status(422).detail('invalid expires_at: must lie in the future');
+      expectResponse(await h.admin.post('/admin/enrollment-tokens', { node_id: 'nope' }))
+        .status(400)
+        .detail('unknown node nope');
+      expectResponse(await h.admin.post('/admin/enrollment-tokens', { expires_at: '2026-11-01T11:59:59Z' }))
+        .status(422)
+        .detail('invalid expires_at: must lie in the future');
       expectResponse(await h.admin.post('/admin/enrollment-tokens', { expires_at: 'tomorrow' })).status(422);
     });
   });
@@ -123,21 +144,31 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
       });
 
       // One-time: the second use is refused.
-      expectResponse(await register(t.secret, 'fra1')).status(401).detail('invalid enrollment token');
+      expectResponse(await register(t.secret, 'fra1'))
+        .status(401)
+        .detail('invalid enrollment token');
     });
 
     it('answers 401 for an unknown token, a bound-node mismatch and an expired token', async () => {
       await provision('fra1');
       await provision('ams1');
-      expectResponse(await register('no-such-token', 'fra1')).status(401).detail('invalid enrollment token');
+      expectResponse(await register('no-such-token', 'fra1'))
+        .status(401)
+        .detail('invalid enrollment token');
       const bound = await enrollmentToken({ node_id: 'fra1' });
-      expectResponse(await register(bound.secret, 'ams1')).status(401).detail('enrollment token is not valid for node ams1');
+      expectResponse(await register(bound.secret, 'ams1'))
+        .status(401)
+        .detail('enrollment token is not valid for node ams1');
       const expiring = await enrollmentToken({ expires_at: '2026-11-01T12:10:00Z' });
       h.sys.clock.advance(10 * 60_000);
-      expectResponse(await register(expiring.secret, 'fra1')).status(401).detail('invalid enrollment token');
+      expectResponse(await register(expiring.secret, 'fra1'))
+        .status(401)
+        .detail('invalid enrollment token');
       // None of these refusals recorded a registration or spent the bound token.
       expect(await registrations()).to.deep.equal([]);
-      expectResponse(await register(bound.secret, 'fra1')).status(200).body({ status: 'accepted' });
+      expectResponse(await register(bound.secret, 'fra1'))
+        .status(200)
+        .body({ status: 'accepted' });
     });
 
     it('keeps an unbound or bootstrap registration pending until approved, without spending the token', async () => {
@@ -155,10 +186,14 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
         message: `registration ${reg.registration_id} of node fra1 is waiting for administrator approval`,
       });
       expect((await enrollmentRow(t.token_id)).used_at).to.equal(null);
-      expectResponse(await register(BOOTSTRAP, 'fra1')).status(200).body({ status: 'pending-approval' });
+      expectResponse(await register(BOOTSTRAP, 'fra1'))
+        .status(200)
+        .body({ status: 'pending-approval' });
 
       const approved = await h.admin.post(`/admin/registrations/${reg.registration_id}/approve`, { note: 'known host' });
-      expectResponse(approved).status(200).body({ registration_id: reg.registration_id, status: 'approved', note: 'known host', decided_by: 'admin', decided_at: '2026-11-01T12:00:00.000Z' });
+      expectResponse(approved)
+        .status(200)
+        .body({ registration_id: reg.registration_id, status: 'approved', note: 'known host', decided_by: 'admin', decided_at: '2026-11-01T12:00:00.000Z' });
       expect(await registrations('pending')).to.deep.equal([]);
 
       const accepted = await register(t.secret, 'fra1');
@@ -185,7 +220,9 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
 
       const off = await startAgentHarness();
       try {
-        expectResponse(await off.anon.post('/agent/register', { enrollment_token: BOOTSTRAP, requested_node_id: 'fra1', inventory })).status(401).detail('invalid enrollment token');
+        expectResponse(await off.anon.post('/agent/register', { enrollment_token: BOOTSTRAP, requested_node_id: 'fra1', inventory }))
+          .status(401)
+          .detail('invalid enrollment token');
       } finally {
         await off.close();
       }
@@ -194,15 +231,23 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
     it('is pending while the node is not provisioned or has no first generation, then accepted; the token stays unspent meanwhile', async () => {
       const t = await enrollmentToken();
       // An approved registration for a node that does not exist yet.
-      expectResponse(await register(t.secret, 'new1')).status(200).body({ status: 'pending-approval' });
+      expectResponse(await register(t.secret, 'new1'))
+        .status(200)
+        .body({ status: 'pending-approval' });
       const [reg] = await registrations();
       await h.admin.post(`/admin/registrations/${reg.registration_id}/approve`);
-      expectResponse(await register(t.secret, 'new1')).status(200).body({ status: 'pending-approval', message: 'node new1 is not provisioned yet; retry later', agent_token: null });
+      expectResponse(await register(t.secret, 'new1'))
+        .status(200)
+        .body({ status: 'pending-approval', message: 'node new1 is not provisioned yet; retry later', agent_token: null });
       expectResponse(await h.admin.post('/admin/nodes', nodeBody('new1'))).status(201);
-      expectResponse(await register(t.secret, 'new1')).status(200).body({ status: 'pending-approval', message: 'node new1 has no published desired state yet; retry later' });
+      expectResponse(await register(t.secret, 'new1'))
+        .status(200)
+        .body({ status: 'pending-approval', message: 'node new1 has no published desired state yet; retry later' });
       expect((await enrollmentRow(t.token_id)).used_at).to.equal(null);
       await h.admin.post('/admin/nodes/new1/interfaces', { spec: wg('dn42_a', 51801) });
-      expectResponse(await register(t.secret, 'new1')).status(200).body({ status: 'accepted', desired_state_generation: 1 });
+      expectResponse(await register(t.secret, 'new1'))
+        .status(200)
+        .body({ status: 'accepted', desired_state_generation: 1 });
     });
 
     it('answers 403 for a rejected node, provisioned or not and whatever the token, until approved again', async () => {
@@ -211,16 +256,26 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
       const [reg] = await registrations();
       const rejected = await h.admin.post(`/admin/registrations/${reg.registration_id}/reject`, { note: 'unknown machine' });
       expectResponse(rejected).status(200).body({ status: 'rejected', note: 'unknown machine' });
-      expectResponse(await register(BOOTSTRAP, 'fra1')).status(403).detail('node fra1 was rejected by an administrator');
+      expectResponse(await register(BOOTSTRAP, 'fra1'))
+        .status(403)
+        .detail('node fra1 was rejected by an administrator');
       const bound = await enrollmentToken({ node_id: 'fra1' });
-      expectResponse(await register(bound.secret, 'fra1')).status(403).detail('node fra1 was rejected by an administrator');
+      expectResponse(await register(bound.secret, 'fra1'))
+        .status(403)
+        .detail('node fra1 was rejected by an administrator');
       expect((await enrollmentRow(bound.token_id)).used_at).to.equal(null);
       expect(await registrations('rejected')).to.have.length(1);
 
       // Any state: approve after reject, reject after approve.
-      expectResponse(await h.admin.post(`/admin/registrations/${reg.registration_id}/approve`)).status(200).body({ status: 'approved', note: null });
-      expectResponse(await register(bound.secret, 'fra1')).status(200).body({ status: 'accepted' });
-      expectResponse(await h.admin.post(`/admin/registrations/${reg.registration_id}/reject`)).status(200).body({ status: 'rejected' });
+      expectResponse(await h.admin.post(`/admin/registrations/${reg.registration_id}/approve`))
+        .status(200)
+        .body({ status: 'approved', note: null });
+      expectResponse(await register(bound.secret, 'fra1'))
+        .status(200)
+        .body({ status: 'accepted' });
+      expectResponse(await h.admin.post(`/admin/registrations/${reg.registration_id}/reject`))
+        .status(200)
+        .body({ status: 'rejected' });
       expectResponse(await register(BOOTSTRAP, 'fra1')).status(403);
     });
 
@@ -264,8 +319,23 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
       const all = await registrations();
       expect(all.map((r: { node_id: string }) => r.node_id)).to.deep.equal(['a1', 'b1']);
       expect(all[0]).to.have.keys(
-        'registration_id', 'node_id', 'status', 'hostname', 'inventory', 'via', 'enrollment_token_id', 'client_address', 'requests',
-        'first_seen_at', 'last_seen_at', 'decided_at', 'decided_by', 'note', 'agent_id', 'agent_token_id', 'accepted_at',
+        'registration_id',
+        'node_id',
+        'status',
+        'hostname',
+        'inventory',
+        'via',
+        'enrollment_token_id',
+        'client_address',
+        'requests',
+        'first_seen_at',
+        'last_seen_at',
+        'decided_at',
+        'decided_by',
+        'note',
+        'agent_id',
+        'agent_token_id',
+        'accepted_at',
       );
       expect(all[0].registration_id).to.match(/^reg_[0-9a-f]{16}$/);
       expect(all[0].client_address).to.equal('127.0.0.1');
@@ -274,10 +344,16 @@ describe('control: enrollment tokens, registrations and POST /agent/register', (
       expect((await registrations('rejected')).map((r: { node_id: string }) => r.node_id)).to.deep.equal(['b1']);
       expect(await registrations('approved')).to.deep.equal([]);
       // Rejected and never provisioned: 403 as well.
-      expectResponse(await register(BOOTSTRAP, 'b1')).status(403).detail('node b1 was rejected by an administrator');
+      expectResponse(await register(BOOTSTRAP, 'b1'))
+        .status(403)
+        .detail('node b1 was rejected by an administrator');
       expectResponse(await h.admin.get('/admin/registrations?status=accepted')).status(422);
-      expectResponse(await h.admin.post('/admin/registrations/reg_nope/approve', { note: 'x' })).status(404).detail('unknown registration reg_nope');
-      expectResponse(await h.admin.post('/admin/registrations/reg_nope/reject')).status(404).detail('unknown registration reg_nope');
+      expectResponse(await h.admin.post('/admin/registrations/reg_nope/approve', { note: 'x' }))
+        .status(404)
+        .detail('unknown registration reg_nope');
+      expectResponse(await h.admin.post('/admin/registrations/reg_nope/reject'))
+        .status(404)
+        .detail('unknown registration reg_nope');
       expectResponse(await h.anon.get('/admin/registrations')).status(401);
     });
   });
@@ -298,7 +374,8 @@ describe('control: a rebuild of the agents projection reproduces tokens, enrollm
       expect(r.status, r.text).to.be.within(200, 299);
       return r.body;
     };
-    const register = (enrollment_token: string, requested_node_id: string) => ok(h.anon.post('/agent/register', { enrollment_token, requested_node_id, inventory }));
+    const register = (enrollment_token: string, requested_node_id: string) =>
+      ok(h.anon.post('/agent/register', { enrollment_token, requested_node_id, inventory }));
     for (const id of ['fra1', 'ams1', 'gone']) {
       await ok(h.admin.post('/admin/nodes', nodeBody(id)));
       await ok(h.admin.post(`/admin/nodes/${id}/interfaces`, { spec: wg('dn42_a', 51801) }));
@@ -325,7 +402,13 @@ describe('control: a rebuild of the agents projection reproduces tokens, enrollm
 
     const snapshot = async () => {
       const out: Record<string, string> = {};
-      for (const path of ['/admin/nodes/fra1/agent-tokens', '/admin/nodes/ams1/agent-tokens', '/admin/enrollment-tokens', '/admin/registrations', '/admin/nodes/fra1']) {
+      for (const path of [
+        '/admin/nodes/fra1/agent-tokens',
+        '/admin/nodes/ams1/agent-tokens',
+        '/admin/enrollment-tokens',
+        '/admin/registrations',
+        '/admin/nodes/fra1',
+      ]) {
         out[path] = (await h.admin.get(path)).text;
       }
       out.gone = JSON.stringify((await h.sys.pool.query(`SELECT * FROM agent_tokens WHERE node_id = 'gone'`)).rows);

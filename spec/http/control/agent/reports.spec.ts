@@ -99,7 +99,9 @@ describe('Agent reports over HTTP', function () {
 
   it('refuses a body whose node_id is not the token node (403) and a request without token (401)', async () => {
     for (const r of REPORTS) {
-      expectResponse(await h.agent.n2.post(r.path, r.body('n1'))).status(403).detail('agent token is not bound to node n1');
+      expectResponse(await h.agent.n2.post(r.path, r.body('n1')))
+        .status(403)
+        .detail('agent token is not bound to node n1');
       expectResponse(await anonymous(h).post(r.path, r.body('n1'))).status(401);
     }
   });
@@ -107,7 +109,9 @@ describe('Agent reports over HTTP', function () {
   it("checks the body's node against the token before validating the rest (403 before 422)", async () => {
     for (const r of REPORTS) {
       const unknownKeys = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`unknown_${i}`, i]));
-      expectResponse(await h.agent.n2.post(r.path, { node_id: 'n1', ...unknownKeys })).status(403).detail('agent token is not bound to node n1');
+      expectResponse(await h.agent.n2.post(r.path, { node_id: 'n1', ...unknownKeys }))
+        .status(403)
+        .detail('agent token is not bound to node n1');
     }
   });
 
@@ -116,7 +120,13 @@ describe('Agent reports over HTTP', function () {
     expectResponse(await h.agent.n1.post('/agent/apply-result', { ...applyResult('n1'), surprise: true })).status(422);
     expectResponse(await h.agent.n1.post('/agent/apply-result', applyResult('n1', 'maybe'))).status(422);
     expectResponse(await h.agent.n1.post('/agent/runtime-snapshot', snapshot('n1', { p1: 'sideways' }))).status(422);
-    expectResponse(await h.agent.n1.post('/agent/wireguard-traffic', { node_id: 'n1', captured_at: '2026-11-01T12:00:00Z', peers: [{ interface: 'x', rx_bytes: -1, tx_bytes: 0 }] })).status(422);
+    expectResponse(
+      await h.agent.n1.post('/agent/wireguard-traffic', {
+        node_id: 'n1',
+        captured_at: '2026-11-01T12:00:00Z',
+        peers: [{ interface: 'x', rx_bytes: -1, tx_bytes: 0 }],
+      }),
+    ).status(422);
   });
 
   it('publishes the report bodies in the OpenAPI document', async () => {
@@ -131,13 +141,21 @@ describe('Agent reports over HTTP', function () {
 
   it('keeps the traffic sums of every sample and the per-peer breakdown of the latest two', async () => {
     // Samples are placed at their captured_at (the clock's time here, as an agent in step would send).
-    const sample = (rx: number, peers = [{ interface: 'dn42_a', public_key: KEY, rx_bytes: rx, tx_bytes: 2 * rx }, { interface: 'dn42_b', rx_bytes: 10, tx_bytes: 20 }]) => ({ node_id: 'n2', captured_at: h.sys.clock.now().toISOString(), peers });
+    const sample = (
+      rx: number,
+      peers = [
+        { interface: 'dn42_a', public_key: KEY, rx_bytes: rx, tx_bytes: 2 * rx },
+        { interface: 'dn42_b', rx_bytes: 10, tx_bytes: 20 },
+      ],
+    ) => ({ node_id: 'n2', captured_at: h.sys.clock.now().toISOString(), peers });
     expect(await latestWireguardTraffic(h.sys.pool, 'n2')).to.equal(undefined);
     for (const rx of [100, 400, 1000]) {
       expectResponse(await h.agent.n2.post('/agent/wireguard-traffic', sample(rx))).status(200);
       h.sys.clock.advance(30_000);
     }
-    const { rows } = await h.sys.pool.query(`SELECT rx_bytes::int AS rx, tx_bytes::int AS tx, peer_count FROM wireguard_traffic_samples WHERE node_id = 'n2' ORDER BY at`);
+    const { rows } = await h.sys.pool.query(
+      `SELECT rx_bytes::int AS rx, tx_bytes::int AS tx, peer_count FROM wireguard_traffic_samples WHERE node_id = 'n2' ORDER BY at`,
+    );
     expect(rows).to.deep.equal([
       { rx: 110, tx: 220, peer_count: 2 },
       { rx: 410, tx: 820, peer_count: 2 },
@@ -152,7 +170,12 @@ describe('Agent reports over HTTP', function () {
   it('replaces the prefix flap table with each report', async () => {
     const flaps = REPORTS.find((r) => r.path === '/agent/prefix-flaps')!;
     await h.agent.n1.post('/agent/prefix-flaps', flaps.body('n1'));
-    const second = { node_id: 'n1', captured_at: '2026-11-01T12:01:00Z', feed_state: 'down', entries: [{ prefix: '10.0.0.0/8', peer_asn: 4242420005, origin_asn: null, score: 1 }] };
+    const second = {
+      node_id: 'n1',
+      captured_at: '2026-11-01T12:01:00Z',
+      feed_state: 'down',
+      entries: [{ prefix: '10.0.0.0/8', peer_asn: 4242420005, origin_asn: null, score: 1 }],
+    };
     expect((await h.agent.n1.post('/agent/prefix-flaps', second)).body).to.deep.equal({ accepted: true, node_id: 'n1', entries: 1, feed_state: 'down' });
     const { rows } = await h.sys.pool.query(`SELECT prefix, peer_asn::text FROM prefix_flaps WHERE node_id = 'n1'`);
     expect(rows).to.deep.equal([{ prefix: '10.0.0.0/8', peer_asn: '4242420005' }]);
@@ -160,7 +183,7 @@ describe('Agent reports over HTTP', function () {
     expect(feed.rows).to.deep.equal([{ feed_state: 'down', entries: 1 }]);
   });
 
-  it('accepts a full routing table of 20,000 realistic routes (above every other report\'s body limit)', async () => {
+  it("accepts a full routing table of 20,000 realistic routes (above every other report's body limit)", async () => {
     const routes = Array.from({ length: 20000 }, (_, i) => {
       const origin = 4242420000 + (i % 3000);
       return {
@@ -195,7 +218,9 @@ describe('Agent reports over HTTP', function () {
       const limit = REPORT_BODY_LIMITS[reportKey(r.path)];
       const at = await h.agent.n1.post(r.path, padded(limit));
       expect(at.status, `${r.path} at ${limit}: ${at.text.slice(0, 200)}`).to.equal(422);
-      expectResponse(await h.agent.n1.post(r.path, padded(limit + 1))).status(413).detail('request body too large');
+      expectResponse(await h.agent.n1.post(r.path, padded(limit + 1)))
+        .status(413)
+        .detail('request body too large');
     }
   });
 
@@ -205,27 +230,69 @@ describe('Agent reports over HTTP', function () {
     const time = '2026-11-01T12:00:00.000Z';
     const text = 'e'.repeat(2000);
     const full: Record<string, Record<string, unknown>> = {
-      '/agent/runtime-snapshot': snapshot('n4', {}, {
-        containers: Array.from({ length: 256 }, (_, i) => ({ name: name(i), state: 'running', image: 'i'.repeat(512), health: 'h'.repeat(32) })),
-        interfaces: Array.from({ length: 1024 }, (_, i) => ({ name: name(i), up: true, mtu: 1420, rx_bytes: 2 ** 52, tx_bytes: 2 ** 52 })),
-        // 64 × 64 = 4,096 peers, as many as a node's WireGuard traffic sample carries.
-        wireguard_interfaces: Array.from({ length: 64 }, (_, i) => ({
-          name: name(i),
-          public_key: KEY,
-          listen_port: 51800 + i,
-          peers: Array.from({ length: 64 }, () => ({ public_key: KEY, endpoint: 'p'.repeat(256), latest_handshake_at: time, rx_bytes: 2 ** 52, tx_bytes: 2 ** 52 })),
-        })),
-        bgp_protocols: Array.from({ length: 2048 }, (_, i) => ({ name: name(i), state: 'established', since: time, remote_asn: 4294967295, routes_imported: 2147483647, routes_exported: 2147483647, info: 'i'.repeat(256) })),
-      }),
+      '/agent/runtime-snapshot': snapshot(
+        'n4',
+        {},
+        {
+          containers: Array.from({ length: 256 }, (_, i) => ({ name: name(i), state: 'running', image: 'i'.repeat(512), health: 'h'.repeat(32) })),
+          interfaces: Array.from({ length: 1024 }, (_, i) => ({ name: name(i), up: true, mtu: 1420, rx_bytes: 2 ** 52, tx_bytes: 2 ** 52 })),
+          // 64 × 64 = 4,096 peers, as many as a node's WireGuard traffic sample carries.
+          wireguard_interfaces: Array.from({ length: 64 }, (_, i) => ({
+            name: name(i),
+            public_key: KEY,
+            listen_port: 51800 + i,
+            peers: Array.from({ length: 64 }, () => ({
+              public_key: KEY,
+              endpoint: 'p'.repeat(256),
+              latest_handshake_at: time,
+              rx_bytes: 2 ** 52,
+              tx_bytes: 2 ** 52,
+            })),
+          })),
+          bgp_protocols: Array.from({ length: 2048 }, (_, i) => ({
+            name: name(i),
+            state: 'established',
+            since: time,
+            remote_asn: 4294967295,
+            routes_imported: 2147483647,
+            routes_exported: 2147483647,
+            info: 'i'.repeat(256),
+          })),
+        },
+      ),
       // Counters of 1 TiB: the sample's sums are bigint columns, and 4,096 counters near 2^53 would overflow them.
-      '/agent/wireguard-traffic': { node_id: 'n4', captured_at: time, peers: Array.from({ length: 4096 }, (_, i) => ({ interface: name(i), public_key: KEY, rx_bytes: 2 ** 40 + 123_456_789, tx_bytes: 2 ** 40 + 987_654_321 })) },
+      '/agent/wireguard-traffic': {
+        node_id: 'n4',
+        captured_at: time,
+        peers: Array.from({ length: 4096 }, (_, i) => ({
+          interface: name(i),
+          public_key: KEY,
+          rx_bytes: 2 ** 40 + 123_456_789,
+          tx_bytes: 2 ** 40 + 987_654_321,
+        })),
+      },
       '/agent/wireguard-reresolve': {
         node_id: 'n4',
         checked_at: time,
-        interfaces: Array.from({ length: 1024 }, (_, i) => ({ interface: name(i), endpoint: 'p'.repeat(256), previous_address: 'a'.repeat(64), address: 'b'.repeat(64), reresolved: false, error: text })),
+        interfaces: Array.from({ length: 1024 }, (_, i) => ({
+          interface: name(i),
+          endpoint: 'p'.repeat(256),
+          previous_address: 'a'.repeat(64),
+          address: 'b'.repeat(64),
+          reresolved: false,
+          error: text,
+        })),
       },
-      '/agent/reconciliation-report': { ...reconciliation('n4'), drift_items: Array.from({ length: 1000 }, (_, i) => ({ kind: name(i), name: name(i), detail: text })), error: text },
-      '/agent/apply-result': { ...applyResult('n4', 'failed'), error: text, steps: Array.from({ length: 200 }, (_, i) => ({ name: name(i), status: 'failed', detail: text })) },
+      '/agent/reconciliation-report': {
+        ...reconciliation('n4'),
+        drift_items: Array.from({ length: 1000 }, (_, i) => ({ kind: name(i), name: name(i), detail: text })),
+        error: text,
+      },
+      '/agent/apply-result': {
+        ...applyResult('n4', 'failed'),
+        error: text,
+        steps: Array.from({ length: 200 }, (_, i) => ({ name: name(i), status: 'failed', detail: text })),
+      },
       '/agent/prefix-flaps': {
         node_id: 'n4',
         captured_at: time,
@@ -257,7 +324,9 @@ describe('Agent reports over HTTP', function () {
     const peers = Array.from({ length: 4 }, (_, i) => ({ interface: `wg${i}`, rx_bytes: 2 ** 52, tx_bytes: 1 }));
     const res = await h.agent.n4.post('/agent/wireguard-traffic', { node_id: 'n4', captured_at: '2026-11-01T12:30:00Z', peers });
     expectResponse(res).status(422).detail('traffic sums out of range');
-    expect(res.body.detail.errors).to.deep.equal([{ loc: ['body', 'peers'], msg: `the sum of rx_bytes or tx_bytes over the peers exceeds ${Number.MAX_SAFE_INTEGER}`, type: 'number_range' }]);
+    expect(res.body.detail.errors).to.deep.equal([
+      { loc: ['body', 'peers'], msg: `the sum of rx_bytes or tx_bytes over the peers exceeds ${Number.MAX_SAFE_INTEGER}`, type: 'number_range' },
+    ]);
   });
 
   it('accepts peer_asn null (own origin or no attribution), one row per prefix with it', async () => {
@@ -296,7 +365,11 @@ describe('Agent reports over HTTP', function () {
       // The health write is there already: status row, the transition events (health and
       // sessions, one append) and the read model they wrote.
       expect((await h.sys.pool.query(`SELECT bgp_established FROM node_status WHERE node_id = 'n3'`)).rows).to.deep.equal([{ bgp_established: 2 }]);
-      expect((await h.sys.store.readStream(nodeStatusStream('n3'))).map((e) => e.type)).to.deep.equal(['NodeHealthChanged', 'BgpSessionStateChanged', 'BgpSessionStateChanged']);
+      expect((await h.sys.store.readStream(nodeStatusStream('n3'))).map((e) => e.type)).to.deep.equal([
+        'NodeHealthChanged',
+        'BgpSessionStateChanged',
+        'BgpSessionStateChanged',
+      ]);
       expect((await h.sys.pool.query(`SELECT health FROM node_status_current WHERE node_id = 'n3'`)).rows).to.deep.equal([{ health: 'ok' }]);
       expect(h.sys.context.background.size).to.be.greaterThan(0);
     } finally {
@@ -305,7 +378,9 @@ describe('Agent reports over HTTP', function () {
     }
     await h.sys.context.background.drain();
     expect((await h.sys.pool.query(`SELECT count(*)::int AS n FROM self_metrics_samples WHERE node_id = 'n3'`)).rows[0].n).to.equal(1);
-    expect((await h.sys.pool.query(`SELECT interface FROM interface_traffic_samples WHERE node_id = 'n3' ORDER BY interface`)).rows.map((r) => r.interface)).to.deep.equal(['dn42_p1', 'dn42_p2', 'eth0']);
+    expect(
+      (await h.sys.pool.query(`SELECT interface FROM interface_traffic_samples WHERE node_id = 'n3' ORDER BY interface`)).rows.map((r) => r.interface),
+    ).to.deep.equal(['dn42_p1', 'dn42_p2', 'eth0']);
   });
 
   it('only logs a failing archive: the snapshot is still accepted', async () => {
@@ -353,7 +428,9 @@ describe('Agent reports over HTTP', function () {
     await h.agent.n1.post('/agent/apply-result', applyResult('n1', 'failed', 2));
     await h.agent.n1.post('/agent/apply-result', applyResult('n1', 'succeeded', 2));
     await h.sys.context.background.drain();
-    const health = (await h.sys.store.readStream(nodeStatusStream('n1'))).filter((e) => e.type === 'NodeHealthChanged').map((e) => (e.data as { to: string }).to);
+    const health = (await h.sys.store.readStream(nodeStatusStream('n1')))
+      .filter((e) => e.type === 'NodeHealthChanged')
+      .map((e) => (e.data as { to: string }).to);
     expect(health.slice(-2)).to.deep.equal(['degraded', 'ok']);
   });
 });

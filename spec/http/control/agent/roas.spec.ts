@@ -51,15 +51,21 @@ describe('GET /agent/roas (control server)', function () {
 
   it('without a replica attached: 404, never an empty set; 401 without an agent token', async () => {
     const c = await control({ roaSource: null });
-    expectResponse(await c.agent.get('/agent/roas')).status(404).detail('no ROA set: no registry replica is attached to this control server');
+    expectResponse(await c.agent.get('/agent/roas'))
+      .status(404)
+      .detail('no ROA set: no registry replica is attached to this control server');
     expectResponse(await c.anonymous.get('/agent/roas')).status(401);
     // The default without REGISTRY_URL is the same.
-    expectResponse(await (await control()).agent.get('/agent/roas')).status(404).detail('no ROA set: no registry replica is attached to this control server');
+    expectResponse(await (await control()).agent.get('/agent/roas'))
+      .status(404)
+      .detail('no ROA set: no registry replica is attached to this control server');
   });
 
   it('replica in the same process: 404 before its first load, then the replica’s set and tag; If-None-Match costs a 304', async () => {
     const c = await control({ roaSource: localRoaSource(sys.pool) });
-    expectResponse(await c.agent.get('/agent/roas')).status(404).detail('no ROA set: the registry replica has not loaded a commit with ROAs yet');
+    expectResponse(await c.agent.get('/agent/roas'))
+      .status(404)
+      .detail('no ROA set: the registry replica has not loaded a commit with ROAs yet');
     await sync();
     const fromReplica = await replicaGet('/roas');
     const res = await c.agent.get('/agent/roas');
@@ -74,7 +80,17 @@ describe('GET /agent/roas (control server)', function () {
   it('a changed route object changes the set and its tag: the old tag gets the new set', async () => {
     const c = await control({ roaSource: localRoaSource(sys.pool) });
     const before = (await c.agent.get('/agent/roas')).headers.get('etag')!;
-    repo.put('route', '172.20.2.0/26', rpsl([['route', '172.20.2.0/26'], ['origin', 'AS4242420001'], ['max-length', '28'], ['mnt-by', 'ALPHA-MNT'], ['source', 'DN42']]));
+    repo.put(
+      'route',
+      '172.20.2.0/26',
+      rpsl([
+        ['route', '172.20.2.0/26'],
+        ['origin', 'AS4242420001'],
+        ['max-length', '28'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    );
     repo.commit('max-length 28');
     await sync();
     const res = await c.agent.get('/agent/roas', { headers: { 'if-none-match': before } });
@@ -104,6 +120,8 @@ describe('GET /agent/roas (control server)', function () {
     expect(stale.body).to.deep.equal(served.body);
 
     const never = await control({ roaSource: httpRoaSource(new RegistryClient({ baseUrl: other.url, token: TOKEN, timeoutMs: 2000 }), sys.log) });
-    expectResponse(await never.agent.get('/agent/roas')).status(503).detail('registry replica unavailable');
+    expectResponse(await never.agent.get('/agent/roas'))
+      .status(503)
+      .detail('registry replica unavailable');
   });
 });

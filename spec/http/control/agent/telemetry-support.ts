@@ -56,8 +56,22 @@ export function snapshot(nodeId: string, sessions: Record<string, string> = { p1
       { name: 'dn42_p2', up: true, rx_bytes: 10, tx_bytes: 20 },
       { name: 'eth0', up: true, rx_bytes: 5, tx_bytes: 6 },
     ],
-    wireguard_interfaces: [{ name: 'dn42_p1', public_key: KEY, listen_port: 51801, peers: [{ public_key: KEY, endpoint: '192.0.2.1:51820', latest_handshake_at: '2026-11-01T11:59:00Z', rx_bytes: 1000, tx_bytes: 2000 }] }],
-    bgp_protocols: Object.entries(sessions).map(([name, state]) => ({ name, state, since: '2026-11-01T10:00:00Z', remote_asn: 4242420002, routes_imported: 10, routes_exported: 5 })),
+    wireguard_interfaces: [
+      {
+        name: 'dn42_p1',
+        public_key: KEY,
+        listen_port: 51801,
+        peers: [{ public_key: KEY, endpoint: '192.0.2.1:51820', latest_handshake_at: '2026-11-01T11:59:00Z', rx_bytes: 1000, tx_bytes: 2000 }],
+      },
+    ],
+    bgp_protocols: Object.entries(sessions).map(([name, state]) => ({
+      name,
+      state,
+      since: '2026-11-01T10:00:00Z',
+      remote_asn: 4242420002,
+      routes_imported: 10,
+      routes_exported: 5,
+    })),
     self_metrics: {
       cpu: 1.5,
       rss: 50_000_000,
@@ -85,5 +99,11 @@ export const reconciliation = (nodeId: string, status = 'drift') => ({
   generation: 1,
   captured_at: '2026-11-01T12:00:00Z',
   status,
-  drift_items: status === 'drift' ? [{ kind: 'wireguard', name: 'dn42_p1', detail: 'listen port differs' }, { kind: 'bird', name: 'p2', detail: null }] : [],
+  drift_items:
+    status === 'drift'
+      ? [
+          { kind: 'wireguard', name: 'dn42_p1', detail: 'listen port differs' },
+          { kind: 'bird', name: 'p2', detail: null },
+        ]
+      : [],
 });

@@ -33,7 +33,9 @@ describe('control: agent tokens (admin)', () => {
     const list = await h.admin.get('/admin/nodes/fra1/agent-tokens');
     expectResponse(list).status(200);
     const tokenId = res.body.token.split('.')[0];
-    expect(list.body).to.deep.equal([{ token: tokenId, node_id: 'fra1', agent_id: 'agent-a', issued_at: '2026-11-01T12:00:00.000Z', expires_at: '2026-11-01T13:00:00.000Z', revoked_at: null }]);
+    expect(list.body).to.deep.equal([
+      { token: tokenId, node_id: 'fra1', agent_id: 'agent-a', issued_at: '2026-11-01T12:00:00.000Z', expires_at: '2026-11-01T13:00:00.000Z', revoked_at: null },
+    ]);
   });
 
   it('stores only the sha256 of the secret', async () => {
@@ -45,10 +47,18 @@ describe('control: agent tokens (admin)', () => {
   });
 
   it('answers 404 unknown node for every node-scoped token route', async () => {
-    expectResponse(await h.admin.post('/admin/nodes/nope/agent-tokens', {})).status(404).detail('unknown node nope');
-    expectResponse(await h.admin.get('/admin/nodes/nope/agent-tokens')).status(404).detail('unknown node nope');
-    expectResponse(await h.admin.post('/admin/agent-tokens/agt_0000000000000000/rotate', {})).status(404).detail('unknown agent token agt_0000000000000000');
-    expectResponse(await h.admin.delete('/admin/agent-tokens/agt_0000000000000000')).status(404).detail('unknown agent token agt_0000000000000000');
+    expectResponse(await h.admin.post('/admin/nodes/nope/agent-tokens', {}))
+      .status(404)
+      .detail('unknown node nope');
+    expectResponse(await h.admin.get('/admin/nodes/nope/agent-tokens'))
+      .status(404)
+      .detail('unknown node nope');
+    expectResponse(await h.admin.post('/admin/agent-tokens/agt_0000000000000000/rotate', {}))
+      .status(404)
+      .detail('unknown agent token agt_0000000000000000');
+    expectResponse(await h.admin.delete('/admin/agent-tokens/agt_0000000000000000'))
+      .status(404)
+      .detail('unknown agent token agt_0000000000000000');
   });
 
   it('accepts a literal secret with enough entropy and refuses weak ones with 400 invalid token', async () => {
@@ -85,7 +95,13 @@ describe('control: agent tokens (admin)', () => {
     h.sys.clock.advance(60_000);
     const rotated = await h.admin.post(`/admin/agent-tokens/${old.token_id}/rotate`);
     expectResponse(rotated).status(201);
-    expect(rotated.body).to.deep.include({ node_id: 'fra1', agent_id: 'agent-a', issued_at: '2026-11-01T12:01:00.000Z', expires_at: '2026-11-01T12:11:00.000Z', revoked_at: null });
+    expect(rotated.body).to.deep.include({
+      node_id: 'fra1',
+      agent_id: 'agent-a',
+      issued_at: '2026-11-01T12:01:00.000Z',
+      expires_at: '2026-11-01T12:11:00.000Z',
+      revoked_at: null,
+    });
     expect(rotated.body.token).to.not.equal(old.token);
     expect((await h.whoami(old.token)).status).to.equal(401);
     expect((await h.whoami(rotated.body.token)).status).to.equal(200);
@@ -100,7 +116,9 @@ describe('control: agent tokens (admin)', () => {
       [newId, '2026-11-01T12:01:00.000Z'],
       [again.body.token.split('.')[0], null],
     ]);
-    expectResponse(await h.admin.post(`/admin/agent-tokens/${old.token_id}/rotate`)).status(409).detail(`agent token ${old.token_id} is revoked; issue a new one`);
+    expectResponse(await h.admin.post(`/admin/agent-tokens/${old.token_id}/rotate`))
+      .status(409)
+      .detail(`agent token ${old.token_id} is revoked; issue a new one`);
     expectResponse(await h.admin.post(`/admin/agent-tokens/${newId}/rotate`, { ttl_seconds: 0 })).status(422);
   });
 
@@ -121,7 +139,11 @@ describe('control: agent tokens (admin)', () => {
     await h.admin.delete(`/admin/agent-tokens/${token_id}`);
     const entries = await auditEntries(h.sys);
     const paths = entries.map((e) => `${e.method} ${e.path} ${e.status_code}`);
-    expect(paths).to.include.members(['POST /control/v1/admin/nodes/fra1/agent-tokens 401', 'POST /control/v1/admin/nodes/fra1/agent-tokens 201', `DELETE /control/v1/admin/agent-tokens/${token_id} 204`]);
+    expect(paths).to.include.members([
+      'POST /control/v1/admin/nodes/fra1/agent-tokens 401',
+      'POST /control/v1/admin/nodes/fra1/agent-tokens 201',
+      `DELETE /control/v1/admin/agent-tokens/${token_id} 204`,
+    ]);
     expect(JSON.stringify(entries)).to.not.contain(token.split('.')[1]);
   });
 
@@ -131,6 +153,10 @@ describe('control: agent tokens (admin)', () => {
     expect(doc.paths['/control/v1/admin/agent-tokens/{token_id}/rotate']).to.have.key('post');
     expect(doc.paths['/control/v1/admin/enrollment-tokens']).to.have.keys('get', 'post');
     expect(doc.paths['/control/v1/admin/registrations']).to.have.key('get');
-    expect(doc.paths['/control/v1/agent/register'].post.requestBody.content['application/json'].schema.properties).to.have.keys('enrollment_token', 'requested_node_id', 'inventory');
+    expect(doc.paths['/control/v1/agent/register'].post.requestBody.content['application/json'].schema.properties).to.have.keys(
+      'enrollment_token',
+      'requested_node_id',
+      'inventory',
+    );
   });
 });

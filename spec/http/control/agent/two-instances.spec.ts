@@ -51,7 +51,9 @@ describe('two control instances on one database', () => {
     expectResponse(res).status(200).body({ subscribers: 1, delivered: 1 });
     expect(await agent.next()).to.deep.equal({ type: 'snapshot_request', reason: 'from A' });
     await disconnect(b, agent, 'fra1');
-    expectResponse(await a.admin.post('/admin/nodes/fra1/notify', {})).status(409).detail('node fra1 has no connected agent');
+    expectResponse(await a.admin.post('/admin/nodes/fra1/notify', {}))
+      .status(409)
+      .detail('node fra1 has no connected agent');
   });
 
   it('carries events larger than one NOTIFY payload whole (spilled to a table)', async () => {

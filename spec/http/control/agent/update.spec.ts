@@ -28,7 +28,9 @@ describe('agent self-update', () => {
     it('answers 401 without an agent token', async () => {
       expect((await fetch(`${c.url}/control/v1/agent/update/manifest`)).status).to.equal(401);
       expect((await agentGet('/manifest', 'agt_x.nothing')).status).to.equal(401);
-      expect((await fetch(`${c.url}/control/v1/agent/update/wheels/1.0.200/dn42_agent-1.0.200.tgz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status).to.equal(401);
+      expect(
+        (await fetch(`${c.url}/control/v1/agent/update/wheels/1.0.200/dn42_agent-1.0.200.tgz`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).status,
+      ).to.equal(401);
     });
 
     it('answers 204 without a target, also when releases exist', async () => {
@@ -64,9 +66,15 @@ describe('agent self-update', () => {
 
     it('answers every invalid version or file name with the same invalid detail, however long', async () => {
       const long = '1'.repeat(40);
-      expectResponse(await toResponse(agentGet(`/wheels/${long}.0.0/dn42_agent-1.0.200.tgz`))).status(422).detail(/^invalid version: "1{40}/);
-      expectResponse(await toResponse(agentGet(`/wheels/1.0.200/${'a'.repeat(250)}.tgz`))).status(422).detail(/^invalid file name: "a+/);
-      expectResponse(await toResponse(agentGet('/wheels/latest/dn42_agent-1.0.200.tgz'))).status(422).detail('invalid version: "latest" must match x.y.z');
+      expectResponse(await toResponse(agentGet(`/wheels/${long}.0.0/dn42_agent-1.0.200.tgz`)))
+        .status(422)
+        .detail(/^invalid version: "1{40}/);
+      expectResponse(await toResponse(agentGet(`/wheels/1.0.200/${'a'.repeat(250)}.tgz`)))
+        .status(422)
+        .detail(/^invalid file name: "a+/);
+      expectResponse(await toResponse(agentGet('/wheels/latest/dn42_agent-1.0.200.tgz')))
+        .status(422)
+        .detail('invalid version: "latest" must match x.y.z');
     });
   });
 
@@ -76,7 +84,12 @@ describe('agent self-update', () => {
       await agent.next('hello');
       agent.send({ type: 'heartbeat', agent_version: '1.0.190', applied_generation: null, apply_status: null });
       const offer = await agent.next('agent_update_available');
-      expect(offer).to.deep.equal({ type: 'agent_update_available', version: '1.0.200', wheels: [{ filename: 'dn42_agent-1.0.200.tgz', sha256: sha256(tgz), size: tgz.length }], reason: offer.reason });
+      expect(offer).to.deep.equal({
+        type: 'agent_update_available',
+        version: '1.0.200',
+        wheels: [{ filename: 'dn42_agent-1.0.200.tgz', sha256: sha256(tgz), size: tgz.length }],
+        reason: offer.reason,
+      });
       agent.send({ type: 'heartbeat', agent_version: '1.0.190', applied_generation: null, apply_status: null });
       await disconnect(c, agent, 'fra1');
 
@@ -92,7 +105,8 @@ describe('agent self-update', () => {
       const ams = await issueAgentToken(c.url, ADMIN_TOKEN, 'ams1');
       const agent = agentSocket(c.url, 'ws/ams1', ams.token);
       await agent.next('hello');
-      for (const v of ['1.0.200', '1.0.1000', '2.0.0', '1.0.200-rc1', 'garbage']) agent.send({ type: 'heartbeat', agent_version: v, applied_generation: 1, apply_status: 'ok' });
+      for (const v of ['1.0.200', '1.0.1000', '2.0.0', '1.0.200-rc1', 'garbage'])
+        agent.send({ type: 'heartbeat', agent_version: v, applied_generation: 1, apply_status: 'ok' });
       expect((await settle(c, agent, 'ams1')).map((m) => m.type)).to.deep.equal(['hello']);
       // 1.0.99 is below 1.0.200 numerically (but not as text).
       agent.send({ type: 'heartbeat', agent_version: '1.0.99', applied_generation: 1, apply_status: 'ok' });
@@ -131,7 +145,12 @@ describe('agent self-update', () => {
         await blocker.query('LOCK TABLE agent_liveness IN ACCESS EXCLUSIVE MODE');
         leaving.send({ type: 'heartbeat', agent_version: '1.0.1', applied_generation: null, apply_status: null });
         await eventually(
-          async () => (await c.sys.pool.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%agent_liveness%'`)).rowCount === 1,
+          async () =>
+            (
+              await c.sys.pool.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%agent_liveness%'`,
+              )
+            ).rowCount === 1,
           { what: 'the heartbeat write waiting for the lock' },
         );
         await disconnect(c, leaving, 'ams1');
@@ -158,7 +177,11 @@ describe('agent self-update', () => {
       await poolQuiet(c.sys.pool); // the heartbeat is recorded before the target is set
       const names = ['a_b.whl', 'a-b.whl', 'a.b.whl', 'a.whl', 'B.whl'];
       const byteOrder = ['B.whl', 'a-b.whl', 'a.b.whl', 'a.whl', 'a_b.whl'];
-      const uploaded = await uploadRelease(c.url, '1.0.202', names.map((name) => ({ name, content: Buffer.from(name) })));
+      const uploaded = await uploadRelease(
+        c.url,
+        '1.0.202',
+        names.map((name) => ({ name, content: Buffer.from(name) })),
+      );
       expectResponse(uploaded).status(201);
       expect(uploaded.body.wheels.map((w: { filename: string }) => w.filename)).to.deep.equal(byteOrder);
       expectResponse(await c.admin.post('/admin/agent-releases/target', { version: '1.0.202' })).status(200);

@@ -91,7 +91,13 @@ describe('POST /agent/wireguard-keys', function () {
 
     const res = await post({ node_id: 'a', public_key: KEY_OTHER, private_key_escrow: 'escrow-3' });
     expectResponse(res).status(409).detail('wireguard public key of node a does not match the registered key');
-    expect(res.body).to.deep.equal({ node_id: 'a', accepted: false, status: 'rejected', detail: 'wireguard public key of node a does not match the registered key', propagated_to: [] });
+    expect(res.body).to.deep.equal({
+      node_id: 'a',
+      accepted: false,
+      status: 'rejected',
+      detail: 'wireguard public key of node a does not match the registered key',
+      propagated_to: [],
+    });
 
     expect(await h.sys.store.streamVersion(nodeStream('a'))).to.equal(version);
     expect([await generation('a'), await generation('b'), await generation('c')]).to.deep.equal(gens);
@@ -112,7 +118,10 @@ describe('POST /agent/wireguard-keys', function () {
     expectResponse(await h.admin.delete('/admin/nodes/gone')).status(204);
     expectResponse(await post({ node_id: 'gone', public_key: KEY_A }, api(`${h.url}/control/v1`, { token }))).status(401);
     const deps = { store: h.sys.store, db: h.sys.pool, doorbell: h.sys.doorbell };
-    const err = await registerWireguardKey(deps, 'gone', KEY_A, null, { actor: 'spec' }).then(() => undefined, (e: unknown) => e);
+    const err = await registerWireguardKey(deps, 'gone', KEY_A, null, { actor: 'spec' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(NotFound);
     expect((err as Error).message).to.equal('unknown node gone');
   });

@@ -11,7 +11,6 @@ import { issueAgentToken } from '../../../support/agents.js';
 import { expectResponse } from '../../../support/http.js';
 import { node, wg } from '../fleet/support.js';
 
-
 describe('WS /agent/ws/{node_id}', () => {
   let c: ControlInstance;
   let token: string;
@@ -163,7 +162,9 @@ describe('WS /agent/ws/{node_id}', () => {
       // Written events leave the queue: once the client has them, the next event goes through again,
       // and it arrives after every event of the burst that was sent (the barrier).
       await eventually(() => client.messages.filter((m) => m.type === 'snapshot_request').length >= QUEUE_LIMIT, { what: 'the queued events' });
-      await eventually(async () => (await c.sys.doorbell.ring([{ type: 'snapshot_request', node_id: 'fra1', reason: 'after' }]))[0].delivered === 1, { what: 'an event taken again' });
+      await eventually(async () => (await c.sys.doorbell.ring([{ type: 'snapshot_request', node_id: 'fra1', reason: 'after' }]))[0].delivered === 1, {
+        what: 'an event taken again',
+      });
       await client.next((m) => m.reason === 'after');
       const received = client.messages.filter((m) => m.type === 'snapshot_request' && m.reason !== 'after');
       expect(received.map((m) => m.reason)).to.deep.equal(burst.slice(0, QUEUE_LIMIT).map((e) => e.reason));
@@ -197,7 +198,9 @@ describe('WS /agent/ws/{node_id}', () => {
       expectResponse(await c.admin.delete(`/admin/agent-tokens/${issued.token_id}`)).status(204);
       expect((await within(doomed.closed, 3000)).code).to.equal(4401);
       await eventually(() => c.sockets.hub.connectionCount('fra1') === 1);
-      expectResponse(await c.admin.post('/admin/nodes/fra1/notify', { event: 'snapshot_request' })).status(200).body({ subscribers: 1, delivered: 1 });
+      expectResponse(await c.admin.post('/admin/nodes/fra1/notify', { event: 'snapshot_request' }))
+        .status(200)
+        .body({ subscribers: 1, delivered: 1 });
       expect((await other.next('snapshot_request')).type).to.equal('snapshot_request');
       expect(doomed.messages.map((m) => m.type)).to.deep.equal(['hello']);
       await disconnect(c, other, 'fra1');
@@ -236,7 +239,10 @@ describe('WS /agent/ws/{node_id}', () => {
       await revokeAgentToken({ store: c.sys.context.store, db: c.sys.pool }, issued.token_id, c.sys.clock.now(), { actor: 'spec' });
       // Barrier on the notification channel: a doorbell NOTIFY sent after the revocation committed reaches the
       // socket through the same LISTEN connection; a revocation notice would have closed the socket before it.
-      await c.sys.pool.query(`SELECT pg_notify($1, $2)`, [DOORBELL_CHANNEL, JSON.stringify({ origin: 'spec', events: [{ type: 'snapshot_request', node_id: 'fra1', reason: 'after the revocation' }] })]);
+      await c.sys.pool.query(`SELECT pg_notify($1, $2)`, [
+        DOORBELL_CHANNEL,
+        JSON.stringify({ origin: 'spec', events: [{ type: 'snapshot_request', node_id: 'fra1', reason: 'after the revocation' }] }),
+      ]);
       expect(await client.next('snapshot_request')).to.deep.equal({ type: 'snapshot_request', reason: 'after the revocation' });
       expect(client.ws.readyState).to.equal(client.ws.OPEN);
       expect(await c.sockets.checkTokens()).to.equal(1);
@@ -269,7 +275,9 @@ describe('WS /agent/ws/{node_id}', () => {
       await poolQuiet(c.sys.pool); // every presence insert and removal has ended: a late insert would be in now
       const { rows } = await c.sys.pool.query(`SELECT count(*)::int AS n FROM agent_connections WHERE node_id = 'ams1'`);
       expect(rows[0].n).to.equal(0);
-      expectResponse(await c.admin.post('/admin/nodes/ams1/notify', { event: 'snapshot_request' })).status(409).detail('node ams1 has no connected agent');
+      expectResponse(await c.admin.post('/admin/nodes/ams1/notify', { event: 'snapshot_request' }))
+        .status(409)
+        .detail('node ams1 has no connected agent');
     });
 
     it("stops counting a crashed instance's agents once its heartbeat expires", async () => {

@@ -57,7 +57,9 @@ describe('control: autopeering policy administration', function () {
     const res = await h.client.patch('/admin/autopeering/nodes/fra1', { enabled: false, max_sessions: null, notice: 'closed for now' });
     expectResponse(res).status(200);
     expect(res.body.policy).to.deep.equal({ ...OPEN, enabled: false, max_sessions: null, notice: 'closed for now' });
-    expectResponse(await h.client.patch('/admin/autopeering/nodes/fra1', {})).status(200).body({ policy: res.body.policy });
+    expectResponse(await h.client.patch('/admin/autopeering/nodes/fra1', {}))
+      .status(200)
+      .body({ policy: res.body.policy });
   });
 
   it('records one AutopeeringPolicySet per effective change in the node stream, none for a repeat, and audits the writes', async () => {
@@ -80,8 +82,12 @@ describe('control: autopeering policy administration', function () {
   });
 
   it('answers 404 unknown node <id> for PUT and PATCH of an unknown node', async () => {
-    expectResponse(await h.client.put('/admin/autopeering/nodes/ghost', { enabled: true })).status(404).detail('unknown node ghost');
-    expectResponse(await h.client.patch('/admin/autopeering/nodes/ghost', { enabled: true })).status(404).detail('unknown node ghost');
+    expectResponse(await h.client.put('/admin/autopeering/nodes/ghost', { enabled: true }))
+      .status(404)
+      .detail('unknown node ghost');
+    expectResponse(await h.client.patch('/admin/autopeering/nodes/ghost', { enabled: true }))
+      .status(404)
+      .detail('unknown node ghost');
   });
 
   it('answers 422 with field errors for bodies that break the schema', async () => {
@@ -100,7 +106,10 @@ describe('control: autopeering policy administration', function () {
       for (const send of [h.client.put, h.client.patch]) {
         const res = await send('/admin/autopeering/nodes/fra1', body);
         expectResponse(res).status(422);
-        expect(res.body.detail.errors.map((e: { loc: unknown[] }) => e.loc[1]), JSON.stringify(body)).to.include(field);
+        expect(
+          res.body.detail.errors.map((e: { loc: unknown[] }) => e.loc[1]),
+          JSON.stringify(body),
+        ).to.include(field);
       }
     }
   });
@@ -123,6 +132,8 @@ describe('control: autopeering policy administration', function () {
     expect(await policyOf('tmp1')).to.equal(undefined);
     expectResponse(await h.client.post('/admin/nodes', node('tmp1'))).status(201);
     expect(await policyOf('tmp1')).to.deep.equal({ node_id: 'tmp1', policy: DEFAULT_AUTOPEERING_POLICY, provisioned: 0, updated_at: null });
-    expectResponse(await h.client.patch('/admin/autopeering/nodes/tmp1', { notice: 'x' })).status(200).body({ policy: { ...DEFAULT_AUTOPEERING_POLICY, notice: 'x' } });
+    expectResponse(await h.client.patch('/admin/autopeering/nodes/tmp1', { notice: 'x' }))
+      .status(200)
+      .body({ policy: { ...DEFAULT_AUTOPEERING_POLICY, notice: 'x' } });
   });
 });

@@ -43,8 +43,10 @@ describe('control: autopeering request list', function () {
   this.timeout(30_000);
   let h: FleetHarness;
   let ids: number[];
-  const run = (id: number, command: RequestCommand) => handleCommand(h.sys.store, requestStream(id), requestDecider, command, { actor: 'spec', recordedAt: h.sys.clock.now().toISOString() });
-  const list = async (query = '') => (await h.client.get(`/admin/autopeering/requests${query}`)).body.requests as { id: number; status: string; created_at: string; updated_at: string }[];
+  const run = (id: number, command: RequestCommand) =>
+    handleCommand(h.sys.store, requestStream(id), requestDecider, command, { actor: 'spec', recordedAt: h.sys.clock.now().toISOString() });
+  const list = async (query = '') =>
+    (await h.client.get(`/admin/autopeering/requests${query}`)).body.requests as { id: number; status: string; created_at: string; updated_at: string }[];
 
   before(async () => {
     h = await startFleet();
@@ -53,7 +55,9 @@ describe('control: autopeering request list', function () {
   after(async () => h?.close());
 
   it('is empty before any request exists', async () => {
-    expectResponse(await h.client.get('/admin/autopeering/requests')).status(200).body({ requests: [] });
+    expectResponse(await h.client.get('/admin/autopeering/requests'))
+      .status(200)
+      .body({ requests: [] });
   });
 
   it('lists recorded requests newest first, filters by status, and counts provisioned ones per node', async () => {

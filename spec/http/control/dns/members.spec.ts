@@ -24,7 +24,11 @@ describe('control: DNS group members', () => {
   };
   /** Events appended after `position` (audit entries left out: they are written after the answer), with the transaction each was written in. */
   const eventsAfter = async (position: number) =>
-    (await c.sys.pool.query(`SELECT stream_id, type, tx_id::text AS tx FROM events WHERE position > $1 AND stream_id NOT LIKE 'audit-%' ORDER BY position`, [position])).rows as {
+    (
+      await c.sys.pool.query(`SELECT stream_id, type, tx_id::text AS tx FROM events WHERE position > $1 AND stream_id NOT LIKE 'audit-%' ORDER BY position`, [
+        position,
+      ])
+    ).rows as {
       stream_id: string;
       type: string;
       tx: string;
@@ -47,7 +51,13 @@ describe('control: DNS group members', () => {
       ['node-fra1', 'NodeDnsGroupAssigned'],
     ]);
     expect(new Set(events.map((e) => e.tx)).size).to.equal(1);
-    expect(await dnsOf('fra1')).to.deep.include({ group_id: g, group_name: 'anycast', bind_addresses: ['172.20.0.53'], cache_ttl_seconds: 300, forwards: [{ zone: 'dn42', upstreams: ['172.20.0.1'] }] });
+    expect(await dnsOf('fra1')).to.deep.include({
+      group_id: g,
+      group_name: 'anycast',
+      bind_addresses: ['172.20.0.53'],
+      cache_ttl_seconds: 300,
+      forwards: [{ zone: 'dn42', upstreams: ['172.20.0.1'] }],
+    });
     // After the zone's records, its default name server ns1.example.dn42 at the group's bind address (BIND wants one).
     expect((await dnsOf('fra1')).zones[0].records).to.deep.equal([
       { name: 'www', type: 'A', content: '172.20.0.80', ttl: null },
@@ -62,20 +72,32 @@ describe('control: DNS group members', () => {
   it('refuses an unknown group (400), an unknown node (404) and a bad body (422), writing nothing', async () => {
     await c.admin.post('/admin/nodes', node('fra1'));
     const position = await head();
-    expectResponse(await c.admin.put('/admin/nodes/fra1/dns-group', { dns_group_id: 999 })).status(400).detail('unknown dns group 999');
+    expectResponse(await c.admin.put('/admin/nodes/fra1/dns-group', { dns_group_id: 999 }))
+      .status(400)
+      .detail('unknown dns group 999');
     const g = await group(c.admin, 'anycast');
     const afterGroup = await head();
-    expectResponse(await c.admin.put('/admin/nodes/ghost/dns-group', { dns_group_id: g })).status(404).detail('unknown node ghost');
+    expectResponse(await c.admin.put('/admin/nodes/ghost/dns-group', { dns_group_id: g }))
+      .status(404)
+      .detail('unknown node ghost');
     expectResponse(await c.admin.put('/admin/nodes/fra1/dns-group', { dns_group_id: 'one' })).status(422);
     expectResponse(await c.admin.put('/admin/nodes/fra1/dns-group', {})).status(422);
     expect(afterGroup).to.be.greaterThan(position);
     expect(await head()).to.equal(afterGroup);
     await c.admin.delete(`/admin/dns-groups/${g}`);
-    expectResponse(await c.admin.put('/admin/nodes/fra1/dns-group', { dns_group_id: g })).status(400).detail(`unknown dns group ${g}`);
+    expectResponse(await c.admin.put('/admin/nodes/fra1/dns-group', { dns_group_id: g }))
+      .status(400)
+      .detail(`unknown dns group ${g}`);
   });
 
   it('a record write moves three member nodes to new generations in ONE append and rings each doorbell after commit', async () => {
-    for (const [id, n] of [['fra1', 1], ['ams1', 2], ['zrh1', 3], ['ber1', 4]] as const) await publishedNode(c.admin, id, n);
+    for (const [id, n] of [
+      ['fra1', 1],
+      ['ams1', 2],
+      ['zrh1', 3],
+      ['ber1', 4],
+    ] as const)
+      await publishedNode(c.admin, id, n);
     const g = await group(c.admin, 'anycast');
     const z = await zone(c.admin, g, 'example.dn42');
     for (const id of ['fra1', 'ams1', 'zrh1']) await join(id, g);
@@ -198,7 +220,12 @@ describe('control: DNS group members', () => {
   });
 
   it('deleting a group clears every member in the same append and publishes them without DNS; a decommissioned member is not published', async () => {
-    for (const [id, n] of [['fra1', 1], ['ams1', 2], ['old1', 3]] as const) await publishedNode(c.admin, id, n);
+    for (const [id, n] of [
+      ['fra1', 1],
+      ['ams1', 2],
+      ['old1', 3],
+    ] as const)
+      await publishedNode(c.admin, id, n);
     await c.admin.post('/admin/nodes', node('new1', { router_id: '172.20.0.9' }));
     const g = await group(c.admin, 'anycast');
     await zone(c.admin, g, 'example.dn42');
@@ -215,8 +242,18 @@ describe('control: DNS group members', () => {
 
     const events = await eventsAfter(position);
     expect(new Set(events.map((e) => e.tx)).size).to.equal(1);
-    expect(events.filter((e) => e.type === 'NodeDnsGroupAssigned').map((e) => e.stream_id).sort()).to.deep.equal(['node-ams1', 'node-fra1', 'node-new1', 'node-old1']);
-    expect(events.filter((e) => e.type === 'DesiredStatePublished').map((e) => e.stream_id).sort()).to.deep.equal(['desired-state-ams1', 'desired-state-fra1', 'desired-state-new1']);
+    expect(
+      events
+        .filter((e) => e.type === 'NodeDnsGroupAssigned')
+        .map((e) => e.stream_id)
+        .sort(),
+    ).to.deep.equal(['node-ams1', 'node-fra1', 'node-new1', 'node-old1']);
+    expect(
+      events
+        .filter((e) => e.type === 'DesiredStatePublished')
+        .map((e) => e.stream_id)
+        .sort(),
+    ).to.deep.equal(['desired-state-ams1', 'desired-state-fra1', 'desired-state-new1']);
     expect(events.some((e) => e.type === 'DnsGroupDeleted')).to.equal(true);
     for (const id of ['fra1', 'ams1', 'new1', 'old1']) expectResponse(await c.admin.get(`/admin/nodes/${id}`)).body({ dns_group_id: null });
     for (const id of ['fra1', 'ams1']) {
@@ -228,7 +265,11 @@ describe('control: DNS group members', () => {
   });
 
   it('deleting a member node leaves its group in the same append; the id created again is no member and group writes skip it', async () => {
-    for (const [id, n] of [['fra1', 1], ['old1', 2]] as const) await publishedNode(c.admin, id, n);
+    for (const [id, n] of [
+      ['fra1', 1],
+      ['old1', 2],
+    ] as const)
+      await publishedNode(c.admin, id, n);
     const g = await group(c.admin, 'anycast');
     for (const id of ['fra1', 'old1']) await join(id, g);
     expectResponse(await c.admin.post('/admin/nodes/old1/decommission')).status(200);

@@ -47,7 +47,16 @@ describe('control: DNS writes that change nothing', () => {
   it('group: an empty PATCH or one repeating every field (addresses in another spelling) writes nothing', async () => {
     await expectNoOps(
       `/admin/dns-groups/${g}`,
-      [{}, { name: 'anycast', bind_addresses: ['172.20.0.53', 'FD42:0::53'], cache_ttl_seconds: 300, forwards: [{ upstreams: ['172.20.0.1'], zone: 'DN42.' }], enabled: true }],
+      [
+        {},
+        {
+          name: 'anycast',
+          bind_addresses: ['172.20.0.53', 'FD42:0::53'],
+          cache_ttl_seconds: 300,
+          forwards: [{ upstreams: ['172.20.0.1'], zone: 'DN42.' }],
+          enabled: true,
+        },
+      ],
       async () => (await c.admin.get(`/admin/dns-groups/${g}`)).body,
     );
   });
@@ -55,7 +64,20 @@ describe('control: DNS writes that change nothing', () => {
   it('zone: an empty PATCH or one repeating every field (names in another spelling, null defaults) writes nothing; its serial stays', async () => {
     await expectNoOps(
       `/admin/dns-groups/${g}/zones/${z}`,
-      [{}, { zone: 'Example.DN42.', primary_ns: 'NS.example.dn42.', admin_email: null, soa_refresh: 3600, soa_retry: 900, soa_expire: 604800, soa_minimum: 300, default_ttl: 3600, enabled: true }],
+      [
+        {},
+        {
+          zone: 'Example.DN42.',
+          primary_ns: 'NS.example.dn42.',
+          admin_email: null,
+          soa_refresh: 3600,
+          soa_retry: 900,
+          soa_expire: 604800,
+          soa_minimum: 300,
+          default_ttl: 3600,
+          enabled: true,
+        },
+      ],
       async () => {
         const zoneOut = (await c.admin.get(`/admin/dns-groups/${g}/zones`)).body.find((x: { id: number }) => x.id === z);
         return { zone: zoneOut, group: (await c.admin.get(`/admin/dns-groups/${g}`)).body };

@@ -39,7 +39,12 @@ describe('control: DNS records', () => {
 
   it('lists records ordered by (sort_order, id)', async () => {
     const ids: Record<string, number> = {};
-    for (const [name, sort_order] of [['c', 5], ['a', 1], ['b', 5], ['d', -1]] as const) {
+    for (const [name, sort_order] of [
+      ['c', 5],
+      ['a', 1],
+      ['b', 5],
+      ['d', -1],
+    ] as const) {
       ids[name] = (await h.client.post(base, { name, type: 'A', content: '172.20.0.1', sort_order })).body.record.id;
     }
     const list = await h.client.get(base);
@@ -64,21 +69,31 @@ describe('control: DNS records', () => {
       expect(res.body.detail.errors[0]).to.deep.include({ loc: ['body', 'content'], type: 'dns_content' });
     }
     expectResponse(await h.client.post(base, { name: 'x', type: 'SPF', content: 'v=spf1' })).status(422);
-    expectResponse(await h.client.post(base, { name: 'x.', type: 'A', content: '172.20.0.1' })).status(422).detail('invalid record name');
+    expectResponse(await h.client.post(base, { name: 'x.', type: 'A', content: '172.20.0.1' }))
+      .status(422)
+      .detail('invalid record name');
     // What named's check-names refuses in a primary zone never reaches the members.
-    expectResponse(await h.client.post(base, { name: '_x', type: 'A', content: '172.20.0.1' })).status(422).detail('invalid record name');
-    expectResponse(await h.client.post(base, { name: 'x', type: 'MX', content: '10 mail_x' })).status(422).detail('invalid MX record content');
+    expectResponse(await h.client.post(base, { name: '_x', type: 'A', content: '172.20.0.1' }))
+      .status(422)
+      .detail('invalid record name');
+    expectResponse(await h.client.post(base, { name: 'x', type: 'MX', content: '10 mail_x' }))
+      .status(422)
+      .detail('invalid MX record content');
     const txt = await h.client.post(base, { name: '@', type: 'TXT', content: 'v=spf1 -all' });
     expectResponse(txt).status(201);
     expect(txt.body.record.content).to.equal('"v=spf1 -all"');
     await h.client.post(base, { name: 'www', type: 'A', content: '172.20.0.80' });
-    expectResponse(await h.client.post(base, { name: 'www', type: 'CNAME', content: 'other' })).status(409).detail('dns record www in zone example.dn42: a CNAME cannot share its name with other records');
+    expectResponse(await h.client.post(base, { name: 'www', type: 'CNAME', content: 'other' }))
+      .status(409)
+      .detail('dns record www in zone example.dn42: a CNAME cannot share its name with other records');
     expect((await h.client.get(base)).body).to.have.length(2);
   });
 
   it('PATCH re-checks type and content together and answers {record, zone}', async () => {
     const id = (await h.client.post(base, { name: 'www', type: 'A', content: '172.20.0.80' })).body.record.id;
-    expectResponse(await h.client.patch(`${base}/${id}`, { type: 'AAAA' })).status(422).detail('invalid AAAA record content');
+    expectResponse(await h.client.patch(`${base}/${id}`, { type: 'AAAA' }))
+      .status(422)
+      .detail('invalid AAAA record content');
     const res = await h.client.patch(`${base}/${id}`, { type: 'AAAA', content: 'fd42::80', enabled: false });
     expectResponse(res).status(200);
     expect(res.body.record).to.deep.include({ id, type: 'AAAA', content: 'fd42::80', enabled: false, name: 'www' });
@@ -97,10 +112,20 @@ describe('control: DNS records', () => {
   it('answers 404 for unknown groups, zones and records, and a record of another zone', async () => {
     const other = await zone(h.client, g, 'other.dn42');
     const foreign = (await h.client.post(`/admin/dns-groups/${g}/zones/${other}/records`, { name: 'a', type: 'A', content: '172.20.0.1' })).body.record.id;
-    expectResponse(await h.client.patch(`${base}/${foreign}`, { ttl: 5 })).status(404).detail(`unknown dns record ${foreign}`);
-    expectResponse(await h.client.delete(`${base}/777777`)).status(404).detail('unknown dns record 777777');
-    expectResponse(await h.client.get(`/admin/dns-groups/${g}/zones/777777/records`)).status(404).detail('unknown dns zone 777777');
-    expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones/777777/records`, { name: 'a', type: 'A', content: '172.20.0.1' })).status(404).detail('unknown dns zone 777777');
-    expectResponse(await h.client.post(`/admin/dns-groups/999/zones/${z}/records`, { name: 'a', type: 'A', content: '172.20.0.1' })).status(404).detail('unknown dns group 999');
+    expectResponse(await h.client.patch(`${base}/${foreign}`, { ttl: 5 }))
+      .status(404)
+      .detail(`unknown dns record ${foreign}`);
+    expectResponse(await h.client.delete(`${base}/777777`))
+      .status(404)
+      .detail('unknown dns record 777777');
+    expectResponse(await h.client.get(`/admin/dns-groups/${g}/zones/777777/records`))
+      .status(404)
+      .detail('unknown dns zone 777777');
+    expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones/777777/records`, { name: 'a', type: 'A', content: '172.20.0.1' }))
+      .status(404)
+      .detail('unknown dns zone 777777');
+    expectResponse(await h.client.post(`/admin/dns-groups/999/zones/${z}/records`, { name: 'a', type: 'A', content: '172.20.0.1' }))
+      .status(404)
+      .detail('unknown dns group 999');
   });
 });

@@ -51,14 +51,20 @@ describe('control: DNS zones', () => {
       expectResponse(res).status(422).detail('invalid zone name');
       expect(res.body.detail.errors[0].loc).to.deep.equal(['body', 'zone']);
     }
-    expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones`, { zone: 'ok.dn42', admin_email: 'nobody' })).status(422).detail('invalid dns zone');
+    expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones`, { zone: 'ok.dn42', admin_email: 'nobody' }))
+      .status(422)
+      .detail('invalid dns zone');
     expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones`, { zone: 'ok.dn42', soa_refresh: 0 })).status(422);
     expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones`, { zone: 'ok.dn42', soa_serial: 5 })).status(422);
     await zone(h.client, g, 'example.dn42');
-    expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones`, { zone: 'EXAMPLE.dn42' })).status(409).detail(`dns zone example.dn42 already exists in group ${g}`);
+    expectResponse(await h.client.post(`/admin/dns-groups/${g}/zones`, { zone: 'EXAMPLE.dn42' }))
+      .status(409)
+      .detail(`dns zone example.dn42 already exists in group ${g}`);
     const other = await group(h.client, 'other');
     await zone(h.client, other, 'example.dn42');
-    expectResponse(await h.client.post('/admin/dns-groups/999/zones', { zone: 'x.dn42' })).status(404).detail('unknown dns group 999');
+    expectResponse(await h.client.post('/admin/dns-groups/999/zones', { zone: 'x.dn42' }))
+      .status(404)
+      .detail('unknown dns group 999');
   });
 
   it('PATCH updates the zone, moves its serial on, and answers {zone, group}; a rename onto another zone is 409', async () => {
@@ -80,15 +86,23 @@ describe('control: DNS zones', () => {
     expectResponse(res).status(200);
     expect(res.body.zone).to.equal(null);
     expect(res.body.group).to.deep.include({ id: g, zone_count: 1 });
-    expectResponse(await h.client.get(`/admin/dns-groups/${g}/zones/${id}/records`)).status(404).detail(`unknown dns zone ${id}`);
+    expectResponse(await h.client.get(`/admin/dns-groups/${g}/zones/${id}/records`))
+      .status(404)
+      .detail(`unknown dns zone ${id}`);
     expect((await h.sys.pool.query(`SELECT count(*)::int AS n FROM dns_records`)).rows[0].n).to.equal(0);
   });
 
   it('answers 404 for an unknown zone, or a zone of another group', async () => {
     const other = await group(h.client, 'other');
     const foreign = await zone(h.client, other, 'foreign.dn42');
-    expectResponse(await h.client.patch(`/admin/dns-groups/${g}/zones/${foreign}`, { enabled: false })).status(404).detail(`unknown dns zone ${foreign}`);
-    expectResponse(await h.client.delete(`/admin/dns-groups/${g}/zones/424242`)).status(404).detail('unknown dns zone 424242');
-    expectResponse(await h.client.delete(`/admin/dns-groups/999/zones/${foreign}`)).status(404).detail('unknown dns group 999');
+    expectResponse(await h.client.patch(`/admin/dns-groups/${g}/zones/${foreign}`, { enabled: false }))
+      .status(404)
+      .detail(`unknown dns zone ${foreign}`);
+    expectResponse(await h.client.delete(`/admin/dns-groups/${g}/zones/424242`))
+      .status(404)
+      .detail('unknown dns zone 424242');
+    expectResponse(await h.client.delete(`/admin/dns-groups/999/zones/${foreign}`))
+      .status(404)
+      .detail('unknown dns group 999');
   });
 });

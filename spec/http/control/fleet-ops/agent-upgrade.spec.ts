@@ -28,13 +28,17 @@ describe('control: blocked_prefixes follow the agent version over heartbeats', (
     const agent = agentSocket(c.url, 'ws/fra1', token);
     await agent.next('hello');
     agent.send({ type: 'heartbeat', agent_version: '1.0.150', applied_generation: 2, apply_status: 'succeeded' });
-    await eventually(async () => (await c.sys.pool.query(`SELECT agent_version FROM agent_liveness WHERE node_id = 'fra1'`)).rows[0]?.agent_version === '1.0.150');
+    await eventually(
+      async () => (await c.sys.pool.query(`SELECT agent_version FROM agent_liveness WHERE node_id = 'fra1'`)).rows[0]?.agent_version === '1.0.150',
+    );
     // The first version heard is below the RPKI gate too: bird.rpki leaves the document.
     await agent.next('desired_state_updated');
     expect((await c.admin.get('/admin/nodes/fra1/desired-state')).body.state.bird).not.to.have.property('rpki');
 
     const block = await c.admin.post('/admin/fleet/mitigations/prefix-block', { prefix: '172.20.1.0/24' });
-    expectResponse(block).status(200).body({ deferred: [{ node_id: 'fra1', agent_version: '1.0.150' }] });
+    expectResponse(block)
+      .status(200)
+      .body({ deferred: [{ node_id: 'fra1', agent_version: '1.0.150' }] });
     expect(await blocked()).to.deep.equal([]);
     const deferredAt = await generation();
     await agent.next('desired_state_updated');
@@ -77,7 +81,9 @@ describe('control: blocked_prefixes follow the agent version over heartbeats', (
     // A socket's heartbeats are handled one after the other, each with its republication: once a later one
     // (no crossing) is recorded, whatever the first one would publish is published.
     agent.send({ type: 'heartbeat', agent_version: '1.0.201', applied_generation: before, apply_status: 'succeeded' });
-    await eventually(async () => (await c.sys.pool.query(`SELECT agent_version FROM agent_liveness WHERE node_id = 'fra1'`)).rows[0]?.agent_version === '1.0.201');
+    await eventually(
+      async () => (await c.sys.pool.query(`SELECT agent_version FROM agent_liveness WHERE node_id = 'fra1'`)).rows[0]?.agent_version === '1.0.201',
+    );
     expect(await generation()).to.equal(before);
     expect(agent.messages.map((m) => m.type)).to.deep.equal(['hello']);
     await disconnect(c, agent, 'fra1');

@@ -35,7 +35,12 @@ describe('control: flap mitigations', () => {
       h.sys.broadcaster.calls.length = 0;
       const res = await h.client.post('/admin/fleet/mitigations/prefix-block', { prefix: '172.20.1.7/24' });
       expectResponse(res).status(200);
-      expect(res.body).to.deep.equal({ prefix: '172.20.1.0/24', nodes: ['ams1', 'fra1'], changed: { ams1: generations.ams1 + 1, fra1: generations.fra1 + 1 }, deferred: [] });
+      expect(res.body).to.deep.equal({
+        prefix: '172.20.1.0/24',
+        nodes: ['ams1', 'fra1'],
+        changed: { ams1: generations.ams1 + 1, fra1: generations.fra1 + 1 },
+        deferred: [],
+      });
       expect(await publications(h.sys, 'fleet: prefix block 172.20.1.0/24')).to.deep.equal({ appends: 1, generations: 2 });
       expect(h.sys.broadcaster.published.map((c) => c.node_id)).to.deep.equal(['ams1', 'fra1']);
       expect((await desiredState(h.client, 'fra1')).bird.blocked_prefixes).to.deep.equal(['172.20.1.0/24']);
@@ -63,14 +68,16 @@ describe('control: flap mitigations', () => {
     });
 
     it('blocks only the named nodes; unblock without nodes clears every node, a decommissioned one too (which keeps its generation)', async () => {
-      expect((await h.client.post('/admin/fleet/mitigations/prefix-block', { prefix: '172.20.9.0/24', nodes: ['ber1', 'fra1', 'ber1'] })).body.nodes).to.deep.equal(['ber1', 'fra1']);
+      expect(
+        (await h.client.post('/admin/fleet/mitigations/prefix-block', { prefix: '172.20.9.0/24', nodes: ['ber1', 'fra1', 'ber1'] })).body.nodes,
+      ).to.deep.equal(['ber1', 'fra1']);
       expect((await desiredState(h.client, 'ams1')).bird.blocked_prefixes).to.deep.equal([]);
       await h.client.post('/admin/nodes/ber1/decommission');
       const berGeneration = await generationOf(h.client, 'ber1');
       const res = await h.client.post('/admin/fleet/mitigations/prefix-unblock', { prefix: '172.20.9.0/24' });
       expect(res.body).to.deep.include({ nodes: [] });
       expect(res.body.changed.ber1).to.equal(berGeneration);
-      expect(res.body.changed.fra1).to.equal((await generationOf(h.client, 'fra1')));
+      expect(res.body.changed.fra1).to.equal(await generationOf(h.client, 'fra1'));
       expect(await template('ber1')).to.deep.equal({});
     });
 
@@ -81,10 +88,18 @@ describe('control: flap mitigations', () => {
         const bad = await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '172.20.1.0/33' });
         expectResponse(bad).status(422);
         expect(bad.body.detail.message).to.equal('invalid prefix: 172.20.1.0/33');
-        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: 'nonsense' })).status(422).detail('invalid prefix: nonsense');
-        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '' })).status(422).detail('invalid prefix: ');
-        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '172.20.1.0/24', nodes: ['fra1', 'ghost'] })).status(404).detail('unknown node ghost');
-        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '172.20.1.0/24', nodes: ['fra1', 'ber1'] })).status(409).detail('node ber1 is decommissioned');
+        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: 'nonsense' }))
+          .status(422)
+          .detail('invalid prefix: nonsense');
+        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '' }))
+          .status(422)
+          .detail('invalid prefix: ');
+        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '172.20.1.0/24', nodes: ['fra1', 'ghost'] }))
+          .status(404)
+          .detail('unknown node ghost');
+        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { prefix: '172.20.1.0/24', nodes: ['fra1', 'ber1'] }))
+          .status(409)
+          .detail('node ber1 is decommissioned');
         expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { nodes: ['fra1'] })).status(422);
       }
       expect(await eventCount(h.sys)).to.equal(before);
@@ -114,7 +129,9 @@ describe('control: flap mitigations', () => {
       expect((await desiredState(h.client, 'ber1')).bird.blocked_prefixes, 'no version reported').to.deep.equal(['172.20.1.0/24']);
       expect(await template('ams1')).to.deep.equal({ bird: { blocked_prefixes: ['172.20.1.0/24'] } });
       const list = await h.client.get('/admin/fleet/mitigations');
-      expect(list.body.blocked_prefixes).to.deep.equal([{ prefix: '172.20.1.0/24', nodes: ['ams1', 'ber1', 'fra1'], deferred: [{ node_id: 'ams1', agent_version: '1.0.150' }] }]);
+      expect(list.body.blocked_prefixes).to.deep.equal([
+        { prefix: '172.20.1.0/24', nodes: ['ams1', 'ber1', 'fra1'], deferred: [{ node_id: 'ams1', agent_version: '1.0.150' }] },
+      ]);
     });
   });
 
@@ -155,7 +172,11 @@ describe('control: flap mitigations', () => {
         ['fra1', false, true],
       ]);
       const on = await h.client.post('/admin/fleet/mitigations/peer-enable', { asn: PEER });
-      expect(on.body.sessions.map((s: any) => [s.node_id, s.enabled])).to.deep.equal([['ams1', false], ['ber1', true], ['fra1', true]]);
+      expect(on.body.sessions.map((s: any) => [s.node_id, s.enabled])).to.deep.equal([
+        ['ams1', false],
+        ['ber1', true],
+        ['fra1', true],
+      ]);
       expect(Object.keys(on.body.changed)).to.deep.equal(['ber1', 'fra1']);
       expect((await h.client.get('/admin/fleet/mitigations')).body).to.deep.equal({
         blocked_prefixes: [],
@@ -165,7 +186,9 @@ describe('control: flap mitigations', () => {
 
     it('answers 404 for an AS without eBGP sessions and 422 for a bad asn', async () => {
       for (const path of ['peer-disable', 'peer-enable']) {
-        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { asn: 4242429999 })).status(404).detail('no bgp sessions with remote_asn 4242429999');
+        expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { asn: 4242429999 }))
+          .status(404)
+          .detail('no bgp sessions with remote_asn 4242429999');
         expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { asn: 0 })).status(422);
         expectResponse(await h.client.post(`/admin/fleet/mitigations/${path}`, { asn: 'x' })).status(422);
       }

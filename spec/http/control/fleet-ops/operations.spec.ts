@@ -26,8 +26,18 @@ describe('control: fleet operations', () => {
     it('is a dry run by default: reports the renames and writes nothing', async () => {
       const before = await eventCount(h.sys);
       const res = await h.client.post('/admin/fleet/normalize-peer-names');
-      expectResponse(res).status(200).body({ dry_run: true, changed_nodes: ['ams1', 'fra1'], generations: {} });
-      expect(res.body.details.changes).to.deep.include({ node_id: 'fra1', kind: 'interface', id: res.body.details.changes.find((c: any) => c.name === 'wg-alice').id, name: 'wg-alice', field: 'name', from: 'wg-alice', to: 'dn42_4242420002' });
+      expectResponse(res)
+        .status(200)
+        .body({ dry_run: true, changed_nodes: ['ams1', 'fra1'], generations: {} });
+      expect(res.body.details.changes).to.deep.include({
+        node_id: 'fra1',
+        kind: 'interface',
+        id: res.body.details.changes.find((c: any) => c.name === 'wg-alice').id,
+        name: 'wg-alice',
+        field: 'name',
+        from: 'wg-alice',
+        to: 'dn42_4242420002',
+      });
       expect(await eventCount(h.sys)).to.equal(before);
       expect(h.sys.broadcaster.calls).to.deep.equal([]);
       expect((await h.client.get('/admin/nodes/fra1/interfaces')).body.map((i: any) => i.name)).to.deep.equal(['wg-alice', 'to-ams1']);
@@ -36,7 +46,9 @@ describe('control: fleet operations', () => {
     it('renames every node in one append, publishes and rings each, and a second run changes nothing', async () => {
       const generations = { ams1: await generationOf(h.client, 'ams1'), fra1: await generationOf(h.client, 'fra1') };
       const res = await h.client.post('/admin/fleet/normalize-peer-names', { dry_run: false });
-      expectResponse(res).status(200).body({ dry_run: false, changed_nodes: ['ams1', 'fra1'], generations: { ams1: generations.ams1 + 1, fra1: generations.fra1 + 1 } });
+      expectResponse(res)
+        .status(200)
+        .body({ dry_run: false, changed_nodes: ['ams1', 'fra1'], generations: { ams1: generations.ams1 + 1, fra1: generations.fra1 + 1 } });
       expect(await publications(h.sys, 'fleet: normalize peer names')).to.deep.equal({ appends: 1, generations: 2 });
       expect(h.sys.broadcaster.published.map((c) => [c.node_id, c.generation])).to.deep.equal([
         ['ams1', generations.ams1 + 1],
@@ -71,12 +83,20 @@ describe('control: fleet operations', () => {
       expect((await desiredState(h.client, 'fra1')).interfaces[1].peer.public_key, 'the pin wins before').to.equal(key('O'));
 
       const dry = await h.client.post('/admin/fleet/migrate-keys', {});
-      expectResponse(dry).status(200).body({ dry_run: true, changed_nodes: ['fra1'], generations: {} });
+      expectResponse(dry)
+        .status(200)
+        .body({ dry_run: true, changed_nodes: ['fra1'], generations: {} });
       const generation = await generationOf(h.client, 'fra1');
       const res = await h.client.post('/admin/fleet/migrate-keys', { dry_run: false });
-      expectResponse(res).status(200).body({ dry_run: false, changed_nodes: ['fra1'], generations: { fra1: generation + 1 } });
-      expect(res.body.details.changes.map((c: any) => [c.node_id, c.name, c.field, c.from, c.to])).to.deep.equal([['fra1', 'to-ams1', 'spec.peer.public_key', key('O'), null]]);
-      expect(res.body.details.skipped.map((s: any) => [s.node_id, s.reason])).to.deep.equal([['ams1', 'remote node fra1 has registered no key yet; the pinned key stays']]);
+      expectResponse(res)
+        .status(200)
+        .body({ dry_run: false, changed_nodes: ['fra1'], generations: { fra1: generation + 1 } });
+      expect(res.body.details.changes.map((c: any) => [c.node_id, c.name, c.field, c.from, c.to])).to.deep.equal([
+        ['fra1', 'to-ams1', 'spec.peer.public_key', key('O'), null],
+      ]);
+      expect(res.body.details.skipped.map((s: any) => [s.node_id, s.reason])).to.deep.equal([
+        ['ams1', 'remote node fra1 has registered no key yet; the pinned key stays'],
+      ]);
 
       const fra = await desiredState(h.client, 'fra1');
       expect(fra.interfaces[1].peer).to.deep.include({ public_key: key('N'), endpoint: 'ams1.example.net:51806' });
@@ -104,11 +124,15 @@ describe('control: fleet operations', () => {
   describe('POST /admin/fleet/migrate-internal-ports', () => {
     it('moves both ends of an internal link into the internal pool and re-points their endpoints in one append', async () => {
       const dry = await h.client.post('/admin/fleet/migrate-internal-ports', { dry_run: true });
-      expectResponse(dry).status(200).body({ dry_run: true, changed_nodes: ['ams1', 'fra1'], generations: {} });
+      expectResponse(dry)
+        .status(200)
+        .body({ dry_run: true, changed_nodes: ['ams1', 'fra1'], generations: {} });
       expect((await h.client.get('/admin/nodes/fra1/interfaces')).body[1].spec.listen_port).to.equal(51805);
 
       const res = await h.client.post('/admin/fleet/migrate-internal-ports', { dry_run: false });
-      expectResponse(res).status(200).body({ dry_run: false, changed_nodes: ['ams1', 'fra1'] });
+      expectResponse(res)
+        .status(200)
+        .body({ dry_run: false, changed_nodes: ['ams1', 'fra1'] });
       expect(Object.keys(res.body.generations)).to.deep.equal(['ams1', 'fra1']);
       expect(await publications(h.sys, 'fleet: migrate internal ports')).to.deep.equal({ appends: 1, generations: 2 });
       expect(res.body.details.changes.map((c: any) => [c.node_id, c.field, c.from, c.to])).to.deep.equal([
@@ -118,7 +142,10 @@ describe('control: fleet operations', () => {
         ['fra1', 'spec.peer.endpoint', 'ams1.example.net:51806', 'ams1.example.net:52800'],
       ]);
       const fra = await desiredState(h.client, 'fra1');
-      expect(fra.interfaces.map((i: any) => [i.name, i.listen_port])).to.deep.equal([['wg-alice', 51801], ['to-ams1', 52800]]);
+      expect(fra.interfaces.map((i: any) => [i.name, i.listen_port])).to.deep.equal([
+        ['wg-alice', 51801],
+        ['to-ams1', 52800],
+      ]);
       expect(fra.interfaces[1].peer.endpoint).to.equal('ams1.example.net:52800');
 
       const again = await h.client.post('/admin/fleet/migrate-internal-ports', { dry_run: false });
@@ -130,7 +157,9 @@ describe('control: fleet operations', () => {
       const generation = await generationOf(h.client, 'ams1');
       h.sys.broadcaster.calls.length = 0;
       const res = await h.client.post('/admin/fleet/migrate-internal-ports', { dry_run: false });
-      expectResponse(res).status(200).body({ changed_nodes: ['ams1', 'fra1'] });
+      expectResponse(res)
+        .status(200)
+        .body({ changed_nodes: ['ams1', 'fra1'] });
       expect(res.body.generations.ams1).to.equal(generation);
       expect(h.sys.broadcaster.published.map((c) => c.node_id)).to.deep.equal(['fra1']);
       expect((await h.client.get('/admin/nodes/ams1/interfaces')).body[0].spec.listen_port).to.equal(52800);

@@ -16,7 +16,9 @@ describe('control: GET /admin/fleet/port-pools', () => {
   });
 
   it('needs the admin credential', async () => {
-    expectResponse(await h.client.get('/admin/fleet/port-pools', { token: '' })).status(401).detail('missing bearer token');
+    expectResponse(await h.client.get('/admin/fleet/port-pools', { token: '' }))
+      .status(401)
+      .detail('missing bearer token');
     expectResponse(await h.client.get('/admin/fleet/port-pools', { token: 'not-the-admin-token-0123456789' })).status(401);
   });
 });

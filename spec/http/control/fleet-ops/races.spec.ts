@@ -32,7 +32,11 @@ async function expectBlocksOverNodesBefore(sys: TestSystem, prefixes: readonly s
     const blocked = new Set(block.map((r) => r.data.node_id));
     for (const [id, position] of created) {
       if (position < at) expect(blocked.has(id), `${id} created before the block of ${prefix}`).to.equal(true);
-      else expect(carrying.some((r) => r.data.node_id === id), `${id} created after the block of ${prefix}`).to.equal(false);
+      else
+        expect(
+          carrying.some((r) => r.data.node_id === id),
+          `${id} created after the block of ${prefix}`,
+        ).to.equal(false);
     }
   }
 }

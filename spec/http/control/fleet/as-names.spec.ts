@@ -18,7 +18,13 @@ describe('control: peering rows carry remote_as_name from the registry replica',
   const closers: (() => Promise<void>)[] = [];
 
   async function control(registryUrl: string | undefined) {
-    const config = loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent', ADMIN_TOKEN, REGISTRY_SERVICE_TOKEN: SERVICE, ...(registryUrl ? { REGISTRY_URL: registryUrl } : {}) });
+    const config = loadConfig({
+      DATABASE_URL: sys.db.url,
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN,
+      REGISTRY_SERVICE_TOKEN: SERVICE,
+      ...(registryUrl ? { REGISTRY_URL: registryUrl } : {}),
+    });
     const started = await startApp(createControlApp({ ...sys.context, config }));
     closers.push(started.close);
     return api(`${started.url}/control/v1`, { token: ADMIN_TOKEN });
@@ -37,7 +43,18 @@ describe('control: peering rows carry remote_as_name from the registry replica',
   });
 
   it('names known ASNs, leaves unknown ones null, and falls back to null when the replica is down', async () => {
-    const replica = await startApp(createRegistryApp({ ...sys.context, config: loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent', REGISTRY_SERVICE_TOKEN: SERVICE, REGISTRY_SOURCE: repo.dir, DATA_DIR: sys.config.dataDir }) }));
+    const replica = await startApp(
+      createRegistryApp({
+        ...sys.context,
+        config: loadConfig({
+          DATABASE_URL: sys.db.url,
+          LOG_LEVEL: 'silent',
+          REGISTRY_SERVICE_TOKEN: SERVICE,
+          REGISTRY_SOURCE: repo.dir,
+          DATA_DIR: sys.config.dataDir,
+        }),
+      }),
+    );
     const client = await control(replica.url);
     expect((await client.post('/ui/registry/sync')).status).to.equal(200);
     await client.post('/admin/nodes', node('fra1'));

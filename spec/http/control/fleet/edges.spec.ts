@@ -51,7 +51,11 @@ describe('control: fleet edges', () => {
     expectResponse(await h.client.patch('/admin/nodes/fra1', { site: 'ber' })).status(200);
     await h.sys.context.background.drain();
     const entries = await listAuditEntries(h.sys.pool, 10);
-    expect(entries.slice(0, 2).map((e) => [e.method, e.path, e.status_code, e.actor.startsWith('anonymous@') || e.actor === 'admin' ? e.actor.split('@')[0] : e.actor])).to.deep.equal([
+    expect(
+      entries
+        .slice(0, 2)
+        .map((e) => [e.method, e.path, e.status_code, e.actor.startsWith('anonymous@') || e.actor === 'admin' ? e.actor.split('@')[0] : e.actor]),
+    ).to.deep.equal([
       ['PATCH', '/control/v1/admin/nodes/fra1', 200, 'admin'],
       ['POST', '/control/v1/admin/nodes', 401, 'anonymous'],
     ]);
@@ -59,7 +63,13 @@ describe('control: fleet edges', () => {
 
   it('describes the fleet routes in the OpenAPI document', async () => {
     const doc = (await h.client.get('/openapi.json')).body;
-    for (const path of ['/control/v1/admin/nodes', '/control/v1/admin/nodes/{node_id}/peerings/provision', '/control/v1/admin/nodes/{node_id}/generations/{generation}/diff', '/control/v1/admin/provision', '/control/v1/admin/nodes/{node_id}/history']) {
+    for (const path of [
+      '/control/v1/admin/nodes',
+      '/control/v1/admin/nodes/{node_id}/peerings/provision',
+      '/control/v1/admin/nodes/{node_id}/generations/{generation}/diff',
+      '/control/v1/admin/provision',
+      '/control/v1/admin/nodes/{node_id}/history',
+    ]) {
       expect(doc.paths, path).to.have.property(path);
     }
     expect(doc.paths['/control/v1/admin/nodes'].post.requestBody.content['application/json'].schema.properties).to.include.keys('node_id', 'asn', 'link_local');

@@ -51,7 +51,9 @@ describe('control: no-op node and peering writes', () => {
       base_template: {},
       ipv4_prefixes: stored.ipv4_prefixes,
     });
-    expectResponse(res).status(200).body({ current_generation: 1, labels: { role: 'edge' }, updated_at: stored.updated_at });
+    expectResponse(res)
+      .status(200)
+      .body({ current_generation: 1, labels: { role: 'edge' }, updated_at: stored.updated_at });
     expect(await writeEvents(h)).to.equal(before);
     const after = await logHead(h);
     // Only audit streams may have moved.
@@ -60,7 +62,9 @@ describe('control: no-op node and peering writes', () => {
 
   it('a node PATCH that changes one field among repeated ones records only that field', async () => {
     const res = await h.client.patch('/admin/nodes/fra1', { site: 'fra', labels: { role: 'core' } });
-    expectResponse(res).status(200).body({ current_generation: 2, labels: { role: 'core' } });
+    expectResponse(res)
+      .status(200)
+      .body({ current_generation: 2, labels: { role: 'core' } });
     const last = (await h.sys.pool.query(`SELECT data FROM events WHERE type = 'NodeUpdated' ORDER BY position DESC LIMIT 1`)).rows[0].data;
     expect(last.changes).to.deep.equal({ labels: { role: 'core' } });
     const gen = await h.client.get('/admin/nodes/fra1/generations/2');
@@ -72,7 +76,10 @@ describe('control: no-op node and peering writes', () => {
     expectResponse(created).status(201);
     const generation = (await h.client.get('/admin/nodes/fra1')).body.current_generation;
     const before = await writeEvents(h);
-    for (const body of [{}, { name: 'peer1', remote_asn: 4242420002, enabled: false, notes: 'n', remote_node_id: null, remote_label: null, is_internal: false }]) {
+    for (const body of [
+      {},
+      { name: 'peer1', remote_asn: 4242420002, enabled: false, notes: 'n', remote_node_id: null, remote_label: null, is_internal: false },
+    ]) {
       const res = await h.client.patch(`/admin/peerings/${created.body.id}`, body);
       expectResponse(res).status(200);
       expect(res.body).to.deep.equal(created.body);
@@ -80,13 +87,19 @@ describe('control: no-op node and peering writes', () => {
     expect(await writeEvents(h)).to.equal(before);
     expect((await h.client.get('/admin/nodes/fra1')).body.current_generation).to.equal(generation);
     // A real change still writes and publishes.
-    expectResponse(await h.client.patch(`/admin/peerings/${created.body.id}`, { enabled: true })).status(200).body({ enabled: true });
+    expectResponse(await h.client.patch(`/admin/peerings/${created.body.id}`, { enabled: true }))
+      .status(200)
+      .body({ enabled: true });
     expect((await h.client.get('/admin/nodes/fra1')).body.current_generation).to.equal(generation + 1);
   });
 
   it('a no-op PATCH still answers 404 for an unknown node or peering and 422 for an invalid field', async () => {
-    expectResponse(await h.client.patch('/admin/nodes/nope', {})).status(404).detail('unknown node nope');
-    expectResponse(await h.client.patch('/admin/peerings/999999', {})).status(404).detail('unknown peering 999999');
+    expectResponse(await h.client.patch('/admin/nodes/nope', {}))
+      .status(404)
+      .detail('unknown node nope');
+    expectResponse(await h.client.patch('/admin/peerings/999999', {}))
+      .status(404)
+      .detail('unknown peering 999999');
     expectResponse(await h.client.patch('/admin/nodes/fra1', { asn: 0 })).status(422);
   });
 });

@@ -26,15 +26,21 @@ describe('control: nodes', () => {
       created_at: '2026-11-01T12:00:00.000Z',
       updated_at: '2026-11-01T12:00:00.000Z',
     });
-    expectResponse(await h.client.post('/admin/nodes', node('fra1'))).status(409).detail('node fra1 already exists');
+    expectResponse(await h.client.post('/admin/nodes', node('fra1')))
+      .status(409)
+      .detail('node fra1 already exists');
   });
 
   it('lists nodes ordered by node_id and answers 404 for an unknown one', async () => {
     for (const id of ['zrh1', 'ams1', 'fra1']) await h.client.post('/admin/nodes', node(id));
     const list = await h.client.get('/admin/nodes');
     expect(list.body.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['ams1', 'fra1', 'zrh1']);
-    expectResponse(await h.client.get('/admin/nodes/nope')).status(404).detail('unknown node nope');
-    expectResponse(await h.client.patch('/admin/nodes/nope', { site: 'x' })).status(404).detail('unknown node nope');
+    expectResponse(await h.client.get('/admin/nodes/nope'))
+      .status(404)
+      .detail('unknown node nope');
+    expectResponse(await h.client.patch('/admin/nodes/nope', { site: 'x' }))
+      .status(404)
+      .detail('unknown node nope');
   });
 
   it('validates link_local: fe80::/10 without a zone, else 422', async () => {
@@ -52,8 +58,14 @@ describe('control: nodes', () => {
     expectResponse(res).status(422).detail('invalid base_template');
     expect(res.body.detail.errors[0].loc).to.deep.equal(['body', 'base_template', 'runtime', 'wireguard_port_range']);
     await h.client.post('/admin/nodes', node('t1'));
-    expectResponse(await h.client.patch('/admin/nodes/t1', { base_template: { bird: { internal_topology: { private_nodes: [] } } } })).status(422).detail('invalid base_template');
-    expectResponse(await h.client.patch('/admin/nodes/t1', { base_template: { bird: { internal_topology: { routers: ['ams1'] } }, runtime: { wireguard_port_range: [20000, 20100] } } })).status(200);
+    expectResponse(await h.client.patch('/admin/nodes/t1', { base_template: { bird: { internal_topology: { private_nodes: [] } } } }))
+      .status(422)
+      .detail('invalid base_template');
+    expectResponse(
+      await h.client.patch('/admin/nodes/t1', {
+        base_template: { bird: { internal_topology: { routers: ['ams1'] } }, runtime: { wireguard_port_range: [20000, 20100] } },
+      }),
+    ).status(200);
   });
 
   it('rejects unknown fields and bad types with 422 field errors', async () => {
@@ -62,14 +74,18 @@ describe('control: nodes', () => {
     expect(res.body.detail.errors[0].loc).to.deep.equal(['body', 'colour']);
     expectResponse(await h.client.post('/admin/nodes', node('x', { asn: 0 }))).status(422);
     expectResponse(await h.client.post('/admin/nodes', node('x'.repeat(65)))).status(422);
-    expectResponse(await h.client.post('/admin/nodes', node('x', { router_id: 'fra1.example' }))).status(422).detail('invalid router_id');
+    expectResponse(await h.client.post('/admin/nodes', node('x', { router_id: 'fra1.example' })))
+      .status(422)
+      .detail('invalid router_id');
   });
 
   it('PATCH leaves omitted fields unchanged and does not publish a never-published node', async () => {
     await h.client.post('/admin/nodes', node('fra1'));
     h.sys.clock.advance(1000);
     const res = await h.client.patch('/admin/nodes/fra1', { site: 'ber', labels: { tier: 'edge' } });
-    expectResponse(res).status(200).body({ site: 'ber', labels: { tier: 'edge' }, router_id: '172.20.0.1', current_generation: 0, updated_at: '2026-11-01T12:00:01.000Z' });
+    expectResponse(res)
+      .status(200)
+      .body({ site: 'ber', labels: { tier: 'edge' }, router_id: '172.20.0.1', current_generation: 0, updated_at: '2026-11-01T12:00:01.000Z' });
     expect(h.sys.broadcaster.calls).to.deep.equal([]);
   });
 
@@ -94,7 +110,9 @@ describe('control: nodes', () => {
 
     await h.client.post('/admin/nodes', node('fra1'));
     await h.client.post('/admin/nodes/fra1/interfaces', { spec: wg('dn42_a', 51800) });
-    expectResponse(await h.client.delete('/admin/nodes/fra1')).status(409).detail(/^node fra1 is live; /);
+    expectResponse(await h.client.delete('/admin/nodes/fra1'))
+      .status(409)
+      .detail(/^node fra1 is live; /);
 
     const dec = await h.client.post('/admin/nodes/fra1/decommission');
     expectResponse(dec).status(200).body({ lifecycle: 'decommissioned', current_generation: 2 });
@@ -111,12 +129,18 @@ describe('control: nodes', () => {
     await h.client.post('/admin/nodes', node('fra1'));
     await h.client.post('/admin/nodes/fra1/interfaces', { spec: wg('dn42_a', 51800) });
     await h.client.post('/admin/nodes/fra1/decommission');
-    expectResponse(await h.client.post('/admin/nodes/fra1/decommission')).status(409).detail('node fra1 is already decommissioned');
+    expectResponse(await h.client.post('/admin/nodes/fra1/decommission'))
+      .status(409)
+      .detail('node fra1 is already decommissioned');
     const rec = await h.client.post('/admin/nodes/fra1/recommission');
     expectResponse(rec).status(200).body({ lifecycle: 'active', current_generation: 3 });
     const state = await h.client.get('/admin/nodes/fra1/desired-state');
     expect(state.body.state.interfaces.map((i: { name: string }) => i.name)).to.deep.equal(['dn42_a']);
-    expectResponse(await h.client.post('/admin/nodes/fra1/recommission')).status(409).detail('node fra1 is not decommissioned');
-    expectResponse(await h.client.post('/admin/nodes/nope/decommission')).status(404).detail('unknown node nope');
+    expectResponse(await h.client.post('/admin/nodes/fra1/recommission'))
+      .status(409)
+      .detail('node fra1 is not decommissioned');
+    expectResponse(await h.client.post('/admin/nodes/nope/decommission'))
+      .status(404)
+      .detail('unknown node nope');
   });
 });

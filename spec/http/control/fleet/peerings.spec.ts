@@ -16,13 +16,24 @@ describe('control: peerings', () => {
   it('creates peerings (201), lists them by name with remote_as_name null without a registry, 409 on a duplicate name', async () => {
     const b = await h.client.post('/admin/nodes/fra1/peerings', { name: 'zeta', remote_asn: 4242420002 });
     expectResponse(b).status(201);
-    expect(b.body).to.deep.include({ local_node_id: 'fra1', name: 'zeta', remote_asn: 4242420002, remote_node_id: null, remote_label: null, is_internal: false, enabled: true, notes: null });
+    expect(b.body).to.deep.include({
+      local_node_id: 'fra1',
+      name: 'zeta',
+      remote_asn: 4242420002,
+      remote_node_id: null,
+      remote_label: null,
+      is_internal: false,
+      enabled: true,
+      notes: null,
+    });
     expect(b.body.id).to.be.a('number');
     await h.client.post('/admin/nodes/fra1/peerings', { name: 'alpha', remote_asn: 4242420003 });
     const list = await h.client.get('/admin/nodes/fra1/peerings');
     expect(list.body.map((p: { name: string }) => p.name)).to.deep.equal(['alpha', 'zeta']);
     expect(list.body.every((p: { remote_as_name: unknown }) => p.remote_as_name === null)).to.equal(true);
-    expectResponse(await h.client.post('/admin/nodes/fra1/peerings', { name: 'zeta', remote_asn: 1 })).status(409).detail('peering zeta already exists on node fra1');
+    expectResponse(await h.client.post('/admin/nodes/fra1/peerings', { name: 'zeta', remote_asn: 1 }))
+      .status(409)
+      .detail('peering zeta already exists on node fra1');
     // The same name on another node is fine.
     expectResponse(await h.client.post('/admin/nodes/ams1/peerings', { name: 'zeta', remote_asn: 1 })).status(201);
   });
@@ -31,7 +42,9 @@ describe('control: peerings', () => {
     expectResponse(await h.client.post('/admin/nodes/fra1/peerings', { name: 'x', remote_asn: 1, remote_node_id: 'ghost', is_internal: true }))
       .status(400)
       .detail('unknown node ghost');
-    expectResponse(await h.client.post('/admin/nodes/ghost/peerings', { name: 'x', remote_asn: 1 })).status(404).detail('unknown node ghost');
+    expectResponse(await h.client.post('/admin/nodes/ghost/peerings', { name: 'x', remote_asn: 1 }))
+      .status(404)
+      .detail('unknown node ghost');
     expectResponse(await h.client.post('/admin/nodes/fra1/peerings', { name: '', remote_asn: 1 })).status(422);
     expectResponse(await h.client.post('/admin/nodes/fra1/peerings', { name: 'x'.repeat(65), remote_asn: 1 })).status(422);
   });
@@ -40,15 +53,25 @@ describe('control: peerings', () => {
     const p = (await h.client.post('/admin/nodes/fra1/peerings', { name: 'p1', remote_asn: 4242420002 })).body;
     await h.client.post('/admin/nodes/fra1/interfaces', { spec: wg('dn42_peer', 51801), peering_id: p.id });
     await h.client.post('/admin/nodes/fra1/bgp-sessions', { spec: bgp('dn42_peer', 4242420002), peering_id: p.id });
-    expectResponse(await h.client.get(`/admin/peerings/${p.id}`)).status(200).body({ name: 'p1' });
-    expectResponse(await h.client.patch(`/admin/peerings/${p.id}`, { notes: 'hello', enabled: false })).status(200).body({ notes: 'hello', enabled: false, name: 'p1' });
-    expectResponse(await h.client.patch(`/admin/peerings/${p.id}`, { remote_node_id: 'ghost' })).status(400).detail('unknown node ghost');
+    expectResponse(await h.client.get(`/admin/peerings/${p.id}`))
+      .status(200)
+      .body({ name: 'p1' });
+    expectResponse(await h.client.patch(`/admin/peerings/${p.id}`, { notes: 'hello', enabled: false }))
+      .status(200)
+      .body({ notes: 'hello', enabled: false, name: 'p1' });
+    expectResponse(await h.client.patch(`/admin/peerings/${p.id}`, { remote_node_id: 'ghost' }))
+      .status(400)
+      .detail('unknown node ghost');
     expectResponse(await h.client.delete(`/admin/peerings/${p.id}`)).status(204);
-    expectResponse(await h.client.get(`/admin/peerings/${p.id}`)).status(404).detail(`unknown peering ${p.id}`);
+    expectResponse(await h.client.get(`/admin/peerings/${p.id}`))
+      .status(404)
+      .detail(`unknown peering ${p.id}`);
     expect((await h.client.get('/admin/nodes/fra1/interfaces')).body).to.deep.equal([]);
     expect((await h.client.get('/admin/nodes/fra1/bgp-sessions')).body).to.deep.equal([]);
     expectResponse(await h.client.delete(`/admin/peerings/${p.id}`)).status(404);
-    expectResponse(await h.client.patch('/admin/peerings/999999', { notes: 'x' })).status(404).detail('unknown peering 999999');
+    expectResponse(await h.client.patch('/admin/peerings/999999', { notes: 'x' }))
+      .status(404)
+      .detail('unknown peering 999999');
   });
 
   it('provisions a peering, interface and sessions in one generation; both bgp_spec and bgp_specs is a 422', async () => {
@@ -75,7 +98,11 @@ describe('control: peerings', () => {
   });
 
   it('a failed provision leaves no peering, interface, session or generation behind', async () => {
-    await h.client.post('/admin/nodes/fra1/peerings/provision', { peering: { name: 'p1', remote_asn: 2 }, interface_spec: wg('dn42_a', 51801), bgp_spec: bgp('s1', 2) });
+    await h.client.post('/admin/nodes/fra1/peerings/provision', {
+      peering: { name: 'p1', remote_asn: 2 },
+      interface_spec: wg('dn42_a', 51801),
+      bgp_spec: bgp('s1', 2),
+    });
     const before = {
       peerings: (await h.client.get('/admin/nodes/fra1/peerings')).body,
       interfaces: (await h.client.get('/admin/nodes/fra1/interfaces')).body,
@@ -83,15 +110,27 @@ describe('control: peerings', () => {
       generations: (await h.client.get('/admin/nodes/fra1/generations')).body,
     };
     // Duplicate interface name: the peering and session of this request must not stay.
-    const dup = await h.client.post('/admin/nodes/fra1/peerings/provision', { peering: { name: 'p2', remote_asn: 3 }, interface_spec: wg('dn42_a', 51802), bgp_spec: bgp('s2', 3) });
+    const dup = await h.client.post('/admin/nodes/fra1/peerings/provision', {
+      peering: { name: 'p2', remote_asn: 3 },
+      interface_spec: wg('dn42_a', 51802),
+      bgp_spec: bgp('s2', 3),
+    });
     expectResponse(dup).status(409).detail('interface dn42_a already exists on node fra1');
     // Port in use.
     expectResponse(
-      await h.client.post('/admin/nodes/fra1/peerings/provision', { peering: { name: 'p3', remote_asn: 3 }, interface_spec: wg('dn42_c', 51801), bgp_spec: bgp('s3', 3) }),
+      await h.client.post('/admin/nodes/fra1/peerings/provision', {
+        peering: { name: 'p3', remote_asn: 3 },
+        interface_spec: wg('dn42_c', 51801),
+        bgp_spec: bgp('s3', 3),
+      }),
     ).status(409);
     // Duplicate session name.
     expectResponse(
-      await h.client.post('/admin/nodes/fra1/peerings/provision', { peering: { name: 'p4', remote_asn: 3 }, interface_spec: wg('dn42_d', 51803), bgp_spec: bgp('s1', 3) }),
+      await h.client.post('/admin/nodes/fra1/peerings/provision', {
+        peering: { name: 'p4', remote_asn: 3 },
+        interface_spec: wg('dn42_d', 51803),
+        bgp_spec: bgp('s1', 3),
+      }),
     ).status(409);
     const after = {
       peerings: (await h.client.get('/admin/nodes/fra1/peerings')).body,
@@ -103,7 +142,13 @@ describe('control: peerings', () => {
   });
 
   it('GET full lists peerings with their interfaces and sessions', async () => {
-    const res = (await h.client.post('/admin/nodes/fra1/peerings/provision', { peering: { name: 'p1', remote_asn: 2 }, interface_spec: wg('dn42_a', 51801), bgp_spec: bgp('s1', 2) })).body;
+    const res = (
+      await h.client.post('/admin/nodes/fra1/peerings/provision', {
+        peering: { name: 'p1', remote_asn: 2 },
+        interface_spec: wg('dn42_a', 51801),
+        bgp_spec: bgp('s1', 2),
+      })
+    ).body;
     const full = await h.client.get('/admin/nodes/fra1/peerings/full');
     expect(full.body).to.have.length(1);
     expect(full.body[0].interfaces.map((i: { id: number }) => i.id)).to.deep.equal([res.interface.id]);
@@ -138,7 +183,9 @@ describe('control: peerings', () => {
   it('backfill folds orphan interfaces and sessions into peerings; dry_run only plans', async () => {
     await h.client.post('/admin/nodes/fra1/interfaces', { spec: wg('dn42_peer', 51801) });
     await h.client.post('/admin/nodes/fra1/bgp-sessions', { spec: bgp('dn42_peer_v6', 4242420002) });
-    await h.client.post('/admin/nodes/fra1/bgp-sessions', { spec: bgp('collector', 4242422602, { interface: null, neighbor_address: 'fd42:4242:2601:ac12::1', policy: 'route_collector' }) });
+    await h.client.post('/admin/nodes/fra1/bgp-sessions', {
+      spec: bgp('collector', 4242422602, { interface: null, neighbor_address: 'fd42:4242:2601:ac12::1', policy: 'route_collector' }),
+    });
     await h.client.post('/admin/nodes/fra1/interfaces', { spec: wg('lonely', 51802) });
     const gen = (await h.client.get('/admin/nodes/fra1')).body.current_generation;
 
@@ -153,9 +200,13 @@ describe('control: peerings', () => {
     expect((await h.client.get('/admin/nodes/fra1')).body.current_generation).to.equal(gen);
 
     const run = await h.client.post('/admin/nodes/fra1/peerings/backfill', {});
-    expectResponse(run).status(200).body({ dry_run: false, generation: gen + 1 });
+    expectResponse(run)
+      .status(200)
+      .body({ dry_run: false, generation: gen + 1 });
     const full = (await h.client.get('/admin/nodes/fra1/peerings/full')).body;
-    expect(full.map((p: { name: string; interfaces: unknown[]; bgp_sessions: unknown[] }) => [p.name, p.interfaces.length, p.bgp_sessions.length])).to.deep.equal([
+    expect(
+      full.map((p: { name: string; interfaces: unknown[]; bgp_sessions: unknown[] }) => [p.name, p.interfaces.length, p.bgp_sessions.length]),
+    ).to.deep.equal([
       ['collector', 0, 1],
       ['dn42_peer', 1, 1],
     ]);

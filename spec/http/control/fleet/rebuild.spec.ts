@@ -64,7 +64,13 @@ describe('control: a projection rebuild reproduces every fleet response', () => 
     await c.post('/admin/nodes', node('ams1', { router_id: '172.20.0.2', loopback_ipv4: '172.20.0.2', link_local: 'fe80::3', site: 'ams' }));
     tick();
     await c.post('/admin/nodes', node('gone'));
-    const p = (await c.post('/admin/nodes/fra1/peerings/provision', { peering: { name: 'p1', remote_asn: 4242420002, notes: 'n' }, interface_spec: wg('dn42_p1', 51801), bgp_spec: bgp('p1', 4242420002, { interface: 'dn42_p1' }) })).body;
+    const p = (
+      await c.post('/admin/nodes/fra1/peerings/provision', {
+        peering: { name: 'p1', remote_asn: 4242420002, notes: 'n' },
+        interface_spec: wg('dn42_p1', 51801),
+        bgp_spec: bgp('p1', 4242420002, { interface: 'dn42_p1' }),
+      })
+    ).body;
     tick();
     await c.post('/admin/nodes/fra1/peerings', { name: 'to-ams', remote_asn: 4242420001, remote_node_id: 'ams1', is_internal: true });
     await c.post('/admin/nodes/ams1/interfaces', { spec: wg('dn42_fra', 51801) });
@@ -73,8 +79,16 @@ describe('control: a projection rebuild reproduces every fleet response', () => 
     await c.patch(`/admin/interfaces/${p.interface.id}`, { sort_order: 4, spec: wg('dn42_p1', 51805, { mtu: 1380 }) });
     await c.patch(`/admin/bgp-sessions/${p.bgp_session.id}`, { spec: bgp('p1', 4242420002, { interface: 'dn42_p1', link_latency: 2 }) });
     tick();
-    await c.put('/admin/nodes/fra1/peerings/full', { peering: { name: 'p2', remote_asn: 4242420005 }, interfaces: [{ spec: wg('dn42_p2', 51802) }], bgp_sessions: [{ spec: bgp('p2', 4242420005, { interface: 'dn42_p2' }) }] });
-    await c.put('/admin/nodes/fra1/peerings/full', { peering: { name: 'p2', remote_asn: 4242420005, enabled: false }, interfaces: [{ spec: wg('dn42_p2', 51803) }], bgp_sessions: [] });
+    await c.put('/admin/nodes/fra1/peerings/full', {
+      peering: { name: 'p2', remote_asn: 4242420005 },
+      interfaces: [{ spec: wg('dn42_p2', 51802) }],
+      bgp_sessions: [{ spec: bgp('p2', 4242420005, { interface: 'dn42_p2' }) }],
+    });
+    await c.put('/admin/nodes/fra1/peerings/full', {
+      peering: { name: 'p2', remote_asn: 4242420005, enabled: false },
+      interfaces: [{ spec: wg('dn42_p2', 51803) }],
+      bgp_sessions: [],
+    });
     await c.post('/admin/nodes/ams1/bgp-sessions', { spec: bgp('orphan', 4242420007, { interface: 'dn42_fra' }) });
     await c.post('/admin/nodes/ams1/peerings/backfill', {});
     tick();
@@ -82,7 +96,14 @@ describe('control: a projection rebuild reproduces every fleet response', () => 
     await c.post('/admin/nodes/fra1/generations/2/rollback');
     await c.post('/admin/nodes/ams1/decommission');
     await c.post('/admin/nodes/ams1/recommission');
-    await c.post('/admin/provision', { state: { node: { node_id: 'edge9', asn: 4242420009, router_id: '172.20.9.1' }, interfaces: [], bgp_sessions: [], bird: { internal_topology: { routers: [], hosts: [] } } } });
+    await c.post('/admin/provision', {
+      state: {
+        node: { node_id: 'edge9', asn: 4242420009, router_id: '172.20.9.1' },
+        interfaces: [],
+        bgp_sessions: [],
+        bird: { internal_topology: { routers: [], hosts: [] } },
+      },
+    });
     await c.delete('/admin/nodes/gone');
     expect((await h.client.post('/admin/nodes', node('fra1'))).status).to.equal(409); // refused, and audited
     await h.sys.context.background.drain();

@@ -36,7 +36,10 @@ export async function startAgentProcess(origin: string, nodeId: string, token: s
     printed(pattern, timeoutMs = 15_000) {
       return new Promise((resolve, reject) => {
         // The bound of the wait.
-        const timer = setTimeout(() => reject(new Error(`fake agent did not print ${pattern} within ${timeoutMs} ms; printed ${JSON.stringify(lines)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`fake agent did not print ${pattern} within ${timeoutMs} ms; printed ${JSON.stringify(lines)}`)),
+          timeoutMs,
+        );
         const check = () => {
           const line = lines.find((l) => pattern.test(l));
           if (line !== undefined) {

@@ -20,7 +20,12 @@ describe('POST /ui/probes and /ui/logs', () => {
     expectResponse(res).status(202);
     expect(res.body.probe_id).to.be.a('string').with.length.above(8);
     expect(h.sys.broadcaster.calls.filter((c) => c.type === 'probe_request')).to.deep.equal([
-      { type: 'probe_request', node_id: 'fra1', probe_id: res.body.probe_id, spec: { tool: 'ping', target: 'fe80::2', count: 3, resolve: true, interface: 'dn42_peer', max_size: null } },
+      {
+        type: 'probe_request',
+        node_id: 'fra1',
+        probe_id: res.body.probe_id,
+        spec: { tool: 'ping', target: 'fe80::2', count: 3, resolve: true, interface: 'dn42_peer', max_size: null },
+      },
     ]);
   });
 
@@ -37,9 +42,15 @@ describe('POST /ui/probes and /ui/logs', () => {
   });
 
   it('answers 404 for an unknown node and 409 when no agent of the node is online', async () => {
-    expectResponse(await h.admin.post('/ui/probes', { node_id: 'nope', spec: ping() })).status(404).detail('unknown node nope');
-    expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() })).status(409).detail('node fra1 has no connected agent');
-    expectResponse(await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail() })).status(409).detail('node fra1 has no connected agent');
+    expectResponse(await h.admin.post('/ui/probes', { node_id: 'nope', spec: ping() }))
+      .status(404)
+      .detail('unknown node nope');
+    expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() }))
+      .status(409)
+      .detail('node fra1 has no connected agent');
+    expectResponse(await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail() }))
+      .status(409)
+      .detail('node fra1 has no connected agent');
     expect(h.sys.broadcaster.calls.filter((c) => c.type === 'probe_request' || c.type === 'log_request')).to.deep.equal([]);
   });
 
@@ -79,8 +90,12 @@ describe('POST /ui/probes and /ui/logs', () => {
     expectResponse(await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail({ source: 'journal' }) }))
       .status(422)
       .detail('invalid source journal: tail supports only buffer');
-    expectResponse(await h.admin.post('/ui/logs', { node_id: 'fra1', spec: { mode: 'snapshot', source: 'journal', lines: 2000, contains: 'x'.repeat(200) } })).status(202);
-    expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping(undefined, { tool: 'mtu', max_size: 9200, interface: 'a-fifteen-char1' }) })).status(202);
+    expectResponse(
+      await h.admin.post('/ui/logs', { node_id: 'fra1', spec: { mode: 'snapshot', source: 'journal', lines: 2000, contains: 'x'.repeat(200) } }),
+    ).status(202);
+    expectResponse(
+      await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping(undefined, { tool: 'mtu', max_size: 9200, interface: 'a-fifteen-char1' }) }),
+    ).status(202);
   });
 
   it('describes the four endpoints in the OpenAPI document, specs included', async () => {
@@ -104,7 +119,9 @@ describe('POST /ui/probes and /ui/logs', () => {
       expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() })).status(202);
       expectResponse(await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail() })).status(202);
       expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() })).status(202);
-      expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() })).status(429).detail('too many running probe and log jobs on node fra1 (at most 3)');
+      expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() }))
+        .status(429)
+        .detail('too many running probe and log jobs on node fra1 (at most 3)');
       expectResponse(await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail() })).status(429);
       expectResponse(await h.admin.post('/ui/probes', { node_id: 'ams1', spec: ping() })).status(202);
     });
@@ -139,7 +156,9 @@ describe('POST /ui/probes and /ui/logs', () => {
          SELECT 'job-' || n, 'probe', 'node-' || (n % 100), '{}', 'running', 120000, $1, $1::timestamptz + interval '1 minute' FROM generate_series(1, 256) n`,
         [h.sys.clock.now()],
       );
-      expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() })).status(429).detail('too many running probe and log jobs (at most 256)');
+      expectResponse(await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() }))
+        .status(429)
+        .detail('too many running probe and log jobs (at most 256)');
       await h.sys.pool.query(`UPDATE ui_jobs SET status = 'done', done_at = $1 WHERE id = 'job-1'`, [h.sys.clock.now()]);
       expectResponse(await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail() })).status(202);
     });
@@ -154,9 +173,13 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
   });
   after(() => h.close());
 
-  const stream = (kind: 'probes' | 'logs', id: string, headers?: Record<string, string>) => openSse(`${h.url}/control/v1/ui/${kind}/${id}/stream`, undefined, headers);
+  const stream = (kind: 'probes' | 'logs', id: string, headers?: Record<string, string>) =>
+    openSse(`${h.url}/control/v1/ui/${kind}/${id}/stream`, undefined, headers);
   const start = async (kind: 'probe' | 'log') => {
-    const res = kind === 'probe' ? await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() }) : await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail() });
+    const res =
+      kind === 'probe'
+        ? await h.admin.post('/ui/probes', { node_id: 'fra1', spec: ping() })
+        : await h.admin.post('/ui/logs', { node_id: 'fra1', spec: tail() });
     expect(res.status, res.text).to.equal(202);
     const id = (res.body.probe_id ?? res.body.log_id) as string;
     // Seats are not what these specs are about.
@@ -186,7 +209,12 @@ describe('GET /ui/probes/{id}/stream and /ui/logs/{id}/stream', () => {
   it('replays a finished job to a late reader for 120 s, then answers 404', async () => {
     const id = await start('log');
     await jobStore.attach(h.sys.pool, id, 'log', 'fra1', h.sys.clock.now());
-    await append(id, 'logentries', { type: 'log', log_id: id, seq: 0, entries: [{ ts: '2026-11-01T12:00:00Z', level: 'INFO', logger: 'agent', message: 'hello' }] });
+    await append(id, 'logentries', {
+      type: 'log',
+      log_id: id,
+      seq: 0,
+      entries: [{ ts: '2026-11-01T12:00:00Z', level: 'INFO', logger: 'agent', message: 'hello' }],
+    });
     await append(id, 'done', { type: 'done', log_id: id });
     const sse = await stream('logs', id);
     await within(sse.ended, 3000, 'stream end');

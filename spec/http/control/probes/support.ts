@@ -36,7 +36,14 @@ export async function openSse(url: string, token = ADMIN_TOKEN, headers: Record<
   const waiters: (() => void)[] = [];
   if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, events, next: () => Promise.reject(new Error('not a stream')), ended: Promise.resolve(), close: () => {} };
+    return {
+      status: res.status,
+      body: text ? JSON.parse(text) : undefined,
+      events,
+      next: () => Promise.reject(new Error('not a stream')),
+      ended: Promise.resolve(),
+      close: () => {},
+    };
   }
   let endedFlag = false;
   const ended = (async () => {

@@ -49,7 +49,13 @@ describe('control: access log of the public routes', () => {
     await new Promise((r) => setImmediate(r));
     const [line, ...more] = accessLines('/control/v1/public/map');
     expect(more).to.deep.equal([]);
-    expect(line).to.deep.include({ level: 20, msg: 'request completed', service: 'control', req: { id, method: 'GET', url: '/control/v1/public/map' }, res: { statusCode: 200 } });
+    expect(line).to.deep.include({
+      level: 20,
+      msg: 'request completed',
+      service: 'control',
+      req: { id, method: 'GET', url: '/control/v1/public/map' },
+      res: { statusCode: 200 },
+    });
     expect(line.responseTime).to.be.a('number');
 
     const given = await fetch(`${app.url}/control/v1/public/fleet`, { headers: { 'x-request-id': 'edge-42' } });
@@ -66,6 +72,11 @@ describe('control: access log of the public routes', () => {
     expect(accessLines('/control/v1/public/nothing').map((l) => [l.level, l.res?.statusCode])).to.deep.equal([[30, 404]]);
     const [healthLine, ...more] = accessLines('/control/v1/healthz');
     expect(more).to.deep.equal([]);
-    expect(healthLine).to.deep.include({ level: 20, service: 'control', req: { id: health.headers.get('x-request-id'), method: 'GET', url: '/control/v1/healthz' }, res: { statusCode: 200 } });
+    expect(healthLine).to.deep.include({
+      level: 20,
+      service: 'control',
+      req: { id: health.headers.get('x-request-id'), method: 'GET', url: '/control/v1/healthz' },
+      res: { statusCode: 200 },
+    });
   });
 });

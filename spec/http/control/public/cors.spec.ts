@@ -30,7 +30,10 @@ describe('control: cross-origin reads of /public/*', function () {
     });
 
     it(`a preflight of ${path} gets 204 with GET and HEAD for a day`, async () => {
-      const res = await fetch(`${url}${path}`, { method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' } });
+      const res = await fetch(`${url}${path}`, {
+        method: 'OPTIONS',
+        headers: { origin: ORIGIN, 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
+      });
       expect(res.status).to.equal(204);
       expect(res.headers.get('access-control-allow-origin')).to.equal('*');
       expect(res.headers.get('access-control-allow-methods')).to.equal('GET, HEAD');

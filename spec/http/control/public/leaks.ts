@@ -19,9 +19,7 @@ const unique = (xs: Iterable<string>) => [...new Set(xs)].sort();
  */
 export function scanForLeaks(text: string, secrets: readonly string[] = []): Leaks {
   const ipv4 = [...text.matchAll(/(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])/g)].map((m) => m[0]).filter((s) => isIPv4(s));
-  const ipv6 = [...text.matchAll(/[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/g)]
-    .map((m) => m[0].replace(/^\.+|\.+$/g, ''))
-    .filter((s) => isIPv6(s));
+  const ipv6 = [...text.matchAll(/[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*/g)].map((m) => m[0].replace(/^\.+|\.+$/g, '')).filter((s) => isIPv6(s));
   const wireguard_keys = [...text.matchAll(/[A-Za-z0-9+/]{42}[AEIMQUYcgkosw480]=/g)].map((m) => m[0]);
   const endpoints = [...text.matchAll(/(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+):\d{1,5}\b/g)].map((m) => m[0]);
   const tokens = [...text.matchAll(/agt_[A-Za-z0-9]+/g)].map((m) => m[0]).concat(secrets.filter((s) => s.length > 0 && text.includes(s)));

@@ -33,11 +33,24 @@ const nodeRecord = (node_id: string, site: string | null, n: number, extra: Reco
 /** An internal WireGuard link with private addresses, an endpoint and an OSPF cost. */
 const internalLink = (name: string, remote: string, port: number, cost: number) => ({
   peering: { name, remote_asn: 4242420001, remote_node_id: remote, is_internal: true },
-  interface_spec: { name, listen_port: port, addresses: [`10.99.0.${port - 52799}/31`, 'fe80::99/64'], cost, peer: { endpoint: `${remote}.nodes.example.net:${port}` } },
+  interface_spec: {
+    name,
+    listen_port: port,
+    addresses: [`10.99.0.${port - 52799}/31`, 'fe80::99/64'],
+    cost,
+    peer: { endpoint: `${remote}.nodes.example.net:${port}` },
+  },
 });
 
 const routes = (count: number) =>
-  Array.from({ length: count }, (_, i) => ({ prefix: `172.22.${i}.0/24`, protocol: 'peer1', origin_asn: 4242420002, as_path: [4242420002], rpki: 'valid', local: false }));
+  Array.from({ length: count }, (_, i) => ({
+    prefix: `172.22.${i}.0/24`,
+    protocol: 'peer1',
+    origin_asn: 4242420002,
+    as_path: [4242420002],
+    rpki: 'valid',
+    local: false,
+  }));
 
 describe('control: public map and fleet', function () {
   this.timeout(60_000);
@@ -88,7 +101,8 @@ describe('control: public map and fleet', function () {
       secrets.push(token, token.slice(token.indexOf('.') + 1));
       const agent = api(`${started.url}/control/v1`, { token });
       await ok(agent.post('/agent/wireguard-keys', { node_id: id, public_key: KEYS[id] }), 200);
-      const sessions: Record<string, string> = id === 'edge-fra-2' ? { ibgp_ams: 'established', dn42_x: 'idle' } : { ibgp: 'established', dn42_0002: 'established' };
+      const sessions: Record<string, string> =
+        id === 'edge-fra-2' ? { ibgp_ams: 'established', dn42_x: 'idle' } : { ibgp: 'established', dn42_0002: 'established' };
       await ok(agent.post('/agent/runtime-snapshot', snapshot(id, sessions)), 200);
       await ok(agent.post('/agent/routing-table', { node_id: id, captured_at: '2026-11-01T12:00:00Z', rpki_observed: true, routes: routes(tables[id]) }), 200);
       await ok(agent.post('/agent/reconciliation-report', reconciliation(id)), 200);
@@ -131,7 +145,10 @@ describe('control: public map and fleet', function () {
   describe('GET /public/map', () => {
     it('needs no credential and answers with Cache-Control: public, max-age=300', async () => {
       const res = await anonymous.get('/public/map');
-      expectResponse(res).status(200).header('cache-control', 'public, max-age=300').header('content-type', /^application\/json/);
+      expectResponse(res)
+        .status(200)
+        .header('cache-control', 'public, max-age=300')
+        .header('content-type', /^application\/json/);
     });
 
     it('shows cities, not nodes: folded points, city links, online counts, established sessions and the median table', async () => {
@@ -152,13 +169,16 @@ describe('control: public map and fleet', function () {
     it('holds no address, key, endpoint, token, node id, agent version, hostname or health detail', async () => {
       const text = (await anonymous.get('/public/map')).text;
       expect(scanForLeaks(text, secrets)).to.deep.equal(noLeaks());
-      for (const word of ['edge-fra-1', 'core-ams-7', 'lab-xyz-9', '1.0.217', 'example.net', 'health', 'reasons', 'degraded', 'agent', 'node_id']) expect(text, word).to.not.include(word);
+      for (const word of ['edge-fra-1', 'core-ams-7', 'lab-xyz-9', '1.0.217', 'example.net', 'health', 'reasons', 'degraded', 'agent', 'node_id'])
+        expect(text, word).to.not.include(word);
     });
   });
 
   describe('GET /public/fleet', () => {
     it('needs no credential and answers with Cache-Control: public, max-age=60', async () => {
-      expectResponse(await anonymous.get('/public/fleet')).status(200).header('cache-control', 'public, max-age=60');
+      expectResponse(await anonymous.get('/public/fleet'))
+        .status(200)
+        .header('cache-control', 'public, max-age=60');
     });
 
     it('shows active nodes with health, generation, drift, agent, capabilities, geo and WireGuard adjacency', async () => {

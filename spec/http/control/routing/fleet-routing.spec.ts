@@ -58,7 +58,20 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
   it('answers zeros, null RPKI and null times before any table', () => {
     expect(beforeAnyTable).to.deep.include({
       captured_at: null,
-      summary: { nodes_reporting: 0, size: 0, size_v4: 0, size_v6: 0, local: 0, external: 0, as_count: 0, as_count_v4: 0, as_count_v6: 0, rpki: null, rpki_v4: null, rpki_v6: null },
+      summary: {
+        nodes_reporting: 0,
+        size: 0,
+        size_v4: 0,
+        size_v6: 0,
+        local: 0,
+        external: 0,
+        as_count: 0,
+        as_count_v4: 0,
+        as_count_v6: 0,
+        rpki: null,
+        rpki_v4: null,
+        rpki_v6: null,
+      },
       origins: [],
     });
     expect(beforeAnyTable.trend).to.have.length(144);
@@ -72,7 +85,16 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     expect(res.body.captured_at).to.equal('2026-11-01T11:52:00.000Z');
     expect(res.body.summary).to.deep.equal(fleetSummary);
     expect(res.body.nodes.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['a', 'b', 'c', ...NODES]);
-    expect(res.body.nodes[0]).to.deep.include({ node_id: 'a', size: 4, size_v4: 2, size_v6: 2, as_count: 2, rpki_observed: true, rpki: { valid: 2, invalid: 1, not_found: 1 }, announced: null });
+    expect(res.body.nodes[0]).to.deep.include({
+      node_id: 'a',
+      size: 4,
+      size_v4: 2,
+      size_v6: 2,
+      as_count: 2,
+      rpki_observed: true,
+      rpki: { valid: 2, invalid: 1, not_found: 1 },
+      announced: null,
+    });
     expect(res.body.nodes[1]).to.deep.include({ node_id: 'b', size: 4, as_count: 2, rpki_observed: false, rpki: null });
     expect(res.body.nodes[2]).to.deep.equal({
       node_id: 'c',
@@ -94,10 +116,17 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     const res = await h.admin.get('/ui/routing/fleet-overview');
     expectResponse(res).status(200);
     const admin = (await h.admin.get('/admin/routing/fleet')).body;
-    expect(res.body).to.deep.include({ generated_at: '2026-11-01T12:00:00.000Z', captured_at: '2026-11-01T11:52:00.000Z', summary: fleetSummary, nodes: admin.nodes });
+    expect(res.body).to.deep.include({
+      generated_at: '2026-11-01T12:00:00.000Z',
+      captured_at: '2026-11-01T11:52:00.000Z',
+      summary: fleetSummary,
+      nodes: admin.nodes,
+    });
     // Document 3: every row with a node carries geo, the node's as /ui/nodes shows it.
     const geoOf = new Map((await h.admin.get('/ui/nodes')).body.map((n: { node_id: string; geo: unknown }) => [n.node_id, n.geo]));
-    expect(res.body.nodes.map((n: { node_id: string; geo: unknown }) => [n.node_id, n.geo])).to.deep.equal(res.body.nodes.map((n: { node_id: string }) => [n.node_id, geoOf.get(n.node_id)]));
+    expect(res.body.nodes.map((n: { node_id: string; geo: unknown }) => [n.node_id, n.geo])).to.deep.equal(
+      res.body.nodes.map((n: { node_id: string }) => [n.node_id, geoOf.get(n.node_id)]),
+    );
     expect(res.body.nodes.every((n: { geo: unknown }) => n.geo !== null && n.geo !== undefined)).to.equal(true);
     const { trend } = res.body;
     expect(trend).to.have.length(144);
@@ -119,7 +148,8 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     expect(await order('origins_sort=v6')).to.deep.equal([A2, A3, A1]);
     expect(await order('origins_sort=v4&origins_top=1')).to.deep.equal([A3]);
     expect(await order('origins_top=200')).to.have.length(3);
-    for (const q of ['origins_sort=name', 'origins_top=0', 'origins_top=201', 'origins_top=x', 'range=24h']) await expect422(h.admin, `/ui/routing/fleet-overview?${q}`);
+    for (const q of ['origins_sort=name', 'origins_top=0', 'origins_top=201', 'origins_top=x', 'range=24h'])
+      await expect422(h.admin, `/ui/routing/fleet-overview?${q}`);
   });
 
   it('follows a node that replaces its table: the union shrinks and a new fleet trend point is recorded', async () => {
@@ -147,7 +177,11 @@ describe('control: fleet routing (/admin/routing/fleet, /ui/routing/fleet-overvi
     const before = await fleetOf();
     expectResponse(await h.admin.post('/admin/nodes/m0/decommission', {})).status(200);
     const after = await fleetOf();
-    expect(after.summary).to.deep.include({ nodes_reporting: before.summary.nodes_reporting - 1, size: before.summary.size - 1, as_count: before.summary.as_count - 1 });
+    expect(after.summary).to.deep.include({
+      nodes_reporting: before.summary.nodes_reporting - 1,
+      size: before.summary.size - 1,
+      as_count: before.summary.as_count - 1,
+    });
     const origins = (await h.admin.get('/ui/routing/fleet-overview?origins_top=200')).body.origins.map((o: { asn: number }) => o.asn);
     expect(origins).not.to.include(4242421000);
     expect(after.nodes.find((n: { node_id: string }) => n.node_id === 'm0')).to.deep.include({ size: 1 });

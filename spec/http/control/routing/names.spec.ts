@@ -24,7 +24,13 @@ describe('control: routing views name origin ASNs from the registry replica', fu
   const closers: (() => Promise<void>)[] = [];
 
   async function control(registryUrl: string | undefined) {
-    const config = loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent', ADMIN_TOKEN, REGISTRY_SERVICE_TOKEN: SERVICE, ...(registryUrl ? { REGISTRY_URL: registryUrl } : {}) });
+    const config = loadConfig({
+      DATABASE_URL: sys.db.url,
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN,
+      REGISTRY_SERVICE_TOKEN: SERVICE,
+      ...(registryUrl ? { REGISTRY_URL: registryUrl } : {}),
+    });
     const started = await startApp(createControlApp({ ...sys.context, config }));
     closers.push(started.close);
     return { url: started.url, admin: api(`${started.url}/control/v1`, { token: ADMIN_TOKEN }) };
@@ -41,7 +47,16 @@ describe('control: routing views name origin ASNs from the registry replica', fu
     sys = await createTestSystem({ env: registryEnv(repo.dir, { REGISTRY_SERVICE_TOKEN: SERVICE, ADMIN_TOKEN }) });
     await migrate(sys.pool, [registryMigrations]);
     const replica = await startApp(
-      createRegistryApp({ ...sys.context, config: loadConfig({ DATABASE_URL: sys.db.url, LOG_LEVEL: 'silent', REGISTRY_SERVICE_TOKEN: SERVICE, REGISTRY_SOURCE: repo.dir, DATA_DIR: sys.config.dataDir }) }),
+      createRegistryApp({
+        ...sys.context,
+        config: loadConfig({
+          DATABASE_URL: sys.db.url,
+          LOG_LEVEL: 'silent',
+          REGISTRY_SERVICE_TOKEN: SERVICE,
+          REGISTRY_SOURCE: repo.dir,
+          DATA_DIR: sys.config.dataDir,
+        }),
+      }),
     );
     replicaClose = replica.close;
     replicaUrl = replica.url;
@@ -89,7 +104,12 @@ describe('control: routing views name origin ASNs from the registry replica', fu
 
   it('without a replica names are null and as_names is empty; a replica that stops answering is the same', async () => {
     expect((await withoutReplica.admin.get('/admin/nodes/n1/routing/prefixes')).body.as_names).to.deep.equal({});
-    expect((await withoutReplica.admin.get('/ui/routing/fleet-overview')).body.origins.map((o: { name: unknown }) => o.name)).to.deep.equal([null, null, null, null]);
+    expect((await withoutReplica.admin.get('/ui/routing/fleet-overview')).body.origins.map((o: { name: unknown }) => o.name)).to.deep.equal([
+      null,
+      null,
+      null,
+      null,
+    ]);
     await replicaClose!();
     replicaClose = undefined;
     // A fresh server (a new configuration, so a registry client with nothing cached) whose replica is gone.
@@ -97,6 +117,11 @@ describe('control: routing views name origin ASNs from the registry replica', fu
     const res = await down.admin.get('/admin/nodes/n1/routing/prefixes');
     expectResponse(res).status(200);
     expect(res.body.as_names).to.deep.equal({});
-    expect((await down.admin.get('/admin/nodes/n1/routing/origins')).body.origins.map((o: { name: unknown }) => o.name)).to.deep.equal([null, null, null, null]);
+    expect((await down.admin.get('/admin/nodes/n1/routing/origins')).body.origins.map((o: { name: unknown }) => o.name)).to.deep.equal([
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 });

@@ -29,7 +29,13 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
   before(async () => {
     h = await startAgents(['n1', 'n2', 'n3', 'n4', 'n5']);
     await postTable(h.agent.n1, 'n1', '2026-11-01T11:58:00Z', TABLE_A);
-    await postTable(h.agent.n2, 'n2', '2026-11-01T11:58:00Z', [route('172.20.0.0/24', A1, [A1], { rpki: null }), route('172.20.1.0/24', A2, [A2], { rpki: null })], false);
+    await postTable(
+      h.agent.n2,
+      'n2',
+      '2026-11-01T11:58:00Z',
+      [route('172.20.0.0/24', A1, [A1], { rpki: null }), route('172.20.1.0/24', A2, [A2], { rpki: null })],
+      false,
+    );
   });
   after(async () => h?.close());
 
@@ -46,8 +52,12 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
     }
 
     it('answers 404 on the routing dashboard the same way', async () => {
-      expectResponse(await h.admin.get('/ui/nodes/ghost/routing/dashboard')).status(404).detail('unknown node ghost');
-      expectResponse(await h.admin.get('/ui/nodes/n4/routing/dashboard')).status(404).detail('no routing table reported for node n4');
+      expectResponse(await h.admin.get('/ui/nodes/ghost/routing/dashboard'))
+        .status(404)
+        .detail('unknown node ghost');
+      expectResponse(await h.admin.get('/ui/nodes/n4/routing/dashboard'))
+        .status(404)
+        .detail('no routing table reported for node n4');
     });
   });
 
@@ -73,7 +83,13 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
         rpki: { valid: 2, invalid: 1, not_found: 2 },
         rpki_v4: { valid: 1, invalid: 1, not_found: 1 },
         rpki_v6: { valid: 1, invalid: 0, not_found: 1 },
-        prefix_lengths: { v4: [{ length: 20, count: 1 }, { length: 24, count: 3 }], v6: [{ length: 48, count: 2 }] },
+        prefix_lengths: {
+          v4: [
+            { length: 20, count: 1 },
+            { length: 24, count: 3 },
+          ],
+          v6: [{ length: 48, count: 2 }],
+        },
         as_path_lengths: [
           { length: 0, count: 1 },
           { length: 1, count: 2 },
@@ -128,8 +144,24 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
       expect(body).to.deep.include({ node_id: 'n1', captured_at: '2026-11-01T11:58:00.000Z', rpki_observed: true, total: 6, limit: 100, offset: 0 });
       expect(body.rpki_counts).to.deep.equal({ valid: 2, invalid: 1, not_found: 2 });
       expect(body.as_names).to.deep.equal({}); // no replica attached
-      expect(body.routes[4]).to.deep.equal({ prefix: 'fd42:1::/48', family: 6, protocol: 'ebgp_beta', origin_asn: A3, as_path: [A2, SHORT, A3], rpki: 'valid', local: false });
-      expect(body.routes[3]).to.deep.equal({ prefix: '172.22.0.0/24', family: 4, protocol: 'static_local', origin_asn: null, as_path: [], rpki: null, local: true });
+      expect(body.routes[4]).to.deep.equal({
+        prefix: 'fd42:1::/48',
+        family: 6,
+        protocol: 'ebgp_beta',
+        origin_asn: A3,
+        as_path: [A2, SHORT, A3],
+        rpki: 'valid',
+        local: false,
+      });
+      expect(body.routes[3]).to.deep.equal({
+        prefix: '172.22.0.0/24',
+        family: 4,
+        protocol: 'static_local',
+        origin_asn: null,
+        as_path: [],
+        rpki: null,
+        local: true,
+      });
     });
 
     it('filters by family and scope', async () => {
@@ -218,7 +250,11 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
   describe('churn and timeline', () => {
     it('stores announced and withdrawn prefixes against the previous table when a table arrives; the first has null', async () => {
       await postTable(h.agent.n3, 'n3', '2026-10-31T11:55:00Z', [route('172.20.0.0/24', A1, [A1]), route('172.20.1.0/24', A1, [A1])]);
-      await postTable(h.agent.n3, 'n3', '2026-11-01T11:52:00Z', [route('172.20.0.0/24', A1, [A1]), route('172.20.1.0/24', A1, [A1]), route('172.20.2.0/24', A2, [A2])]);
+      await postTable(h.agent.n3, 'n3', '2026-11-01T11:52:00Z', [
+        route('172.20.0.0/24', A1, [A1]),
+        route('172.20.1.0/24', A1, [A1]),
+        route('172.20.2.0/24', A2, [A2]),
+      ]);
       await postTable(h.agent.n3, 'n3', '2026-11-01T11:55:00Z', [
         route('172.20.0.0/24', A1, [A1]),
         route('172.20.0.0/24', A2, [A2, A1], { protocol: 'ebgp_gamma' }), // a second path to a prefix is not churn
@@ -259,7 +295,9 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
       const first = [route('172.20.0.0/24', A1, [A1]), route('172.20.1.0/24', A1, [A1])];
       const second = [route('172.20.1.0/24', A1, [A1]), route('172.20.2.0/24', A1, [A1]), route('172.20.3.0/24', A1, [A1])];
       await Promise.all([postTable(h.agent.n5, 'n5', '2026-11-01T11:50:00Z', first), postTable(h.agent.n5, 'n5', '2026-11-01T11:50:00Z', second)]);
-      const observations = (await h.admin.get('/admin/nodes/n5/routing/timeline')).body.observations.sort((a: { id: number }, b: { id: number }) => a.id - b.id);
+      const observations = (await h.admin.get('/admin/nodes/n5/routing/timeline')).body.observations.sort(
+        (a: { id: number }, b: { id: number }) => a.id - b.id,
+      );
       // Whichever came first has nothing to compare with; the other compares with it (1 kept, so 1 and 2 changes either way).
       const churn = observations.map((o: { size: number; announced: number | null; withdrawn: number | null }) => [o.size, o.announced, o.withdrawn]);
       expect(JSON.stringify(churn)).to.be.oneOf(['[[2,null,null],[3,2,1]]', '[[3,null,null],[2,1,2]]']);
@@ -285,7 +323,14 @@ describe('control: node routing analytics (/admin/nodes/{id}/routing/*, /ui/node
       expect(timeline.points[142]).to.deep.equal({ at: '2026-11-01T11:50:00.000Z', size: 5, size_v4: 3, size_v6: 2, announced: 3, withdrawn: 1 });
       expect(timeline.points.slice(0, 142).every((p: { size: unknown; announced: unknown }) => p.size === null && p.announced === null)).to.equal(true);
       // The previous window is index-aligned: the same bucket a day earlier.
-      expect(timeline.points_previous[142]).to.deep.equal({ at: '2026-10-31T11:50:00.000Z', size: 2, size_v4: 2, size_v6: 0, announced: null, withdrawn: null });
+      expect(timeline.points_previous[142]).to.deep.equal({
+        at: '2026-10-31T11:50:00.000Z',
+        size: 2,
+        size_v4: 2,
+        size_v6: 0,
+        announced: null,
+        withdrawn: null,
+      });
       expect(timeline.points_previous.filter((p: { size: unknown }) => p.size !== null)).to.have.length(1);
     });
 

@@ -38,7 +38,10 @@ export async function expect422(client: Client, path: string): Promise<void> {
  * components. So the routing schemas (closed objects) describe what is answered.
  */
 export async function documentedBy(client: Client, url: string): Promise<(method: string, path: string) => Promise<ApiResponse>> {
-  const doc = (await fetch(`${url}/control/v1/openapi.json`).then((r) => r.json())) as { paths: Record<string, Record<string, { responses: Record<string, any> }>>; components: unknown };
+  const doc = (await fetch(`${url}/control/v1/openapi.json`).then((r) => r.json())) as {
+    paths: Record<string, Record<string, { responses: Record<string, any> }>>;
+    components: unknown;
+  };
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
   const templates = Object.keys(doc.paths).map((path) => ({ path, pattern: new RegExp(`^${path.replace(/\{\w+\}/g, '[^/]+')}$`) }));
   return async (method, path) => {

@@ -75,7 +75,16 @@ describe('Console audit (/ui/audit)', function () {
 
   it('refuses limit outside 1..500, a bad before_id and an overlong q (422); an empty q filters nothing', async () => {
     // A cursor past 2^53 - 1 (no id a client was given) is refused, not handed to the database (a bigint overflow was a 500).
-    for (const q of ['limit=0', 'limit=501', 'before_id=0', 'before_id=-1', 'before_id=99999999999999999999', 'before_id=9007199254740992', `q=${'x'.repeat(201)}`, 'other=1']) {
+    for (const q of [
+      'limit=0',
+      'limit=501',
+      'before_id=0',
+      'before_id=-1',
+      'before_id=99999999999999999999',
+      'before_id=9007199254740992',
+      `q=${'x'.repeat(201)}`,
+      'other=1',
+    ]) {
       const res = await f.client.get(`/ui/audit?${q}`);
       expectResponse(res).status(422).detail('request validation failed');
       expect(res.body.detail.errors).to.be.an('array').that.is.not.empty;

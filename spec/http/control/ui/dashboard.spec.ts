@@ -34,9 +34,21 @@ describe('Console dashboard (/ui/dashboard)', function () {
     h.sys.clock.current = new Date('2026-11-02T10:00:00Z');
     await steadyTraffic(h, 'd2', { int_d1: 50 }, 10);
     // Routing tables, so that the routing block has something to equal.
-    const route = (prefix: string, origin: number) => ({ prefix, protocol: 'dn42_11', origin_asn: origin, as_path: [4242420011, origin], rpki: 'valid', local: false });
-    for (const [nodeId, routes] of [['d1', [route('172.20.1.0/24', 4242420011), route('fd42:1::/48', 4242420012)]], ['d2', [route('172.20.2.0/24', 4242420013)]]] as const) {
-      expectResponse(await h.agent[nodeId].post('/agent/routing-table', { node_id: nodeId, captured_at: h.sys.clock.now().toISOString(), rpki_observed: true, routes })).status(200);
+    const route = (prefix: string, origin: number) => ({
+      prefix,
+      protocol: 'dn42_11',
+      origin_asn: origin,
+      as_path: [4242420011, origin],
+      rpki: 'valid',
+      local: false,
+    });
+    for (const [nodeId, routes] of [
+      ['d1', [route('172.20.1.0/24', 4242420011), route('fd42:1::/48', 4242420012)]],
+      ['d2', [route('172.20.2.0/24', 4242420013)]],
+    ] as const) {
+      expectResponse(
+        await h.agent[nodeId].post('/agent/routing-table', { node_id: nodeId, captured_at: h.sys.clock.now().toISOString(), rpki_observed: true, routes }),
+      ).status(200);
     }
   });
   after(async () => h?.close());
@@ -45,7 +57,16 @@ describe('Console dashboard (/ui/dashboard)', function () {
     h.sys.clock.current = new Date('2026-11-02T10:11:00Z');
     const res = await h.admin.get('/ui/dashboard');
     expectResponse(res).status(200);
-    expect(Object.keys(res.body).sort()).to.deep.equal(['generated_at', 'overview', 'peering_issues', 'routing', 'traffic', 'traffic_breakdown', 'traffic_by_as', 'traffic_mix']);
+    expect(Object.keys(res.body).sort()).to.deep.equal([
+      'generated_at',
+      'overview',
+      'peering_issues',
+      'routing',
+      'traffic',
+      'traffic_breakdown',
+      'traffic_by_as',
+      'traffic_mix',
+    ]);
     expect(res.body).to.include({ traffic_by_as: null, traffic_mix: null, generated_at: '2026-11-02T10:11:00.000Z' });
     expect(res.body.peering_issues).to.deep.equal([]);
     expect(Object.keys(res.body.routing).sort()).to.include.members(['captured_at', 'summary', 'trend', 'origins']);
@@ -58,7 +79,13 @@ describe('Console dashboard (/ui/dashboard)', function () {
     const { series, table } = res.body.traffic_by_as;
     const external = PEERS.reduce((s, p) => s + p.rate * 3 * 600, 0);
     expect(table.map((r: { asn: number }) => r.asn)).to.deep.equal(PEERS.map((p) => p.asn));
-    expect(table[0]).to.deep.equal({ asn: 4242420011, name: null, rx_bytes: 360_000, tx_bytes: 720_000, share: Math.round(((600 * 3 * 600) / external) * 10_000) / 10_000 });
+    expect(table[0]).to.deep.equal({
+      asn: 4242420011,
+      name: null,
+      rx_bytes: 360_000,
+      tx_bytes: 720_000,
+      share: Math.round(((600 * 3 * 600) / external) * 10_000) / 10_000,
+    });
     expect(series.map((s: { asn: number }) => s.asn)).to.deep.equal(PEERS.slice(0, 5).map((p) => p.asn));
     expect(series[0].points).to.have.length(120);
     const at = (iso: string) => series[1].points.find((p: { at: string }) => p.at === iso);
@@ -102,7 +129,18 @@ describe('Console dashboard (/ui/dashboard)', function () {
   });
 
   it('refuses every parameter out of its range (422)', async () => {
-    for (const q of ['origins_top=201', 'origins_top=0', 'traffic_limit=0', 'traffic_limit=201', 'breakdown_top=201', 'as_traffic=2', 'origins_sort=name', 'range=1h', 'compare=2', 'bogus=1']) {
+    for (const q of [
+      'origins_top=201',
+      'origins_top=0',
+      'traffic_limit=0',
+      'traffic_limit=201',
+      'breakdown_top=201',
+      'as_traffic=2',
+      'origins_sort=name',
+      'range=1h',
+      'compare=2',
+      'bogus=1',
+    ]) {
       expectResponse(await h.admin.get(`/ui/dashboard?${q}`)).status(422);
     }
     expectResponse(await h.admin.get('/ui/dashboard?origins_top=200&traffic_limit=200&breakdown_top=200&as_traffic=1&range=30d&compare=1')).status(200);

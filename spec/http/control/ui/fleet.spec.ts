@@ -163,7 +163,15 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
       ]);
       const res = await h.admin.get('/ui/fleet/traffic-breakdown');
       expectResponse(res).status(200);
-      expect(res.body.nodes[0]).to.deep.equal({ node_id: 'n1', geo: FRANKFURT, sampled_at: '2026-11-01T12:10:30.000Z', interval_seconds: 30, rx_bytes_per_sec: 110, tx_bytes_per_sec: 120, peer_count: 2 });
+      expect(res.body.nodes[0]).to.deep.equal({
+        node_id: 'n1',
+        geo: FRANKFURT,
+        sampled_at: '2026-11-01T12:10:30.000Z',
+        interval_seconds: 30,
+        rx_bytes_per_sec: 110,
+        tx_bytes_per_sec: 120,
+        peer_count: 2,
+      });
       // n2 has one sample: listed, without rates, after the measured node.
       expect(res.body.nodes.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['n1', 'n2', 'n3']);
       expect(res.body.nodes[1]).to.deep.include({ node_id: 'n2', rx_bytes_per_sec: null, interval_seconds: null, peer_count: 1 });
@@ -216,7 +224,12 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
       at(h, '2026-11-01T12:16:00Z'); // n1's latest sample is 300 s old, n2's 270 s
       expect(await node('n1')).to.deep.include({ rx_bytes_per_sec: 30, sampled_at: '2026-11-01T12:11:00.000Z' });
       at(h, '2026-11-01T12:16:01Z');
-      expect(await node('n1')).to.deep.include({ rx_bytes_per_sec: null, tx_bytes_per_sec: null, interval_seconds: null, sampled_at: '2026-11-01T12:11:00.000Z' });
+      expect(await node('n1')).to.deep.include({
+        rx_bytes_per_sec: null,
+        tx_bytes_per_sec: null,
+        interval_seconds: null,
+        sampled_at: '2026-11-01T12:11:00.000Z',
+      });
       expect((await node('n2')).rx_bytes_per_sec).to.equal(0.33);
       expect(byId((await h.admin.get('/ui/nodes')).body).n1).to.deep.include({ rx_bytes_per_sec: null, tx_bytes_per_sec: null });
       at(h, '2026-11-01T12:11:30Z');
@@ -228,7 +241,8 @@ describe('Console fleet views (/ui/fleet/overview, /ui/nodes, /ui/fleet/traffic-
         expectResponse(res).status(422).detail('request validation failed');
         expect(res.body.detail.errors).to.be.an('array').that.is.not.empty;
       }
-      for (const q of ['peers_limit=1', 'peers_limit=200', 'breakdown_top=200']) expectResponse(await h.admin.get(`/ui/fleet/traffic-breakdown?${q}`)).status(200);
+      for (const q of ['peers_limit=1', 'peers_limit=200', 'breakdown_top=200'])
+        expectResponse(await h.admin.get(`/ui/fleet/traffic-breakdown?${q}`)).status(200);
     });
   });
 

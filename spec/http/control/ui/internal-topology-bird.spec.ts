@@ -29,14 +29,19 @@ describe('console: internal-topology hints from a real BIRD through the real age
   before(async () => {
     server = await startOpsServer('a');
     const admin = server.control.admin;
-    expectResponse(await admin.post('/admin/nodes', node('d-1', { router_id: '172.20.0.4', loopback_ipv4: '172.20.0.4', loopback_ipv6: 'fd42:4242:4::1' }))).status(201);
+    expectResponse(
+      await admin.post('/admin/nodes', node('d-1', { router_id: '172.20.0.4', loopback_ipv4: '172.20.0.4', loopback_ipv6: 'fd42:4242:4::1' })),
+    ).status(201);
     expectResponse(await admin.patch('/admin/nodes/a', { base_template: { bird: { internal_topology: { routers: ['d-1'] } } } })).status(200);
     expectResponse(await admin.post('/admin/nodes/a/interfaces', { spec: { name: 'dn42_x', listen_port: 51801 } })).status(201);
     agent = await testAgent(server);
     const v4 = ibgpProtocolName({ node_id: 'd-1' }, 'v4');
     expect(v4).to.equal("'ibgp_d-1_v4'");
     const conf = join(agent.stateDir, 'bird.conf');
-    await writeFile(conf, `router id 172.20.0.1;\nprotocol device {}\nprotocol static ${v4} { ipv4; route 172.20.0.4/32 blackhole; route 172.20.5.0/24 blackhole; route 172.20.6.0/24 blackhole; }\n`);
+    await writeFile(
+      conf,
+      `router id 172.20.0.1;\nprotocol device {}\nprotocol static ${v4} { ipv4; route 172.20.0.4/32 blackhole; route 172.20.5.0/24 blackhole; route 172.20.6.0/24 blackhole; }\n`,
+    );
     bird = await spawnBird(conf, join(agent.stateDir, 'bird.ctl'));
   });
   after(async () => {
@@ -47,7 +52,9 @@ describe('console: internal-topology hints from a real BIRD through the real age
   });
 
   it("counts the routes BIRD shows under the neighbour's session name and finds its loopback", async () => {
-    expectResponse(await server.control.admin.get('/ui/nodes/a/internal-topology')).status(200).body({ captured_at: null });
+    expectResponse(await server.control.admin.get('/ui/nodes/a/internal-topology'))
+      .status(200)
+      .body({ captured_at: null });
     telemetry = startTelemetry({ ...agent.rt, commands: { ...agent.rt.commands, birdc: ['birdc', '-s', bird.socket] } }, agent.ring, QUIET);
     const view = await eventually(
       async () => {

@@ -4,7 +4,14 @@ import { api, expectResponse } from '../../../support/http.js';
 import { ADMIN_TOKEN, node, startFleet, type FleetHarness } from '../fleet/support.js';
 
 const ASN = 4242420001;
-const route = (prefix: string, protocol: string, as_path: number[] = []) => ({ prefix, protocol, origin_asn: as_path.at(-1) ?? null, as_path, rpki: null, local: as_path.length === 0 });
+const route = (prefix: string, protocol: string, as_path: number[] = []) => ({
+  prefix,
+  protocol,
+  origin_asn: as_path.at(-1) ?? null,
+  as_path,
+  rpki: null,
+  local: as_path.length === 0,
+});
 
 describe('console: GET /ui/nodes/{id}/internal-topology', () => {
   let h: FleetHarness;
@@ -20,14 +27,18 @@ describe('console: GET /ui/nodes/{id}/internal-topology', () => {
     const create = async (id: string, v4: string, v6: string | null, extra: Record<string, unknown> = {}) =>
       expectResponse(await h.client.post('/admin/nodes', node(id, { router_id: v4, loopback_ipv4: v4, loopback_ipv6: v6, ...extra }))).status(201);
     await create('a', '172.20.0.1', 'fd42:4242:1::1', {
-      base_template: { bird: { internal_topology: { routers: ['c', 'ghost'], hosts: [{ name: 'svc', addresses: ['172.20.0.50/32', 'fd42:4242:1::50'], interface: 'br0' }] } } },
+      base_template: {
+        bird: { internal_topology: { routers: ['c', 'ghost'], hosts: [{ name: 'svc', addresses: ['172.20.0.50/32', 'fd42:4242:1::50'], interface: 'br0' }] } },
+      },
     });
     await create('b', '172.20.0.2', 'fd42:4242:2::1');
     await create('c', '172.20.0.3', null);
     await create('d-1', '172.20.0.4', 'fd42:4242:4::1');
     const toB = await h.client.post('/admin/nodes/a/peerings', { name: 'to_b', remote_asn: ASN, remote_node_id: 'b', is_internal: true });
     expectResponse(toB).status(201);
-    expectResponse(await h.client.post('/admin/nodes/a/interfaces', { spec: { name: 'int_b', listen_port: 52801, cost: 50 }, peering_id: toB.body.id })).status(201);
+    expectResponse(await h.client.post('/admin/nodes/a/interfaces', { spec: { name: 'int_b', listen_port: 52801, cost: 50 }, peering_id: toB.body.id })).status(
+      201,
+    );
     expectResponse(await h.client.post('/admin/nodes/d-1/peerings', { name: 'to_a', remote_asn: ASN, remote_node_id: 'a', is_internal: true })).status(201);
   });
   afterEach(async () => {
@@ -121,7 +132,9 @@ describe('console: GET /ui/nodes/{id}/internal-topology', () => {
       route('172.20.7.0/24', 'ebgp_peer', [4242420007]),
     ]);
     // The routes are stored once, as rows: the hints cannot come from a jsonb copy.
-    const stored = await h.sys.pool.query(`SELECT t.routes, (SELECT count(*)::int FROM routing_routes r WHERE r.node_id = t.node_id) AS rows FROM routing_tables t WHERE node_id = 'a'`);
+    const stored = await h.sys.pool.query(
+      `SELECT t.routes, (SELECT count(*)::int FROM routing_routes r WHERE r.node_id = t.node_id) AS rows FROM routing_tables t WHERE node_id = 'a'`,
+    );
     expect(stored.rows).to.deep.equal([{ routes: null, rows: 7 }]);
     const res = await topology();
     expectResponse(res).status(200).body({ captured_at: '2026-11-01T12:00:00.000Z' });
@@ -164,7 +177,9 @@ describe('console: GET /ui/nodes/{id}/internal-topology', () => {
     const toA = (await h.client.get('/admin/nodes/d-1/peerings')).body[0];
     expectResponse(await h.client.patch(`/admin/peerings/${toA.id}`, { enabled: false })).status(200);
     const res = await topology();
-    expectResponse(res).status(200).body({ generation: (await h.client.get('/admin/nodes/a')).body.current_generation, unresolved_routers: ['ghost'] });
+    expectResponse(res)
+      .status(200)
+      .body({ generation: (await h.client.get('/admin/nodes/a')).body.current_generation, unresolved_routers: ['ghost'] });
     expect(res.body.routers.map((r: { node_id: string; sources: string[] }) => [r.node_id, r.sources])).to.deep.equal([['b', ['peering']]]);
   });
 
@@ -176,8 +191,12 @@ describe('console: GET /ui/nodes/{id}/internal-topology', () => {
   });
 
   it('answers 404 for an unknown node and for a node without a published desired state', async () => {
-    expectResponse(await h.client.get('/ui/nodes/ghost/internal-topology')).status(404).detail('unknown node ghost');
+    expectResponse(await h.client.get('/ui/nodes/ghost/internal-topology'))
+      .status(404)
+      .detail('unknown node ghost');
     expectResponse(await h.client.post('/admin/nodes', node('fresh'))).status(201);
-    expectResponse(await h.client.get('/ui/nodes/fresh/internal-topology')).status(404).detail('no desired state for node fresh');
+    expectResponse(await h.client.get('/ui/nodes/fresh/internal-topology'))
+      .status(404)
+      .detail('no desired state for node fresh');
   });
 });

@@ -19,7 +19,9 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
 
   describe('/ui/nodes/{id}/overview', () => {
     it('answers 404 for an unknown node', async () => {
-      expectResponse(await h.admin.get('/ui/nodes/ghost/overview')).status(404).detail('unknown node ghost');
+      expectResponse(await h.admin.get('/ui/nodes/ghost/overview'))
+        .status(404)
+        .detail('unknown node ghost');
     });
 
     it('answers the unknown skeleton with the full node for a node that never reported', async () => {
@@ -58,7 +60,16 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
       at(h, '2026-11-01T12:00:00Z');
       await postSnapshot(h, 'n1');
       at(h, '2026-11-01T12:06:00Z');
-      const metrics = { cpu: 7.25, rss: 104_857_600, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null, last_routing_collect_seconds: 1.5 };
+      const metrics = {
+        cpu: 7.25,
+        rss: 104_857_600,
+        total_failures: 0,
+        log_warning_count: 0,
+        log_error_count: 0,
+        last_error_at: null,
+        last_error_message: null,
+        last_routing_collect_seconds: 1.5,
+      };
       await postSnapshot(h, 'n1', { self_metrics: metrics });
       expectResponse(await h.agent.n1.post('/agent/reconciliation-report', reconciliation('n1'))).status(200);
       at(h, '2026-11-01T12:07:00Z');
@@ -69,7 +80,15 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
 
       const res = await h.admin.get('/ui/nodes/n1/overview');
       expectResponse(res).status(200);
-      expect(res.body).to.deep.include({ node_id: 'n1', health: 'degraded', reasons: ['last apply failed'], liveness: 'offline', bgp_established: 2, bgp_total: 2, drift_count: 0 });
+      expect(res.body).to.deep.include({
+        node_id: 'n1',
+        health: 'degraded',
+        reasons: ['last apply failed'],
+        liveness: 'offline',
+        bgp_established: 2,
+        bgp_total: 2,
+        drift_count: 0,
+      });
       expect(res.body.dns_group).to.deep.equal({ id: res.body.node.dns_group_id, name: 'anycast' });
       expect(res.body.snapshot).to.deep.include({ node_id: 'n1', received_at: '2026-11-01T12:06:00.000Z' });
       expect(res.body.report).to.deep.include({ status: 'in_sync' });
@@ -121,7 +140,14 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
     const list = async (query = '') => {
       const res = await h.admin.get(`/ui/nodes/n1/status-events${query}`);
       expectResponse(res).status(200);
-      return res.body.events as { id: number; kind: string; generation: number | null; status: string | null; created_at: string; drift_count: number | null }[];
+      return res.body.events as {
+        id: number;
+        kind: string;
+        generation: number | null;
+        status: string | null;
+        created_at: string;
+        drift_count: number | null;
+      }[];
     };
 
     it('lists lean rows newest first, without payload', async () => {
@@ -160,7 +186,9 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
         expectResponse(res).status(422).detail('request validation failed');
         expect(res.body.detail.errors[0].loc[0], q).to.equal('query');
       }
-      expectResponse(await h.admin.get('/ui/nodes/ghost/status-events')).status(404).detail('unknown node ghost');
+      expectResponse(await h.admin.get('/ui/nodes/ghost/status-events'))
+        .status(404)
+        .detail('unknown node ghost');
     });
 
     it('gives one event in full with its payload, and 404 for an unknown id', async () => {
@@ -169,23 +197,39 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
       expectResponse(res).status(200);
       expect(res.body).to.deep.include({ ...report, node_id: 'n1' });
       expect(res.body.payload).to.deep.include({ node_id: 'n1', status: 'in_sync', drift_items: [] });
-      expectResponse(await h.admin.get('/ui/status-events/999999999')).status(404).detail('unknown status event 999999999');
+      expectResponse(await h.admin.get('/ui/status-events/999999999'))
+        .status(404)
+        .detail('unknown status event 999999999');
       expectResponse(await h.admin.get('/ui/status-events/abc')).status(422);
       expectResponse(await h.admin.get('/ui/status-events/0')).status(422);
-      expectResponse(await h.admin.get('/ui/status-events/99999999999999999999')).status(422).detail('request validation failed');
-      expectResponse(await h.admin.get(`/ui/status-events/${Number.MAX_SAFE_INTEGER}`)).status(404).detail(`unknown status event ${Number.MAX_SAFE_INTEGER}`);
+      expectResponse(await h.admin.get('/ui/status-events/99999999999999999999'))
+        .status(422)
+        .detail('request validation failed');
+      expectResponse(await h.admin.get(`/ui/status-events/${Number.MAX_SAFE_INTEGER}`))
+        .status(404)
+        .detail(`unknown status event ${Number.MAX_SAFE_INTEGER}`);
     });
   });
 
   describe('/ui/nodes/{id}/links', () => {
     it('answers 404 for a node without a runtime snapshot and for an unknown node', async () => {
-      expectResponse(await h.admin.get('/ui/nodes/n2/links')).status(404).detail('no runtime status reported for node n2');
-      expectResponse(await h.admin.get('/ui/nodes/ghost/links')).status(404).detail('unknown node ghost');
+      expectResponse(await h.admin.get('/ui/nodes/n2/links'))
+        .status(404)
+        .detail('no runtime status reported for node n2');
+      expectResponse(await h.admin.get('/ui/nodes/ghost/links'))
+        .status(404)
+        .detail('unknown node ghost');
     });
 
     it('grades each WireGuard peer up, stale or down by handshake age at the server clock', async () => {
       at(h, '2026-11-01T13:00:00Z');
-      const peer = (public_key: string, handshake: string | null) => ({ public_key, endpoint: '192.0.2.1:51820', latest_handshake_at: handshake, rx_bytes: 10, tx_bytes: 20 });
+      const peer = (public_key: string, handshake: string | null) => ({
+        public_key,
+        endpoint: '192.0.2.1:51820',
+        latest_handshake_at: handshake,
+        rx_bytes: 10,
+        tx_bytes: 20,
+      });
       await postSnapshot(h, 'n1', {
         wireguard_interfaces: [
           { name: 'dn42_a', public_key: KEY_A, listen_port: 51801, peers: [peer(KEY_B, '2026-11-01T12:57:00Z')] },
@@ -198,8 +242,15 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
       });
       const res = await h.admin.get('/ui/nodes/n1/links');
       expectResponse(res).status(200);
-      expect(res.body).to.deep.include({ node_id: 'n1', captured_at: '2026-11-01T13:00:00.000Z', received_at: '2026-11-01T13:00:00.000Z', thresholds: { up_seconds: 180, stale_seconds: 600 } });
-      expect(res.body.links.map((l: { interface: string; state: string; handshake_age_seconds: number | null }) => [l.interface, l.state, l.handshake_age_seconds])).to.deep.equal([
+      expect(res.body).to.deep.include({
+        node_id: 'n1',
+        captured_at: '2026-11-01T13:00:00.000Z',
+        received_at: '2026-11-01T13:00:00.000Z',
+        thresholds: { up_seconds: 180, stale_seconds: 600 },
+      });
+      expect(
+        res.body.links.map((l: { interface: string; state: string; handshake_age_seconds: number | null }) => [l.interface, l.state, l.handshake_age_seconds]),
+      ).to.deep.equal([
         ['dn42_a', 'up', 180],
         ['dn42_b', 'stale', 181],
         ['dn42_c', 'stale', 600],
@@ -234,7 +285,13 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
       const iface = await h.admin.post('/admin/nodes/n1/interfaces', { spec: { name: 'dn42_a', kind: 'wireguard' }, peering_id: created.body.id });
       expectResponse(iface).status(201);
       const res = await h.admin.get('/ui/nodes/n1/links');
-      expect(res.body.links[0].peering).to.deep.equal({ id: created.body.id, name: 'peer-a', remote_asn: 4242420002, remote_node_id: null, is_internal: false });
+      expect(res.body.links[0].peering).to.deep.equal({
+        id: created.body.id,
+        name: 'peer-a',
+        remote_asn: 4242420002,
+        remote_node_id: null,
+        is_internal: false,
+      });
     });
   });
 
@@ -245,7 +302,9 @@ describe('Console node views (/ui/nodes/{id}/overview, status events, links)', f
       // 205 snapshots and reconciliation reports 5 minutes apart (17 h, inside the 24 h window): more than a series may hold.
       for (let i = 0; i < 205; i++) {
         const t = at(busy, new Date(Date.parse('2026-11-01T00:00:00Z') + i * 300_000).toISOString());
-        await postSnapshot(busy, 'b1', { self_metrics: { cpu: i, rss: 50_000_000, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null } });
+        await postSnapshot(busy, 'b1', {
+          self_metrics: { cpu: i, rss: 50_000_000, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null },
+        });
         expectResponse(await busy.agent.b1.post('/agent/reconciliation-report', { ...reconciliation('b1', 'in_sync'), captured_at: t })).status(200);
       }
     });

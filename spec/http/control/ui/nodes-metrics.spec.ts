@@ -24,7 +24,9 @@ describe('Console node metrics matrix (/ui/nodes/metrics)', function () {
       t.forEach((x: number, i: number) => i > 0 && expect(x - t[i - 1]).to.equal(width));
       expect(t.at(-1) % width).to.equal(0);
       expect(res.body.nodes.map((n: { node_id: string }) => n.node_id)).to.deep.equal(['m1', 'm2', 'silent']);
-      for (const n of res.body.nodes) for (const k of ['cpu_percent', 'rss_mb', 'rx_bytes_per_sec', 'tx_bytes_per_sec', 'reconcile_failures']) expect(n[k], `${range} ${k}`).to.have.length(count);
+      for (const n of res.body.nodes)
+        for (const k of ['cpu_percent', 'rss_mb', 'rx_bytes_per_sec', 'tx_bytes_per_sec', 'reconcile_failures'])
+          expect(n[k], `${range} ${k}`).to.have.length(count);
     }
     expect((await h.admin.get('/ui/nodes/metrics')).body.range).to.equal('6h');
   });
@@ -50,7 +52,11 @@ describe('Console node metrics matrix (/ui/nodes/metrics)', function () {
     expect([m2.cpu_percent[i], m2.rx_bytes_per_sec[i], m2.reconcile_failures[i], m2.reconcile_failures[i + 1]]).to.deep.equal([null, null, 0, 2]);
     expect(m1.cpu_percent[i - 1]).to.equal(null);
     expect(m1.reconcile_failures[i + 1]).to.equal(null);
-    for (const k of ['cpu_percent', 'rss_mb', 'rx_bytes_per_sec', 'tx_bytes_per_sec', 'reconcile_failures']) expect(silent[k].every((v: unknown) => v === null), k).to.equal(true);
+    for (const k of ['cpu_percent', 'rss_mb', 'rx_bytes_per_sec', 'tx_bytes_per_sec', 'reconcile_failures'])
+      expect(
+        silent[k].every((v: unknown) => v === null),
+        k,
+      ).to.equal(true);
   });
 
   it('caches the matrix 5 s per range: the same generated_at within, a fresh one after', async () => {

@@ -22,7 +22,18 @@ describe('Console prefix flaps: peer and origin names from the registry replica'
     repo.commit('base');
     registry = await createTestSystem({ projections: [], env: registryEnv(repo.dir, { REGISTRY_SERVICE_TOKEN: SERVICE }) });
     await migrate(registry.pool, [registryMigrations]);
-    replica = await startApp(createRegistryApp({ ...registry.context, config: loadConfig({ DATABASE_URL: registry.db.url, LOG_LEVEL: 'silent', REGISTRY_SERVICE_TOKEN: SERVICE, REGISTRY_SOURCE: repo.dir, DATA_DIR: registry.config.dataDir }) }));
+    replica = await startApp(
+      createRegistryApp({
+        ...registry.context,
+        config: loadConfig({
+          DATABASE_URL: registry.db.url,
+          LOG_LEVEL: 'silent',
+          REGISTRY_SERVICE_TOKEN: SERVICE,
+          REGISTRY_SOURCE: repo.dir,
+          DATA_DIR: registry.config.dataDir,
+        }),
+      }),
+    );
     h = await startAgents(['n1'], { REGISTRY_URL: replica.url, REGISTRY_SERVICE_TOKEN: SERVICE });
     expectResponse(await h.admin.post('/ui/registry/sync')).status(200);
     const body = {

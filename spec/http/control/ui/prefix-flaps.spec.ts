@@ -31,7 +31,13 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
     const body = { node_id: node, captured_at: h.sys.clock.now().toISOString(), feed_state: 'established', entries, ...extra };
     expectResponse(await h.agent[node].post('/agent/prefix-flaps', body)).status(200);
   }
-  const entry = (prefix: string, peer: number | null, origin: number | null, score: number, extra: Entry = {}): Entry => ({ prefix, peer_asn: peer, origin_asn: origin, score, ...extra });
+  const entry = (prefix: string, peer: number | null, origin: number | null, score: number, extra: Entry = {}): Entry => ({
+    prefix,
+    peer_asn: peer,
+    origin_asn: origin,
+    score,
+    ...extra,
+  });
   const full = (announcements: number, withdrawals: number, path: number[]) => ({ as_path: path, announcements, withdrawals });
   async function list(query = '') {
     const res = await h.admin.get(`/ui/fleet/prefix-flaps${query}`);
@@ -40,10 +46,20 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
   }
 
   it('decays every score to the time of the answer (half-life 10 min) and marks the list line at 20', async () => {
-    await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 40, { flaps: 40, last_flap_at: at(T0 - 5 * SEC), ...full(20, 20, [AS_A, ORIGIN_X]) })], { total_changes: 45 });
+    await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 40, { flaps: 40, last_flap_at: at(T0 - 5 * SEC), ...full(20, 20, [AS_A, ORIGIN_X]) })], {
+      total_changes: 45,
+    });
     let body = await list();
     expect(body.rows).to.have.length(1);
-    expect(body.rows[0]).to.deep.include({ prefix: '172.21.0.0/24', peer_asn: AS_A, peer_name: null, origin_asn: ORIGIN_X, origin_name: null, as_path: [AS_A, ORIGIN_X], moas: false });
+    expect(body.rows[0]).to.deep.include({
+      prefix: '172.21.0.0/24',
+      peer_asn: AS_A,
+      peer_name: null,
+      origin_asn: ORIGIN_X,
+      origin_name: null,
+      as_path: [AS_A, ORIGIN_X],
+      moas: false,
+    });
     expect(body.rows[0]).to.deep.include({ max_score: 40, flapping: true, total_changes: 40, localization: null });
     h.sys.clock.advance(5 * MIN);
     body = await list();
@@ -91,7 +107,10 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
   it('sums the rate across nodes and directions, counting only nodes with a baseline', async () => {
     await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 5, full(1, 1, [AS_A, ORIGIN_X]))]);
     h.sys.clock.advance(100 * SEC);
-    await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 5, full(5, 5, [AS_A, ORIGIN_X])), entry('172.21.0.0/24', AS_B, ORIGIN_X, 5, full(10, 0, [AS_B, ORIGIN_X]))]);
+    await report('n1', [
+      entry('172.21.0.0/24', AS_A, ORIGIN_X, 5, full(5, 5, [AS_A, ORIGIN_X])),
+      entry('172.21.0.0/24', AS_B, ORIGIN_X, 5, full(10, 0, [AS_B, ORIGIN_X])),
+    ]);
     await report('n2', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 9, full(4, 4, [AS_A, ORIGIN_X]))]);
     const row = (await list('?group=prefix')).prefixes[0];
     expect(row.rate_per_s).to.be.closeTo(20 / 100, 1e-12);
@@ -104,7 +123,11 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
   it('takes an older agent without as_path, counts and total_changes: rate from the growth of flaps, nulls for the rest', async () => {
     await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 10, { flaps: 10 })]);
     h.sys.clock.advance(60 * SEC);
-    await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 12, { flaps: 16 }), entry('172.22.0.0/24', AS_A, ORIGIN_X, 3, { flaps: 3 }), entry('172.23.0.0/24', AS_A, ORIGIN_X, 2)]);
+    await report('n1', [
+      entry('172.21.0.0/24', AS_A, ORIGIN_X, 12, { flaps: 16 }),
+      entry('172.22.0.0/24', AS_A, ORIGIN_X, 3, { flaps: 3 }),
+      entry('172.23.0.0/24', AS_A, ORIGIN_X, 2),
+    ]);
     const body = await list('?min_score=0');
     const byPrefix = new Map(body.rows.map((r: Entry) => [r.prefix, r]));
     expect(byPrefix.get('172.21.0.0/24')).to.deep.include({ as_path: null, total_changes: 16 });
@@ -118,7 +141,10 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
 
   it('groups by prefix: MOAS across peer directions, origins, peers, peer_count, nodes by score', async () => {
     await report('n1', [entry('172.21.0.0/24', AS_A, ORIGIN_X, 30, { flaps: 30, ...full(2, 2, [AS_A, AS_A, ORIGIN_X]) })]);
-    await report('n2', [entry('172.21.0.0/24', AS_B, ORIGIN_Y, 50, { flaps: 50, ...full(1, 0, [AS_B, ORIGIN_Y]) }), entry('172.22.0.0/24', AS_B, ORIGIN_Y, 4, { flaps: 4 })]);
+    await report('n2', [
+      entry('172.21.0.0/24', AS_B, ORIGIN_Y, 50, { flaps: 50, ...full(1, 0, [AS_B, ORIGIN_Y]) }),
+      entry('172.22.0.0/24', AS_B, ORIGIN_Y, 4, { flaps: 4 }),
+    ]);
     const body = await list('?group=prefix');
     expect(body.prefixes.map((r: Entry) => r.prefix)).to.deep.equal(['172.21.0.0/24', '172.22.0.0/24']);
     const [moas, single] = body.prefixes;
@@ -233,7 +259,9 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
     const bad = { node_id: 'n1', captured_at: at(T0), feed_state: 'established', entries: [entry('172.22.0.0/24', AS_A, ORIGIN_X, 5, { announcements: -1 })] };
     expectResponse(await h.agent.n1.post('/agent/prefix-flaps', bad)).status(422);
     expectResponse(await h.agent.n1.post('/agent/prefix-flaps', { ...bad, entries: [], total_changes: 'many' })).status(422);
-    expectResponse(await h.agent.n1.post('/agent/prefix-flaps', { ...bad, entries: [entry('172.22.0.0/24', AS_A, ORIGIN_X, 5, { as_path: [0] })] })).status(422);
+    expectResponse(await h.agent.n1.post('/agent/prefix-flaps', { ...bad, entries: [entry('172.22.0.0/24', AS_A, ORIGIN_X, 5, { as_path: [0] })] })).status(
+      422,
+    );
     expect((await list()).rows.map((r: Entry) => r.prefix)).to.deep.equal(['172.21.0.0/24']);
   });
 });

@@ -6,7 +6,11 @@ import { ADMIN_TOKEN, bgp, node, startFleet, wg, type FleetHarness } from '../fl
 
 describe('console: route tuning and link latency', () => {
   let h: FleetHarness;
-  const template = { runtime: { wireguard_port_range: '51800-51830' }, bird: { blocked_prefixes: ['172.20.9.0/24'], import_limit: 9000 }, custom: { keep: true } };
+  const template = {
+    runtime: { wireguard_port_range: '51800-51830' },
+    bird: { blocked_prefixes: ['172.20.9.0/24'], import_limit: 9000 },
+    custom: { keep: true },
+  };
 
   beforeEach(async () => {
     h = await startFleet();
@@ -19,7 +23,8 @@ describe('console: route tuning and link latency', () => {
     await h.close();
   });
 
-  const generations = async (nodeId = 'fra1'): Promise<{ generation: number; reason: string }[]> => (await h.client.get(`/admin/nodes/${nodeId}/generations`)).body.generations;
+  const generations = async (nodeId = 'fra1'): Promise<{ generation: number; reason: string }[]> =>
+    (await h.client.get(`/admin/nodes/${nodeId}/generations`)).body.generations;
   const published = () => h.sys.broadcaster.published.map((p) => `${p.node_id}:${p.generation}`);
   /** Events other than audit entries (a refused or no-op write is audited too). */
   const writeEvents = async () => Number((await h.sys.pool.query(`SELECT count(*) AS n FROM events WHERE type <> 'AuditRecorded'`)).rows[0].n);
@@ -45,8 +50,12 @@ describe('console: route tuning and link latency', () => {
   });
 
   it('answers 404 for an unknown node on GET and PUT', async () => {
-    expectResponse(await h.client.get('/ui/nodes/ghost/route-tuning')).status(404).detail('unknown node ghost');
-    expectResponse(await h.client.put('/ui/nodes/ghost/route-tuning', { cold_potato_med: 50 })).status(404).detail('unknown node ghost');
+    expectResponse(await h.client.get('/ui/nodes/ghost/route-tuning'))
+      .status(404)
+      .detail('unknown node ghost');
+    expectResponse(await h.client.put('/ui/nodes/ghost/route-tuning', { cold_potato_med: 50 }))
+      .status(404)
+      .detail('unknown node ghost');
   });
 
   it('PUT merges field by field into base_template.bird, leaves every other key alone, publishes one generation and rings the doorbell', async () => {
@@ -66,7 +75,10 @@ describe('console: route tuning and link latency', () => {
     ];
     const next = await h.client.put('/ui/nodes/fra1/route-tuning', { route_local_pref: rules });
     expectResponse(next).status(200).body({ cold_potato_med: 50, route_local_pref: rules });
-    expect((await h.client.get('/admin/nodes/fra1')).body.base_template).to.deep.equal({ ...template, bird: { ...template.bird, cold_potato_med: 50, route_local_pref: rules } });
+    expect((await h.client.get('/admin/nodes/fra1')).body.base_template).to.deep.equal({
+      ...template,
+      bird: { ...template.bird, cold_potato_med: 50, route_local_pref: rules },
+    });
     expect((await generations())[0]).to.include({ generation: 4, reason: 'route tuning updated (route_local_pref)' });
     expect(published()).to.deep.equal(['fra1:1', 'fra1:2', 'fra1:3', 'fra1:4']);
     expect((await desiredBird()).route_local_pref).to.deep.equal(rules);
@@ -79,11 +91,18 @@ describe('console: route tuning and link latency', () => {
   });
 
   it('a PUT that changes nothing appends nothing and publishes nothing: {}, the current values, non-canonical spellings of them, or clearing what is unset', async () => {
-    expectResponse(await h.client.put('/ui/nodes/fra1/route-tuning', { cold_potato_med: 7, route_local_pref: [{ prefix: '172.20.0.0/24', local_pref: 120 }] })).status(200);
+    expectResponse(
+      await h.client.put('/ui/nodes/fra1/route-tuning', { cold_potato_med: 7, route_local_pref: [{ prefix: '172.20.0.0/24', local_pref: 120 }] }),
+    ).status(200);
     const before = (await h.client.get('/ui/nodes/fra1/route-tuning')).body;
     const events = await writeEvents();
     h.sys.clock.advance(60_000);
-    for (const body of [{}, { cold_potato_med: 7 }, { route_local_pref: [{ prefix: '172.20.0.9/24', local_pref: 120 }] }, { cold_potato_med: 7, route_local_pref: before.route_local_pref }]) {
+    for (const body of [
+      {},
+      { cold_potato_med: 7 },
+      { route_local_pref: [{ prefix: '172.20.0.9/24', local_pref: 120 }] },
+      { cold_potato_med: 7, route_local_pref: before.route_local_pref },
+    ]) {
       const res = await h.client.put('/ui/nodes/fra1/route-tuning', body);
       expectResponse(res).status(200);
       expect(res.body, JSON.stringify(body)).to.deep.equal(before);
@@ -94,20 +113,34 @@ describe('console: route tuning and link latency', () => {
 
     // A node without tuning: clearing both is no change either.
     expectResponse(await h.client.post('/admin/nodes', node('fra2'))).status(201);
-    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: null, route_local_pref: [] })).status(200).body({ cold_potato_med: null, route_local_pref: [] });
+    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: null, route_local_pref: [] }))
+      .status(200)
+      .body({ cold_potato_med: null, route_local_pref: [] });
     expect(await writeEvents()).to.equal(events + 1);
   });
 
   it('null clears the MED and [] the rules: the keys leave bird, an emptied bird leaves the template', async () => {
     expectResponse(await h.client.post('/admin/nodes', node('fra2', { base_template: { custom: 1 } }))).status(201);
     expectResponse(await h.client.post('/admin/nodes/fra2/interfaces', { spec: wg('dn42_x', 51805) })).status(201);
-    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: 0, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] })).status(200).body({ cold_potato_med: 0 });
-    expect((await h.client.get('/admin/nodes/fra2')).body.base_template).to.deep.equal({ custom: 1, bird: { cold_potato_med: 0, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] } });
+    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: 0, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] }))
+      .status(200)
+      .body({ cold_potato_med: 0 });
+    expect((await h.client.get('/admin/nodes/fra2')).body.base_template).to.deep.equal({
+      custom: 1,
+      bird: { cold_potato_med: 0, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] },
+    });
     expect((await generations('fra2'))[0]).to.include({ generation: 2, reason: 'route tuning updated (cold_potato_med, route_local_pref)' });
 
-    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: null })).status(200).body({ cold_potato_med: null, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] });
-    expect((await h.client.get('/admin/nodes/fra2')).body.base_template).to.deep.equal({ custom: 1, bird: { route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] } });
-    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { route_local_pref: [] })).status(200).body({ cold_potato_med: null, route_local_pref: [] });
+    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: null }))
+      .status(200)
+      .body({ cold_potato_med: null, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] });
+    expect((await h.client.get('/admin/nodes/fra2')).body.base_template).to.deep.equal({
+      custom: 1,
+      bird: { route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }] },
+    });
+    expectResponse(await h.client.put('/ui/nodes/fra2/route-tuning', { route_local_pref: [] }))
+      .status(200)
+      .body({ cold_potato_med: null, route_local_pref: [] });
     expect((await h.client.get('/admin/nodes/fra2')).body.base_template).to.deep.equal({ custom: 1 });
     expect((await generations('fra2')).map((g) => g.generation)).to.deep.equal([4, 3, 2, 1]);
     const bird = (await h.client.get('/admin/nodes/fra2/desired-state')).body.state.bird;
@@ -133,12 +166,27 @@ describe('console: route tuning and link latency', () => {
     const put = (body: unknown) => h.client.put('/ui/nodes/fra1/route-tuning', body);
     const locs = (res: { body: { detail: { errors: { loc: unknown[] }[] } } }) => res.body.detail.errors.map((e) => e.loc);
 
-    const types = await put({ cold_potato_med: -1, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }, { prefix: '10.1.0.0/16', local_pref: 4294967296 }, { prefix: '10.2.0.0/16' }, 'x'] });
+    const types = await put({
+      cold_potato_med: -1,
+      route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }, { prefix: '10.1.0.0/16', local_pref: 4294967296 }, { prefix: '10.2.0.0/16' }, 'x'],
+    });
     expectResponse(types).status(422);
-    expect(locs(types)).to.deep.include.members([['body', 'cold_potato_med'], ['body', 'route_local_pref', 1, 'local_pref'], ['body', 'route_local_pref', 2, 'local_pref'], ['body', 'route_local_pref', 3]]);
+    expect(locs(types)).to.deep.include.members([
+      ['body', 'cold_potato_med'],
+      ['body', 'route_local_pref', 1, 'local_pref'],
+      ['body', 'route_local_pref', 2, 'local_pref'],
+      ['body', 'route_local_pref', 3],
+    ]);
     expect(locs(types).some((l) => l[2] === 0)).to.equal(false);
 
-    const prefixes = await put({ route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1 }, { prefix: 'not-a-prefix', local_pref: 1 }, { prefix: '10.0.0.0/33', local_pref: 1 }, { prefix: '10.9.9.9/8', local_pref: 2 }] });
+    const prefixes = await put({
+      route_local_pref: [
+        { prefix: '10.0.0.0/8', local_pref: 1 },
+        { prefix: 'not-a-prefix', local_pref: 1 },
+        { prefix: '10.0.0.0/33', local_pref: 1 },
+        { prefix: '10.9.9.9/8', local_pref: 2 },
+      ],
+    });
     expectResponse(prefixes).status(422).detail('invalid route_local_pref');
     expect(locs(prefixes)).to.deep.equal([
       ['body', 'route_local_pref', 1, 'prefix'],
@@ -150,7 +198,9 @@ describe('console: route tuning and link latency', () => {
     expectResponse(await put({ cold_potato_med: 1.5 })).status(422);
     expectResponse(await put({ cold_potato_med: '50' })).status(422);
     expectResponse(await put({ blocked_prefixes: [] })).status(422);
-    expectResponse(await put({ route_local_pref: Array.from({ length: 257 }, (_, i) => ({ prefix: `10.${i >> 8}.${i & 255}.0/24`, local_pref: 1 })) })).status(422);
+    expectResponse(await put({ route_local_pref: Array.from({ length: 257 }, (_, i) => ({ prefix: `10.${i >> 8}.${i & 255}.0/24`, local_pref: 1 })) })).status(
+      422,
+    );
     expectResponse(await put({ route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 1, extra: true }] })).status(422);
     expect(await writeEvents()).to.equal(events);
     expect((await generations()).map((g) => g.generation)).to.deep.equal([2, 1]);
@@ -158,10 +208,16 @@ describe('console: route tuning and link latency', () => {
 
   it('does not publish a node that was never published, and keeps both of two concurrent PUTs of different fields', async () => {
     expectResponse(await h.client.post('/admin/nodes', node('fra2'))).status(201);
-    const [a, b] = await Promise.all([h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: 11 }), h.client.put('/ui/nodes/fra2/route-tuning', { route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 5 }] })]);
+    const [a, b] = await Promise.all([
+      h.client.put('/ui/nodes/fra2/route-tuning', { cold_potato_med: 11 }),
+      h.client.put('/ui/nodes/fra2/route-tuning', { route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 5 }] }),
+    ]);
     expectResponse(a).status(200);
     expectResponse(b).status(200);
-    expect((await h.client.get('/ui/nodes/fra2/route-tuning')).body).to.deep.include({ cold_potato_med: 11, route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 5 }] });
+    expect((await h.client.get('/ui/nodes/fra2/route-tuning')).body).to.deep.include({
+      cold_potato_med: 11,
+      route_local_pref: [{ prefix: '10.0.0.0/8', local_pref: 5 }],
+    });
     expect(await generations('fra2')).to.deep.equal([]);
     expect(published().filter((p) => p.startsWith('fra2:'))).to.deep.equal([]);
   });
@@ -189,7 +245,9 @@ describe('console: route tuning and link latency', () => {
       expectResponse(cleared).status(200).body({ link_latency: null });
       expect((await h.client.get('/admin/nodes/fra1/desired-state')).body.state.bgp_sessions[0].link_latency).to.equal(null);
       const events = await writeEvents();
-      expectResponse(await h.client.put(`/ui/bgp-sessions/${sid}/link-latency`, { link_latency: null })).status(200).body({ link_latency: null });
+      expectResponse(await h.client.put(`/ui/bgp-sessions/${sid}/link-latency`, { link_latency: null }))
+        .status(200)
+        .body({ link_latency: null });
       expect(await writeEvents()).to.equal(events);
       expect((await generations()).map((g) => g.generation)).to.deep.equal([3, 2, 1]);
       expect(published()).to.deep.equal(['fra1:1', 'fra1:2', 'fra1:3']);
@@ -199,7 +257,9 @@ describe('console: route tuning and link latency', () => {
       for (const body of [{ link_latency: 0 }, { link_latency: 10 }, { link_latency: 2.5 }, { link_latency: '3' }, {}, { link_latency: 3, bandwidth: 24 }]) {
         expectResponse(await h.client.put(`/ui/bgp-sessions/${sid}/link-latency`, body)).status(422);
       }
-      expectResponse(await h.client.put('/ui/bgp-sessions/999999/link-latency', { link_latency: 3 })).status(404).detail('unknown bgp session 999999');
+      expectResponse(await h.client.put('/ui/bgp-sessions/999999/link-latency', { link_latency: 3 }))
+        .status(404)
+        .detail('unknown bgp session 999999');
       expectResponse(await h.client.put('/ui/bgp-sessions/0/link-latency', { link_latency: 3 })).status(422);
       expect((await generations()).map((g) => g.generation)).to.deep.equal([2, 1]);
     });
@@ -212,17 +272,28 @@ describe('console: route tuning and link latency', () => {
       expectResponse(await h.client.post('/admin/nodes/fra1/interfaces', { spec: wg('dn42_none', 51802, { listen_port: null }) })).status(201);
       const res = await h.client.get('/ui/nodes/fra1/peer-defaults');
       expectResponse(res).status(200);
-      expect(res.body).to.deep.equal({ node_id: 'fra1', wireguard: { private_key_ref: null, link_local: 'fe80::1', used_listen_ports: [51800, 51801, 51820] } });
+      expect(res.body).to.deep.equal({
+        node_id: 'fra1',
+        wireguard: { private_key_ref: null, link_local: 'fe80::1', used_listen_ports: [51800, 51801, 51820] },
+      });
     });
 
     it('answers null for what is unknown, and "node" once the agent registered its key', async () => {
       expectResponse(await h.client.post('/admin/nodes', node('bare', { link_local: undefined }))).status(201);
-      expect((await h.client.get('/ui/nodes/bare/peer-defaults')).body).to.deep.equal({ node_id: 'bare', wireguard: { private_key_ref: null, link_local: null, used_listen_ports: [] } });
+      expect((await h.client.get('/ui/nodes/bare/peer-defaults')).body).to.deep.equal({
+        node_id: 'bare',
+        wireguard: { private_key_ref: null, link_local: null, used_listen_ports: [] },
+      });
       const { token } = await issueAgentToken(h.url, ADMIN_TOKEN, 'bare');
-      const registered = await api(`${h.url}/control/v1`, { token }).post('/agent/wireguard-keys', { node_id: 'bare', public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=' });
+      const registered = await api(`${h.url}/control/v1`, { token }).post('/agent/wireguard-keys', {
+        node_id: 'bare',
+        public_key: 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=',
+      });
       expectResponse(registered).status(200).body({ status: 'stored' });
       expect((await h.client.get('/ui/nodes/bare/peer-defaults')).body.wireguard.private_key_ref).to.equal('node');
-      expectResponse(await h.client.get('/ui/nodes/ghost/peer-defaults')).status(404).detail('unknown node ghost');
+      expectResponse(await h.client.get('/ui/nodes/ghost/peer-defaults'))
+        .status(404)
+        .detail('unknown node ghost');
     });
   });
 });

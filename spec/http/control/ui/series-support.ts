@@ -9,13 +9,21 @@ export type Counters = Record<string, [number, number]>;
  * clock (or at `capturedAt`), with these WireGuard counters plus an `eth0` that
  * must never count, and waits for its archives and rollups.
  */
-export async function postCounters(h: AgentHarness, nodeId: string, counters: Counters, extra: { capturedAt?: Date; cpu?: number; rss?: number } = {}): Promise<void> {
+export async function postCounters(
+  h: AgentHarness,
+  nodeId: string,
+  counters: Counters,
+  extra: { capturedAt?: Date; cpu?: number; rss?: number } = {},
+): Promise<void> {
   const names = Object.keys(counters);
   const base = snapshot(nodeId, {});
   const body = {
     ...base,
     captured_at: (extra.capturedAt ?? h.sys.clock.now()).toISOString(),
-    interfaces: [...names.map((name) => ({ name, up: true, rx_bytes: counters[name][0], tx_bytes: counters[name][1] })), { name: 'eth0', up: true, rx_bytes: 9e12, tx_bytes: 9e12 }],
+    interfaces: [
+      ...names.map((name) => ({ name, up: true, rx_bytes: counters[name][0], tx_bytes: counters[name][1] })),
+      { name: 'eth0', up: true, rx_bytes: 9e12, tx_bytes: 9e12 },
+    ],
     wireguard_interfaces: names.map((name) => ({ name, peers: [] })),
     self_metrics: { ...base.self_metrics, cpu: extra.cpu ?? base.self_metrics.cpu, rss: extra.rss ?? base.self_metrics.rss },
   };
@@ -25,7 +33,9 @@ export async function postCounters(h: AgentHarness, nodeId: string, counters: Co
 
 /** Posts a reconciliation report captured now (test clock) and waits for its rollup. */
 export async function postReport(h: AgentHarness, nodeId: string, status: 'in_sync' | 'drift' | 'failed'): Promise<void> {
-  expectResponse(await h.agent[nodeId].post('/agent/reconciliation-report', { ...reconciliation(nodeId, status), captured_at: h.sys.clock.now().toISOString() })).status(200);
+  expectResponse(
+    await h.agent[nodeId].post('/agent/reconciliation-report', { ...reconciliation(nodeId, status), captured_at: h.sys.clock.now().toISOString() }),
+  ).status(200);
   await h.sys.context.background.drain();
 }
 

@@ -25,7 +25,9 @@ async function unserved(h: AgentHarness, features: readonly string[]): Promise<s
 /** A routing table through the agent endpoint, so that routing views have a report to show. */
 async function postRoutingTable(h: AgentHarness, nodeId: string): Promise<void> {
   const routes = [{ prefix: '172.20.0.0/27', protocol: 'static1', origin_asn: 4242420001, as_path: [], rpki: null, local: true }];
-  expectResponse(await h.agent[nodeId].post('/agent/routing-table', { node_id: nodeId, captured_at: h.sys.clock.now().toISOString(), rpki_observed: false, routes })).status(200);
+  expectResponse(
+    await h.agent[nodeId].post('/agent/routing-table', { node_id: nodeId, captured_at: h.sys.clock.now().toISOString(), rpki_observed: false, routes }),
+  ).status(200);
 }
 
 describe('Console session (/ui/session)', function () {
@@ -58,7 +60,18 @@ describe('Console session (/ui/session)', function () {
       agent_target_version: null,
       heartbeat_interval_seconds: 30,
       liveness_thresholds: { online_seconds: 75, stale_seconds: 300 },
-      features: ['account-login', 'audit-cursor', 'ui-nodes-rich', 'bgp-flaps', 'flap-mitigations', 'trend-range', 'trend-compare', 'ui-nodes-metrics', 'as-traffic', 'prefix-flaps'],
+      features: [
+        'account-login',
+        'audit-cursor',
+        'ui-nodes-rich',
+        'bgp-flaps',
+        'flap-mitigations',
+        'trend-range',
+        'trend-compare',
+        'ui-nodes-metrics',
+        'as-traffic',
+        'prefix-flaps',
+      ],
       identity: { username: 'admin', kind: 'static-token' },
     });
   });

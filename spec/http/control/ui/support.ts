@@ -23,7 +23,11 @@ export async function postSnapshot(h: AgentHarness, nodeId: string, extra: Recor
 }
 
 /** A 30 s light traffic sample through the agent endpoint, captured now. */
-export async function postTraffic(h: AgentHarness, nodeId: string, peers: { interface: string; public_key?: string; rx_bytes: number; tx_bytes: number }[]): Promise<void> {
+export async function postTraffic(
+  h: AgentHarness,
+  nodeId: string,
+  peers: { interface: string; public_key?: string; rx_bytes: number; tx_bytes: number }[],
+): Promise<void> {
   expectResponse(await h.agent[nodeId].post('/agent/wireguard-traffic', { node_id: nodeId, captured_at: h.sys.clock.now().toISOString(), peers })).status(200);
 }
 
@@ -35,10 +39,13 @@ export async function heartbeat(h: AgentHarness, nodeId: string, agentVersion: s
     await socket.next('hello');
     socket.send({ type: 'heartbeat', agent_version: agentVersion, applied_generation: 1, apply_status: 'succeeded' });
     const expected = h.sys.clock.now().toISOString();
-    await eventually(async () => {
-      const row = (await h.admin.get('/admin/health')).body.nodes.find((n: { node_id: string }) => n.node_id === nodeId);
-      return row.agent_version === agentVersion && row.last_heartbeat_at === expected;
-    }, { timeoutMs: 15_000, what: `heartbeat of ${nodeId}` });
+    await eventually(
+      async () => {
+        const row = (await h.admin.get('/admin/health')).body.nodes.find((n: { node_id: string }) => n.node_id === nodeId);
+        return row.agent_version === agentVersion && row.last_heartbeat_at === expected;
+      },
+      { timeoutMs: 15_000, what: `heartbeat of ${nodeId}` },
+    );
   } finally {
     await socket.close();
   }

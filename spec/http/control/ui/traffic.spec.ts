@@ -71,7 +71,8 @@ describe('Console traffic trends (/ui/fleet/traffic, /ui/nodes/{id}/traffic, /ad
     await postCounters(h, 'n1', { dn42_a: [0, 0] });
     const points = byAt((await h.admin.get('/ui/nodes/n1/traffic')).body.points);
     expect(points.get('2026-11-05T10:00:00.000Z')).to.deep.include({ rx_bytes_per_sec: 0, tx_bytes_per_sec: 0 });
-    for (const gap of ['2026-11-05T10:10:00.000Z', '2026-11-05T10:15:00.000Z', '2026-11-05T10:20:00.000Z']) expect(points.get(gap)).to.deep.include({ rx_bytes_per_sec: null, tx_bytes_per_sec: null });
+    for (const gap of ['2026-11-05T10:10:00.000Z', '2026-11-05T10:15:00.000Z', '2026-11-05T10:20:00.000Z'])
+      expect(points.get(gap)).to.deep.include({ rx_bytes_per_sec: null, tx_bytes_per_sec: null });
   });
 
   it('takes a counter reset as a restart: no negative rate, no spike', async () => {
@@ -92,7 +93,8 @@ describe('Console traffic trends (/ui/fleet/traffic, /ui/nodes/{id}/traffic, /ad
   it('places samples at the agent time: late ones in their buckets, out-of-order ones ignored, future ones at now', async () => {
     startAt('2026-11-07T10:30:00Z');
     // An agent cut off since 10:00 sends its snapshots late, in order.
-    for (let m = 0; m <= 4; m++) await postCounters(h, 'n2', { dn42_c: [m * 30_000, 0] }, { capturedAt: new Date(Date.parse('2026-11-07T10:00:00Z') + m * 60_000) });
+    for (let m = 0; m <= 4; m++)
+      await postCounters(h, 'n2', { dn42_c: [m * 30_000, 0] }, { capturedAt: new Date(Date.parse('2026-11-07T10:00:00Z') + m * 60_000) });
     // A retry of an older snapshot with wild counters adds nothing.
     await postCounters(h, 'n2', { dn42_c: [9e9, 9e9] }, { capturedAt: new Date('2026-11-07T10:02:00Z') });
     let points = byAt((await h.admin.get('/ui/nodes/n2/traffic')).body.points);
@@ -138,14 +140,20 @@ describe('Console traffic trends (/ui/fleet/traffic, /ui/nodes/{id}/traffic, /ad
   it('accepts a leap second in captured_at and places it at the next minute', async () => {
     startAt('2026-11-11T00:00:30Z');
     const leap = '2026-11-10T23:59:60Z';
-    expectResponse(await h.agent.n1.post('/agent/wireguard-traffic', { node_id: 'n1', captured_at: leap, peers: [{ interface: 'dn42_a', rx_bytes: 1, tx_bytes: 1 }] })).status(200);
+    expectResponse(
+      await h.agent.n1.post('/agent/wireguard-traffic', { node_id: 'n1', captured_at: leap, peers: [{ interface: 'dn42_a', rx_bytes: 1, tx_bytes: 1 }] }),
+    ).status(200);
     const { rows } = await h.sys.pool.query(`SELECT at FROM wireguard_traffic_samples WHERE node_id = 'n1' ORDER BY at DESC LIMIT 1`);
     expect((rows[0].at as Date).toISOString()).to.equal('2026-11-11T00:00:00.000Z');
   });
 
   it('answers 404 for an unknown node and 422 for a bad range, compare or parameter', async () => {
-    expectResponse(await h.admin.get('/ui/nodes/ghost/traffic')).status(404).detail('unknown node ghost');
-    expectResponse(await h.admin.get('/admin/nodes/ghost/traffic')).status(404).detail('unknown node ghost');
+    expectResponse(await h.admin.get('/ui/nodes/ghost/traffic'))
+      .status(404)
+      .detail('unknown node ghost');
+    expectResponse(await h.admin.get('/admin/nodes/ghost/traffic'))
+      .status(404)
+      .detail('unknown node ghost');
     for (const q of ['range=1h', 'range=90d', 'compare=2', 'compare=yes', 'bogus=1']) {
       expectResponse(await h.admin.get(`/ui/fleet/traffic?${q}`)).status(422);
       expectResponse(await h.admin.get(`/ui/nodes/n1/traffic?${q}`)).status(422);

@@ -56,16 +56,27 @@ describe('Identity administration: OAuth applications, registry sync and status'
 
   describe('OAuth applications', () => {
     it('accepts https redirect URIs, and plain http only for loopback', async () => {
-      const ok = await registerClient(f, { redirect_uris: ['https://app.example/cb', 'http://127.0.0.1:8000/cb', 'http://[::1]:8000/cb', 'http://localhost/cb'] });
+      const ok = await registerClient(f, {
+        redirect_uris: ['https://app.example/cb', 'http://127.0.0.1:8000/cb', 'http://[::1]:8000/cb', 'http://localhost/cb'],
+      });
       expect(ok.redirect_uris).to.have.length(4);
-      for (const bad of ['http://app.example/cb', 'ftp://app.example/cb', 'com.example.app:/cb', 'https://app.example/cb#frag', 'https://user:pw@app.example/cb', '/relative/cb']) {
+      for (const bad of [
+        'http://app.example/cb',
+        'ftp://app.example/cb',
+        'com.example.app:/cb',
+        'https://app.example/cb#frag',
+        'https://user:pw@app.example/cb',
+        '/relative/cb',
+      ]) {
         const res = await f.admin.post(CLIENTS, { name: 'Bad', redirect_uris: ['https://fine.example/cb', bad], confidential: false });
         expectResponse(res).status(422);
         expect(res.body.detail[0].loc).to.deep.equal(['body', 'redirect_uris', 1]);
         expect(res.body.detail[0].msg).to.include(`invalid redirect_uri ${bad}`);
       }
       expectResponse(await f.admin.post(CLIENTS, { name: 'None', redirect_uris: [], confidential: false })).status(422);
-      expectResponse(await f.admin.post(CLIENTS, { name: 'Twice', redirect_uris: ['https://a.example/cb', 'https://a.example/cb'], confidential: false })).status(422);
+      expectResponse(
+        await f.admin.post(CLIENTS, { name: 'Twice', redirect_uris: ['https://a.example/cb', 'https://a.example/cb'], confidential: false }),
+      ).status(422);
       expectResponse(await f.admin.post(CLIENTS, { name: 'No flag', redirect_uris: ['https://a.example/cb'] })).status(422);
     });
 
@@ -96,7 +107,9 @@ describe('Identity administration: OAuth applications, registry sync and status'
       expect(list.body.clients.map((c: { client_id: string }) => c.client_id)).not.to.include(app.client_id);
       const again = await f.admin.delete(`${CLIENTS}/${app.client_id}`);
       expectResponse(again).status(404).detail(`unknown oauth client ${app.client_id}`);
-      expectResponse(await f.admin.delete(`${CLIENTS}/never-registered`)).status(404).detail('unknown oauth client never-registered');
+      expectResponse(await f.admin.delete(`${CLIENTS}/never-registered`))
+        .status(404)
+        .detail('unknown oauth client never-registered');
     });
   });
 
@@ -153,7 +166,12 @@ describe('Identity administration: OAuth applications, registry sync and status'
     const app = await registerClient(f, { redirect_uris: ['https://retry.example/cb'], confidential: true });
     const pending = await authorizationUrl(await rpConfig(f, app), 'https://retry.example/cb');
     const callback = await approveAsPage(f, pending.url, (await sshSession(f)).token);
-    const form = { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: 'https://retry.example/cb', code_verifier: pending.verifier };
+    const form = {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: 'https://retry.example/cb',
+      code_verifier: pending.verifier,
+    };
     const orphan = await startApp(createIdentityApp({ ...f.sys.context, config: { ...f.sys.config, registryUrl: 'http://127.0.0.1:1' } }));
     try {
       const down = await tokenRequest(f, app, form, orphan.url);
@@ -162,7 +180,9 @@ describe('Identity administration: OAuth applications, registry sync and status'
     } finally {
       await orphan.close();
     }
-    const consumed = await f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'OidcModelConsumed'`, [`oidc-AuthorizationCode-${sha256Hex(form.code)}`]);
+    const consumed = await f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'OidcModelConsumed'`, [
+      `oidc-AuthorizationCode-${sha256Hex(form.code)}`,
+    ]);
     expect(consumed.rows[0].n, 'the code was consumed by the failed exchange').to.equal(0);
     const retry = await tokenRequest(f, app, form);
     expect(retry.status).to.equal(200);

@@ -74,7 +74,12 @@ describe('Identity OIDC authorize-context and approve', function () {
 
   describe('GET authorize-context', () => {
     it('answers a valid request with the client, the scopes, the normalised params and the captcha, never cached', async () => {
-      const res = await context(query({ scope: 'openid dn42 offline_access openid email' }, `&resource=${encodeURIComponent(OIDC_RESOURCE)}&resource=${encodeURIComponent(OIDC_RESOURCE)}`));
+      const res = await context(
+        query(
+          { scope: 'openid dn42 offline_access openid email' },
+          `&resource=${encodeURIComponent(OIDC_RESOURCE)}&resource=${encodeURIComponent(OIDC_RESOURCE)}`,
+        ),
+      );
       expectResponse(res).status(200);
       expect(res.headers.get('cache-control')).to.equal('no-store');
       expect(res.body).to.have.all.keys('client', 'scopes', 'params', 'captcha');
@@ -152,7 +157,7 @@ describe('Identity OIDC authorize-context and approve', function () {
       expectRedirectError(await context(query({ state: undefined, scope: 'email' })), 'invalid_scope', null);
     });
 
-    it('keeps the provider\'s own authorization endpoint out of reach: /authorize never answers with a code', async () => {
+    it("keeps the provider's own authorization endpoint out of reach: /authorize never answers with a code", async () => {
       for (const path of [`/authorize?${query()}`, `/auth?${query()}`]) {
         const res = await f.client.get(path);
         expect(res.headers.get('location'), path).to.equal(null);
@@ -200,7 +205,10 @@ describe('Identity OIDC authorize-context and approve', function () {
 
     it('checks the params again: a changed redirect_uri is fatal, a dropped openid goes back as invalid_scope', async () => {
       const params = await paramsOf();
-      expectFatal(await f.client.post(APPROVE, { ...params, redirect_uri: 'https://evil.example/callback', deny: false }, { token: session }), 'invalid_redirect_uri');
+      expectFatal(
+        await f.client.post(APPROVE, { ...params, redirect_uri: 'https://evil.example/callback', deny: false }, { token: session }),
+        'invalid_redirect_uri',
+      );
       expectFatal(await f.client.post(APPROVE, { ...params, client_id: 'forged', deny: false }, { token: session }), 'invalid_client');
       expectRedirectError(await f.client.post(APPROVE, { ...params, scope: 'profile', deny: false }, { token: session }), 'invalid_scope');
       expectRedirectError(await f.client.post(APPROVE, { ...params, resource: ['https://other.example/'], deny: false }, { token: session }), 'invalid_target');

@@ -23,12 +23,21 @@ describe('Identity CORS: open discovery, client-bound token and UserInfo', funct
   });
 
   const preflight = (path: string, origin: string, method = 'POST') =>
-    fetch(`${f.url}${path}`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'content-type' } });
+    fetch(`${f.url}${path}`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': method, 'Access-Control-Request-Headers': 'content-type' },
+    });
   const tokenFrom = (origin: string) =>
     fetch(`${f.url}/token`, {
       method: 'POST',
       headers: { Origin: origin, 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'not-a-code', redirect_uri: `${APP_ORIGIN}/callback`, code_verifier: 'v'.repeat(43), client_id: app.client_id }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: 'not-a-code',
+        redirect_uri: `${APP_ORIGIN}/callback`,
+        code_verifier: 'v'.repeat(43),
+        client_id: app.client_id,
+      }),
     });
 
   it('lets any origin read discovery and the JWKS with `*` and never with credentials', async () => {

@@ -29,8 +29,26 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
   before(async () => {
     f = await startOidc();
     f.repo
-      .put('route', '172.20.42.0/27', rpsl([['route', '172.20.42.0/27'], ['origin', `AS${GAMMA_ASN}`], ['mnt-by', GAMMA_MNT], ['source', 'DN42']]))
-      .put('route6', 'fd42:4242:10::/48', rpsl([['route6', 'fd42:4242:10::/48'], ['origin', `AS${GAMMA_ASN}`], ['mnt-by', GAMMA_MNT], ['source', 'DN42']]));
+      .put(
+        'route',
+        '172.20.42.0/27',
+        rpsl([
+          ['route', '172.20.42.0/27'],
+          ['origin', `AS${GAMMA_ASN}`],
+          ['mnt-by', GAMMA_MNT],
+          ['source', 'DN42'],
+        ]),
+      )
+      .put(
+        'route6',
+        'fd42:4242:10::/48',
+        rpsl([
+          ['route6', 'fd42:4242:10::/48'],
+          ['origin', `AS${GAMMA_ASN}`],
+          ['mnt-by', GAMMA_MNT],
+          ['source', 'DN42'],
+        ]),
+      );
     await f.sync();
     app = await registerClient(f, { redirect_uris: [APP_REDIRECT], confidential: true, name: 'Gamma Looking Glass' });
     config = await rpConfig(f, app);
@@ -55,7 +73,13 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect(m.token_endpoint_auth_methods_supported).to.have.members(['client_secret_basic', 'client_secret_post', 'none']).and.have.length(3);
     expect(m.scopes_supported).to.deep.equal(['openid', 'profile', 'email', 'dn42']);
     expect(m.resource_indicators_supported).to.equal(true);
-    expect(m).not.to.have.any.keys('end_session_endpoint', 'pushed_authorization_request_endpoint', 'registration_endpoint', 'introspection_endpoint', 'dpop_signing_alg_values_supported');
+    expect(m).not.to.have.any.keys(
+      'end_session_endpoint',
+      'pushed_authorization_request_endpoint',
+      'registration_endpoint',
+      'introspection_endpoint',
+      'dpop_signing_alg_values_supported',
+    );
     expect(m.claims_supported).not.to.include('phone_number');
   });
 
@@ -87,15 +111,34 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
       preferred_username: `AS${GAMMA_ASN}`,
       name: 'Gina Gamma',
       email: GAMMA_EMAIL,
-      dn42: { asn: GAMMA_ASN, active_mnt: GAMMA_MNT, route: ['172.20.42.0/27'], route6: ['fd42:4242:10::/48'], timestamp: Math.floor(f.sys.clock.now().getTime() / 1000) },
+      dn42: {
+        asn: GAMMA_ASN,
+        active_mnt: GAMMA_MNT,
+        route: ['172.20.42.0/27'],
+        route6: ['fd42:4242:10::/48'],
+        timestamp: Math.floor(f.sys.clock.now().getTime() / 1000),
+      },
     });
   });
 
   it('answers UserInfo by POST too, and from the registry as it is now', async () => {
     const tokens = await signIn(f, config, APP_REDIRECT, session);
-    f.repo.put('route', '172.20.42.32/27', rpsl([['route', '172.20.42.32/27'], ['origin', `AS${GAMMA_ASN}`], ['mnt-by', GAMMA_MNT], ['source', 'DN42']]));
+    f.repo.put(
+      'route',
+      '172.20.42.32/27',
+      rpsl([
+        ['route', '172.20.42.32/27'],
+        ['origin', `AS${GAMMA_ASN}`],
+        ['mnt-by', GAMMA_MNT],
+        ['source', 'DN42'],
+      ]),
+    );
     await f.sync();
-    const res = await fetch(`${f.url}/userinfo`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ access_token: tokens.access_token }) });
+    const res = await fetch(`${f.url}/userinfo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ access_token: tokens.access_token }),
+    });
     expect(res.status).to.equal(200);
     const info = (await res.json()) as { dn42: { route: string[] } };
     expect(info.dn42.route).to.have.members(['172.20.42.0/27', '172.20.42.32/27']);
@@ -162,7 +205,12 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
   it('refuses a code redeemed with the wrong PKCE verifier', async () => {
     const pending = await authorizationUrl(config, APP_REDIRECT);
     const callback = await approveAsPage(f, pending.url, session);
-    const res = await tokenRequest(f, app, { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: APP_REDIRECT, code_verifier: oidc.randomPKCECodeVerifier() });
+    const res = await tokenRequest(f, app, {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: APP_REDIRECT,
+      code_verifier: oidc.randomPKCECodeVerifier(),
+    });
     expect(res.status).to.equal(400);
     expect(res.body.error).to.equal('invalid_grant');
   });
@@ -233,7 +281,9 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect(`${callback.origin}${callback.pathname}`).to.equal(APP_REDIRECT);
     expect(Object.fromEntries(callback.searchParams)).to.deep.include({ error: 'access_denied', state: pending.state, iss: f.issuer });
     expect(callback.searchParams.has('code')).to.equal(false);
-    const err = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state }).catch((e: unknown) => e);
+    const err = await oidc
+      .authorizationCodeGrant(config, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state })
+      .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(oidc.AuthorizationResponseError);
     expect((err as oidc.AuthorizationResponseError).error).to.equal('access_denied');
   });
@@ -252,7 +302,9 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect((await f.admin.delete(`/api/v1/admin/oauth-clients/${doomed.client_id}`)).status).to.equal(204);
     const { rows } = await f.sys.pool.query(`SELECT model FROM oidc_models WHERE client_id = $1`, [doomed.client_id]);
     expect(rows).to.deep.equal([]);
-    const revoked = await f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE type = 'OidcModelRevoked' AND data->>'model' = 'RefreshToken' AND data->>'reason' = 'client'`);
+    const revoked = await f.sys.pool.query(
+      `SELECT count(*)::int AS n FROM events WHERE type = 'OidcModelRevoked' AND data->>'model' = 'RefreshToken' AND data->>'reason' = 'client'`,
+    );
     expect(revoked.rows[0].n).to.be.greaterThan(0);
     const res = await tokenRequest(f, doomed, { grant_type: 'refresh_token', refresh_token: refreshed.refresh_token! });
     expect(res.status).to.equal(401);
@@ -260,7 +312,18 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
   });
 
   it('lists every maintainer of the AS in mnt_by, the verified one as active_mnt', async () => {
-    f.repo.put('aut-num', `AS${GAMMA_ASN}`, rpsl([['aut-num', `AS${GAMMA_ASN}`], ['as-name', 'GAMMA-AS'], ['admin-c', 'GAMMA-DN42'], ['mnt-by', GAMMA_MNT], ['mnt-by', 'ALPHA-MNT'], ['source', 'DN42']]));
+    f.repo.put(
+      'aut-num',
+      `AS${GAMMA_ASN}`,
+      rpsl([
+        ['aut-num', `AS${GAMMA_ASN}`],
+        ['as-name', 'GAMMA-AS'],
+        ['admin-c', 'GAMMA-DN42'],
+        ['mnt-by', GAMMA_MNT],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    );
     await f.sync();
     const tokens = await signIn(f, config, APP_REDIRECT, session);
     expect(tokens.claims()!.mnt_by).to.have.members([GAMMA_MNT, 'ALPHA-MNT']).and.have.length(2);
@@ -270,7 +333,17 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
 
   it('stops issuing tokens once the maintainer no longer maintains the AS (looked up live)', async () => {
     const tokens = await signIn(f, config, APP_REDIRECT, session);
-    f.repo.put('aut-num', `AS${GAMMA_ASN}`, rpsl([['aut-num', `AS${GAMMA_ASN}`], ['as-name', 'GAMMA-AS'], ['admin-c', 'GAMMA-DN42'], ['mnt-by', 'ALPHA-MNT'], ['source', 'DN42']]));
+    f.repo.put(
+      'aut-num',
+      `AS${GAMMA_ASN}`,
+      rpsl([
+        ['aut-num', `AS${GAMMA_ASN}`],
+        ['as-name', 'GAMMA-AS'],
+        ['admin-c', 'GAMMA-DN42'],
+        ['mnt-by', 'ALPHA-MNT'],
+        ['source', 'DN42'],
+      ]),
+    );
     await f.sync();
     const refresh = await tokenRequest(f, app, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! });
     expect(refresh.body.error).to.equal('invalid_grant');

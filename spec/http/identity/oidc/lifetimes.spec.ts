@@ -65,13 +65,15 @@ describe('Identity OIDC lifetimes: code, access token, refresh token', function 
       const res = await sinceIssue(form.code, 121, () => rp.token(form));
       expect(res.status).to.equal(400);
       expect(res.body.error).to.equal('invalid_grant');
-      const consumed = await rp.f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'OidcModelConsumed'`, [`oidc-AuthorizationCode-${sha256Hex(form.code)}`]);
+      const consumed = await rp.f.sys.pool.query(`SELECT count(*)::int AS n FROM events WHERE stream_id = $1 AND type = 'OidcModelConsumed'`, [
+        `oidc-AuthorizationCode-${sha256Hex(form.code)}`,
+      ]);
       expect(consumed.rows[0].n).to.equal(0);
     });
   });
 
   describe('access token: 1 h', () => {
-    it('answers at UserInfo until its hour (and the provider\'s 15 s clock tolerance) is over', async () => {
+    it("answers at UserInfo until its hour (and the provider's 15 s clock tolerance) is over", async () => {
       const tokens = (await rp.token(await rp.codeForm())).body;
       expect(Number(tokens.expires_in)).to.equal(3600);
       const stamp = await stored('AccessToken', tokens.access_token);

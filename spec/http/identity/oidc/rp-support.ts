@@ -3,8 +3,13 @@ import { expectResponse } from '../../../support/http.js';
 import { queryOf, registerClient, sshSession, startOidc, type OidcFixture, type RegisteredClient } from '../../../support/oidc.js';
 
 /** A relying party's view of the service, by discovery, authenticating as `client` registered it. */
-export async function rpConfig(f: OidcFixture, client: RegisteredClient, auth: 'basic' | 'post' | 'none' = client.client_secret ? 'basic' : 'none'): Promise<oidc.Configuration> {
-  const clientAuth = auth === 'basic' ? oidc.ClientSecretBasic(client.client_secret) : auth === 'post' ? oidc.ClientSecretPost(client.client_secret) : oidc.None();
+export async function rpConfig(
+  f: OidcFixture,
+  client: RegisteredClient,
+  auth: 'basic' | 'post' | 'none' = client.client_secret ? 'basic' : 'none',
+): Promise<oidc.Configuration> {
+  const clientAuth =
+    auth === 'basic' ? oidc.ClientSecretBasic(client.client_secret) : auth === 'post' ? oidc.ClientSecretPost(client.client_secret) : oidc.None();
   // openid-client refuses plain http unless told: the spec issuer is http://localhost.
   return oidc.discovery(new URL(f.issuer), client.client_id, undefined, clientAuth, { execute: [oidc.allowInsecureRequests] });
 }
@@ -17,7 +22,11 @@ export interface PendingAuthorization {
 }
 
 /** An authorization URL the way a third-party app builds it: PKCE S256, state, nonce, optional resources. */
-export async function authorizationUrl(config: oidc.Configuration, redirectUri: string, options: { scope?: string; resource?: string[] } = {}): Promise<PendingAuthorization> {
+export async function authorizationUrl(
+  config: oidc.Configuration,
+  redirectUri: string,
+  options: { scope?: string; resource?: string[] } = {},
+): Promise<PendingAuthorization> {
   const verifier = oidc.randomPKCECodeVerifier();
   const state = oidc.randomState();
   const nonce = oidc.randomNonce();
@@ -66,10 +75,16 @@ export async function signIn(
 }
 
 /** The token endpoint called by hand (to see refusals as the server words them), of `baseUrl` when another instance is meant. */
-export async function tokenRequest(f: OidcFixture, client: RegisteredClient, form: Record<string, string>, baseUrl = f.url): Promise<{ status: number; body: Record<string, string> }> {
+export async function tokenRequest(
+  f: OidcFixture,
+  client: RegisteredClient,
+  form: Record<string, string>,
+  baseUrl = f.url,
+): Promise<{ status: number; body: Record<string, string> }> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   const body = new URLSearchParams(form);
-  if (client.client_secret) headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
+  if (client.client_secret)
+    headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.client_id)}:${encodeURIComponent(client.client_secret)}`).toString('base64')}`;
   else body.set('client_id', client.client_id);
   const res = await fetch(`${baseUrl}/token`, { method: 'POST', headers, body });
   return { status: res.status, body: (await res.json()) as Record<string, string> };

@@ -67,7 +67,8 @@ describe('Identity OIDC storage: event-sourced, shared by instances', function (
   it('records grant, approval, code and tokens as events that never hold a token', async () => {
     const form = await rp.codeForm();
     const tokens = (await rp.token(form)).body;
-    const streamsOf = async (prefix: string) => (await rp.f.sys.pool.query(`SELECT stream_id, type, data, metadata FROM events WHERE stream_id LIKE $1 ORDER BY position`, [`${prefix}%`])).rows;
+    const streamsOf = async (prefix: string) =>
+      (await rp.f.sys.pool.query(`SELECT stream_id, type, data, metadata FROM events WHERE stream_id LIKE $1 ORDER BY position`, [`${prefix}%`])).rows;
     const code = await streamsOf(`oidc-AuthorizationCode-${sha256Hex(form.code)}`);
     expect(code.map((e) => e.type)).to.deep.equal(['OidcModelStored', 'OidcModelConsumed']);
     expect(code[0].metadata.actor).to.equal('mntner:GAMMA-MNT');
@@ -89,7 +90,8 @@ describe('Identity OIDC storage: event-sourced, shared by instances', function (
   it('prunes rows a day after they expire, and keeps the live ones', async () => {
     const form = await rp.codeForm();
     const tokens = (await rp.token(form)).body;
-    const rowOf = async (model: string, value: string) => (await rp.f.sys.pool.query(`SELECT 1 FROM oidc_models WHERE model = $1 AND key = $2`, [model, sha256Hex(value)])).rowCount;
+    const rowOf = async (model: string, value: string) =>
+      (await rp.f.sys.pool.query(`SELECT 1 FROM oidc_models WHERE model = $1 AND key = $2`, [model, sha256Hex(value)])).rowCount;
     // Just past the code's 120 s, plus the day of grace: the code goes, the 1 h access token stays.
     const pruned = await pruneOidcStorage(rp.f.sys.pool, new Date(Date.now() + (121 + 24 * 60 * 60) * 1000));
     expect(pruned).to.be.greaterThan(0);

@@ -111,7 +111,8 @@ describe('Session flap views (/ui/.../bgp-flaps, bgp-sessions/status, peering-is
     const status = await h.admin.get('/ui/nodes/f3/bgp-sessions/status');
     expectResponse(status).status(404);
     expect(status.body.detail).to.equal('no runtime status reported for node f3');
-    for (const q of ['transitions_limit=0', 'transitions_limit=201', 'transitions_limit=x']) expectResponse(await h.admin.get(`/ui/nodes/f1/bgp-flaps?${q}`)).status(422);
+    for (const q of ['transitions_limit=0', 'transitions_limit=201', 'transitions_limit=x'])
+      expectResponse(await h.admin.get(`/ui/nodes/f1/bgp-flaps?${q}`)).status(422);
     for (const q of ['limit=0', 'limit=501', 'min_score=-1', 'min_score=x']) expectResponse(await h.admin.get(`/ui/fleet/bgp-flaps?${q}`)).status(422);
   });
 
