@@ -211,7 +211,7 @@ describe('Agent reports over HTTP', function () {
     expect((await anonymous(h).post('/agent/routing-table', { ...huge, pad: 'x'.repeat(3 * 1024 * 1024) })).status).to.equal(401);
   });
 
-  it('parses each report body at its own limit and refuses one byte more with 413', async () => {
+  it('parses each report body at its own limit and refuses one byte more with 413', async function () {
     this.timeout(120_000);
     const padded = (bytes: number) => JSON.stringify({ pad: 'x'.repeat(bytes - JSON.stringify({ pad: '' }).length) });
     for (const r of REPORTS) {
@@ -224,7 +224,7 @@ describe('Agent reports over HTTP', function () {
     }
   });
 
-  it('accepts reports filled to their schema caps with the longest strings (the limits are derived from them)', async () => {
+  it('accepts reports filled to their schema caps with the longest strings (the limits are derived from them)', async function () {
     this.timeout(120_000);
     const name = (i: number) => `${i}_`.padEnd(128, 'n');
     const time = '2026-11-01T12:00:00.000Z';
