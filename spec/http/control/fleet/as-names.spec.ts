@@ -1,10 +1,10 @@
 import { expect } from 'chai';
 import { createControlApp } from '../../../../http/control/app.js';
-import { createRegistryApp } from '../../../../http/registry/app.js';
 import { loadConfig } from '../../../../infra/config.js';
 import { migrate } from '../../../../infra/db/migrate.js';
 import { registryMigrations } from '../../../../infra/registry/store.js';
 import { api } from '../../../support/http.js';
+import { startRegistryReplica } from '../../../support/registry-replica.js';
 import { RegistryRepo, registryEnv, writeBaseRegistry } from '../../../support/registry.js';
 import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
 import { ADMIN_TOKEN, node } from './support.js';
@@ -43,18 +43,7 @@ describe('control: peering rows carry remote_as_name from the registry replica',
   });
 
   it('names known ASNs, leaves unknown ones null, and falls back to null when the replica is down', async () => {
-    const replica = await startApp(
-      createRegistryApp({
-        ...sys.context,
-        config: loadConfig({
-          DATABASE_URL: sys.db.url,
-          LOG_LEVEL: 'silent',
-          REGISTRY_SERVICE_TOKEN: SERVICE,
-          REGISTRY_SOURCE: repo.dir,
-          DATA_DIR: sys.config.dataDir,
-        }),
-      }),
-    );
+    const replica = await startRegistryReplica(sys, repo.dir, SERVICE);
     const client = await control(replica.url);
     expect((await client.post('/ui/registry/sync')).status).to.equal(200);
     await client.post('/admin/nodes', node('fra1'));

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
 import { createControlApp } from '../../../../http/control/app.js';
-import { createRegistryApp } from '../../../../http/registry/app.js';
 import { loadConfig } from '../../../../infra/config.js';
 import { migrate } from '../../../../infra/db/migrate.js';
 import { registryMigrations } from '../../../../infra/registry/store.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { api, expectResponse } from '../../../support/http.js';
+import { startRegistryReplica } from '../../../support/registry-replica.js';
 import { RegistryRepo, registryEnv, writeBaseRegistry } from '../../../support/registry.js';
 import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
 import { ADMIN_TOKEN, node } from '../fleet/support.js';
@@ -46,18 +46,7 @@ describe('control: routing views name origin ASNs from the registry replica', fu
     repo.commit('base');
     sys = await createTestSystem({ env: registryEnv(repo.dir, { REGISTRY_SERVICE_TOKEN: SERVICE, ADMIN_TOKEN }) });
     await migrate(sys.pool, [registryMigrations]);
-    const replica = await startApp(
-      createRegistryApp({
-        ...sys.context,
-        config: loadConfig({
-          DATABASE_URL: sys.db.url,
-          LOG_LEVEL: 'silent',
-          REGISTRY_SERVICE_TOKEN: SERVICE,
-          REGISTRY_SOURCE: repo.dir,
-          DATA_DIR: sys.config.dataDir,
-        }),
-      }),
-    );
+    const replica = await startRegistryReplica(sys, repo.dir, SERVICE);
     replicaClose = replica.close;
     replicaUrl = replica.url;
     withReplica = await control(replica.url);

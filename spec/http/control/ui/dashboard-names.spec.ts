@@ -1,9 +1,8 @@
 import { expect } from 'chai';
-import { createRegistryApp } from '../../../../http/registry/app.js';
-import { loadConfig } from '../../../../infra/config.js';
 import { migrate } from '../../../../infra/db/migrate.js';
 import { registryMigrations } from '../../../../infra/registry/store.js';
 import { expectResponse } from '../../../support/http.js';
+import { startRegistryReplica } from '../../../support/registry-replica.js';
 import { RegistryRepo, registryEnv, writeBaseRegistry } from '../../../support/registry.js';
 import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
 import { wg } from '../fleet/support.js';
@@ -24,18 +23,7 @@ describe('Console dashboard: traffic_by_as names from the registry replica', fun
     repo.commit('base');
     registry = await createTestSystem({ projections: [], env: registryEnv(repo.dir, { REGISTRY_SERVICE_TOKEN: SERVICE }) });
     await migrate(registry.pool, [registryMigrations]);
-    replica = await startApp(
-      createRegistryApp({
-        ...registry.context,
-        config: loadConfig({
-          DATABASE_URL: registry.db.url,
-          LOG_LEVEL: 'silent',
-          REGISTRY_SERVICE_TOKEN: SERVICE,
-          REGISTRY_SOURCE: repo.dir,
-          DATA_DIR: registry.config.dataDir,
-        }),
-      }),
-    );
+    replica = await startRegistryReplica(registry, repo.dir, SERVICE);
     h = await startAgents(['n1'], { REGISTRY_URL: replica.url, REGISTRY_SERVICE_TOKEN: SERVICE });
     expectResponse(await h.admin.post('/ui/registry/sync')).status(200);
     let port = 51801;
