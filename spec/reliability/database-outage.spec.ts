@@ -6,6 +6,7 @@ import { createControlApp } from '../../http/control/app.js';
 import { DATABASE_RETRY_AFTER_SECONDS, databaseOutage } from '../../http/shared/errors.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { TcpRelay } from '../support/tcp-relay.js';
+import { eventually } from '../support/wait.js';
 import { api } from '../support/http.js';
 import { createTestSystem, startApp, type TestSystem } from '../support/system.js';
 import { node } from '../http/control/fleet/support.js';
@@ -59,9 +60,7 @@ describe('a control server whose database goes away under load', function () {
       }
     };
     const count = (p: string, pred: (a: (typeof answers)[number]) => boolean) => answers.filter((a) => a.phase === p && pred(a)).length;
-    const until = async (check: () => boolean) => {
-      while (!check()) await new Promise((r) => setTimeout(r, 10));
-    };
+    const until = (check: () => boolean) => eventually(check, { timeoutMs: 90_000, everyMs: 10, what: 'the answers the phase needs' });
     // No outage of an earlier spec in this process may swallow this one's log line.
     (databaseOutage as unknown as { last: number }).last = -Infinity;
     const running = Array.from({ length: WORKERS }, (_, w) => worker(w));

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
+import { eventually } from '../support/wait.js';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { api } from '../support/http.js';
@@ -69,7 +70,7 @@ describe('kill -9 of the control server during concurrent admin writes', functio
     };
     const running = Array.from({ length: WORKERS }, (_, w) => worker(w));
     // Kill once the writes are well under way (a count, not a time: the same point under load).
-    while (acked.length < 80) await new Promise((r) => setTimeout(r, 20));
+    await eventually(() => acked.length >= 80, { timeoutMs: 150_000, what: '80 acknowledged writes' });
     server.child.kill('SIGKILL');
     stop = true;
     await Promise.all(running);
