@@ -47,12 +47,30 @@ export function auditWrites(ctx: ServiceContext): RequestHandler {
       const entry = { ...pending.entry(), status_code: res.statusCode };
       if (res.statusCode >= 400 && res.locals.principal === undefined && !refusals.admit(metadata.clientAddress ?? 'unknown', entry, at)) return;
       // recordAudit names the entry's actor in the metadata too.
-      ctx.background
-        .run(recordAudit(ctx.store, entry, metadata, at))
-        .catch((err) => ctx.log.error({ err, requestId: req.id, path: entry.path.slice(0, 512) }, 'audit write failed'));
+      afterResponse(ctx, () => recordAudit(ctx.store, entry, metadata, at)).catch((err) =>
+        ctx.log.error({ err, requestId: req.id, path: entry.path.slice(0, 512) }, 'audit write failed'),
+      );
     });
     auditScope.run(pending, next);
   };
+}
+
+// The tail of each service context's queue of entries written after the response.
+const queues = new WeakMap<ServiceContext, Promise<unknown>>();
+
+/**
+ * Writes entries recorded after the response one after another, in the order the
+ * responses finished: two requests answered one after the other get increasing
+ * entry ids, whichever append would have been quicker. A failed write does not
+ * hold up the ones behind it.
+ */
+function afterResponse(ctx: ServiceContext, write: () => Promise<void>): Promise<void> {
+  const done = (queues.get(ctx) ?? Promise.resolve()).then(write);
+  queues.set(
+    ctx,
+    done.catch(() => undefined),
+  );
+  return ctx.background.run(done);
 }
 
 /** Writes the aggregate entry of the current window's suppressed refusals now (tests, shutdown). */
@@ -147,9 +165,9 @@ class RefusalLimiter {
       detail,
     };
     const at = this.ctx.now();
-    return this.ctx.background
-      .run(recordAudit(this.ctx.store, entry, { actor: entry.actor, ...(buckets.length === 1 ? { clientAddress: buckets[0][0] } : {}) }, at))
-      .catch((err) => this.ctx.log.error({ err, count }, 'audit aggregate write failed'));
+    return afterResponse(this.ctx, () =>
+      recordAudit(this.ctx.store, entry, { actor: entry.actor, ...(buckets.length === 1 ? { clientAddress: buckets[0][0] } : {}) }, at),
+    ).catch((err) => this.ctx.log.error({ err, count }, 'audit aggregate write failed'));
   }
 }
 

@@ -227,5 +227,31 @@ describe('service shell', () => {
       expect(events.every((e) => e.streamId === `audit-${sys.clock.now().toISOString().slice(0, 10)}`)).to.equal(true);
       expect(JSON.stringify(events.map((e) => [e.data, e.metadata]))).not.to.contain('never-logged');
     });
+
+    it('writes the entries recorded after the response in the order the responses finished, even when the first append is slow', async () => {
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let appends = 0;
+      const store = Object.create(sys.store) as typeof sys.store;
+      store.append = async (...args: Parameters<typeof sys.store.append>) => {
+        if (appends++ === 0) await gate;
+        return sys.store.append(...args);
+      };
+      const ctx = { ...sys.context, store };
+      const app = createServiceApp('probe', sys.log, { trustedProxies: sys.config.trustedProxies });
+      app.use('/admin', auditWrites(ctx));
+      app.put('/admin/order/:n', (req, res) => {
+        res.locals.actor = `writer-${req.params.n}`;
+        res.status(200).json({});
+      });
+      const client = await serve(finishServiceApp(app, 'control', sys.log));
+      await client.put('/admin/order/1', {});
+      await client.put('/admin/order/2', {});
+      open();
+      await ctx.background.drain();
+      const entries = (await listAuditEntries(sys.pool, 100)).filter((e) => e.path.startsWith('/admin/order/'));
+      expect(entries.map((e) => e.actor)).to.deep.equal(['writer-2', 'writer-1']); // newest first
+      expect(entries[0].id).to.be.greaterThan(entries[1].id);
+    });
   });
 });
