@@ -31,6 +31,7 @@ import { agentWireguardKeyRoutes } from './agent/wireguard-keys.js';
 import { healthRoutes } from './health/routes.js';
 import { routingRoutes } from './routing/routes.js';
 import { uiPrefixFlapRoutes } from './ui/prefix-flaps.js';
+import { uiFlapPeerRoutes } from './ui/flap-peers.js';
 import { uiRoutingRoutes } from './ui/routing.js';
 import { withSockets } from './sockets.js';
 import { notifyRoutes } from './fleet/notify.js';
@@ -116,6 +117,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     routingRoutes(ctx),
     uiRoutingRoutes(ctx),
     uiPrefixFlapRoutes(ctx),
+    uiFlapPeerRoutes(ctx),
     notifyRoutes(ctx),
     releaseRoutes(ctx),
     agentUpdateRoutes(ctx),

@@ -110,17 +110,16 @@ const asn = (v: string | null) => (v === null ? null : Number(v));
 
 /** Every node's latest prefix flap rows and feeds, both from one snapshot (a report landing in between would mix two tables). */
 export async function fleetPrefixFlaps(pool: pg.Pool): Promise<{ rows: NodePrefixFlap[]; feeds: FlapFeed[] }> {
-  const [rows, feeds] = await withTransaction(
-    pool,
-    async (db) => [
-      await db.query(
-        `SELECT f.node_id, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, f.captured_at, f.as_path, f.changes, f.alert_since, d.interval_s
-       FROM prefix_flaps f LEFT JOIN prefix_flap_feeds d USING (node_id)`,
-      ),
-      await db.query(`SELECT node_id, feed_state, captured_at, received_at, total_changes FROM prefix_flap_feeds ORDER BY node_id`),
-    ],
-    'REPEATABLE READ',
+  return withTransaction(pool, readPrefixFlaps, 'REPEATABLE READ');
+}
+
+/** The rows and feeds as `db` sees them: run it in a REPEATABLE READ transaction to have both (and whatever else it reads) from one snapshot. */
+export async function readPrefixFlaps(db: Queryable): Promise<{ rows: NodePrefixFlap[]; feeds: FlapFeed[] }> {
+  const rows = await db.query(
+    `SELECT f.node_id, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, f.captured_at, f.as_path, f.changes, f.alert_since, d.interval_s
+     FROM prefix_flaps f LEFT JOIN prefix_flap_feeds d USING (node_id)`,
   );
+  const feeds = await db.query(`SELECT node_id, feed_state, captured_at, received_at, total_changes FROM prefix_flap_feeds ORDER BY node_id`);
   return {
     rows: rows.rows.map((r: Record<string, any>) => ({
       node_id: r.node_id,

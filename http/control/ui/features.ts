@@ -30,6 +30,7 @@ export const FEATURES: readonly Feature[] = [
   { name: 'ui-nodes-metrics', endpoints: ['GET /ui/nodes/metrics?range=7d'] },
   { name: 'as-traffic', endpoints: ['GET /ui/dashboard?as_traffic=1&range=30d'] },
   { name: 'prefix-flaps', endpoints: ['GET /ui/fleet/prefix-flaps', 'GET /ui/fleet/prefix-flaps?group=prefix&min_score=0&limit=500'] },
+  { name: 'flap-peers', endpoints: ['GET /ui/fleet/flap-peers', 'GET /ui/fleet/flap-peers?limit=200'] },
   { name: 'origins-name', endpoints: ['GET /admin/nodes/{node_id}/routing/origins', 'GET /ui/routing/fleet-overview'], needsRegistry: true },
 ];
 

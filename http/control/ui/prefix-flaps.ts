@@ -31,7 +31,7 @@ const strength = {
 const direction = { peer_asn: Asn, peer_name: Name, origin_asn: Asn, origin_name: Name, as_path: Nullable(Type.Array(Type.Integer())), ...strength };
 const Localization = Type.Null({ description: 'culprit localisation: not yet built, always null' });
 
-const FlatRow = Type.Object({ prefix: Type.String(), ...direction, moas: Type.Boolean(), localization: Localization }, closed);
+export const FlatRow = Type.Object({ prefix: Type.String(), ...direction, moas: Type.Boolean(), localization: Localization }, closed);
 const PrefixRow = Type.Object(
   {
     prefix: Type.String(),

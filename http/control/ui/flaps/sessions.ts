@@ -100,10 +100,14 @@ export async function nodeSessionFlaps(db: Queryable, nodeId: string, transition
 /**
  * Every session of every node's latest snapshot as a flap row. Decommissioned
  * and deleted nodes are left out (as the prefix level does): a decommissioned
- * node runs the empty state and a deleted one is gone.
+ * node runs the empty state and a deleted one is gone. The reads run one after
+ * the other, so `db` may be one transaction's client (the flap peers read it
+ * with the prefix rows in one snapshot).
  */
-async function fleetSessionRows(db: Queryable, now: Date): Promise<SessionFlapRow[]> {
-  const [protocols, records, nodes] = await Promise.all([allBgpProtocols(db), sessionFlapRecords(db, null), listNodes(db)]);
+export async function fleetSessionRows(db: Queryable, now: Date): Promise<SessionFlapRow[]> {
+  const protocols = await allBgpProtocols(db);
+  const records = await sessionFlapRecords(db, null);
+  const nodes = await listNodes(db);
   const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
   const rows: SessionFlapRow[] = [];
   for (const [nodeId, mine] of protocols) {

@@ -71,6 +71,7 @@ describe('Console session (/ui/session)', function () {
         'ui-nodes-metrics',
         'as-traffic',
         'prefix-flaps',
+        'flap-peers',
       ],
       identity: { username: 'admin', kind: 'static-token' },
     });

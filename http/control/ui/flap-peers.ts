@@ -1,0 +1,80 @@
+import { Type } from '@sinclair/typebox';
+import type { ServiceContext } from '../../shared/context.js';
+import { ApiRouter } from '../../shared/routes.js';
+import { ADMIN } from '../fleet/common.js';
+import { FlatRow } from './prefix-flaps.js';
+import { Count, NullableNumber, NullableString, UNAUTHORIZED } from './schemas.js';
+import { flapPeersView, flapPeerView } from './views/flap-peers.js';
+
+const closed = { additionalProperties: false } as const;
+
+const PeerSession = Type.Object(
+  {
+    node_id: Type.String(),
+    session: Type.String({ description: 'BIRD protocol name' }),
+    state: Type.String(),
+    flap_score: Type.Union([Type.Number(), Type.Null()], { description: 'decayed to now (half-life 30 min); null: never recorded' }),
+    flapping: Type.Boolean({ description: 'flap_score >= 3' }),
+  },
+  closed,
+);
+
+const peerRow = {
+  asn: Type.Integer(),
+  name: NullableString,
+  severity: Type.Number({
+    description: 'max(prefix_score_max / 20, session_score_max / 3): each level over its list line; >= 1 means a prefix or a session of the peer is flapping',
+  }),
+  prefix_count: Count,
+  prefixes_flapping: Count,
+  prefix_score_max: NullableNumber,
+  session_score_max: NullableNumber,
+  nodes: Type.Array(Type.String()),
+  last_change_at: NullableString,
+  sessions: Type.Array(PeerSession),
+};
+const PeerRow = Type.Object(peerRow, { ...closed, description: 'flap peer row (document 3, "Other flap records")' });
+
+const AsnParams = Type.Object({ asn: Type.Integer({ minimum: 1, maximum: 4294967295 }) });
+
+/** `GET /ui/fleet/flap-peers` and `/ui/fleet/flap-peers/{asn}`: flap evidence per peer AS (document 3). */
+export function uiFlapPeerRoutes(ctx: ServiceContext): ApiRouter {
+  const common = { method: 'get' as const, tags: ['console'], security: ADMIN };
+  return new ApiRouter('/control/v1')
+    .route({
+      ...common,
+      path: '/ui/fleet/flap-peers',
+      summary: 'peer ASes with flap data (prefix rows or eBGP sessions), by severity descending',
+      query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }) }, closed),
+      responses: {
+        200: Type.Object({ generated_at: Type.String(), peers: Type.Array(PeerRow) }, closed),
+        ...UNAUTHORIZED,
+        422: 'invalid limit',
+      },
+      handler: async (req, res) => {
+        res.json(await flapPeersView(ctx, req.validQuery));
+      },
+    })
+    .route({
+      ...common,
+      path: '/ui/fleet/flap-peers/{asn}',
+      summary: "one peer AS's row with its prefix flap rows (score >= 0.5)",
+      params: AsnParams,
+      query: Type.Object(
+        {
+          prefixes_limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+          alerts_limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+        },
+        closed,
+      ),
+      responses: {
+        200: Type.Object({ generated_at: Type.String(), ...peerRow, prefixes: Type.Array(FlatRow) }, closed),
+        ...UNAUTHORIZED,
+        404: 'no flap data for AS<asn>',
+        422: 'invalid asn, prefixes_limit or alerts_limit',
+      },
+      handler: async (req, res) => {
+        res.json(await flapPeerView(ctx, Number(req.params.asn), req.validQuery));
+      },
+    });
+}

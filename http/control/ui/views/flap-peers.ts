@@ -1,0 +1,72 @@
+import { NotFound } from '../../../../domain/errors.js';
+import { flapPeerRows, type FlapPeerRow } from '../../../../domain/flaps/peers.js';
+import { asnsOf, flatRows, type NodePrefixFlap } from '../../../../domain/flaps/prefix-rows.js';
+import { withTransaction } from '../../../../infra/db/pool.js';
+import { readPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
+import { listNodes } from '../../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../../shared/context.js';
+import { fleetSessionRows } from '../flaps/sessions.js';
+import { originNames } from './routing.js';
+
+/** `prefixes[]` of the peer detail: the flat prefix flap rows of the AS from this score on (document 3). */
+export const PEER_PREFIXES_MIN_SCORE = 0.5;
+
+interface Evidence {
+  rows: NodePrefixFlap[];
+  peers: FlapPeerRow[];
+}
+
+/**
+ * The prefix rows and the session rows from one snapshot (REPEATABLE READ): a
+ * prefix report or a runtime snapshot landing between the two reads would show
+ * a peer half before and half after it. Decommissioned and deleted nodes are
+ * left out, as in the prefix and session views.
+ */
+async function readEvidence(ctx: ServiceContext, now: Date): Promise<Evidence> {
+  return withTransaction(
+    ctx.pool,
+    async (db) => {
+      const nodes = await listNodes(db);
+      const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
+      const rows = (await readPrefixFlaps(db)).rows.filter((r) => active.has(r.node_id));
+      const sessions = await fleetSessionRows(db, now);
+      return { rows, peers: flapPeerRows(rows, sessions, now.getTime()) };
+    },
+    'REPEATABLE READ',
+  );
+}
+
+const named = (row: FlapPeerRow, names: ReadonlyMap<number, string> | null): FlapPeerRow => ({ ...row, name: names?.get(row.asn) ?? null });
+
+/** `GET /ui/fleet/flap-peers`: peer rows by severity descending, at most `limit`; names for the rows answered only (null without a replica). */
+export async function flapPeersView(ctx: ServiceContext, q: { limit: number }) {
+  const now = ctx.now();
+  const peers = (await readEvidence(ctx, now)).peers.slice(0, q.limit);
+  const names = await originNames(
+    ctx,
+    peers.map((p) => p.asn),
+  );
+  return { generated_at: now.toISOString(), peers: peers.map((p) => named(p, names)) };
+}
+
+export interface FlapPeerQuery {
+  prefixes_limit: number;
+  alerts_limit: number;
+}
+
+/**
+ * `GET /ui/fleet/flap-peers/{asn}`: the peer row, its flat prefix flap rows
+ * from score 0.5 (MOAS judged over every direction of the prefix, as in the
+ * fleet list), highest first; 404 for an AS without flap data.
+ */
+export async function flapPeerView(ctx: ServiceContext, asn: number, q: FlapPeerQuery) {
+  const now = ctx.now();
+  const { rows, peers } = await readEvidence(ctx, now);
+  const peer = peers.find((p) => p.asn === asn);
+  if (!peer) throw new NotFound(`no flap data for AS${asn}`);
+  const names = await originNames(ctx, [asn, ...asnsOf(rows.filter((r) => r.peer_asn === asn))]);
+  const prefixes = flatRows(rows, names, now.getTime(), PEER_PREFIXES_MIN_SCORE, rows.length)
+    .filter((r) => r.peer_asn === asn)
+    .slice(0, q.prefixes_limit);
+  return { generated_at: now.toISOString(), ...named(peer, names), prefixes };
+}

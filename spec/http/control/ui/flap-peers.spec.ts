@@ -1,0 +1,198 @@
+import { expect } from 'chai';
+import { expectResponse } from '../../../support/http.js';
+import { snapshot, startAgents, type AgentHarness } from '../agent/telemetry-support.js';
+
+/** Document 3: prefix half-life 10 min, list line 20; session half-life 30 min, list line 3. */
+const PREFIX_HALF_LIFE_S = 600;
+const SESSION_HALF_LIFE_S = 1800;
+const at = (minutes: number) => new Date(Date.UTC(2026, 10, 3, 10, minutes));
+const iso = (minutes: number) => at(minutes).toISOString();
+const prefixScore = (score: number, reportedAt: number, now: number) => score * Math.pow(2, -((now - reportedAt) * 60) / PREFIX_HALF_LIFE_S);
+const sessionScore = (flaps: readonly number[], now: number) => flaps.reduce((s, t) => s + Math.pow(2, -((now - t) * 60) / SESSION_HALF_LIFE_S), 0);
+
+const OWN = 4242420000;
+const AS_A = 4242420002;
+const AS_B = 4242420003;
+const AS_C = 4242420004;
+const AS_D = 4242420005;
+const ORIGIN_X = 4242420077;
+const ORIGIN_Y = 4242420088;
+
+/** Sessions by node: name to remote AS. */
+const REMOTE: Record<string, Record<string, number>> = {
+  n1: { dn42_a: AS_A, ibgp_n2_v4: OWN },
+  n2: { dn42_b: AS_B, dn42_c: AS_C },
+  n3: { dn42_d: AS_D },
+};
+
+type Row = Record<string, any>;
+
+describe('Console flap peers: GET /ui/fleet/flap-peers and /ui/fleet/flap-peers/{asn}', function () {
+  this.timeout(120_000);
+  let h: AgentHarness;
+
+  /** A runtime snapshot of `nodeId` at minute `m` (server clock and capture time), sessions up unless named in `down`. */
+  async function sessions(nodeId: string, m: number, down: readonly string[] = []) {
+    h.sys.clock.current = at(m);
+    const body = snapshot(nodeId, {}, { captured_at: iso(m) });
+    body.bgp_protocols = Object.entries(REMOTE[nodeId]).map(([name, remote_asn]) => ({
+      name,
+      state: down.includes(name) ? 'idle' : 'established',
+      since: '2026-11-03T09:00:00Z',
+      remote_asn,
+      routes_imported: 1,
+      routes_exported: 1,
+    }));
+    expectResponse(await h.agent[nodeId].post('/agent/runtime-snapshot', body)).status(200);
+  }
+  /** Drops a session and brings it back within minute `m`: one flap. */
+  async function flap(nodeId: string, m: number, ...names: string[]) {
+    await sessions(nodeId, m, names);
+    await sessions(nodeId, m);
+  }
+  async function prefixes(nodeId: string, m: number, entries: Row[]) {
+    h.sys.clock.current = at(m);
+    const body = { node_id: nodeId, captured_at: iso(m), feed_state: 'established', entries };
+    expectResponse(await h.agent[nodeId].post('/agent/prefix-flaps', body)).status(200);
+  }
+  async function get(path: string) {
+    const res = await h.admin.get(path);
+    expectResponse(res).status(200);
+    return res.body;
+  }
+
+  before(async () => {
+    h = await startAgents(['n1', 'n2', 'n3']);
+    for (const n of ['n1', 'n2', 'n3']) await sessions(n, 0);
+    // AS B's session flaps four times at n2; A's once at n1; the iBGP session four times (our own AS: never a peer).
+    for (const m of [1, 2, 3, 4]) {
+      await flap('n2', m, 'dn42_b');
+      await flap('n1', m, ...(m === 2 ? ['dn42_a', 'ibgp_n2_v4'] : ['ibgp_n2_v4']));
+    }
+    // Prefix evidence at minute 5: A carries two prefixes (one flapping), C two weak ones, one row has no peer (own origin).
+    await prefixes('n1', 5, [
+      { prefix: '172.21.0.0/24', peer_asn: AS_A, origin_asn: ORIGIN_X, score: 40, last_flap_at: iso(4), as_path: [AS_A, ORIGIN_X] },
+      { prefix: '172.21.1.0/24', peer_asn: AS_A, origin_asn: ORIGIN_X, score: 5, last_flap_at: iso(3) },
+      { prefix: '172.22.0.0/24', peer_asn: AS_C, origin_asn: AS_C, score: 0.6, last_flap_at: iso(1) },
+      { prefix: '172.20.0.0/24', peer_asn: null, origin_asn: OWN, score: 50, last_flap_at: iso(5) },
+    ]);
+    await prefixes('n2', 5, [
+      { prefix: '172.21.0.0/24', peer_asn: AS_A, origin_asn: ORIGIN_X, score: 10, last_flap_at: iso(2) },
+      { prefix: '172.21.0.0/24', peer_asn: AS_C, origin_asn: ORIGIN_Y, score: 3, last_flap_at: iso(2) },
+    ]);
+  });
+  after(async () => h?.close());
+
+  it('rows every peer AS with flap data, by severity: each level over its list line, null for a level without data, 0.0 recorded', async () => {
+    h.sys.clock.current = at(10);
+    const body = await get('/ui/fleet/flap-peers');
+    expect(body.generated_at).to.equal(iso(10));
+    expect(body.peers.map((p: Row) => p.asn)).to.deep.equal([AS_A, AS_B, AS_C]);
+    const [a, b, c] = body.peers;
+
+    const aPrefixMax = prefixScore(40, 5, 10);
+    expect(a).to.deep.include({ asn: AS_A, name: null, prefix_count: 2, prefixes_flapping: 1, nodes: ['n1', 'n2'], last_change_at: iso(4) });
+    expect(a.prefix_score_max).to.be.closeTo(aPrefixMax, 1e-9);
+    expect(a.session_score_max).to.be.closeTo(sessionScore([2], 10), 1e-9);
+    expect(a.severity).to.be.closeTo(aPrefixMax / 20, 1e-9);
+    expect(a.sessions).to.have.length(1);
+    expect(a.sessions[0]).to.deep.include({ node_id: 'n1', session: 'dn42_a', state: 'established', flapping: false });
+
+    // B: sessions only; the four flaps put it over the session line while Established.
+    const bScore = sessionScore([1, 2, 3, 4], 10);
+    expect(bScore).to.be.above(3);
+    expect(b).to.deep.include({ asn: AS_B, prefix_count: 0, prefixes_flapping: 0, prefix_score_max: null, nodes: ['n2'], last_change_at: iso(4) });
+    expect(b.session_score_max).to.be.closeTo(bScore, 1e-9);
+    expect(b.severity).to.be.closeTo(bScore / 3, 1e-9);
+    expect(b.severity).to.be.at.least(1);
+    expect(b.sessions).to.have.length(1);
+    expect(b.sessions[0]).to.deep.include({ node_id: 'n2', session: 'dn42_b', state: 'established', flapping: true });
+    expect(b.sessions[0].flap_score).to.be.closeTo(bScore, 1e-9);
+
+    // C: weak prefixes, a session recorded that never flapped (0.0, not null); below 1 as nothing is over a line.
+    expect(c).to.deep.include({ asn: AS_C, prefix_count: 2, prefixes_flapping: 0, session_score_max: 0, nodes: ['n1', 'n2'], last_change_at: iso(2) });
+    expect(c.prefix_score_max).to.be.closeTo(prefixScore(3, 5, 10), 1e-9);
+    expect(c.severity).to.be.closeTo(prefixScore(3, 5, 10) / 20, 1e-9);
+    expect(c.sessions).to.deep.equal([{ node_id: 'n2', session: 'dn42_c', state: 'established', flap_score: 0, flapping: false }]);
+  });
+
+  it('sets severity 1 exactly where a level reaches its list line', async () => {
+    // A's strongest prefix decays from 40 at minute 5 to 20 at minute 15: exactly the prefix list line.
+    h.sys.clock.current = at(15);
+    const a = (await get('/ui/fleet/flap-peers')).peers.find((p: Row) => p.asn === AS_A);
+    expect(a.prefix_score_max).to.be.closeTo(20, 1e-9);
+    expect(a.severity).to.be.closeTo(1, 1e-9);
+    expect(a.prefixes_flapping).to.equal(1);
+    h.sys.clock.current = at(16);
+    const later = (await get('/ui/fleet/flap-peers')).peers.find((p: Row) => p.asn === AS_A);
+    expect(later.severity).to.be.below(1);
+    expect(later.prefixes_flapping).to.equal(0);
+  });
+
+  it('cuts the list at limit after ordering and answers 422 for a limit out of range or an unknown parameter', async () => {
+    h.sys.clock.current = at(10);
+    expect((await get('/ui/fleet/flap-peers?limit=2')).peers.map((p: Row) => p.asn)).to.deep.equal([AS_A, AS_B]);
+    expect((await get('/ui/fleet/flap-peers?limit=1')).peers.map((p: Row) => p.asn)).to.deep.equal([AS_A]);
+    expect((await get('/ui/fleet/flap-peers?limit=200')).peers).to.have.length(3);
+    for (const q of ['limit=0', 'limit=201', 'limit=x', 'limit=1.5', 'min_score=1']) expectResponse(await h.admin.get(`/ui/fleet/flap-peers?${q}`)).status(422);
+  });
+
+  it('forgets evidence decayed below 0.01: a peer whose prefix rows faded keeps its session level, one left with nothing is gone', async () => {
+    // Two hours on: every prefix score is below 0.01 (40 · 2^-12.5), A's single session flap is still 2^(-128/30) > 0.01.
+    h.sys.clock.current = at(130);
+    const body = await get('/ui/fleet/flap-peers');
+    expect(body.peers.map((p: Row) => p.asn)).to.deep.equal([AS_B, AS_A]);
+    const a = body.peers[1];
+    expect(a).to.deep.include({ prefix_count: 0, prefixes_flapping: 0, prefix_score_max: null, nodes: ['n1'], last_change_at: iso(2) });
+    expect(a.session_score_max).to.be.closeTo(sessionScore([2], 130), 1e-9);
+    const gone = await h.admin.get(`/ui/fleet/flap-peers/${AS_C}`);
+    expectResponse(gone).status(404);
+    expect(gone.body.detail).to.equal(`no flap data for AS${AS_C}`);
+  });
+
+  it('details a peer: its row plus its flat prefix rows from score 0.5, the same rows as the prefix flap list', async () => {
+    h.sys.clock.current = at(10);
+    const body = await get(`/ui/fleet/flap-peers/${AS_A}`);
+    const listed = (await get('/ui/fleet/flap-peers')).peers.find((p: Row) => p.asn === AS_A);
+    const { prefixes, generated_at, ...row } = body;
+    expect(generated_at).to.equal(iso(10));
+    expect(row).to.deep.equal(listed);
+    const flat = (await get('/ui/fleet/prefix-flaps?min_score=0.5')).rows.filter((r: Row) => r.peer_asn === AS_A);
+    expect(prefixes).to.deep.equal(flat);
+    expect(prefixes.map((p: Row) => p.prefix)).to.deep.equal(['172.21.0.0/24', '172.21.1.0/24']);
+    // MOAS is judged over every direction of the prefix (C brings origin Y), not only this peer's.
+    expect(prefixes[0]).to.deep.include({ peer_asn: AS_A, origin_asn: ORIGIN_X, as_path: [AS_A, ORIGIN_X], moas: true });
+    expect(prefixes[0].nodes.map((n: Row) => n.node_id)).to.deep.equal(['n1', 'n2']);
+    expect((await get(`/ui/fleet/flap-peers/${AS_A}?prefixes_limit=1`)).prefixes.map((p: Row) => p.prefix)).to.deep.equal(['172.21.0.0/24']);
+
+    // C's 172.22.0.0/24 (0.6 at minute 5, 0.42 now) is under 0.5: counted, not listed.
+    const c = await get(`/ui/fleet/flap-peers/${AS_C}`);
+    expect(c.prefix_count).to.equal(2);
+    expect(c.prefixes.map((p: Row) => [p.prefix, p.origin_asn])).to.deep.equal([['172.21.0.0/24', ORIGIN_Y]]);
+    // B has sessions only: an empty prefix list, not a 404.
+    const b = await get(`/ui/fleet/flap-peers/${AS_B}`);
+    expect(b).to.deep.include({ asn: AS_B, prefixes: [] });
+  });
+
+  it('answers 404 for an AS without flap data (a quiet session, our own AS over iBGP, an unknown AS) and 422 for bad parameters', async () => {
+    h.sys.clock.current = at(10);
+    for (const asn of [AS_D, OWN, 64512]) {
+      const res = await h.admin.get(`/ui/fleet/flap-peers/${asn}`);
+      expectResponse(res).status(404);
+      expect(res.body.detail).to.equal(`no flap data for AS${asn}`);
+    }
+    for (const path of [
+      '0',
+      'x',
+      '4294967296',
+      '-1',
+      `${AS_A}?prefixes_limit=0`,
+      `${AS_A}?prefixes_limit=201`,
+      `${AS_A}?alerts_limit=0`,
+      `${AS_A}?alerts_limit=101`,
+      `${AS_A}?limit=5`,
+    ])
+      expectResponse(await h.admin.get(`/ui/fleet/flap-peers/${path}`)).status(422);
+    expectResponse(await h.admin.get(`/ui/fleet/flap-peers/${AS_A}?prefixes_limit=200&alerts_limit=100`)).status(200);
+  });
+});
