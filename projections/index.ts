@@ -6,6 +6,7 @@ import { dnsProjection } from './dns/projection.js';
 import { fleetProjection } from './fleet/projection.js';
 import { nodeStatusProjection } from './node-status/projection.js';
 import { oidcProjection } from './oidc/projection.js';
+import { flapAlertsProjection } from './flap-alerts/projection.js';
 import { sessionFlapsProjection } from './session-flaps/projection.js';
 import type { Projection } from './runtime/projection.js';
 
@@ -17,6 +18,7 @@ export const allProjections: readonly Projection[] = [
   agentsProjection,
   nodeStatusProjection,
   sessionFlapsProjection,
+  flapAlertsProjection,
   oidcProjection,
   autopeeringProjection,
   dnsProjection,

@@ -29,6 +29,7 @@ import { RegistrySyncer, SYNC_JOB } from '../registry/sync.js';
 import { localRoaSource } from '../registry/roa-source.js';
 import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
+import { startFlapAlertJob } from '../../commands/flap-alerts.js';
 import { pruneRateLimits } from '../rate-limit.js';
 import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
 import { SystemMetrics } from '../metrics/system.js';
@@ -163,6 +164,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   if (site) await listen('site', site.app, config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;
+  const flapAlertJob = wanted.has('projections') ? startFlapAlertJob(context, context.now) : undefined;
   const housekeeping = wanted.has('projections') ? startHousekeeping(context) : undefined;
   return {
     servers,
@@ -170,6 +172,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
       site?.stop();
       await registrySync?.stop();
       await telemetryJob?.stop();
+      await flapAlertJob?.stop();
       await housekeeping?.stop();
       // Agent sockets first: they close with 1001 and take this instance's presence rows along.
       await Promise.all(sockets.map((s) => s.close()));

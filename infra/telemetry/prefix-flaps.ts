@@ -1,8 +1,10 @@
 import type { PrefixFlaps } from '../../domain/telemetry/reports.js';
 import type { FlapFeed, NodePrefixFlap } from '../../domain/flaps/prefix-rows.js';
 import { PREFIX_ALERT_OPEN } from '../../domain/flaps/prefix-scores.js';
+import { reportChanges } from '../../domain/flaps/flap-stats.js';
 import type pg from 'pg';
 import { withTransaction, type Queryable } from '../db/pool.js';
+import { addReportToFlapRate } from './flap-rate.js';
 
 /**
  * Writing a node's prefix flap report (tables of migrations 0002, 0003, 0018,
@@ -69,8 +71,9 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
   );
   const previous = new Map(old.rows.map((r) => [keyOf(r.prefix, r.peer_asn === null ? null : Number(r.peer_asn)), r]));
   const e = uniqueEntries(flaps.entries);
+  const before = e.map((x) => previous.get(keyOf(x.prefix, x.peer_asn)));
+  const changes = e.map((x, i) => changesSincePrevious(x, before[i], hasBaseline));
   if (e.length) {
-    const before = e.map((x) => previous.get(keyOf(x.prefix, x.peer_asn)));
     await db.query(
       `INSERT INTO prefix_flaps (node_id, prefix, peer_asn, origin_asn, score, flaps, last_flap_at, captured_at, as_path, announcements, withdrawals, changes, alert_since)
        SELECT $1, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, $2, CASE WHEN f.as_path IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(f.as_path)::bigint) END,
@@ -89,7 +92,7 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
         e.map((x) => (x.as_path == null ? null : JSON.stringify(x.as_path))),
         e.map((x) => x.announcements ?? null),
         e.map((x) => x.withdrawals ?? null),
-        e.map((x, i) => changesSincePrevious(x, before[i], hasBaseline)),
+        changes,
         e.map((x, i) => alertSince(x, before[i], capturedAt)),
       ],
     );
@@ -100,6 +103,8 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
        received_at = EXCLUDED.received_at, total_changes = EXCLUDED.total_changes, interval_s = EXCLUDED.interval_s`,
     [flaps.node_id, flaps.feed_state, e.length, flaps.captured_at, now, flaps.total_changes ?? null, hasBaseline ? intervalS : null],
   );
+  // Last: the minute's archive row is shared by every node's report, so its row lock is held as briefly as possible.
+  if (flaps.feed_state === 'established') await addReportToFlapRate(db, now, ...reportChanges(flaps.total_changes ?? null, changes));
   return e.length;
 }
 

@@ -1,6 +1,5 @@
 import {
   compareIssues,
-  decayScore,
   issueClass,
   SESSION_FLAP,
   sessionHealth,
@@ -9,6 +8,7 @@ import {
   type SessionHealth,
   type SessionKind,
 } from '../../../../domain/flaps/session.js';
+import { sessionScoreAt } from '../../../../domain/flaps/readings.js';
 import { NotFound } from '../../../../domain/errors.js';
 import type { RuntimeSnapshot } from '../../../../domain/telemetry/reports.js';
 import type { Queryable } from '../../../../infra/db/pool.js';
@@ -39,10 +39,7 @@ export interface SessionFlapRow extends SessionStatusRow {
 }
 
 /** Null: no record of the session; otherwise the stored score decayed to `now` (0 when it never flapped). */
-export function scoreAt(record: SessionFlapRecord | undefined, now: Date): number | null {
-  if (!record) return null;
-  return record.score_at ? decayScore(record.score, record.score_at, now, SESSION_FLAP.halfLifeSeconds) : 0;
-}
+export const scoreAt = (record: SessionFlapRecord | undefined, now: Date): number | null => sessionScoreAt(record, now);
 
 function statusRow(p: RuntimeSnapshot['bgp_protocols'][number], record: SessionFlapRecord | undefined, now: Date): SessionStatusRow {
   const score = scoreAt(record, now);

@@ -72,6 +72,8 @@ describe('Console session (/ui/session)', function () {
         'as-traffic',
         'prefix-flaps',
         'flap-peers',
+        'flap-alerts',
+        'flap-stats',
       ],
       identity: { username: 'admin', kind: 'static-token' },
     });

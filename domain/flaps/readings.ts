@@ -1,0 +1,63 @@
+import type { ScoreReading } from './alerts.js';
+import type { NodePrefixFlap } from './prefix-rows.js';
+import { decayTo, PREFIX_LIST_LINE } from './prefix-scores.js';
+import { decayScore, SESSION_FLAP } from './session.js';
+
+/**
+ * The fleet's flap scores now, as the alert job and the flap-rate samples read
+ * them: session scores decayed from the session-flaps read model, prefix scores
+ * per (prefix, peer AS) the highest decayed score over the nodes. The caller
+ * passes only the rows of active nodes (decommissioned and deleted ones left
+ * out, as the views do). Pure.
+ */
+
+/** A session's stored score (as of `score_at`, its last flap). */
+export interface StoredSessionScore {
+  node_id: string;
+  session: string;
+  score: number;
+  score_at: Date | null;
+}
+
+/** Null: no record of the session; otherwise the stored score decayed to `now` (0 when it never flapped). */
+export function sessionScoreAt(record: Pick<StoredSessionScore, 'score' | 'score_at'> | undefined, now: Date): number | null {
+  if (!record) return null;
+  return record.score_at ? decayScore(record.score, record.score_at, now, SESSION_FLAP.halfLifeSeconds) : 0;
+}
+
+export function sessionReadings(records: readonly StoredSessionScore[], now: Date): ScoreReading[] {
+  return records.map((r) => ({ key: { kind: 'session', node_id: r.node_id, session: r.session }, score: sessionScoreAt(r, now)!, nodes: [r.node_id] }));
+}
+
+export function prefixReadings(rows: readonly NodePrefixFlap[], now: Date): ScoreReading[] {
+  const byKey = new Map<string, { prefix: string; peer_asn: number | null; scores: Map<string, number> }>();
+  for (const r of rows) {
+    const key = `${r.prefix} ${r.peer_asn}`;
+    const entry = byKey.get(key) ?? { prefix: r.prefix, peer_asn: r.peer_asn, scores: new Map<string, number>() };
+    const score = decayTo(r.score, Date.parse(r.captured_at), now.getTime());
+    entry.scores.set(r.node_id, Math.max(entry.scores.get(r.node_id) ?? 0, score));
+    byKey.set(key, entry);
+  }
+  return [...byKey.values()].map(({ prefix, peer_asn, scores }) => {
+    const score = Math.max(...scores.values());
+    const nodes = [...scores].filter(([, s]) => s >= PREFIX_LIST_LINE || s === score).map(([node]) => node);
+    return { key: { kind: 'prefix', prefix, peer_asn }, score, nodes: nodes.sort() };
+  });
+}
+
+/** The point-in-time values of a flap-stats point. */
+export interface FlapCounts {
+  tracked_prefixes: number;
+  flapping_prefixes: number;
+  flapping_sessions: number;
+}
+
+/** Distinct prefixes reported, distinct prefixes with a direction at the list line (20) or over, sessions at 3 or over. */
+export function flapCounts(sessions: readonly ScoreReading[], prefixes: readonly ScoreReading[]): FlapCounts {
+  const prefixOf = (r: ScoreReading) => (r.key.kind === 'prefix' ? r.key.prefix : '');
+  return {
+    tracked_prefixes: new Set(prefixes.map(prefixOf)).size,
+    flapping_prefixes: new Set(prefixes.filter((r) => r.score >= PREFIX_LIST_LINE).map(prefixOf)).size,
+    flapping_sessions: sessions.filter((r) => r.score >= SESSION_FLAP.listLine).length,
+  };
+}

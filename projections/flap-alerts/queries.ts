@@ -1,0 +1,80 @@
+import { type AlertKey, type OpenAlert, type OpenAlerts } from '../../domain/flaps/alerts.js';
+import type { Queryable } from '../../infra/db/pool.js';
+
+/** A flap alert as `/ui/fleet/flap-alerts` answers it (document 3, "Other flap records"). */
+export interface FlapAlertRow {
+  id: number;
+  kind: 'session' | 'prefix';
+  /** Session alerts: the node and the protocol name; null for prefix alerts. */
+  node_id: string | null;
+  name: string | null;
+  /** Prefix alerts: the prefix and the peer AS of the direction (null: own origin or no attribution); null for session alerts. */
+  prefix: string | null;
+  peer_asn: number | null;
+  nodes: string[];
+  peak_score: number;
+  last_score: number;
+  started_at: string;
+  resolved_at: string | null;
+  active: boolean;
+}
+
+const keyOfRow = (r: { kind: string; node_id: string; session: string; prefix: string; peer_asn: string | null }): AlertKey =>
+  r.kind === 'session'
+    ? { kind: 'session', node_id: r.node_id, session: r.session }
+    : { kind: 'prefix', prefix: r.prefix, peer_asn: r.peer_asn === null ? null : Number(r.peer_asn) };
+
+/** The open alerts by key string, and the `flap-alerts` stream version the table reflects (-1: no event applied). */
+export async function openFlapAlerts(db: Queryable): Promise<{ version: number; open: OpenAlerts }> {
+  const [alerts, stream] = await Promise.all([
+    db.query(`SELECT alert_id, alert_key, kind, node_id, session, prefix, peer_asn, nodes, peak_score, last_score FROM flap_alerts WHERE resolved_at IS NULL`),
+    db.query(`SELECT version FROM flap_alerts_stream`),
+  ]);
+  const open = new Map<string, OpenAlert>(
+    alerts.rows.map((r) => [
+      r.alert_key,
+      { alert_id: Number(r.alert_id), key: keyOfRow(r), nodes: r.nodes, peak_score: Number(r.peak_score), last_score: Number(r.last_score) },
+    ]),
+  );
+  return { version: stream.rows.length ? Number(stream.rows[0].version) : -1, open };
+}
+
+/**
+ * An open alert's score as of `at`: last score, peak, nodes. Not an event (one
+ * per alert per minute would flood the stream); the resolution event carries
+ * the final values, so only open rows can be behind after a rebuild, until the
+ * next evaluation. Resolved rows are left alone.
+ */
+export async function scoreOpenFlapAlerts(db: Queryable, scores: readonly { alert_id: number; score: number; nodes: string[] }[], at: Date): Promise<void> {
+  if (!scores.length) return;
+  await db.query(
+    `UPDATE flap_alerts a SET last_score = s.score, peak_score = GREATEST(a.peak_score, s.score), nodes = s.nodes::text[], scored_at = $4
+     FROM unnest($1::bigint[], $2::float8[], $3::text[]) AS s(alert_id, score, nodes)
+     WHERE a.alert_id = s.alert_id AND a.resolved_at IS NULL`,
+    [scores.map((s) => s.alert_id), scores.map((s) => s.score), scores.map((s) => `{${s.nodes.map((n) => JSON.stringify(n)).join(',')}}`), at],
+  );
+}
+
+/** Alerts newest first (by id, the order they opened), `active` true: open only, false: resolved only, undefined: both. */
+export async function flapAlertPage(db: Queryable, q: { active?: boolean; limit: number; beforeId?: number }): Promise<FlapAlertRow[]> {
+  const { rows } = await db.query(
+    `SELECT * FROM flap_alerts
+     WHERE ($1::boolean IS NULL OR (resolved_at IS NULL) = $1) AND ($2::bigint IS NULL OR alert_id < $2)
+     ORDER BY alert_id DESC LIMIT $3`,
+    [q.active ?? null, q.beforeId ?? null, q.limit],
+  );
+  return rows.map((r) => ({
+    id: Number(r.alert_id),
+    kind: r.kind,
+    node_id: r.node_id,
+    name: r.session,
+    prefix: r.prefix,
+    peer_asn: r.peer_asn === null ? null : Number(r.peer_asn),
+    nodes: r.nodes,
+    peak_score: Number(r.peak_score),
+    last_score: Number(r.last_score),
+    started_at: new Date(r.started_at).toISOString(),
+    resolved_at: r.resolved_at === null ? null : new Date(r.resolved_at).toISOString(),
+    active: r.resolved_at === null,
+  }));
+}
