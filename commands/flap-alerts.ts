@@ -1,11 +1,13 @@
 import type pg from 'pg';
 import { decideAlerts, evolveOpenAlerts, FLAP_ALERTS_STREAM, keyString, unionNodes, type FlapAlertEvent, type OpenAlerts } from '../domain/flaps/alerts.js';
 import { flapCounts, prefixReadings, sessionReadings } from '../domain/flaps/readings.js';
+import { sessionKind } from '../domain/flaps/session.js';
 import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
 import type { EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { sampleFlapRate } from '../infra/telemetry/flap-rate.js';
 import { fleetPrefixFlaps } from '../infra/telemetry/prefix-flaps.js';
+import { allBgpProtocols } from '../infra/telemetry/store.js';
 import { openFlapAlerts, scoreOpenFlapAlerts } from '../projections/flap-alerts/queries.js';
 import { listNodes } from '../projections/fleet/queries.js';
 import { sessionFlapRecords } from '../projections/session-flaps/queries.js';
@@ -34,12 +36,21 @@ export interface Evaluation {
  * point-in-time flap counts to the flap-rate archive.
  */
 export async function evaluateFlapAlerts(deps: FlapAlertDeps, now: Date): Promise<Evaluation> {
-  const [records, prefixes, nodes] = await Promise.all([sessionFlapRecords(deps.pool, null), fleetPrefixFlaps(deps.pool), listNodes(deps.pool)]);
+  const [records, prefixes, nodes, protocols] = await Promise.all([
+    sessionFlapRecords(deps.pool, null),
+    fleetPrefixFlaps(deps.pool),
+    listNodes(deps.pool),
+    allBgpProtocols(deps.pool),
+  ]);
   // A decommissioned node runs the empty state and a deleted one is gone: their alerts resolve (`source_gone`).
   const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
   const sessions = sessionReadings(
     [...records.values()].flatMap((m) => [...m.values()]).filter((r) => active.has(r.node_id)),
     now,
+    (nodeId, session) => {
+      const p = protocols.get(nodeId)?.find((x) => x.name === session);
+      return p && sessionKind(session) === 'ebgp' ? (p.remote_asn ?? null) : null;
+    },
   );
   const directions = prefixReadings(
     prefixes.rows.filter((r) => active.has(r.node_id)),

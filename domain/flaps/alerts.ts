@@ -31,6 +31,8 @@ export interface ScoreReading {
   score: number;
   /** The nodes involved: the session's node, or the nodes where the prefix direction is at the list line or over. */
   nodes: string[];
+  /** Session alerts: the peer AS of an eBGP session as the latest snapshot shows it (null for iBGP or unknown); prefix alerts: absent (the key has it). */
+  remote_asn?: number | null;
 }
 
 export interface OpenAlert {
@@ -50,7 +52,7 @@ export interface OpenAlert {
 export type Resolution = 'below_close_line' | 'source_gone';
 
 export type FlapAlertEvent =
-  | DomainEvent<'FlapAlertOpened', { key: AlertKey; nodes: string[]; score: number; at: string }>
+  | DomainEvent<'FlapAlertOpened', { key: AlertKey; nodes: string[]; score: number; at: string; remote_asn?: number | null }>
   | DomainEvent<
       'FlapAlertResolved',
       { alert_id: number; key: AlertKey; nodes: string[]; peak_score: number; last_score: number; at: string; resolution: Resolution }
@@ -108,7 +110,10 @@ export function decideAlerts(open: OpenAlerts, readings: readonly ScoreReading[]
   const opened: FlapAlertEvent[] = readings
     .filter((r) => r.score >= ALERT_LINES[r.key.kind].open && !open.has(keyString(r.key)))
     .sort((a, b) => (keyString(a.key) < keyString(b.key) ? -1 : 1))
-    .map((r) => ({ type: 'FlapAlertOpened', data: { key: r.key, nodes: r.nodes, score: r.score, at } }));
+    .map((r) => ({
+      type: 'FlapAlertOpened',
+      data: { key: r.key, nodes: r.nodes, score: r.score, at, ...(r.key.kind === 'session' ? { remote_asn: r.remote_asn ?? null } : {}) },
+    }));
   return [...resolved, ...opened];
 }
 

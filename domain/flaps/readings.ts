@@ -25,8 +25,18 @@ export function sessionScoreAt(record: Pick<StoredSessionScore, 'score' | 'score
   return record.score_at ? decayScore(record.score, record.score_at, now, SESSION_FLAP.halfLifeSeconds) : 0;
 }
 
-export function sessionReadings(records: readonly StoredSessionScore[], now: Date): ScoreReading[] {
-  return records.map((r) => ({ key: { kind: 'session', node_id: r.node_id, session: r.session }, score: sessionScoreAt(r, now)!, nodes: [r.node_id] }));
+/** `remoteAsn`: the session's peer AS from the node's latest snapshot (null: iBGP, or not in the snapshot). */
+export function sessionReadings(
+  records: readonly StoredSessionScore[],
+  now: Date,
+  remoteAsn: (nodeId: string, session: string) => number | null = () => null,
+): ScoreReading[] {
+  return records.map((r) => ({
+    key: { kind: 'session', node_id: r.node_id, session: r.session },
+    score: sessionScoreAt(r, now)!,
+    nodes: [r.node_id],
+    remote_asn: remoteAsn(r.node_id, r.session),
+  }));
 }
 
 export function prefixReadings(rows: readonly NodePrefixFlap[], now: Date): ScoreReading[] {

@@ -24,7 +24,7 @@ async function applyFlapAlert(tx: TransactionContext, recorded: RecordedEvent): 
   const event = { type: recorded.type, data: recorded.data } as FlapAlertEvent;
   switch (event.type) {
     case 'FlapAlertOpened': {
-      const { key, nodes, score, at } = event.data;
+      const { key, nodes, score, at, remote_asn } = event.data;
       await tx.query(
         `INSERT INTO flap_alerts (alert_id, kind, alert_key, node_id, session, prefix, peer_asn, nodes, peak_score, last_score, scored_at, started_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $10)`,
@@ -35,7 +35,7 @@ async function applyFlapAlert(tx: TransactionContext, recorded: RecordedEvent): 
           key.kind === 'session' ? key.node_id : null,
           key.kind === 'session' ? key.session : null,
           key.kind === 'prefix' ? key.prefix : null,
-          key.kind === 'prefix' ? key.peer_asn : null,
+          key.kind === 'prefix' ? key.peer_asn : (remote_asn ?? null),
           nodes,
           score,
           at,

@@ -8,8 +8,9 @@ export interface FlapAlertRow {
   /** Session alerts: the node and the protocol name; null for prefix alerts. */
   node_id: string | null;
   name: string | null;
-  /** Prefix alerts: the prefix and the peer AS of the direction (null: own origin or no attribution); null for session alerts. */
+  /** Prefix alerts: the prefix; null for session alerts. */
   prefix: string | null;
+  /** Prefix alerts: the peer AS of the direction (null: own origin or no attribution); session alerts: the eBGP session's remote AS when it opened (null for iBGP). */
   peer_asn: number | null;
   nodes: string[];
   peak_score: number;
@@ -23,6 +24,36 @@ const keyOfRow = (r: { kind: string; node_id: string; session: string; prefix: s
   r.kind === 'session'
     ? { kind: 'session', node_id: r.node_id, session: r.session }
     : { kind: 'prefix', prefix: r.prefix, peer_asn: r.peer_asn === null ? null : Number(r.peer_asn) };
+
+/** A `flap_alerts` row as pg returns it (bigint as string). */
+interface AlertDbRow {
+  alert_id: string;
+  kind: 'session' | 'prefix';
+  node_id: string | null;
+  session: string | null;
+  prefix: string | null;
+  peer_asn: string | null;
+  nodes: string[];
+  peak_score: number;
+  last_score: number;
+  started_at: Date;
+  resolved_at: Date | null;
+}
+
+const rowOut = (r: AlertDbRow): FlapAlertRow => ({
+  id: Number(r.alert_id),
+  kind: r.kind,
+  node_id: r.node_id,
+  name: r.session,
+  prefix: r.prefix,
+  peer_asn: r.peer_asn === null ? null : Number(r.peer_asn),
+  nodes: r.nodes,
+  peak_score: Number(r.peak_score),
+  last_score: Number(r.last_score),
+  started_at: new Date(r.started_at).toISOString(),
+  resolved_at: r.resolved_at === null ? null : new Date(r.resolved_at).toISOString(),
+  active: r.resolved_at === null,
+});
 
 /** The open alerts by key string, and the `flap-alerts` stream version the table reflects (-1: no event applied). */
 export async function openFlapAlerts(db: Queryable): Promise<{ version: number; open: OpenAlerts }> {
@@ -57,24 +88,21 @@ export async function scoreOpenFlapAlerts(db: Queryable, scores: readonly { aler
 
 /** Alerts newest first (by id, the order they opened), `active` true: open only, false: resolved only, undefined: both. */
 export async function flapAlertPage(db: Queryable, q: { active?: boolean; limit: number; beforeId?: number }): Promise<FlapAlertRow[]> {
-  const { rows } = await db.query(
+  const { rows } = await db.query<AlertDbRow>(
     `SELECT * FROM flap_alerts
      WHERE ($1::boolean IS NULL OR (resolved_at IS NULL) = $1) AND ($2::bigint IS NULL OR alert_id < $2)
      ORDER BY alert_id DESC LIMIT $3`,
     [q.active ?? null, q.beforeId ?? null, q.limit],
   );
-  return rows.map((r) => ({
-    id: Number(r.alert_id),
-    kind: r.kind,
-    node_id: r.node_id,
-    name: r.session,
-    prefix: r.prefix,
-    peer_asn: r.peer_asn === null ? null : Number(r.peer_asn),
-    nodes: r.nodes,
-    peak_score: Number(r.peak_score),
-    last_score: Number(r.last_score),
-    started_at: new Date(r.started_at).toISOString(),
-    resolved_at: r.resolved_at === null ? null : new Date(r.resolved_at).toISOString(),
-    active: r.resolved_at === null,
-  }));
+  return rows.map(rowOut);
+}
+
+/**
+ * The alerts of a peer AS, open and resolved (of those, the kept 500), newest
+ * first: prefix alerts of its directions and session alerts of eBGP sessions to
+ * it (`/ui/fleet/flap-peers/{asn}` `alerts[]`).
+ */
+export async function flapAlertsOfPeer(db: Queryable, asn: number, limit: number): Promise<FlapAlertRow[]> {
+  const { rows } = await db.query<AlertDbRow>(`SELECT * FROM flap_alerts WHERE peer_asn = $1 ORDER BY alert_id DESC LIMIT $2`, [asn, limit]);
+  return rows.map(rowOut);
 }

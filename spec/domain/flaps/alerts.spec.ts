@@ -18,7 +18,7 @@ describe('Flap alert decisions (hysteresis between the alert and the close line)
     expect(decideAlerts(new Map(), [reading(SESSION, 2.999), reading(PREFIX, 99.99)], NOW)).to.deep.equal([]);
     expect(decideAlerts(new Map(), [reading(SESSION, 3), reading(PREFIX, 100, ['n2', 'n1'])], NOW)).to.deep.equal([
       { type: 'FlapAlertOpened', data: { key: PREFIX, nodes: ['n2', 'n1'], score: 100, at: NOW.toISOString() } },
-      { type: 'FlapAlertOpened', data: { key: SESSION, nodes: ['n1'], score: 3, at: NOW.toISOString() } },
+      { type: 'FlapAlertOpened', data: { key: SESSION, nodes: ['n1'], score: 3, at: NOW.toISOString(), remote_asn: null } },
     ]);
   });
 

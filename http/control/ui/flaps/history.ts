@@ -13,7 +13,10 @@ const FlapAlert = Type.Object(
     node_id: Type.Union([Type.String(), Type.Null()], { description: 'session alerts: the node; null for prefix alerts' }),
     name: Type.Union([Type.String(), Type.Null()], { description: 'session alerts: the BIRD protocol name; null for prefix alerts' }),
     prefix: Type.Union([Type.String(), Type.Null()], { description: 'prefix alerts; null for session alerts' }),
-    peer_asn: Type.Union([Type.Integer(), Type.Null()], { description: 'prefix alerts: the peer direction (null: own origin or no attribution)' }),
+    peer_asn: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'prefix alerts: the peer direction (null: own origin or no attribution); session alerts: the eBGP session remote AS when it opened (null for iBGP)',
+    }),
     nodes: Type.Array(Type.String(), { description: 'every node involved while the alert was open' }),
     peak_score: Type.Number({ description: 'highest score seen by the evaluations (about every 60 s)' }),
     last_score: Type.Number({ description: 'the score of the latest evaluation (of the resolution, once resolved)' }),

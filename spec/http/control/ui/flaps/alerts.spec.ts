@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { evaluateFlapAlerts, startFlapAlertJob } from '../../../../../commands/flap-alerts.js';
 import { FLAP_ALERTS_STREAM } from '../../../../../domain/flaps/alerts.js';
 import { RESOLVED_ALERTS_KEPT } from '../../../../../projections/flap-alerts/projection.js';
+import { flapAlertsOfPeer } from '../../../../../projections/flap-alerts/queries.js';
 import { expectResponse } from '../../../../support/http.js';
 import { eventually } from '../../../../support/wait.js';
 import { snapshot, startAgents, type AgentHarness } from '../../agent/telemetry-support.js';
@@ -96,7 +97,8 @@ describe('Flap alerts: the alert job and GET /ui/fleet/flap-alerts', function ()
     await sessionFlaps('n1', 2);
     expect(await evaluate()).to.deep.include({ opened: 1 });
     const [open] = await alerts('?active=1');
-    expect(open).to.include({ kind: 'session', node_id: 'n1', name: 'ebgp_a', prefix: null, peer_asn: null, peak_score: 4, last_score: 4 });
+    // peer_asn: the eBGP session's remote AS of the snapshot.
+    expect(open).to.include({ kind: 'session', node_id: 'n1', name: 'ebgp_a', prefix: null, peer_asn: 4242420002, peak_score: 4, last_score: 4 });
     expect(open.nodes).to.deep.equal(['n1']);
     // One half-life: 2, between the lines.
     at(30 * MIN);
@@ -156,6 +158,26 @@ describe('Flap alerts: the alert job and GET /ui/fleet/flap-alerts', function ()
     expect((await alerts('?before_id=2')).map((a) => a.id)).to.deep.equal([1]);
     expect((await alerts('?active=1')).map((a) => a.id)).to.deep.equal([5]);
     expect((await alerts('?active=0&before_id=2')).map((a) => a.id)).to.deep.equal([1]);
+  });
+
+  it('finds the alerts of a peer AS (prefix directions and eBGP sessions to it) and reproduces the read model on rebuild', async () => {
+    await prefixReport('n1', 150);
+    await sessionFlaps('n2', 3);
+    await evaluate();
+    at(60 * MIN);
+    await evaluate(); // both resolve
+    await prefixReport('n1', 100);
+    await evaluate();
+    expect((await flapAlertsOfPeer(h.sys.pool, AS_A, 20)).map((a) => [a.id, a.kind, a.active])).to.deep.equal([
+      [5, 'prefix', true],
+      [2, 'session', false],
+      [1, 'prefix', false],
+    ]);
+    expect(await flapAlertsOfPeer(h.sys.pool, 4242420099, 20)).to.deep.equal([]);
+    const before = await alerts();
+    await h.sys.projections.rebuild(['flap-alerts']);
+    // Resolved rows come back exactly (the resolution carries the final scores); the open one as opened, until the next evaluation.
+    expect(await alerts()).to.deep.equal(before);
   });
 
   it('answers 422 for every bad parameter, never 500', async () => {
