@@ -6,6 +6,7 @@ import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
 import { cliHelpBench } from './cli-help.js';
 import { consoleCostBench } from './console-cost.js';
+import { flapLabBench } from './flap-lab.js';
 import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
@@ -29,6 +30,7 @@ const benchmarks: readonly Benchmark[] = [
   fleetScaleBench,
   consoleCostBench,
   cliHelpBench,
+  flapLabBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {

@@ -1,5 +1,5 @@
 import type { PrefixFlaps } from '../../../domain/telemetry/reports.js';
-import { parseBirdProtocols } from '../bird.js';
+import { parseBirdProtocols, type BirdBgpProtocol } from '../bird.js';
 import { parseBirdRouteList } from '../routes.js';
 import { eventWeights, routeEvents, type RouteEvent } from './events.js';
 import { DecayedScores, FLAP_TOP_N } from './scores.js';
@@ -9,6 +9,12 @@ import { routeViews, type RouteView } from './views.js';
 export interface BirdObservation {
   protocols: string;
   routes: string;
+}
+
+/** One look as `observe` reads it: the BGP protocols (states, `since`, import counters) and the route views keyed by route. */
+export interface ParsedObservation {
+  protocols: readonly Pick<BirdBgpProtocol, 'name' | 'state' | 'since' | 'import_changes'>[];
+  views: Map<string, RouteView>;
 }
 
 type FeedState = PrefixFlaps['feed_state'];
@@ -44,8 +50,14 @@ export class FlapCollector {
 
   /** Takes one observation at `now`; returns the changes it found (none for a baseline). */
   observe(seen: BirdObservation, localAsn: number | null, now: number): RouteEvent[] {
-    const protocols = parseBirdProtocols(seen.protocols, new Date(now));
-    const views = routeViews(parseBirdRouteList(seen.routes), localAsn);
+    return this.observeParsed(
+      { protocols: parseBirdProtocols(seen.protocols, new Date(now)), views: routeViews(parseBirdRouteList(seen.routes), localAsn) },
+      now,
+    );
+  }
+
+  /** The same look once read from BIRD's text (the flap lab in spec/support/flap-lab/ builds it directly). */
+  observeParsed({ protocols, views }: ParsedObservation, now: number): RouteEvent[] {
     const counters = new Map(protocols.map((p) => [p.name, { since: p.since, changes: p.import_changes }]));
     const events = this.views ? routeEvents(this.views, views) : [];
     const weights = this.counters ? eventWeights(events, comparable(this.counters, counters), changesOf(counters)) : [];

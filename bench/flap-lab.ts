@@ -1,0 +1,69 @@
+// The flap lab (issue 18, deliverable 6): how well the server localises flap
+// culprits. BENCH_FLAP_SCENARIOS (default 300) generated scenarios, each a fleet
+// of 4 to 6 nodes with eBGP peers in an AS topology and one fault injected at a
+// known place (a flapping session at one node, a flapping origin, a flapping link
+// deep in the paths, a MOAS conflict; the kinds take turns) plus noise
+// (background churn, a feed going down or silent, an agent of the older report
+// format). The simulated agents' reports go through the real agent endpoints of
+// a real control server (spec/support/flap-lab/); after each scenario the lab
+// reads GET /ui/fleet/prefix-flaps?group=prefix and scores the localisation of
+// the faulted prefixes against the ground truth.
+//
+// The lines are quality figures, not speed ratios: precision (right zone and
+// culprit among located scenarios), recall (located scenarios), confident wrong
+// culprits (confidence >= 0.8 and wrong: must be 0), per zone and overall.
+// Targets of the issue: precision >= 0.9, no confident wrong culprit.
+import { runScenario, startLab, type ScenarioRun } from '../spec/support/flap-lab/lab.js';
+import { describe, figuresByZone } from '../spec/support/flap-lab/score.js';
+import { envInt, now, progress, report, round, type Benchmark } from './support.js';
+
+export const TARGET_PRECISION = 0.9;
+
+export const flapLabBench: Benchmark = {
+  name: 'flap-lab',
+  description: 'flap culprit localisation: precision and recall of zone and culprit over generated fault scenarios (BENCH_FLAP_SCENARIOS, default 300)',
+  async run() {
+    const count = envInt('BENCH_FLAP_SCENARIOS', 300);
+    const seed = envInt('BENCH_FLAP_SEED', 1);
+    const lab = await startLab();
+    const runs: ScenarioRun[] = [];
+    const started = now();
+    try {
+      for (let index = 0; index < count; index++) {
+        runs.push(await runScenario(lab, seed, index));
+        if ((index + 1) % 25 === 0) progress(`flap-lab: ${index + 1}/${count} scenarios in ${((now() - started) / 1000).toFixed(0)} s`);
+      }
+    } finally {
+      await lab.close();
+    }
+    const seconds = (now() - started) / 1000;
+    for (const r of runs) {
+      const s = r.score;
+      if (s.located && !s.right)
+        progress(`flap-lab: wrong: scenario ${s.index} (${r.scenario.description}): said ${describe(s.primary!.localization)} for ${s.primary!.prefix}`);
+      for (const w of s.wrongConfident)
+        progress(`flap-lab: CONFIDENT WRONG: scenario ${s.index} (${r.scenario.description}): ${w.prefix} ${w.said}, truth ${JSON.stringify(w.truth)}`);
+    }
+    const localizeStatuses = [...new Set(runs.map((r) => r.localizeStatus))];
+    for (const { zone, figures } of figuresByZone(runs.map((r) => r.score))) {
+      const meets = figures.precision !== null && figures.precision >= TARGET_PRECISION && figures.wrong_confident === 0;
+      report({
+        bench: 'flap-lab',
+        case: zone === 'all' ? 'overall' : `zone ${zone}`,
+        seed,
+        ...figures,
+        target_precision: TARGET_PRECISION,
+        meets_targets: meets,
+        ...(figures.located === 0 ? { problem: 'no localisation given for any faulted prefix (localization null)' } : {}),
+        ...(zone === 'all'
+          ? {
+              seconds: round(seconds),
+              scenarios_per_s: round(runs.length / seconds),
+              reports_posted: runs.reduce((a, r) => a + r.posts, 0),
+              localize_endpoint_status: localizeStatuses,
+            }
+          : {}),
+      });
+    }
+  },
+};
