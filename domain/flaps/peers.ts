@@ -97,22 +97,31 @@ function peerRow(asn: number, { prefixes, sessions }: Evidence, now: number): Fl
   };
 }
 
+const externalOnly = (sessions: readonly PeerSessionInput[]) =>
+  sessions.filter((s): s is PeerSessionInput & { remote_asn: number } => s.kind === 'ebgp' && s.remote_asn !== null);
+
 /**
  * Every peer AS with flap data, by severity descending (then ASN). An AS has
  * flap data while one of its prefix rows or one of its eBGP sessions is at
- * least FLAP_DATA_FLOOR decayed to `now`; its row then counts only those prefix
- * rows but lists all its eBGP sessions (`flap_score` null: never recorded).
- * `name` is left null for the caller to fill.
+ * least FLAP_DATA_FLOOR decayed to `now`, or while the alert read model keeps
+ * an alert naming it (`alertedAsns`: open or resolved); its row counts only the prefix rows at or
+ * over the floor but lists all its eBGP sessions (`flap_score` null: never
+ * recorded). `name` is left null for the caller to fill.
  */
-export function flapPeerRows(prefixes: readonly NodePrefixFlap[], sessions: readonly PeerSessionInput[], now: number): FlapPeerRow[] {
+export function flapPeerRows(
+  prefixes: readonly NodePrefixFlap[],
+  sessions: readonly PeerSessionInput[],
+  now: number,
+  alertedAsns: readonly number[] = [],
+): FlapPeerRow[] {
   const evidence = new Map<number, Evidence>();
   const of = (asn: number) => evidence.get(asn) ?? evidence.set(asn, { prefixes: [], sessions: [] }).get(asn)!;
   for (const r of prefixes) {
     if (r.peer_asn !== null && decayTo(r.score, Date.parse(r.captured_at), now) >= FLAP_DATA_FLOOR) of(r.peer_asn).prefixes.push(r);
   }
-  const external = sessions.filter((s): s is PeerSessionInput & { remote_asn: number } => s.kind === 'ebgp' && s.remote_asn !== null);
-  const flapped = new Set(external.filter((s) => (s.flap_score ?? 0) >= FLAP_DATA_FLOOR).map((s) => s.remote_asn));
-  for (const asn of flapped) of(asn);
+  const external = externalOnly(sessions);
+  for (const s of external) if ((s.flap_score ?? 0) >= FLAP_DATA_FLOOR) of(s.remote_asn);
+  for (const asn of alertedAsns) of(asn);
   for (const s of external) evidence.get(s.remote_asn)?.sessions.push(s);
   return [...evidence].map(([asn, e]) => peerRow(asn, e, now)).sort((a, b) => b.severity - a.severity || a.asn - b.asn);
 }

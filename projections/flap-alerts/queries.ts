@@ -106,3 +106,9 @@ export async function flapAlertsOfPeer(db: Queryable, asn: number, limit: number
   const { rows } = await db.query<AlertDbRow>(`SELECT * FROM flap_alerts WHERE peer_asn = $1 ORDER BY alert_id DESC LIMIT $2`, [asn, limit]);
   return rows.map(rowOut);
 }
+
+/** Every peer AS a kept alert names (prefix alerts' directions, eBGP session alerts' remote AS): each of them has flap data. */
+export async function alertedPeerAsns(db: Queryable): Promise<number[]> {
+  const { rows } = await db.query<{ peer_asn: string }>(`SELECT DISTINCT peer_asn FROM flap_alerts WHERE peer_asn IS NOT NULL`);
+  return rows.map((r) => Number(r.peer_asn));
+}

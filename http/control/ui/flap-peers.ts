@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN } from '../fleet/common.js';
+import { FlapAlert } from './flaps/history.js';
 import { FlatRow } from './prefix-flaps.js';
 import { Count, NullableNumber, NullableString, UNAUTHORIZED } from './schemas.js';
 import { flapPeersView, flapPeerView } from './views/flap-peers.js';
@@ -44,7 +45,7 @@ export function uiFlapPeerRoutes(ctx: ServiceContext): ApiRouter {
     .route({
       ...common,
       path: '/ui/fleet/flap-peers',
-      summary: 'peer ASes with flap data (prefix rows or eBGP sessions), by severity descending',
+      summary: 'peer ASes with flap data (prefix rows, eBGP session scores or kept alerts), by severity descending',
       query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }) }, closed),
       responses: {
         200: Type.Object({ generated_at: Type.String(), peers: Type.Array(PeerRow) }, closed),
@@ -58,7 +59,8 @@ export function uiFlapPeerRoutes(ctx: ServiceContext): ApiRouter {
     .route({
       ...common,
       path: '/ui/fleet/flap-peers/{asn}',
-      summary: "one peer AS's row with its prefix flap rows (score >= 0.5)",
+      summary:
+        "one peer AS's row with its prefix flap rows (score >= 0.5) and its alerts (prefix alerts of its direction, session alerts of its eBGP sessions), newest first",
       params: AsnParams,
       query: Type.Object(
         {
@@ -68,7 +70,15 @@ export function uiFlapPeerRoutes(ctx: ServiceContext): ApiRouter {
         closed,
       ),
       responses: {
-        200: Type.Object({ generated_at: Type.String(), ...peerRow, prefixes: Type.Array(FlatRow) }, closed),
+        200: Type.Object(
+          {
+            generated_at: Type.String(),
+            ...peerRow,
+            prefixes: Type.Array(FlatRow),
+            alerts: Type.Array(FlapAlert, { description: 'open and resolved, newest first' }),
+          },
+          closed,
+        ),
         ...UNAUTHORIZED,
         404: 'no flap data for AS<asn>',
         422: 'invalid asn, prefixes_limit or alerts_limit',

@@ -89,4 +89,12 @@ describe('domain/flaps/peers', () => {
       [7, 0.5],
     ]);
   });
+
+  it('keeps a peer the kept alerts name, with its sessions', () => {
+    const peers = flapPeerRows([], [session('n1', 'dn42_b', 3, 0)], T0, [2, 3]);
+    expect(peers.map((p) => [p.asn, p.severity, p.prefix_score_max, p.session_score_max, p.sessions.length])).to.deep.equal([
+      [2, 0, null, null, 0],
+      [3, 0, null, 0, 1],
+    ]);
+  });
 });

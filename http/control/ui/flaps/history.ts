@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { ApiRouter } from '../../../shared/routes.js';
 import { Count, NullableInteger, NullableNumber, NullableString, RowId, TAGS, UNAUTHORIZED } from '../schemas.js';
 
-const FlapAlert = Type.Object(
+export const FlapAlert = Type.Object(
   {
     id: Type.Integer({ description: 'the cursor: page on with before_id = the last id' }),
     kind: Type.Union([Type.Literal('session'), Type.Literal('prefix')]),

@@ -1,8 +1,9 @@
 import { NotFound } from '../../../../domain/errors.js';
 import { flapPeerRows, type FlapPeerRow } from '../../../../domain/flaps/peers.js';
 import { asnsOf, flatRows, type NodePrefixFlap } from '../../../../domain/flaps/prefix-rows.js';
-import { withTransaction } from '../../../../infra/db/pool.js';
+import { withTransaction, type PoolClient } from '../../../../infra/db/pool.js';
 import { readPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
+import { alertedPeerAsns, flapAlertsOfPeer } from '../../../../projections/flap-alerts/queries.js';
 import { listNodes } from '../../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { fleetSessionRows } from '../flaps/sessions.js';
@@ -17,12 +18,13 @@ interface Evidence {
 }
 
 /**
- * The prefix rows and the session rows from one snapshot (REPEATABLE READ): a
- * prefix report or a runtime snapshot landing between the two reads would show
- * a peer half before and half after it. Decommissioned and deleted nodes are
- * left out, as in the prefix and session views.
+ * The prefix rows, the session rows and the alerts from one snapshot
+ * (REPEATABLE READ): a prefix report, a runtime snapshot or an alert
+ * evaluation landing between the reads would show a peer half before and half
+ * after it. `more` reads on in the same snapshot. Decommissioned and deleted
+ * nodes are left out, as in the prefix and session views.
  */
-async function readEvidence(ctx: ServiceContext, now: Date): Promise<Evidence> {
+async function inSnapshot<T>(ctx: ServiceContext, now: Date, more: (db: PoolClient, evidence: Evidence) => Promise<T>): Promise<T> {
   return withTransaction(
     ctx.pool,
     async (db) => {
@@ -30,7 +32,8 @@ async function readEvidence(ctx: ServiceContext, now: Date): Promise<Evidence> {
       const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
       const rows = (await readPrefixFlaps(db)).rows.filter((r) => active.has(r.node_id));
       const sessions = await fleetSessionRows(db, now);
-      return { rows, peers: flapPeerRows(rows, sessions, now.getTime()) };
+      const alerted = await alertedPeerAsns(db);
+      return more(db, { rows, peers: flapPeerRows(rows, sessions, now.getTime(), alerted) });
     },
     'REPEATABLE READ',
   );
@@ -41,7 +44,7 @@ const named = (row: FlapPeerRow, names: ReadonlyMap<number, string> | null): Fla
 /** `GET /ui/fleet/flap-peers`: peer rows by severity descending, at most `limit`; names for the rows answered only (null without a replica). */
 export async function flapPeersView(ctx: ServiceContext, q: { limit: number }) {
   const now = ctx.now();
-  const peers = (await readEvidence(ctx, now)).peers.slice(0, q.limit);
+  const peers = (await inSnapshot(ctx, now, async (_db, e) => e.peers)).slice(0, q.limit);
   const names = await originNames(
     ctx,
     peers.map((p) => p.asn),
@@ -57,16 +60,20 @@ export interface FlapPeerQuery {
 /**
  * `GET /ui/fleet/flap-peers/{asn}`: the peer row, its flat prefix flap rows
  * from score 0.5 (MOAS judged over every direction of the prefix, as in the
- * fleet list), highest first; 404 for an AS without flap data.
+ * fleet list), highest first, and its alerts newest first (prefix alerts of
+ * its direction, session alerts of eBGP sessions to it); 404 for an AS without
+ * flap data.
  */
 export async function flapPeerView(ctx: ServiceContext, asn: number, q: FlapPeerQuery) {
   const now = ctx.now();
-  const { rows, peers } = await readEvidence(ctx, now);
-  const peer = peers.find((p) => p.asn === asn);
-  if (!peer) throw new NotFound(`no flap data for AS${asn}`);
+  const { rows, peer, alerts } = await inSnapshot(ctx, now, async (db, { rows, peers }) => {
+    const peer = peers.find((p) => p.asn === asn);
+    if (!peer) throw new NotFound(`no flap data for AS${asn}`);
+    return { rows, peer, alerts: await flapAlertsOfPeer(db, asn, q.alerts_limit) };
+  });
   const names = await originNames(ctx, [asn, ...asnsOf(rows.filter((r) => r.peer_asn === asn))]);
   const prefixes = flatRows(rows, names, now.getTime(), PEER_PREFIXES_MIN_SCORE, rows.length)
     .filter((r) => r.peer_asn === asn)
     .slice(0, q.prefixes_limit);
-  return { generated_at: now.toISOString(), ...named(peer, names), prefixes };
+  return { generated_at: now.toISOString(), ...named(peer, names), prefixes, alerts };
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { evaluateFlapAlerts } from '../../../../commands/flap-alerts.js';
 import { expectResponse } from '../../../support/http.js';
 import { snapshot, startAgents, type AgentHarness } from '../agent/telemetry-support.js';
 
@@ -154,8 +155,10 @@ describe('Console flap peers: GET /ui/fleet/flap-peers and /ui/fleet/flap-peers/
     h.sys.clock.current = at(10);
     const body = await get(`/ui/fleet/flap-peers/${AS_A}`);
     const listed = (await get('/ui/fleet/flap-peers')).peers.find((p: Row) => p.asn === AS_A);
-    const { prefixes, generated_at, ...row } = body;
+    const { prefixes, alerts, generated_at, ...row } = body;
     expect(generated_at).to.equal(iso(10));
+    // No alert evaluation has run in this suite: no alerts (the alerts suite below has them).
+    expect(alerts).to.deep.equal([]);
     expect(row).to.deep.equal(listed);
     const flat = (await get('/ui/fleet/prefix-flaps?min_score=0.5')).rows.filter((r: Row) => r.peer_asn === AS_A);
     expect(prefixes).to.deep.equal(flat);
@@ -194,5 +197,94 @@ describe('Console flap peers: GET /ui/fleet/flap-peers and /ui/fleet/flap-peers/
     ])
       expectResponse(await h.admin.get(`/ui/fleet/flap-peers/${path}`)).status(422);
     expectResponse(await h.admin.get(`/ui/fleet/flap-peers/${AS_A}?prefixes_limit=200&alerts_limit=100`)).status(200);
+  });
+});
+
+describe('Console flap peers: alerts[] of the peer detail', function () {
+  this.timeout(120_000);
+  let h: AgentHarness;
+  const SESSIONS: Record<string, Record<string, number>> = { n1: { dn42_a: AS_A }, n2: { dn42_a2: AS_A, dn42_b: AS_B } };
+
+  async function sessions(nodeId: string, down: readonly string[] = []) {
+    const body = snapshot(nodeId, {}, { captured_at: h.sys.clock.now().toISOString() });
+    body.bgp_protocols = Object.entries(SESSIONS[nodeId]).map(([name, remote_asn]) => ({
+      name,
+      state: down.includes(name) ? 'idle' : 'established',
+      since: '2026-11-03T09:00:00Z',
+      remote_asn,
+      routes_imported: 1,
+      routes_exported: 1,
+    }));
+    expectResponse(await h.agent[nodeId].post('/agent/runtime-snapshot', body)).status(200);
+  }
+  const evaluate = () => evaluateFlapAlerts(h.sys.context, h.sys.clock.now());
+  async function get(path: string) {
+    const res = await h.admin.get(path);
+    expectResponse(res).status(200);
+    return res.body;
+  }
+  /** What `/ui/fleet/flap-alerts` answers about A: prefix alerts of its direction, session alerts of its two sessions. */
+  async function alertsOfA() {
+    const all = (await get('/ui/fleet/flap-alerts?limit=200')).alerts as Row[];
+    return all.filter(
+      (a) => (a.kind === 'prefix' && a.peer_asn === AS_A) || (a.kind === 'session' && ['n1 dn42_a', 'n2 dn42_a2'].includes(`${a.node_id} ${a.name}`)),
+    );
+  }
+
+  before(async () => {
+    h = await startAgents(['n1', 'n2']);
+    h.sys.clock.current = at(0);
+    await sessions('n1');
+    await sessions('n2');
+    // A's session at n2 flaps four times (score about 4: over the session alert line 3).
+    for (let i = 0; i < 4; i++) {
+      await sessions('n2', ['dn42_a2']);
+      await sessions('n2');
+    }
+    // A's direction of one prefix and B's of another are over the prefix alert line 100.
+    const body = {
+      node_id: 'n1',
+      captured_at: iso(0),
+      feed_state: 'established',
+      entries: [
+        { prefix: '172.21.0.0/24', peer_asn: AS_A, origin_asn: ORIGIN_X, score: 120 },
+        { prefix: '172.22.0.0/24', peer_asn: AS_B, origin_asn: ORIGIN_Y, score: 150 },
+      ],
+    };
+    expectResponse(await h.agent.n1.post('/agent/prefix-flaps', body)).status(200);
+    expect(await evaluate()).to.include({ opened: 3 });
+    // 15 minutes on, A's prefix (120 · 2^-1.5 ≈ 42) is below the close line 50: resolved; its session (4 · 2^-0.5 ≈ 2.8) stays open.
+    h.sys.clock.current = at(15);
+    expect(await evaluate()).to.include({ resolved: 1 });
+  });
+  after(async () => h?.close());
+
+  it("lists the peer's prefix alerts and the alerts of its sessions, open and resolved, newest first, and no other peer's", async () => {
+    const body = await get(`/ui/fleet/flap-peers/${AS_A}`);
+    const expected = await alertsOfA();
+    expect(body.alerts).to.deep.equal(expected);
+    expect(body.alerts.map((a: Row) => [a.kind, a.active])).to.have.deep.members([
+      ['prefix', false],
+      ['session', true],
+    ]);
+    expect(body.alerts.map((a: Row) => a.id)).to.deep.equal([...body.alerts.map((a: Row) => a.id)].sort((x: number, y: number) => y - x));
+    expect(body.alerts.find((a: Row) => a.kind === 'session')).to.include({ node_id: 'n2', name: 'dn42_a2' });
+    expect((await get(`/ui/fleet/flap-peers/${AS_A}?alerts_limit=1`)).alerts).to.deep.equal(expected.slice(0, 1));
+    const b = await get(`/ui/fleet/flap-peers/${AS_B}`);
+    expect(b.alerts.map((a: Row) => [a.kind, a.prefix, a.peer_asn, a.active])).to.deep.equal([['prefix', '172.22.0.0/24', AS_B, true]]);
+  });
+
+  it('keeps a peer whose scores all faded while an alert of it is kept: listed at the bottom, its detail answers the history', async () => {
+    // Five hours on every score is below 0.01 and the session alert resolves too.
+    h.sys.clock.current = at(300);
+    await evaluate();
+    const listed = (await get('/ui/fleet/flap-peers')).peers.find((p: Row) => p.asn === AS_A);
+    expect(listed).to.deep.include({ prefix_count: 0, prefix_score_max: null, nodes: ['n1', 'n2'] });
+    expect(listed.severity).to.be.below(0.01 / 3);
+    const body = await get(`/ui/fleet/flap-peers/${AS_A}`);
+    expect(body.prefixes).to.deep.equal([]);
+    expect(body.alerts).to.deep.equal(await alertsOfA());
+    expect(body.alerts.map((a: Row) => a.active)).to.deep.equal([false, false]);
+    expect(body.alerts.every((a: Row) => a.resolved_at !== null)).to.equal(true);
   });
 });
