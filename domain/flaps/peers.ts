@@ -97,16 +97,13 @@ function peerRow(asn: number, { prefixes, sessions }: Evidence, now: number): Fl
   };
 }
 
-const externalOnly = (sessions: readonly PeerSessionInput[]) =>
-  sessions.filter((s): s is PeerSessionInput & { remote_asn: number } => s.kind === 'ebgp' && s.remote_asn !== null);
-
 /**
  * Every peer AS with flap data, by severity descending (then ASN). An AS has
  * flap data while one of its prefix rows or one of its eBGP sessions is at
  * least FLAP_DATA_FLOOR decayed to `now`, or while the alert read model keeps
- * an alert naming it (`alertedAsns`: open or resolved); its row counts only the prefix rows at or
- * over the floor but lists all its eBGP sessions (`flap_score` null: never
- * recorded). `name` is left null for the caller to fill.
+ * an alert naming it (`alertedAsns`, open or resolved). Its row counts only the
+ * prefix rows at or over the floor but lists all its eBGP sessions
+ * (`flap_score` null: never recorded). `name` is left null for the caller.
  */
 export function flapPeerRows(
   prefixes: readonly NodePrefixFlap[],
@@ -119,7 +116,7 @@ export function flapPeerRows(
   for (const r of prefixes) {
     if (r.peer_asn !== null && decayTo(r.score, Date.parse(r.captured_at), now) >= FLAP_DATA_FLOOR) of(r.peer_asn).prefixes.push(r);
   }
-  const external = externalOnly(sessions);
+  const external = sessions.filter((s): s is PeerSessionInput & { remote_asn: number } => s.kind === 'ebgp' && s.remote_asn !== null);
   for (const s of external) if ((s.flap_score ?? 0) >= FLAP_DATA_FLOOR) of(s.remote_asn);
   for (const asn of alertedAsns) of(asn);
   for (const s of external) evidence.get(s.remote_asn)?.sessions.push(s);
