@@ -1,11 +1,12 @@
+import type { Localization } from './localize.js';
 import { decayTo, FLAPPING_SINCE_MIN_S, PREFIX_ALERT_OPEN, PREFIX_LIST_LINE } from './prefix-scores.js';
 
 /**
  * The rows of `GET /ui/fleet/prefix-flaps` (document 3, "Prefix flap row") from
  * every node's latest report: scores decayed to `now`, grouped by (prefix, peer
  * AS) for the flat form or by prefix for `group=prefix`. Pure: the stored rows,
- * the feeds, the names and the clock come in. Localisation is not built yet:
- * `localization` is null and the summary counts are 0.
+ * the feeds, the names, the clock and every prefix's localisation
+ * (domain/flaps/localize.ts, from the same snapshot) come in.
  */
 
 /** One node's latest row for (prefix, peer_asn), as stored. */
@@ -19,6 +20,9 @@ export interface NodePrefixFlap {
   last_flap_at: string | null;
   captured_at: string;
   as_path: number[] | null;
+  /** Counted by the agent since its previous report; null from an older agent. */
+  announcements?: number | null;
+  withdrawals?: number | null;
   changes: number | null;
   interval_s: number | null;
   alert_since: string | null;
@@ -63,7 +67,7 @@ export interface PeerDirection extends Strength {
   origin_name: string | null;
   as_path: number[] | null;
   moas: boolean;
-  localization: null;
+  localization: Localization | null;
 }
 
 export interface PrefixRow extends Strength {
@@ -76,7 +80,7 @@ export interface PrefixRow extends Strength {
   origins: { asn: number; name: string | null }[];
   peer_count: number;
   peers: Omit<PeerDirection, 'prefix' | 'moas' | 'localization'>[];
-  localization: null;
+  localization: Localization | null;
 }
 
 export interface FeedRow {
@@ -86,7 +90,8 @@ export interface FeedRow {
   total_changes: number | null;
 }
 
-export const EMPTY_LOCALIZATION_SUMMARY = { near: 0, origin: 0, path: 0, moas: 0 } as const;
+/** Every prefix's localisation (a prefix not in it: null). */
+export type Localizations = ReadonlyMap<string, Localization | null>;
 
 const nameOf = (names: Names, asn: number | null) => (names === null || asn === null ? null : (names.get(asn) ?? null));
 
@@ -176,18 +181,37 @@ function direction(rows: readonly NodePrefixFlap[], names: Names, now: number): 
 const directionKey = (r: NodePrefixFlap) => `${r.prefix} ${r.peer_asn}`;
 const byMaxScore = <T extends { max_score: number; prefix: string }>(a: T, b: T) => b.max_score - a.max_score || a.prefix.localeCompare(b.prefix);
 
-/** Flat form: one row per (prefix, peer_asn), at least `minScore`, highest first, at most `limit`. */
-export function flatRows(rows: readonly NodePrefixFlap[], names: Names, now: number, minScore: number, limit: number): PeerDirection[] {
+/** Flat form: one row per (prefix, peer_asn), at least `minScore`, highest first, at most `limit`; each row carries its prefix's localisation. */
+export function flatRows(
+  rows: readonly NodePrefixFlap[],
+  names: Names,
+  now: number,
+  minScore: number,
+  limit: number,
+  localizations: Localizations = new Map(),
+): PeerDirection[] {
   const moas = new Map([...groupBy(rows, (r) => r.prefix)].map(([prefix, own]) => [prefix, originsOf(own).length > 1]));
   return [...groupBy(rows, directionKey).values()]
-    .map((own) => ({ prefix: own[0].prefix, ...direction(own, names, now), moas: moas.get(own[0].prefix)!, localization: null }))
+    .map((own) => ({
+      prefix: own[0].prefix,
+      ...direction(own, names, now),
+      moas: moas.get(own[0].prefix)!,
+      localization: localizations.get(own[0].prefix) ?? null,
+    }))
     .filter((r) => r.max_score >= minScore)
     .sort((a, b) => byMaxScore(a, b) || (a.peer_asn ?? -1) - (b.peer_asn ?? -1))
     .slice(0, limit);
 }
 
 /** Grouped form: one row per prefix with its peer directions, at least `minScore`, highest first, at most `limit` prefixes. */
-export function prefixRows(rows: readonly NodePrefixFlap[], names: Names, now: number, minScore: number, limit: number): PrefixRow[] {
+export function prefixRows(
+  rows: readonly NodePrefixFlap[],
+  names: Names,
+  now: number,
+  minScore: number,
+  limit: number,
+  localizations: Localizations = new Map(),
+): PrefixRow[] {
   return [...groupBy(rows, (r) => r.prefix).values()]
     .map((own): PrefixRow => {
       const peers = [...groupBy(own, directionKey).values()]
@@ -205,7 +229,7 @@ export function prefixRows(rows: readonly NodePrefixFlap[], names: Names, now: n
         peer_count: peers.length,
         ...strengthOf(own, now),
         peers,
-        localization: null,
+        localization: localizations.get(own[0].prefix) ?? null,
       };
     })
     .filter((r) => r.max_score >= minScore)
@@ -226,4 +250,11 @@ export function feedRows(feeds: readonly FlapFeed[], now: number): FeedRow[] {
 /** Every ASN a set of rows names (peers and origins), for one registry lookup. */
 export function asnsOf(rows: readonly NodePrefixFlap[]): number[] {
   return [...new Set(rows.flatMap((r) => [r.peer_asn, r.origin_asn]).filter((a): a is number => a !== null))];
+}
+
+/** The prefixes whose highest node score is at least `minScore`: the grouped form's selection before `limit` cuts it. */
+export function selectedPrefixes(rows: readonly NodePrefixFlap[], now: number, minScore: number): string[] {
+  const max = new Map<string, number>();
+  for (const r of rows) max.set(r.prefix, Math.max(max.get(r.prefix) ?? 0, decayTo(r.score, Date.parse(r.captured_at), now)));
+  return [...max].filter(([, score]) => score >= minScore).map(([prefix]) => prefix);
 }

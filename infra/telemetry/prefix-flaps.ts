@@ -121,7 +121,8 @@ export async function fleetPrefixFlaps(pool: pg.Pool): Promise<{ rows: NodePrefi
 /** The rows and feeds as `db` sees them: run it in a REPEATABLE READ transaction to have both (and whatever else it reads) from one snapshot. */
 export async function readPrefixFlaps(db: Queryable): Promise<{ rows: NodePrefixFlap[]; feeds: FlapFeed[] }> {
   const rows = await db.query(
-    `SELECT f.node_id, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, f.captured_at, f.as_path, f.changes, f.alert_since, d.interval_s
+    `SELECT f.node_id, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, f.captured_at, f.as_path, f.announcements, f.withdrawals,
+            f.changes, f.alert_since, d.interval_s
      FROM prefix_flaps f LEFT JOIN prefix_flap_feeds d USING (node_id)`,
   );
   const feeds = await db.query(`SELECT node_id, feed_state, captured_at, received_at, total_changes FROM prefix_flap_feeds ORDER BY node_id`);
@@ -136,6 +137,8 @@ export async function readPrefixFlaps(db: Queryable): Promise<{ rows: NodePrefix
       last_flap_at: iso(r.last_flap_at),
       captured_at: iso(r.captured_at)!,
       as_path: r.as_path === null ? null : r.as_path.map(Number),
+      announcements: r.announcements,
+      withdrawals: r.withdrawals,
       changes: r.changes,
       interval_s: r.interval_s,
       alert_since: iso(r.alert_since),

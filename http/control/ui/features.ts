@@ -33,6 +33,7 @@ export const FEATURES: readonly Feature[] = [
   { name: 'flap-peers', endpoints: ['GET /ui/fleet/flap-peers', 'GET /ui/fleet/flap-peers?limit=200'] },
   { name: 'flap-alerts', endpoints: ['GET /ui/fleet/flap-alerts', 'GET /ui/fleet/flap-alerts?active=1&limit=200&before_id=1'] },
   { name: 'flap-stats', endpoints: ['GET /ui/fleet/flap-stats', 'GET /ui/fleet/flap-stats?range=30d'] },
+  { name: 'flap-localize', endpoints: ['GET /ui/fleet/prefix-flaps/localize', 'GET /ui/fleet/prefix-flaps?group=prefix'] },
   { name: 'origins-name', endpoints: ['GET /admin/nodes/{node_id}/routing/origins', 'GET /ui/routing/fleet-overview'], needsRegistry: true },
 ];
 

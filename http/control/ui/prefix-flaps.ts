@@ -2,7 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN } from '../fleet/common.js';
-import { fleetPrefixFlapsView } from './views/prefix-flaps.js';
+import { fleetPrefixFlapsView, prefixFlapLocalizationsView } from './views/prefix-flaps.js';
 
 const closed = { additionalProperties: false } as const;
 const N = Type.Number();
@@ -29,7 +29,32 @@ const strength = {
 };
 
 const direction = { peer_asn: Asn, peer_name: Name, origin_asn: Asn, origin_name: Name, as_path: Nullable(Type.Array(Type.Integer())), ...strength };
-const Localization = Type.Null({ description: 'culprit localisation: not yet built, always null' });
+const Origin = Type.Object({ asn: Type.Integer(), name: Name }, closed);
+const localizationFields = {
+  zone: Type.Union(['near', 'origin', 'path', 'moas'].map((z) => Type.Literal(z))),
+  confidence: Type.Number({ minimum: 0, maximum: 1 }),
+  culprit_asn: Nullable(Type.Integer({ description: 'near: the peer AS of the entry session; origin: the origin AS; else null' })),
+  culprit_name: Name,
+  culprit_edge: Nullable(Type.Array(Type.Integer(), { minItems: 2, maxItems: 2, description: 'path only: [A, B], A nearer to us' })),
+  representative_path: Type.Array(Type.Integer(), { description: 'ASNs from near to origin, prepends collapsed' }),
+  signals: Type.Object(
+    {
+      separation: Type.Number({ minimum: 0, maximum: 1, description: "the strongest (node, peer AS) direction's share of the summed scores" }),
+      withdrawal_ratio: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'withdrawals / (announcements + withdrawals); null without counts' })),
+      flap_nodes: Type.Array(Type.String()),
+      origins: Nullable(Type.Array(Origin, { description: "moas only (equals the row's origins); else null" })),
+      session_flapping: Nullable(Type.Boolean({ description: 'near only; else null' })),
+      session_score: Nullable(Type.Number({ description: 'near only (null also without a session record)' })),
+    },
+    closed,
+  ),
+};
+const Localization = Nullable(
+  Type.Object(localizationFields, {
+    ...closed,
+    description: "the prefix's culprit localisation (docs/flap-localization.md); null when not locatable, never partial",
+  }),
+);
 
 export const FlatRow = Type.Object({ prefix: Type.String(), ...direction, moas: Type.Boolean(), localization: Localization }, closed);
 const PrefixRow = Type.Object(
@@ -40,7 +65,7 @@ const PrefixRow = Type.Object(
     origin_asn: Asn,
     origin_name: Name,
     moas: Type.Boolean(),
-    origins: Type.Array(Type.Object({ asn: Type.Integer(), name: Name }, closed)),
+    origins: Type.Array(Origin),
     peer_count: Type.Integer(),
     ...strength,
     peers: Type.Array(Type.Object(direction, closed)),
@@ -84,6 +109,26 @@ export function uiPrefixFlapRoutes(ctx: ServiceContext): ApiRouter {
     },
     handler: async (req, res) => {
       res.json(await fleetPrefixFlapsView(ctx, req.validQuery));
+    },
+  });
+  r.route({
+    security: ADMIN,
+    tags: ['console'],
+    method: 'get',
+    path: '/ui/fleet/prefix-flaps/localize',
+    summary: "every located prefix's localisation, by confidence descending (the algorithm of the embedded form, one snapshot); at most 500",
+    responses: {
+      200: Type.Object(
+        {
+          localizations: Type.Array(
+            Type.Object({ prefix: Type.String({ description: 'the row the localisation belongs to' }), ...localizationFields }, closed),
+          ),
+        },
+        closed,
+      ),
+    },
+    handler: async (_req, res) => {
+      res.json(await prefixFlapLocalizationsView(ctx));
     },
   });
   return r;

@@ -1,7 +1,13 @@
-import { asnsOf, EMPTY_LOCALIZATION_SUMMARY, feedRows, flatRows, prefixRows, type Names } from '../../../../domain/flaps/prefix-rows.js';
-import { fleetPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
+import { localizationSummary, localizePrefixes, withNames, type Localization, type SessionScores } from '../../../../domain/flaps/localize.js';
+import { asnsOf, feedRows, flatRows, prefixRows, selectedPrefixes, type Names } from '../../../../domain/flaps/prefix-rows.js';
+import { sessionKind } from '../../../../domain/flaps/session.js';
+import { withTransaction, type Queryable } from '../../../../infra/db/pool.js';
+import { readPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
+import { allBgpProtocols } from '../../../../infra/telemetry/store.js';
 import { listNodes } from '../../../../projections/fleet/queries.js';
+import { sessionFlapRecords } from '../../../../projections/session-flaps/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
+import { scoreAt } from '../flaps/sessions.js';
 import { originNames } from './routing.js';
 
 export interface PrefixFlapsQuery {
@@ -10,30 +16,77 @@ export interface PrefixFlapsQuery {
   group?: 'prefix';
 }
 
+/** At most this many localisations in `/ui/fleet/prefix-flaps/localize` (the prefix-flaps row limit). */
+export const LOCALIZE_LIMIT = 500;
+
+/** The eBGP sessions' flap scores by node and peer AS, decayed to `now`: the highest of a peer's sessions (null when none has a record). */
+async function sessionScores(db: Queryable, now: Date): Promise<SessionScores> {
+  const [protocols, records] = [await allBgpProtocols(db), await sessionFlapRecords(db, null)];
+  const out = new Map<string, Map<number, number | null>>();
+  for (const [nodeId, mine] of protocols) {
+    const byPeer = new Map<number, number | null>();
+    for (const p of mine) {
+      if (sessionKind(p.name) !== 'ebgp' || p.remote_asn == null) continue;
+      const score = scoreAt(records.get(nodeId)?.get(p.name), now);
+      const before = byPeer.get(p.remote_asn) ?? null;
+      byPeer.set(p.remote_asn, before === null ? score : score === null ? before : Math.max(before, score));
+    }
+    out.set(nodeId, byPeer);
+  }
+  return out;
+}
+
 /**
- * `GET /ui/fleet/prefix-flaps`: every node's latest report, decayed to the
- * service clock, flat or grouped by prefix. Names come from the registry
- * replica for the ASNs of the answered rows only (null without a replica).
- * Decommissioned and deleted nodes are left out.
+ * The snapshot both prefix-flap views answer from: every active node's latest
+ * rows and feeds, and every prefix's localisation computed from them and the
+ * session scores read in the same transaction. Decommissioned and deleted
+ * nodes are left out (a decommissioned node runs the empty state and a
+ * deleted one is gone: their last reports are not the fleet's).
  */
-export async function fleetPrefixFlapsView(ctx: ServiceContext, q: PrefixFlapsQuery) {
-  const now = ctx.now();
-  const [stored, nodes] = await Promise.all([fleetPrefixFlaps(ctx.pool), listNodes(ctx.pool)]);
-  // A decommissioned node runs the empty state and a deleted one is gone: their last reports are not the fleet's.
+async function snapshot(ctx: ServiceContext, now: Date) {
+  const read = async (db: Queryable) => ({ ...(await readPrefixFlaps(db)), sessions: await sessionScores(db, now) });
+  const [stored, nodes] = await Promise.all([withTransaction(ctx.pool, read, 'REPEATABLE READ'), listNodes(ctx.pool)]);
   const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
   const rows = stored.rows.filter((r) => active.has(r.node_id));
   const feeds = stored.feeds.filter((f) => active.has(f.node_id));
-  const build = (names: Names) =>
-    q.group === 'prefix' ? prefixRows(rows, names, now.getTime(), q.min_score, q.limit) : flatRows(rows, names, now.getTime(), q.min_score, q.limit);
-  const answered = build(new Map());
-  const shown = new Set(answered.map((r) => r.prefix));
+  return { rows, feeds, localize: (names: Names) => localizePrefixes(rows, stored.sessions, names, now.getTime()) };
+}
+
+/**
+ * `GET /ui/fleet/prefix-flaps`: flat or grouped by prefix, decayed to the
+ * service clock. Names come from the registry replica for the ASNs of the
+ * answered rows only (null without a replica). Each row carries its prefix's
+ * localisation; the summary counts every selected prefix (min_score), the
+ * ones cut by `limit` included.
+ */
+export async function fleetPrefixFlapsView(ctx: ServiceContext, q: PrefixFlapsQuery) {
+  const now = ctx.now();
+  const { rows, feeds, localize } = await snapshot(ctx, now);
+  const build = (names: Names, localizations?: ReadonlyMap<string, Localization | null>) =>
+    q.group === 'prefix'
+      ? prefixRows(rows, names, now.getTime(), q.min_score, q.limit, localizations)
+      : flatRows(rows, names, now.getTime(), q.min_score, q.limit, localizations);
+  const shown = new Set(build(new Map()).map((r) => r.prefix));
+  // Culprits are peers and origins of the prefix's own rows, and moas origins its origins: the rows' names cover them.
   const names = await originNames(ctx, asnsOf(rows.filter((r) => shown.has(r.prefix))));
-  const listed = build(names);
+  const localizations = localize(names);
+  const selected = selectedPrefixes(rows, now.getTime(), q.min_score);
   return {
     generated_at: now.toISOString(),
-    ...(q.group === 'prefix' ? { prefixes: listed } : { rows: listed }),
+    ...(q.group === 'prefix' ? { prefixes: build(names, localizations) } : { rows: build(names, localizations) }),
     feeds: feedRows(feeds, now.getTime()),
-    // Localisation is not built yet: every row's `localization` is null, so every count is 0.
-    localization_summary: { ...EMPTY_LOCALIZATION_SUMMARY },
+    localization_summary: localizationSummary(selected.map((p) => localizations.get(p) ?? null)),
   };
+}
+
+/** `GET /ui/fleet/prefix-flaps/localize`: every located prefix, by confidence descending (then prefix), at most LOCALIZE_LIMIT. */
+export async function prefixFlapLocalizationsView(ctx: ServiceContext) {
+  const now = ctx.now();
+  const { rows, localize } = await snapshot(ctx, now);
+  const located = [...localize(new Map())].filter((e): e is [string, Localization] => e[1] !== null);
+  located.sort(([pa, a], [pb, b]) => b.confidence - a.confidence || (pa < pb ? -1 : pa > pb ? 1 : 0));
+  const kept = located.slice(0, LOCALIZE_LIMIT);
+  const prefixes = new Set(kept.map(([p]) => p));
+  const names = await originNames(ctx, asnsOf(rows.filter((r) => prefixes.has(r.prefix))));
+  return { localizations: kept.map(([prefix, l]) => ({ prefix, ...withNames(l, names) })) };
 }

@@ -164,8 +164,11 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
       flapping: true,
       flapping_since: null,
       flap_duration_s: null,
-      localization: null,
     });
+    // Localised as moas, with the row's own origins (the hard rule); the single-direction prefix is not locatable.
+    expect(moas.localization).to.deep.include({ zone: 'moas', culprit_asn: null, culprit_edge: null });
+    expect(moas.localization.signals.origins).to.deep.equal(moas.origins);
+    expect(single.localization).to.equal(null);
     expect(moas.nodes.map((n: Entry) => [n.node_id, n.score, n.changes])).to.deep.equal([
       ['n2', 50, 50],
       ['n1', 30, 30],

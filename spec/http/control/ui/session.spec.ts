@@ -74,6 +74,7 @@ describe('Console session (/ui/session)', function () {
         'flap-peers',
         'flap-alerts',
         'flap-stats',
+        'flap-localize',
       ],
       identity: { username: 'admin', kind: 'static-token' },
     });
