@@ -66,6 +66,21 @@ export interface Localization {
 /** Per node, per peer AS of its eBGP sessions: the highest session flap score decayed to now (null: no session of that peer has a record). */
 export type SessionScores = ReadonlyMap<string, ReadonlyMap<number, number | null>>;
 
+/** The session scores of SessionScores from session flap rows: eBGP sessions with a remote AS, the highest score per (node, peer AS). */
+export function sessionScoresOf(
+  sessions: readonly { node_id: string; kind: 'ebgp' | 'ibgp'; remote_asn: number | null; flap_score: number | null }[],
+): SessionScores {
+  const out = new Map<string, Map<number, number | null>>();
+  for (const s of sessions) {
+    if (s.kind !== 'ebgp' || s.remote_asn === null) continue;
+    const byPeer = out.get(s.node_id) ?? new Map<number, number | null>();
+    const before = byPeer.get(s.remote_asn) ?? null;
+    byPeer.set(s.remote_asn, before === null ? s.flap_score : s.flap_score === null ? before : Math.max(before, s.flap_score));
+    out.set(s.node_id, byPeer);
+  }
+  return out;
+}
+
 /** A prefix is localised only from this decayed score on: below it a few changes say nothing about where. */
 export const LOCALIZE_MIN_SCORE = 3;
 /** A row is part of the prefix's flapping set when its score is at least this share of the prefix's highest. */

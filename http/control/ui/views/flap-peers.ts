@@ -1,4 +1,5 @@
 import { NotFound } from '../../../../domain/errors.js';
+import { localizePrefixes, sessionScoresOf, type SessionScores } from '../../../../domain/flaps/localize.js';
 import { flapPeerRows, type FlapPeerRow } from '../../../../domain/flaps/peers.js';
 import { asnsOf, flatRows, type NodePrefixFlap } from '../../../../domain/flaps/prefix-rows.js';
 import { withTransaction, type PoolClient } from '../../../../infra/db/pool.js';
@@ -15,6 +16,7 @@ export const PEER_PREFIXES_MIN_SCORE = 0.5;
 interface Evidence {
   rows: NodePrefixFlap[];
   peers: FlapPeerRow[];
+  sessions: SessionScores;
 }
 
 /**
@@ -33,7 +35,7 @@ async function inSnapshot<T>(ctx: ServiceContext, now: Date, more: (db: PoolClie
       const rows = (await readPrefixFlaps(db)).rows.filter((r) => active.has(r.node_id));
       const sessions = await fleetSessionRows(db, now);
       const alerted = await alertedPeerAsns(db);
-      return more(db, { rows, peers: flapPeerRows(rows, sessions, now.getTime(), alerted) });
+      return more(db, { rows, peers: flapPeerRows(rows, sessions, now.getTime(), alerted), sessions: sessionScoresOf(sessions) });
     },
     'REPEATABLE READ',
   );
@@ -66,13 +68,15 @@ export interface FlapPeerQuery {
  */
 export async function flapPeerView(ctx: ServiceContext, asn: number, q: FlapPeerQuery) {
   const now = ctx.now();
-  const { rows, peer, alerts } = await inSnapshot(ctx, now, async (db, { rows, peers }) => {
+  const { rows, peer, alerts, sessions } = await inSnapshot(ctx, now, async (db, { rows, peers, sessions }) => {
     const peer = peers.find((p) => p.asn === asn);
     if (!peer) throw new NotFound(`no flap data for AS${asn}`);
-    return { rows, peer, alerts: await flapAlertsOfPeer(db, asn, q.alerts_limit) };
+    return { rows, peer, alerts: await flapAlertsOfPeer(db, asn, q.alerts_limit), sessions };
   });
   const names = await originNames(ctx, [asn, ...asnsOf(rows.filter((r) => r.peer_asn === asn))]);
-  const prefixes = flatRows(rows, names, now.getTime(), PEER_PREFIXES_MIN_SCORE, rows.length)
+  // The same rows as the prefix flap list, localisation included (from this snapshot).
+  const localizations = localizePrefixes(rows, sessions, names, now.getTime());
+  const prefixes = flatRows(rows, names, now.getTime(), PEER_PREFIXES_MIN_SCORE, rows.length, localizations)
     .filter((r) => r.peer_asn === asn)
     .slice(0, q.prefixes_limit);
   return { generated_at: now.toISOString(), ...named(peer, names), prefixes, alerts };

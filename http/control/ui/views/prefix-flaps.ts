@@ -1,13 +1,10 @@
-import { localizationSummary, localizePrefixes, withNames, type Localization, type SessionScores } from '../../../../domain/flaps/localize.js';
+import { localizationSummary, localizePrefixes, sessionScoresOf, withNames, type Localization } from '../../../../domain/flaps/localize.js';
 import { asnsOf, feedRows, flatRows, prefixRows, selectedPrefixes, type Names } from '../../../../domain/flaps/prefix-rows.js';
-import { sessionKind } from '../../../../domain/flaps/session.js';
 import { withTransaction, type Queryable } from '../../../../infra/db/pool.js';
 import { readPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
-import { allBgpProtocols } from '../../../../infra/telemetry/store.js';
 import { listNodes } from '../../../../projections/fleet/queries.js';
-import { sessionFlapRecords } from '../../../../projections/session-flaps/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
-import { scoreAt } from '../flaps/sessions.js';
+import { fleetSessionRows } from '../flaps/sessions.js';
 import { originNames } from './routing.js';
 
 export interface PrefixFlapsQuery {
@@ -19,23 +16,6 @@ export interface PrefixFlapsQuery {
 /** At most this many localisations in `/ui/fleet/prefix-flaps/localize` (the prefix-flaps row limit). */
 export const LOCALIZE_LIMIT = 500;
 
-/** The eBGP sessions' flap scores by node and peer AS, decayed to `now`: the highest of a peer's sessions (null when none has a record). */
-async function sessionScores(db: Queryable, now: Date): Promise<SessionScores> {
-  const [protocols, records] = [await allBgpProtocols(db), await sessionFlapRecords(db, null)];
-  const out = new Map<string, Map<number, number | null>>();
-  for (const [nodeId, mine] of protocols) {
-    const byPeer = new Map<number, number | null>();
-    for (const p of mine) {
-      if (sessionKind(p.name) !== 'ebgp' || p.remote_asn == null) continue;
-      const score = scoreAt(records.get(nodeId)?.get(p.name), now);
-      const before = byPeer.get(p.remote_asn) ?? null;
-      byPeer.set(p.remote_asn, before === null ? score : score === null ? before : Math.max(before, score));
-    }
-    out.set(nodeId, byPeer);
-  }
-  return out;
-}
-
 /**
  * The snapshot both prefix-flap views answer from: every active node's latest
  * rows and feeds, and every prefix's localisation computed from them and the
@@ -44,7 +24,7 @@ async function sessionScores(db: Queryable, now: Date): Promise<SessionScores> {
  * deleted one is gone: their last reports are not the fleet's).
  */
 async function snapshot(ctx: ServiceContext, now: Date) {
-  const read = async (db: Queryable) => ({ ...(await readPrefixFlaps(db)), sessions: await sessionScores(db, now) });
+  const read = async (db: Queryable) => ({ ...(await readPrefixFlaps(db)), sessions: sessionScoresOf(await fleetSessionRows(db, now)) });
   const [stored, nodes] = await Promise.all([withTransaction(ctx.pool, read, 'REPEATABLE READ'), listNodes(ctx.pool)]);
   const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
   const rows = stored.rows.filter((r) => active.has(r.node_id));
