@@ -73,11 +73,12 @@ export async function runScenario(lab: Lab, seed: number, index: number): Promis
   const ids = nodeIdsOf(scenario);
   const simulation = simulate(scenario, ids);
   lab.sys.clock.current = new Date(scenario.start - 60_000);
-  const agents: Client[] = [];
-  for (const id of ids) {
-    expectStatus(`create node ${id}`, await lab.admin.post('/admin/nodes', node(id, { asn: OUR_ASN })), 201);
-    agents.push(api(`${lab.url}/control/v1`, { token: (await issueAgentToken(lab.url, ADMIN_TOKEN, id)).token }));
-  }
+  const agents: Client[] = await Promise.all(
+    ids.map(async (id) => {
+      expectStatus(`create node ${id}`, await lab.admin.post('/admin/nodes', node(id, { asn: OUR_ASN })), 201);
+      return api(`${lab.url}/control/v1`, { token: (await issueAgentToken(lab.url, ADMIN_TOKEN, id)).token });
+    }),
+  );
   try {
     for (const batch of batches(simulation.posts)) {
       lab.sys.clock.current = new Date(batch[batch.length - 1].at);
@@ -124,7 +125,7 @@ export async function runScenario(lab: Lab, seed: number, index: number): Promis
       ms: Date.now() - began,
     };
   } finally {
-    for (const id of ids) expectStatus(`delete node ${id}`, await lab.admin.delete(`/admin/nodes/${id}`), 204);
+    await Promise.all(ids.map(async (id) => expectStatus(`delete node ${id}`, await lab.admin.delete(`/admin/nodes/${id}`), 204)));
     await lab.sys.pool.query(`DELETE FROM prefix_flaps WHERE node_id = ANY($1)`, [ids]);
     await lab.sys.pool.query(`DELETE FROM prefix_flap_feeds WHERE node_id = ANY($1)`, [ids]);
   }
