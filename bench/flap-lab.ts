@@ -14,7 +14,7 @@
 // culprits (confidence >= 0.8 and wrong: must be 0), per zone and overall.
 // Targets of the issue: precision >= 0.9, no confident wrong culprit.
 import { runScenario, startLab, type ScenarioRun } from '../spec/support/flap-lab/lab.js';
-import { describe, figuresByZone } from '../spec/support/flap-lab/score.js';
+import { describe, figures, figuresByZone } from '../spec/support/flap-lab/score.js';
 import { envInt, now, progress, report, round, type Benchmark } from './support.js';
 
 export const TARGET_PRECISION = 0.9;
@@ -45,6 +45,14 @@ export const flapLabBench: Benchmark = {
         progress(`flap-lab: CONFIDENT WRONG: scenario ${s.index} (${r.scenario.description}): ${w.prefix} ${w.said}, truth ${JSON.stringify(w.truth)}`);
     }
     const localizeStatuses = [...new Set(runs.map((r) => r.localizeStatus))];
+    // The same figures by the noise a scenario carried: how much a dead feed or an older agent costs.
+    const noiseOf = (r: ScenarioRun) => (r.scenario.feed ? r.scenario.feed.mode : r.scenario.oldAgent !== null ? 'older-agent' : 'none');
+    const byNoise = Object.fromEntries(
+      ['none', 'bird-down', 'silent', 'older-agent'].map((noise) => {
+        const f = figures(runs.filter((r) => noiseOf(r) === noise).map((r) => r.score));
+        return [noise, { scenarios: f.scenarios, recall: f.recall, precision: f.precision, wrong_confident: f.wrong_confident }];
+      }),
+    );
     for (const { zone, figures } of figuresByZone(runs.map((r) => r.score))) {
       const meets = figures.precision !== null && figures.precision >= TARGET_PRECISION && figures.wrong_confident === 0;
       report({
@@ -61,6 +69,7 @@ export const flapLabBench: Benchmark = {
               scenarios_per_s: round(runs.length / seconds),
               reports_posted: runs.reduce((a, r) => a + r.posts, 0),
               localize_endpoint_status: localizeStatuses,
+              by_noise: byNoise,
             }
           : {}),
       });
