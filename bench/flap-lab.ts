@@ -23,15 +23,22 @@ export const flapLabBench: Benchmark = {
   name: 'flap-lab',
   description: 'flap culprit localisation: precision and recall of zone and culprit over generated fault scenarios (BENCH_FLAP_SCENARIOS, default 300)',
   async run() {
-    const count = envInt('BENCH_FLAP_SCENARIOS', 300);
     const seed = envInt('BENCH_FLAP_SEED', 1);
+    // BENCH_FLAP_ONLY=22,254 replays just those scenarios of the seed (a miss from a full run, to debug).
+    const only = (process.env.BENCH_FLAP_ONLY ?? '').split(',').filter(Boolean).map(Number);
+    const indices = only.length ? only : Array.from({ length: envInt('BENCH_FLAP_SCENARIOS', 300) }, (_, i) => i);
+    const count = indices.length;
     const lab = await startLab();
     const runs: ScenarioRun[] = [];
     const started = now();
     try {
-      for (let index = 0; index < count; index++) {
-        runs.push(await runScenario(lab, seed, index));
-        if ((index + 1) % 25 === 0) progress(`flap-lab: ${index + 1}/${count} scenarios in ${((now() - started) / 1000).toFixed(0)} s`);
+      for (const index of indices) {
+        const r = await runScenario(lab, seed, index);
+        runs.push(r);
+        if (runs.length % 25 === 0) progress(`flap-lab: ${runs.length}/${count} scenarios in ${((now() - started) / 1000).toFixed(0)} s`);
+        if (only.length)
+          for (const row of r.faultedRows)
+            progress(`flap-lab: #${index} ${row.prefix} ${JSON.stringify({ nodes: row.nodes, peers: row.peers, localization: row.localization })}`);
       }
     } finally {
       await lab.close();
