@@ -85,6 +85,20 @@ export function sessionScoresOf(
 export const LOCALIZE_MIN_SCORE = 3;
 /** A row is part of the prefix's flapping set when its score is at least this share of the prefix's highest. */
 export const ACTIVE_SHARE = 0.25;
+/** An edge is one of a prefix's own when at least this share of its flapping paths cross it. */
+export const EDGE_COVERAGE = 0.5;
+/** Rows of other prefixes count as the same fault when at least this share of the prefix's strongest score. */
+export const COMPARABLE = 0.4;
+/** Rows of another origin this close to the prefix's strongest score look like the same cadence. */
+export const SIMILAR = 0.7;
+/** The most a path localisation says when some flapping paths of the prefix avoid the edge. */
+const PATH_PARTIAL_CAP = 0.7;
+/** The most a path localisation says at all (docs/flap-localization.md, blind spots: detours). */
+const PATH_CAP = 0.78;
+/** A second edge crossed by this share of the best one's flapping rows makes the prefix not locatable. */
+const PATH_RUNNER_UP = 0.88;
+/** Below this share of the most-crossed edge among the same prefixes, the edge is taken for a detour: not locatable. */
+const PATH_MIN_DOMINANCE = 0.7;
 const CONFIDENCE_CAP = 0.95;
 
 interface Scored {
@@ -99,13 +113,19 @@ interface Flapping {
   active: Scored[];
   /** Set when every flapping row is one peer AS at one node. */
   entry: { node: string; peer: number } | null;
-  /** Edges present in every flapping path that carries one (none when no row has an AS path). */
-  commonEdges: string[];
+  /** Edges on at least EDGE_COVERAGE of the flapping paths (the stored path is the latest one, so a rerouted direction may show its detour), with that share. */
+  mainEdges: { edge: string; coverage: number }[];
 }
 
-const edgeKey = (a: number, b: number) => `${a}>${b}`;
-const edgeOf = (key: string): [number, number] => key.split('>').map(Number) as [number, number];
+/** A link flaps both ways: an edge is the unordered pair (smaller ASN first in the key). */
+const edgeKey = (a: number, b: number) => (a < b ? `${a}-${b}` : `${b}-${a}`);
 const edgesOf = (path: readonly number[]) => path.slice(1).map((b, i) => edgeKey(path[i], b));
+/** The edge as `path` crosses it, nearer AS first. */
+function oriented(key: string, path: readonly number[]): [number, number] {
+  const [a, b] = key.split('-').map(Number);
+  return path.indexOf(a) <= path.indexOf(b) ? [a, b] : [b, a];
+}
+const vantageOf = (row: FlapRow) => `${row.node_id} ${row.peer_asn}`;
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 const clamp = (x: number) => round3(Math.min(CONFIDENCE_CAP, Math.max(0, x)));
 const sorted = <T>(values: Iterable<T>, cmp?: (a: T, b: T) => number) => [...new Set(values)].sort(cmp);
@@ -138,11 +158,11 @@ function entryOf(active: readonly Scored[], sessions: SessionScores): { node: st
   return flapping.length === 1 ? { node: flapping[0], peer } : null;
 }
 
-function commonEdgesOf(active: readonly Scored[]): string[] {
+function mainEdgesOf(active: readonly Scored[]): { edge: string; coverage: number }[] {
   const paths = active.map((a) => a.row.as_path).filter((p): p is number[] => p !== null && p.length >= 2);
-  if (!paths.length) return [];
-  const [first, ...rest] = paths.map((p) => new Set(edgesOf(p)));
-  return [...first].filter((e) => rest.every((s) => s.has(e)));
+  const count = new Map<string, number>();
+  for (const p of paths) for (const e of new Set(edgesOf(p))) count.set(e, (count.get(e) ?? 0) + 1);
+  return [...count].map(([edge, n]) => ({ edge, coverage: n / paths.length })).filter((e) => e.coverage >= EDGE_COVERAGE);
 }
 
 function flappingOf(prefix: string, rows: readonly FlapRow[], sessions: SessionScores, now: number): { all: Scored[]; info: Flapping } | null {
@@ -150,7 +170,7 @@ function flappingOf(prefix: string, rows: readonly FlapRow[], sessions: SessionS
   const max = all[0]?.score ?? 0;
   if (max < LOCALIZE_MIN_SCORE) return null;
   const active = all.filter((a) => a.score >= max * ACTIVE_SHARE);
-  return { all, info: { prefix, origin: all[0].row.origin_asn, active, entry: entryOf(active, sessions), commonEdges: commonEdgesOf(active) } };
+  return { all, info: { prefix, origin: all[0].row.origin_asn, active, entry: entryOf(active, sessions), mainEdges: mainEdgesOf(active) } };
 }
 
 function withdrawalRatio(active: readonly Scored[]): number | null {
@@ -177,6 +197,23 @@ function evidenceFactor(active: readonly Scored[]): number {
   return strength * (0.8 + 0.2 * withPath);
 }
 
+/** Per edge, every flapping row whose path crosses it: its vantage point (node, peer AS), origin and score. */
+type EdgeIndex = ReadonlyMap<string, readonly { prefix: string; vantage: string; origin: number | null; score: number }[]>;
+
+function edgeIndexOf(flapping: Iterable<Flapping>): EdgeIndex {
+  const out = new Map<string, { prefix: string; vantage: string; origin: number | null; score: number }[]>();
+  for (const f of flapping)
+    for (const { row, score } of f.active)
+      for (const e of new Set(edgesOf(row.as_path ?? []))) {
+        if (!out.has(e)) out.set(e, []);
+        out.get(e)!.push({ prefix: row.prefix, vantage: vantageOf(row), origin: row.origin_asn, score });
+      }
+  return out;
+}
+
+/** The rows crossing `edge` at least `share` as strong as `score`: weaker churn elsewhere on a path is not the same fault. */
+const crossing = (edges: EdgeIndex, edge: string, score: number, share: number) => (edges.get(edge) ?? []).filter((x) => x.score >= score * share);
+
 interface Verdict {
   zone: Zone;
   confidence: number;
@@ -202,7 +239,7 @@ function moasVerdict(f: Flapping, all: readonly Scored[]): Verdict {
   };
 }
 
-function nearVerdict(f: Flapping, byPrefix: ReadonlyMap<string, Flapping>, all: readonly Scored[], sessions: SessionScores): Verdict | null {
+function nearVerdict(f: Flapping, byPrefix: ReadonlyMap<string, Flapping>, edges: EdgeIndex, all: readonly Scored[], sessions: SessionScores): Verdict | null {
   if (!f.entry) return null;
   const { node, peer } = f.entry;
   const sessionScore = sessions.get(node)?.get(peer) ?? null;
@@ -215,10 +252,24 @@ function nearVerdict(f: Flapping, byPrefix: ReadonlyMap<string, Flapping>, all: 
   }
   // Seen at other nodes without flapping there: the flap is not the origin's.
   const quietElsewhere = all.some((a) => a.row.node_id !== node && a.score < f.active[0].score * ACTIVE_SHARE);
+  // A link on the paths that also flaps, as strongly, from other vantage points for prefixes of other origins: a fault
+  // behind the peer looks the same from this session. Weighed against how many origins flap only here.
+  const entry = `${node} ${peer}`;
+  const beyond = Math.max(
+    0,
+    ...f.mainEdges.map(({ edge }) => {
+      const elsewhere = crossing(edges, edge, f.active[0].score, COMPARABLE).filter((x) => x.vantage !== entry && x.origin !== null && x.origin !== f.origin);
+      return new Set(elsewhere.map((x) => x.origin)).size;
+    }),
+  );
+  const pathLike = beyond >= 1 && beyond * 3 >= alsoThere.size + 1;
   let confidence: number;
-  if (sessionFlapping) confidence = 0.9;
-  else if (alsoThere.size >= 1) confidence = 0.6 + 0.1 * Math.min(alsoThere.size, 3);
-  else if (quietElsewhere) confidence = 0.55;
+  if (sessionFlapping) confidence = pathLike ? 0.6 : 0.9;
+  else if (pathLike) return null;
+  else if (sessionScore !== null && sessionScore >= SESSION_FLAP.alertClose) confidence = 0.8;
+  // The session stays up and only its routes come and go: a link right behind the peer seen from nowhere else looks the same.
+  else if (alsoThere.size >= 1) confidence = 0.55 + 0.05 * Math.min(alsoThere.size, 4);
+  else if (quietElsewhere) confidence = 0.5;
   else return null;
   const top = f.active.find((a) => a.row.node_id === node) ?? f.active[0];
   return {
@@ -232,55 +283,65 @@ function nearVerdict(f: Flapping, byPrefix: ReadonlyMap<string, Flapping>, all: 
   };
 }
 
-function pathVerdict(f: Flapping, byPrefix: ReadonlyMap<string, Flapping>): Verdict | null {
-  if (!f.commonEdges.length) return null;
-  const candidates = f.commonEdges.map((edge) => {
-    const origins = new Set<number>();
-    const vantage = new Set(f.active.map((a) => `${a.row.node_id} ${a.row.peer_asn}`));
-    for (const other of byPrefix.values()) {
-      if (other.prefix === f.prefix || other.origin === null || other.origin === f.origin || !other.commonEdges.includes(edge)) continue;
-      origins.add(other.origin);
-      for (const a of other.active) vantage.add(`${a.row.node_id} ${a.row.peer_asn}`);
-    }
-    return { edge, support: origins.size, vantage: vantage.size };
-  });
-  const supported = candidates.filter((c) => c.support >= 1 && c.vantage >= 2);
-  if (!supported.length) return null;
-  supported.sort((a, b) => b.support - a.support || b.vantage - a.vantage);
-  const best = supported[0];
-  const tied = supported.filter((c) => c.support === best.support && c.vantage === best.vantage);
-  // Several edges explain the same flapping set (the paths share a segment): the deepest, with the doubt in the confidence.
-  const pick =
-    tied.length > 1
-      ? deepest(
-          tied.map((c) => c.edge),
-          f,
-        )
-      : best.edge;
-  let confidence = 0.55 + 0.12 * Math.min(best.support, 3);
+/**
+ * How many flapping rows cross `edge` against the most any other edge crossed by some of their prefixes has: `dominance`
+ * (1: none has more) and whether another edge comes close (`rival`: at least 80 %).
+ */
+function dominanceOf(edge: string, edges: EdgeIndex, byPrefix: ReadonlyMap<string, Flapping>): { dominance: number; rival: boolean } {
+  const cover = (e: string) => (edges.get(e) ?? []).length;
+  const mine = cover(edge);
+  let other = 0;
+  const seen = new Set([edge]);
+  for (const prefix of new Set((edges.get(edge) ?? []).map((x) => x.prefix)))
+    for (const { row } of byPrefix.get(prefix)!.active)
+      for (const e of edgesOf(row.as_path ?? [])) {
+        if (seen.has(e)) continue;
+        seen.add(e);
+        other = Math.max(other, cover(e));
+      }
+  return { dominance: Math.min(1, mine / Math.max(other, 1)), rival: other >= 0.8 * mine };
+}
+
+function pathVerdict(f: Flapping, edges: EdgeIndex, byPrefix: ReadonlyMap<string, Flapping>): Verdict | 'unlocatable' | null {
+  const candidates = f.mainEdges
+    .map(({ edge, coverage }) => {
+      const seen = crossing(edges, edge, f.active[0].score, COMPARABLE);
+      const origins = new Set(seen.map((x) => x.origin).filter((o) => o !== null && o !== f.origin));
+      return { edge, coverage, rows: seen.length, support: origins.size, vantage: new Set(seen.map((x) => x.vantage)).size };
+    })
+    .filter((c) => c.support >= 1 && c.vantage >= 2)
+    .sort((a, b) => b.rows - a.rows || b.support - a.support || b.coverage - a.coverage);
+  if (!candidates.length) return null;
+  const [best, second] = candidates;
+  // Two edges of the prefix's paths crossed by (nearly) as many flapping rows: the paths share a segment and the
+  // broken link on it cannot be told; the prefix is not locatable rather than given a coin toss.
+  if (second && second.rows >= PATH_RUNNER_UP * best.rows) return 'unlocatable';
+  const pick = best.edge;
+  // Another edge crossed by more of the same prefixes' flapping rows: this one is likely a detour of that fault (the
+  // stored path is the latest, so a rerouted direction shows where the route went, not where it broke).
+  const { dominance, rival } = dominanceOf(pick, edges, byPrefix);
+  if (dominance < PATH_MIN_DOMINANCE) return 'unlocatable';
+  let confidence = (0.55 + 0.12 * Math.min(best.support, 3)) * (0.6 + 0.4 * best.coverage) * dominance;
+  if (rival) confidence *= 0.75;
+  // Rerouted directions show their detour: unless every flapping path of the prefix crosses the edge, another edge
+  // may be the broken one.
+  if (best.coverage < 1) confidence = Math.min(confidence, PATH_PARTIAL_CAP);
   if (best.vantage < 3) confidence *= 0.9;
-  if (tied.length > 1) confidence *= 0.7;
-  const edge = edgeOf(pick);
+  // Even then a detour shared by every rerouted direction can outnumber the broken link: never 0.8 for a path.
+  confidence = Math.min(confidence, PATH_CAP);
   const carrier = f.active.find((a) => a.row.as_path && edgesOf(a.row.as_path).includes(pick)) ?? f.active[0];
   return {
     zone: 'path',
     confidence: clamp(confidence * evidenceFactor(f.active)),
     culprit_asn: null,
-    culprit_edge: edge,
+    culprit_edge: oriented(pick, pathOf(carrier.row)),
     representative_path: pathOf(carrier.row),
     session_flapping: null,
     session_score: null,
   };
 }
 
-/** The edge nearest to the origin on the strongest flapping path. */
-function deepest(edges: readonly string[], f: Flapping): string {
-  const path = f.active.find((a) => a.row.as_path && a.row.as_path.length >= 2)!.row.as_path!;
-  const order = edgesOf(path);
-  return [...edges].sort((a, b) => order.indexOf(b) - order.indexOf(a))[0];
-}
-
-function originVerdict(f: Flapping, all: readonly Scored[]): Verdict | null {
+function originVerdict(f: Flapping, all: readonly Scored[], edges: EdgeIndex): Verdict | null {
   if (f.origin === null) return null;
   const peers = sorted(f.active.map((a) => a.row.peer_asn));
   const nodes = sorted(f.active.map((a) => a.row.node_id));
@@ -289,6 +350,13 @@ function originVerdict(f: Flapping, all: readonly Scored[]): Verdict | null {
   let confidence = peers.length >= 2 ? 0.6 + 0.1 * Math.min(peers.length - 1, 3) : 0.5;
   // Seen from a direction where it does not flap: not "everywhere it is seen".
   if (all.length > f.active.length) confidence *= 0.75;
+  // Prefixes of other origins flapping as strongly over some of the same links: more likely one cause on the way
+  // (whose edge the detours hide) than two origins flapping at once.
+  const coFlapping = new Set<number>();
+  for (const { row } of f.active)
+    for (const e of edgesOf(row.as_path ?? []))
+      for (const x of crossing(edges, e, f.active[0].score, SIMILAR)) if (x.origin !== null && x.origin !== f.origin) coFlapping.add(x.origin);
+  if (coFlapping.size) confidence *= coFlapping.size >= 3 ? 0.6 : 0.75;
   return {
     zone: 'origin',
     confidence: clamp(confidence * evidenceFactor(f.active)),
@@ -314,6 +382,7 @@ export function localizePrefixes(rows: readonly FlapRow[], sessions: SessionScor
     if (f) scored.set(prefix, f);
   }
   const byPrefix = new Map([...scored].map(([p, f]) => [p, f.info]));
+  const edges = edgeIndexOf(byPrefix.values());
   const out = new Map<string, Localization | null>();
   for (const [prefix, own] of byPrefixRows) {
     const s = scored.get(prefix);
@@ -326,9 +395,9 @@ export function localizePrefixes(rows: readonly FlapRow[], sessions: SessionScor
       byNumber,
     );
     const moas = origins.length > 1;
-    const verdict = moas
-      ? moasVerdict(s.info, s.all)
-      : (nearVerdict(s.info, byPrefix, s.all, sessions) ?? pathVerdict(s.info, byPrefix) ?? originVerdict(s.info, s.all));
+    const path = () => pathVerdict(s.info, edges, byPrefix);
+    const found = moas ? moasVerdict(s.info, s.all) : (nearVerdict(s.info, byPrefix, edges, s.all, sessions) ?? path() ?? originVerdict(s.info, s.all, edges));
+    const verdict = found === 'unlocatable' ? null : found;
     out.set(
       prefix,
       verdict && {

@@ -13,6 +13,8 @@ const U = 4242420051;
 const O1 = 4242420101;
 const O2 = 4242420102;
 const O3 = 4242420103;
+const O4 = 4242420104;
+const X1 = 4242420052;
 
 function row(node_id: string, prefix: string, path: number[] | null, score: number, extra: Partial<NodePrefixFlap> = {}): NodePrefixFlap {
   return {
@@ -120,11 +122,65 @@ describe('domain/flaps/localize', () => {
       }
     });
 
-    it('keeps a tie between edges of one shared segment below 0.8', () => {
+    it('gives null when two edges of one shared segment explain the flap equally (no coin toss)', () => {
       const rows = [row('n1', 'p1', [A, T, U, O1], 50), row('n2', 'p2', [A, T, U, O2], 45)];
-      const l = locate(rows).get('p1')!;
-      expect(l.zone).to.equal('path');
-      expect(l.confidence).to.be.below(0.8);
+      expect(locate(rows).get('p1')).to.equal(null);
+      expect(locate(rows).get('p2')).to.equal(null);
+    });
+
+    it('never says 0.8 for a path, and less when some flapping paths of the prefix avoid the edge (a detour)', () => {
+      const rows = [
+        row('n1', 'p1', [A, T, U, O1], 90),
+        row('n2', 'p1', [B, T, U, O1], 90),
+        row('n3', 'p1', [C, X1, O1], 80),
+        row('n1', 'p2', [A, T, U, O2], 90),
+        row('n2', 'p3', [B, T, U, O3], 90),
+        row('n3', 'p4', [C, T, U, O4], 90),
+      ];
+      const out = locate(rows);
+      expect(out.get('p2')).to.deep.include({ zone: 'path', culprit_edge: [T, U] });
+      for (const l of out.values()) expect(l?.confidence ?? 0).to.be.below(0.8);
+      expect(out.get('p1')).to.deep.include({ zone: 'path', culprit_edge: [T, U] });
+      expect(out.get('p1')!.confidence).to.be.at.most(0.7);
+    });
+
+    it('takes an edge crossed by fewer flapping rows than another edge of the same prefixes for a detour: null', () => {
+      // p2..p4 cross T-U from four directions; p1's only direction and one of p5's show a detour over X1-U.
+      const rows = [
+        row('n1', 'p1', [X1, U, O1], 60),
+        row('n4', 'p5', [X1, U, O4], 60),
+        row('n1', 'p5', [A, T, U, O4], 60),
+        row('n1', 'p2', [A, T, U, O2], 60),
+        row('n2', 'p2', [B, T, U, O2], 60),
+        row('n2', 'p3', [B, T, U, O3], 60),
+        row('n3', 'p3', [C, T, U, O3], 60),
+        row('n3', 'p4', [C, T, U, O4], 60),
+      ];
+      const out = locate(rows);
+      expect(out.get('p2')).to.deep.include({ zone: 'path', culprit_edge: [T, U] });
+      expect(out.get('p1')).to.equal(null);
+    });
+  });
+
+  describe('near against path and origin', () => {
+    it('does not take the peer for the culprit when the link behind it flaps as strongly from elsewhere for other origins', () => {
+      const rows = [
+        row('n1', 'p1', [A, T, O1], 40),
+        row('n2', 'p2', [B, A, T, O2], 40),
+        row('n3', 'p3', [C, A, T, O3], 40),
+        row('n3', 'p4', [C, A, T, O4], 40),
+      ];
+      const l = locate(rows, sessions({ n1: { [A]: 0 } })).get('p1');
+      expect(l?.zone).to.not.equal('near');
+    });
+
+    it('is less sure of an origin when prefixes of other origins flap as strongly over the same links', () => {
+      const alone = locate([row('n1', 'p', [A, T, O1], 50), row('n2', 'p', [B, U, O1], 50)]).get('p')!;
+      const together = locate([row('n1', 'p', [A, T, O1], 50), row('n2', 'p', [B, U, O1], 50), row('n1', 'q', [A, T, O2], 50)]).get('p')!;
+      expect(alone).to.deep.include({ zone: 'origin', culprit_asn: O1 });
+      expect(together).to.deep.include({ zone: 'origin', culprit_asn: O1 });
+      expect(together.confidence).to.be.below(alone.confidence);
+      expect(together.confidence).to.be.below(0.8);
     });
   });
 
