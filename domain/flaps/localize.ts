@@ -97,6 +97,8 @@ const PATH_PARTIAL_CAP = 0.7;
 const PATH_CAP = 0.78;
 /** A second edge crossed by this share of the best one's flapping rows makes the prefix not locatable. */
 const PATH_RUNNER_UP = 0.88;
+/** The share of the prefix's flapping paths the named edge must be on. */
+const PATH_MIN_COVERAGE = 0.7;
 /** Below this share of the most-crossed edge among the same prefixes, the edge is taken for a detour: not locatable. */
 const PATH_MIN_DOMINANCE = 0.7;
 const CONFIDENCE_CAP = 0.95;
@@ -316,6 +318,8 @@ function pathVerdict(f: Flapping, edges: EdgeIndex, byPrefix: ReadonlyMap<string
   // Two edges of the prefix's paths crossed by (nearly) as many flapping rows: the paths share a segment and the
   // broken link on it cannot be told; the prefix is not locatable rather than given a coin toss.
   if (second && second.rows >= PATH_RUNNER_UP * best.rows) return 'unlocatable';
+  // Too many of the prefix's own flapping directions avoid the edge (detours, or rows without a path) to name it.
+  if (best.coverage < PATH_MIN_COVERAGE) return 'unlocatable';
   const pick = best.edge;
   // Another edge crossed by more of the same prefixes' flapping rows: this one is likely a detour of that fault (the
   // stored path is the latest, so a rerouted direction shows where the route went, not where it broke).

@@ -15,6 +15,7 @@ const O2 = 4242420102;
 const O3 = 4242420103;
 const O4 = 4242420104;
 const X1 = 4242420052;
+const D = 4242420004;
 
 function row(node_id: string, prefix: string, path: number[] | null, score: number, extra: Partial<NodePrefixFlap> = {}): NodePrefixFlap {
   return {
@@ -122,6 +123,17 @@ describe('domain/flaps/localize', () => {
       }
     });
 
+    it('gives null when fewer than 70 % of the prefix flapping paths cross the edge', () => {
+      const rows = [
+        row('n1', 'p1', [A, T, U, O1], 90),
+        row('n2', 'p1', [B, X1, O1], 90),
+        row('n1', 'p2', [A, T, U, O2], 90),
+        row('n3', 'p3', [C, T, U, O3], 90),
+      ];
+      expect(locate(rows).get('p1')).to.equal(null);
+      expect(locate(rows).get('p2')).to.deep.include({ zone: 'path', culprit_edge: [T, U] });
+    });
+
     it('gives null when two edges of one shared segment explain the flap equally (no coin toss)', () => {
       const rows = [row('n1', 'p1', [A, T, U, O1], 50), row('n2', 'p2', [A, T, U, O2], 45)];
       expect(locate(rows).get('p1')).to.equal(null);
@@ -132,7 +144,8 @@ describe('domain/flaps/localize', () => {
       const rows = [
         row('n1', 'p1', [A, T, U, O1], 90),
         row('n2', 'p1', [B, T, U, O1], 90),
-        row('n3', 'p1', [C, X1, O1], 80),
+        row('n3', 'p1', [C, T, U, O1], 90),
+        row('n4', 'p1', [D, X1, O1], 80),
         row('n1', 'p2', [A, T, U, O2], 90),
         row('n2', 'p3', [B, T, U, O3], 90),
         row('n3', 'p4', [C, T, U, O4], 90),
