@@ -51,6 +51,8 @@ import { serviceMetrics } from '../shared/metrics.js';
 import { AgentMetrics } from '../../infra/metrics/agents.js';
 import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
 import { fleetHealth } from './health/routes.js';
+import { portalGate } from './portal/auth.js';
+import { portalRoutes } from './portal/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -87,6 +89,8 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
   // The console's configuration writes (route tuning, link latency) are audited as /admin writes are.
   app.use([`${CONTROL_PREFIX}/ui/nodes`, `${CONTROL_PREFIX}/ui/bgp-sessions`], auditWrites(ctx));
   app.use(`${CONTROL_PREFIX}/ui`, admin);
+  // The portal is its own trust domain: portal session tokens only (never admin credentials), login routes open.
+  app.use(`${CONTROL_PREFIX}/autopeering`, auditWrites(ctx), portalGate(ctx));
 
   const routers: ApiRouter[] = [
     controlHealthRoutes(),
@@ -124,6 +128,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     fleetOpsRoutes(ctx),
     autopeeringAdminRoutes(ctx),
     ...dnsRoutes(ctx),
+    ...portalRoutes(ctx),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
   routers.push(publicApi);
@@ -136,6 +141,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
       securitySchemes: {
         admin: { type: 'http', scheme: 'bearer', description: 'static admin token or account session token' },
         agent: { type: 'http', scheme: 'bearer', description: 'agent token bound to one node' },
+        portal: { type: 'http', scheme: 'bearer', description: 'portal session token (opaque; from POST /autopeering/auth/exchange)' },
       },
     },
     routers,

@@ -7,10 +7,11 @@ import { jobMigrations } from '../jobs/store.js';
 import { telemetryMigrations } from '../telemetry/migrations.js';
 import { rateLimitMigrations } from '../rate-limit.js';
 import { signingKeyMigrations } from '../identity/keys.js';
+import { portalMigrations } from '../portal/sessions.js';
 
 /**
  * Tables that are neither events nor projections (rebuilt from events):
- * id sequences, telemetry samples, rate-limit counters, release files, keys.
+ * id sequences, telemetry samples, rate-limit counters, release files, keys, portal sessions.
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
@@ -22,5 +23,6 @@ export const stateMigrations: readonly MigrationSet[] = [
   agentHubMigrations,
   releaseMigrations,
   signingKeyMigrations,
+  portalMigrations,
   jobMigrations,
 ];

@@ -31,6 +31,7 @@ import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
 import { startFlapAlertJob } from '../../commands/flap-alerts.js';
 import { pruneRateLimits } from '../rate-limit.js';
+import { prunePortal } from '../portal/sessions.js';
 import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
 import { SystemMetrics } from '../metrics/system.js';
 
@@ -199,7 +200,7 @@ function loopbackUrl(bindHost: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Prunes state that only ages: rate-limit rows of keys not seen for a day, expired OIDC grants, codes and tokens. One instance at a time, every 10 minutes. */
+/** Prunes state that only ages: rate-limit rows of keys not seen for a day, expired OIDC grants, codes and tokens, expired portal sessions and logins. One instance at a time, every 10 minutes. */
 function startHousekeeping(context: ServiceContext): SingletonJob {
   return scheduleSingleton(
     context.pool,
@@ -208,7 +209,8 @@ function startHousekeeping(context: ServiceContext): SingletonJob {
     async () => {
       const rateLimitRows = await pruneRateLimits(context.pool, context.now());
       const oidcRows = await pruneOidcStorage(context.pool, context.now());
-      if (rateLimitRows > 0 || oidcRows > 0) context.log.info({ rateLimitRows, oidcRows }, 'housekeeping pruned');
+      const portalRows = await prunePortal(context.pool, context.now());
+      if (rateLimitRows > 0 || oidcRows > 0 || portalRows > 0) context.log.info({ rateLimitRows, oidcRows, portalRows }, 'housekeeping pruned');
     },
     context.log,
   );
