@@ -5,9 +5,12 @@ import type { LiveNode, NodeState } from '../domain/node/state.js';
 import { fold } from '../domain/decider.js';
 import { Conflict } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import { writeNode, type AnswerReader, type FleetDeps, type NodePlan, type NodeWriteOutcome } from './fleet-write.js';
 import { load, type LoadMore } from './handle.js';
 import { nextIds } from './ids.js';
+import { decideRequest, requestDecider } from '../domain/autopeering/request-decide.js';
+import { requestStream, type RequestEvent } from '../domain/autopeering/request.js';
+import { activeRequestOfPeering } from '../projections/autopeering/queries.js';
 
 const isInternalLink = (p: { is_internal?: boolean; remote_node_id?: string | null }) => !!p.is_internal && !!p.remote_node_id;
 
@@ -89,22 +92,39 @@ export async function updatePeering<A = undefined>(
   );
 }
 
+/**
+ * Deletes a peering with its interfaces and sessions. The portal request it
+ * was created for, if any, is cancelled in the same append (document 2: reject
+ * reason `removed by operator`, which frees its seat and its (asn, node) slot).
+ */
 export async function deletePeering(deps: FleetDeps, nodeId: string, peeringId: number, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
   return writeNode(
     deps,
     nodeId,
-    (state) => {
+    async (state, more) => {
       const before = live(state, nodeId).peerings.find((p) => p.id === peeringId);
+      const events = decideNode({ type: 'DeletePeering', node_id: nodeId, peering_id: peeringId }, state);
       return {
-        events: decideNode({ type: 'DeletePeering', node_id: nodeId, peering_id: peeringId }, state),
+        events,
         reason: `peering ${before?.name ?? peeringId} deleted`,
         publish: 'always',
         topology: !!before && isInternalLink(before),
+        alongside: await cancelLinkedRequest(deps, more, peeringId),
         result: undefined,
       };
     },
     metadata,
   );
+}
+
+/** The cancellation of the provisioned request linked to a peering, as `alongside` writes (none when there is none). */
+async function cancelLinkedRequest(deps: FleetDeps, more: LoadMore, peeringId: number): Promise<NonNullable<NodePlan<unknown>['alongside']>> {
+  const linked = await activeRequestOfPeering(deps.db, peeringId);
+  if (!linked) return [];
+  const stream = requestStream(linked.id);
+  const state = fold(requestDecider, (await more(stream)).events as RequestEvent[]);
+  if (state.status !== 'provisioned' || state.record.peering_id !== peeringId) return [];
+  return [{ streamId: stream, events: decideRequest({ type: 'CancelRequest', request_id: linked.id, by: 'operator' }, state) }];
 }
 
 export interface ProvisionInput {
@@ -126,13 +146,48 @@ export async function provisionPeering(
   input: ProvisionInput,
   metadata: EventMetadata,
 ): Promise<NodeWriteOutcome<ProvisionIds>> {
+  const outcome = await provisionWith(deps, nodeId, input.sessions.length, () => ({ input, result: undefined }), metadata);
+  return { ...outcome, result: outcome.result.ids };
+}
+
+/**
+ * What a provisioning write decides against the locked node state: the parts to
+ * create, events of other streams written in the same append (the portal's
+ * request), and a result of its own.
+ */
+export interface ProvisionDecision<T> {
+  input: ProvisionInput;
+  reason?: string;
+  alongside?: NodePlan<unknown>['alongside'];
+  result: T;
+}
+
+/**
+ * The one command path that creates a peering with its interface and sessions
+ * (`POST /admin/.../peerings/provision`, the portal's `POST /autopeering/requests`):
+ * `decide` sees the node as the write locked it, so a choice made from it (a
+ * free port) holds until the append commits; any failure appends nothing.
+ */
+export async function provisionWith<T, A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  sessionCount: number,
+  decide: (state: NodeState, more: LoadMore, ids: ProvisionIds) => Promise<ProvisionDecision<T>> | ProvisionDecision<T>,
+  metadata: EventMetadata,
+  read?: AnswerReader<{ ids: ProvisionIds; result: T }, A>,
+): Promise<NodeWriteOutcome<{ ids: ProvisionIds; result: T }, A>> {
   const [peeringId] = await nextIds(deps.db, 'peering');
   const [interfaceId] = await nextIds(deps.db, 'interface');
-  const sessionIds = await nextIds(deps.db, 'bgp_session', input.sessions.length);
+  const sessionIds = await nextIds(deps.db, 'bgp_session', sessionCount);
+  const ids: ProvisionIds = { peering_id: peeringId, interface_id: interfaceId, session_ids: sessionIds };
   return writeNode(
     deps,
     nodeId,
     async (state, more) => {
+      const decided = await decide(state, more, ids);
+      const input = decided.input;
+      if (input.sessions.length !== sessionCount)
+        throw new Error(`provisioning reserved ${sessionCount} session ids, the decision has ${input.sessions.length}`);
       const commands: NodeCommand[] = [
         {
           type: 'CreatePeering',
@@ -145,13 +200,15 @@ export async function provisionPeering(
       ];
       return {
         events: decideAll(commands, state).events,
-        reason: `peering ${input.peering.name} provisioned`,
+        reason: decided.reason ?? `peering ${input.peering.name} provisioned`,
         publish: 'always',
         topology: isInternalLink(input.peering),
-        result: { peering_id: peeringId, interface_id: interfaceId, session_ids: sessionIds },
+        alongside: decided.alongside,
+        result: { ids, result: decided.result },
       };
     },
     metadata,
+    read,
   );
 }
 

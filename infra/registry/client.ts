@@ -96,6 +96,11 @@ export class RegistryClient {
     return this.call('GET', `/asns/${asn}`);
   }
 
+  /** `route` and `route6` prefixes the ASN originates; an unknown ASN has none. */
+  async routes(asn: number): Promise<{ asn: number; route: string[]; route6: string[] }> {
+    return (await this.call<{ asn: number; route: string[]; route6: string[] }>('GET', `/asns/${asn}/routes`)) ?? { asn, route: [], route6: [] };
+  }
+
   verificationOptions(asn: number): Promise<Record<string, unknown> | null> {
     return this.call('GET', `/asns/${asn}/verification-options`);
   }

@@ -98,3 +98,9 @@ export async function activeRequestOfPeering(db: Queryable, peeringId: number): 
   const { rows } = await db.query(`SELECT * FROM autopeering_requests WHERE peering_id = $1 AND status = 'provisioned'`, [peeringId]);
   return rows[0] ? requestRow(rows[0]) : undefined;
 }
+
+/** Requests of a node currently `provisioned` (the seats `max_sessions` caps). */
+export async function provisionedCount(db: Queryable, nodeId: string): Promise<number> {
+  const { rows } = await db.query(`SELECT count(*)::int AS n FROM autopeering_requests WHERE node_id = $1 AND status = 'provisioned'`, [nodeId]);
+  return rows[0].n;
+}

@@ -1,0 +1,215 @@
+import { capacityOf } from '../../../domain/autopeering/create.js';
+import { DEFAULT_AUTOPEERING_POLICY, type AutopeeringPolicy } from '../../../domain/autopeering/policy.js';
+import type { RequestRecord } from '../../../domain/autopeering/request.js';
+import {
+  displayedOf,
+  liveOf,
+  provisionOf,
+  type Displayed,
+  type NodeFactsNow,
+  type PeeringParts,
+  type ProvisionView,
+} from '../../../domain/autopeering/view.js';
+import type { InterfaceSpec, NodeFields } from '../../../domain/node/specs.js';
+import type { Queryable } from '../../../infra/db/pool.js';
+import { nodeStatus } from '../../../infra/telemetry/store.js';
+import { listPolicies } from '../../../projections/autopeering/queries.js';
+import { listNodes, peeringsFull } from '../../../projections/fleet/queries.js';
+
+/** The portal's reads: node offers and request rows, from the read models (no stream is read). */
+
+const iso = (t: Date | string | null) => (t === null ? null : new Date(t).toISOString());
+
+export interface NodeOffer {
+  node_id: string;
+  site: string | null;
+  endpoint_host: string | null;
+  capacity: number;
+  used_ports: number;
+  free_ports: number;
+  remaining: number;
+  provisioned: number;
+  max_sessions: number | null;
+  region: string | null;
+  country_code: string | null;
+  description: string | null;
+  bandwidth_mbps: number | null;
+  monthly_quota_gb: number | null;
+  notice: string | null;
+}
+
+/** Enabled, active nodes with their seats (`GET /autopeering/nodes`), ordered by node_id. Operator notes stay out. */
+export async function nodeOffers(db: Queryable): Promise<NodeOffer[]> {
+  const open = (await listPolicies(db)).filter((p) => p.policy.enabled);
+  if (open.length === 0) return [];
+  const nodes = new Map((await listNodes(db)).filter((n) => n.lifecycle === 'active').map((n) => [n.node_id, n]));
+  const ids = open.map((p) => p.node_id).filter((id) => nodes.has(id));
+  const { rows } = await db.query(`SELECT node_id, spec FROM interfaces WHERE node_id = ANY($1::text[])`, [ids]);
+  return ids.map((id) => {
+    const row = open.find((p) => p.node_id === id)!;
+    const node = nodes.get(id)!;
+    const p = row.policy;
+    const interfaces = rows.filter((r: { node_id: string }) => r.node_id === id) as { spec: InterfaceSpec }[];
+    return {
+      node_id: id,
+      site: node.site,
+      endpoint_host: p.endpoint_host,
+      ...capacityOf({ fields: { base_template: node.base_template as NodeFields['base_template'] }, interfaces }, p, row.provisioned),
+      region: p.region,
+      country_code: p.country_code,
+      description: p.description,
+      bandwidth_mbps: p.bandwidth_mbps,
+      monthly_quota_gb: p.monthly_quota_gb,
+      notice: p.notice,
+    };
+  });
+}
+
+/** A row of `GET /autopeering/requests` (document 3): the request, or a manual external peering adopted under the AS. */
+export interface PortalRequestRow extends Omit<Displayed, 'from_snapshot'> {
+  /** Null for an adopted peering (no request exists; it is the operator's to change). */
+  id: number | null;
+  adopted: boolean;
+  node_id: string;
+  asn: number;
+  status: 'provisioned' | 'cancelled';
+  peering_id: number | null;
+  cancelled_by: 'requester' | 'operator' | null;
+  reject_reason: string | null;
+  /** True when the peering is gone and the displayed fields come from the request's record (audit snapshot). */
+  from_snapshot: boolean;
+  provision: ProvisionView | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface NodeRow {
+  node_id: string;
+  fields: NodeFields;
+  wireguard_public_key: string | null;
+  policy: AutopeeringPolicy | null;
+}
+
+async function nodeFacts(db: Queryable, ids: readonly string[]): Promise<Map<string, NodeFactsNow>> {
+  if (ids.length === 0) return new Map();
+  const { rows } = await db.query(
+    `SELECT n.node_id, n.fields, n.wireguard_public_key, p.policy FROM nodes n LEFT JOIN autopeering_policies p USING (node_id) WHERE n.node_id = ANY($1::text[])`,
+    [ids],
+  );
+  return new Map(
+    (rows as NodeRow[]).map((r) => [
+      r.node_id,
+      {
+        asn: Number(r.fields.asn),
+        link_local: r.fields.link_local ?? null,
+        wireguard_public_key: r.wireguard_public_key,
+        endpoint_host: { ...DEFAULT_AUTOPEERING_POLICY, ...(r.policy ?? {}) }.endpoint_host,
+      },
+    ]),
+  );
+}
+
+async function peeringParts(db: Queryable, ids: readonly number[]): Promise<Map<number, PeeringParts & { created_at: string; updated_at: string }>> {
+  const out = new Map<number, PeeringParts & { created_at: string; updated_at: string }>();
+  for (const id of ids) {
+    const [p] = await peeringsFull(db, { peeringId: id });
+    if (!p) continue;
+    out.set(id, {
+      node_id: p.local_node_id,
+      name: p.name,
+      notes: p.notes,
+      interfaces: p.interfaces.map((i) => ({ name: i.name, spec: i.spec })),
+      sessions: p.bgp_sessions.map((s) => ({ name: s.name, spec: s.spec })),
+      created_at: p.created_at,
+      updated_at: p.updated_at,
+    });
+  }
+  return out;
+}
+
+interface RequestDbRow {
+  id: string;
+  node_id: string;
+  asn: string;
+  status: 'provisioned' | 'cancelled';
+  peering_id: number;
+  cancelled_by: 'requester' | 'operator' | null;
+  reject_reason: string | null;
+  record: RequestRecord;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * The AS's requests newest first, then its manual external peerings that no
+ * provisioned request owns (adopted, ordered by node and name). Displayed
+ * fields come from the live peering; a cancelled request's peering is gone, so
+ * its row shows the record.
+ */
+export async function portalRows(db: Queryable, asn: number, only?: number): Promise<PortalRequestRow[]> {
+  const requests = (
+    await db.query(`SELECT * FROM autopeering_requests WHERE asn = $1 AND ($2::bigint IS NULL OR id = $2) ORDER BY id DESC`, [asn, only ?? null])
+  ).rows as RequestDbRow[];
+  const adoptedIds =
+    only !== undefined
+      ? []
+      : (
+          await db.query(
+            `SELECT p.id FROM peerings p
+             WHERE p.remote_asn = $1 AND NOT p.is_internal
+               AND NOT EXISTS (SELECT 1 FROM autopeering_requests r WHERE r.peering_id = p.id AND r.status = 'provisioned')
+             ORDER BY p.node_id, p.name`,
+            [asn],
+          )
+        ).rows.map((r: { id: number }) => r.id);
+  const live = requests.filter((r) => r.status === 'provisioned').map((r) => r.peering_id);
+  const parts = await peeringParts(db, [...live, ...adoptedIds]);
+  const facts = await nodeFacts(db, [...new Set([...requests.map((r) => r.node_id), ...[...parts.values()].map((p) => p.node_id)])]);
+
+  const rows: PortalRequestRow[] = requests.map((r) => {
+    const peering = r.status === 'provisioned' ? (parts.get(r.peering_id) ?? null) : null;
+    const shown = displayedOf(r.record, peering);
+    return {
+      id: Number(r.id),
+      adopted: false,
+      node_id: r.node_id,
+      asn: Number(r.asn),
+      status: r.status,
+      peering_id: r.peering_id,
+      cancelled_by: r.cancelled_by,
+      reject_reason: r.reject_reason,
+      ...shown,
+      provision: provisionOf(r.record.provision, shown, facts.get(r.node_id) ?? null),
+      created_at: iso(r.created_at)!,
+      updated_at: iso(r.updated_at)!,
+    };
+  });
+  for (const id of adoptedIds) {
+    const peering = parts.get(id);
+    if (!peering) continue;
+    const shown = displayedOf(null, peering);
+    rows.push({
+      id: null,
+      adopted: true,
+      node_id: peering.node_id,
+      asn,
+      status: 'provisioned',
+      peering_id: id,
+      cancelled_by: null,
+      reject_reason: null,
+      ...shown,
+      provision: provisionOf(null, shown, facts.get(peering.node_id) ?? null),
+      created_at: peering.created_at,
+      updated_at: peering.updated_at,
+    });
+  }
+  return rows;
+}
+
+/** One request of the AS with `live` from its node's latest snapshot; undefined when unknown or another AS's. */
+export async function portalDetail(db: Queryable, asn: number, id: number) {
+  const [row] = await portalRows(db, asn, id);
+  if (!row) return undefined;
+  const status = row.status === 'provisioned' ? await nodeStatus(db, row.node_id) : undefined;
+  return { ...row, live: row.status === 'provisioned' ? liveOf(status?.snapshot ?? null, { ...row }) : null, mtu_probe: null, latency: null };
+}

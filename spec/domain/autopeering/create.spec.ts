@@ -1,0 +1,104 @@
+import { expect } from 'chai';
+import { capacityOf, defaultLinkLocal, isHostPort, lowestFreePort, portalNames, validateCreate } from '../../../domain/autopeering/create.js';
+import { DEFAULT_AUTOPEERING_POLICY } from '../../../domain/autopeering/policy.js';
+import { formOf } from '../../../domain/autopeering/view.js';
+import { Validation } from '../../../domain/errors.js';
+
+const KEY = 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
+const holder = (ports: number[], range?: string) => ({
+  fields: range ? { base_template: { runtime: { wireguard_port_range: range } } } : {},
+  interfaces: ports.map((listen_port) => ({ spec: { listen_port } })),
+});
+
+describe('autopeering: request rules', () => {
+  it('derives the default link-local address from the last four digits of the ASN', () => {
+    expect(defaultLinkLocal(4242421234)).to.equal('fe80::1234');
+    expect(defaultLinkLocal(4242420010)).to.equal('fe80::10');
+    expect(defaultLinkLocal(64512)).to.equal('fe80::4512');
+    expect(defaultLinkLocal(7)).to.equal('fe80::7');
+  });
+
+  it('accepts host:port with a DNS name, a dotted IPv4 or a bracketed IPv6 only', () => {
+    for (const ok of ['peer.example.net:51820', '192.0.2.1:1', '[2001:db8::1]:65535', 'localhost:51820']) expect(isHostPort(ok), ok).to.equal(true);
+    for (const bad of [
+      'peer.example.net',
+      'peer.example.net:0',
+      'peer.example.net:65536',
+      '2001:db8::1:51820',
+      '[192.0.2.1]:5',
+      '1.2.3:51820',
+      'a b:1',
+      ':51820',
+    ]) {
+      expect(isHostPort(bad), bad).to.equal(false);
+    }
+  });
+
+  it('decides the form and applies the defaults', () => {
+    expect(validateCreate({ node_id: 'n', public_key: KEY }, 4242420010)).to.deep.equal({
+      node_id: 'n',
+      form: 'link-local-mp',
+      requested: {
+        public_key: KEY,
+        endpoint: null,
+        link_local: 'fe80::10',
+        mtu: 1420,
+        mp_bgp: true,
+        session_addressing: 'link-local',
+        peer_ipv4: null,
+        peer_ipv6: null,
+        extended_next_hop: true,
+        notes: null,
+      },
+    });
+    expect(validateCreate({ node_id: 'n', public_key: KEY, session_addressing: 'ipv6-ula', peer_ipv6: 'FD42:10:0::2' }, 1).form).to.equal('ula-mp');
+    const plain = validateCreate(
+      { node_id: 'n', public_key: KEY, mp_bgp: false, session_addressing: 'ipv6-ula', peer_ipv4: '172.20.10.2', peer_ipv6: 'fd42:10::2' },
+      1,
+    );
+    expect([plain.form, plain.requested.peer_ipv6, plain.requested.extended_next_hop]).to.deep.equal(['dual-plain', 'fd42:10::2', false]);
+  });
+
+  it('refuses a ULA peer outside fd00::/8 also for two plain sessions', () => {
+    expect(() => validateCreate({ node_id: 'n', public_key: KEY, mp_bgp: false, peer_ipv4: '172.20.10.2', peer_ipv6: 'fc00::1' }, 1)).to.throw(
+      Validation,
+      'peer_ipv6 fc00::1 is outside fd00::/8',
+    );
+  });
+
+  it('counts seats: ports held in the pool (others ignored), the cap on provisioned requests, the lowest free port', () => {
+    const node = holder([51800, 51802, 52800]);
+    expect(capacityOf(node, DEFAULT_AUTOPEERING_POLICY, 0)).to.deep.equal({
+      capacity: 31,
+      used_ports: 2,
+      free_ports: 29,
+      remaining: 29,
+      provisioned: 0,
+      max_sessions: null,
+    });
+    expect(capacityOf(node, { ...DEFAULT_AUTOPEERING_POLICY, max_sessions: 3 }, 2)).to.deep.include({ remaining: 1 });
+    expect(capacityOf(node, { ...DEFAULT_AUTOPEERING_POLICY, max_sessions: 1 }, 2)).to.deep.include({ remaining: 0 });
+    expect(lowestFreePort(node)).to.equal(51801);
+    expect(lowestFreePort(holder([40000], '40000-40000'))).to.equal(undefined);
+  });
+
+  it('names the records after the AS, sessions as the contract says', () => {
+    expect(portalNames(4242420010, 'dual-plain')).to.deep.equal({
+      peering: 'autopeer_4242420010',
+      interface: 'dn42_4242420010',
+      sessions: ['autopeer_4242420010_v4', 'autopeer_4242420010_v6'],
+    });
+    expect(portalNames(4242420010, 'link-local-mp').sessions).to.deep.equal(['autopeer_4242420010']);
+  });
+
+  it('tells the form of a peering from its sessions, null when it fits none', () => {
+    const s = (neighbor_address: string, address_family?: 'ipv4' | 'ipv6' | 'mp-bgp') => ({
+      spec: { name: 'x', remote_asn: 1, neighbor_address, address_family },
+    });
+    expect(formOf([s('fe80::10%dn42_1')])).to.equal('link-local-mp');
+    expect(formOf([s('fd42::2', 'mp-bgp')])).to.equal('ula-mp');
+    expect(formOf([s('172.20.0.1'), s('fd42::2')])).to.equal('dual-plain');
+    expect(formOf([s('172.20.0.1')])).to.equal(null);
+    expect(formOf([])).to.equal(null);
+  });
+});
