@@ -48,6 +48,7 @@ export const flapLabBench: Benchmark = {
       const s = r.score;
       if (s.located && !s.right)
         progress(`flap-lab: wrong: scenario ${s.index} (${r.scenario.description}): said ${describe(s.primary!.localization)} for ${s.primary!.prefix}`);
+      for (const w of s.noiseWrong) progress(`flap-lab: noise wrong: scenario ${s.index}: ${w.prefix} ${w.said}, truth ${JSON.stringify(w.truth)}`);
       for (const w of s.wrongConfident)
         progress(`flap-lab: CONFIDENT WRONG: scenario ${s.index} (${r.scenario.description}): ${w.prefix} ${w.said}, truth ${JSON.stringify(w.truth)}`);
     }

@@ -78,12 +78,14 @@ describe('Flap lab simulator', () => {
           break;
         }
         case 'moas': {
-          // One prefix, two origins, both announcing at the end, each reached over some peer direction.
+          // One prefix, two origins, both announcing at the end, each reached over some peer direction ...
           expect(sim.faulted).to.deep.equal(s.targets);
           const last = new Map<number, boolean>();
           for (const t of s.toggles) if (t.kind === 'announce' && t.cause === 'fault') last.set(t.origin, t.up);
           expect([...last.keys()].sort()).to.deep.equal(s.truth.origins);
           expect([...last.values()]).to.deep.equal([true, true]);
+          // ... early enough for every node's last report to show both.
+          expect(Math.max(...s.toggles.filter((t) => t.cause === 'fault').map((t) => t.at))).to.be.at.most(s.end - 2 * 60_000);
           const routing = new Routing(s.topology);
           const reached = new Set(s.topology.nodes.flatMap(({ peers }) => peers.map((peer) => routing.path(peer, s.truth.origins!, new Set())?.at(-1))));
           for (const o of s.truth.origins!) expect(reached).to.include(o);

@@ -110,7 +110,8 @@ function buildScenario(rng: Random, topology: Topology, zone: Zone, index: numbe
         ? originFault(rng, topology, window, period)
         : zone === 'path'
           ? pathFault(rng, topology, routing, window, period)
-          : moasFault(rng, topology, routing, window, period);
+          : // The conflict must show in every node's last reports: both origins up from 2.5 minutes before the end.
+            moasFault(rng, topology, routing, { from: faultStart, to: end - 150_000 }, period);
   if (!fault) return null;
   const nodes = topology.nodes.length;
   const churn = churnNoise(rng, topology, start, end, new Set(zone === 'origin' || zone === 'moas' ? fault.targets : []));

@@ -85,6 +85,8 @@ export interface ScenarioScore {
   wrongConfident: { prefix: string; said: string; truth: GroundTruth }[];
   rows: { listed: number; located: number; right: number };
   noise: { listed: number; located: number; right: number; wrongConfident: number };
+  /** Noise rows localised wrongly, at any confidence. */
+  noiseWrong: { prefix: string; said: string; truth: GroundTruth }[];
 }
 
 export function scoreScenario(o: ScenarioOutcome): ScenarioScore {
@@ -112,6 +114,9 @@ export function scoreScenario(o: ScenarioOutcome): ScenarioScore {
       wrongConfident: o.noise.filter(({ row, truth }) => row.localization && row.localization.confidence >= CONFIDENT && !isRight(row.localization, truth))
         .length,
     },
+    noiseWrong: noiseLocated
+      .filter((n) => !isRight(n.row.localization!, n.truth))
+      .map((n) => ({ prefix: n.row.prefix, said: describe(n.row.localization), truth: n.truth })),
   };
 }
 
