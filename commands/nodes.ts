@@ -9,6 +9,7 @@ import type { LiveNode } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
 import type { LoadMore } from './handle.js';
+import { cancelRequestsOfPeerings } from './autopeering-cancel.js';
 
 /** Fields other nodes materialise from; a change to one of them is a topology change. */
 const FACT_FIELDS: readonly (keyof NodePatch)[] = ['asn', 'router_id', 'site', 'loopback_ipv4', 'loopback_ipv6', 'link_local', 'base_template'];
@@ -125,7 +126,8 @@ export function deleteNode(deps: FleetDeps, nodeId: string, metadata: EventMetad
         reason: 'node deleted',
         publish: 'none',
         topology: true,
-        alongside: state.status === 'Live' ? await leaveDnsGroup(state, more) : [],
+        // The node's peerings go with it: their portal requests are cancelled as an operator's removal.
+        alongside: state.status === 'Live' ? [...(await leaveDnsGroup(state, more)), ...(await cancelRequestsOfPeerings(deps.db, more, nodeId, 'all'))] : [],
         result: undefined,
       };
     },

@@ -8,9 +8,7 @@ import type { EventMetadata } from '../infra/eventstore/types.js';
 import { writeNode, type AnswerReader, type FleetDeps, type NodePlan, type NodeWriteOutcome } from './fleet-write.js';
 import { load, type LoadMore } from './handle.js';
 import { nextIds } from './ids.js';
-import { decideRequest, requestDecider } from '../domain/autopeering/request-decide.js';
-import { requestStream, type RequestEvent } from '../domain/autopeering/request.js';
-import { activeRequestOfPeering } from '../projections/autopeering/queries.js';
+import { cancelRequestsOfPeerings } from './autopeering-cancel.js';
 
 const isInternalLink = (p: { is_internal?: boolean; remote_node_id?: string | null }) => !!p.is_internal && !!p.remote_node_id;
 
@@ -109,22 +107,12 @@ export async function deletePeering(deps: FleetDeps, nodeId: string, peeringId: 
         reason: `peering ${before?.name ?? peeringId} deleted`,
         publish: 'always',
         topology: !!before && isInternalLink(before),
-        alongside: await cancelLinkedRequest(deps, more, peeringId),
+        alongside: await cancelRequestsOfPeerings(deps.db, more, nodeId, [peeringId]),
         result: undefined,
       };
     },
     metadata,
   );
-}
-
-/** The cancellation of the provisioned request linked to a peering, as `alongside` writes (none when there is none). */
-async function cancelLinkedRequest(deps: FleetDeps, more: LoadMore, peeringId: number): Promise<NonNullable<NodePlan<unknown>['alongside']>> {
-  const linked = await activeRequestOfPeering(deps.db, peeringId);
-  if (!linked) return [];
-  const stream = requestStream(linked.id);
-  const state = fold(requestDecider, (await more(stream)).events as RequestEvent[]);
-  if (state.status !== 'provisioned' || state.record.peering_id !== peeringId) return [];
-  return [{ streamId: stream, events: decideRequest({ type: 'CancelRequest', request_id: linked.id, by: 'operator' }, state) }];
 }
 
 export interface ProvisionInput {

@@ -476,6 +476,17 @@ describe('Portal: node offers and autopeering requests', function () {
       expect(await offer('tiny1')).to.deep.include({ used_ports: 1, free_ports: 0, remaining: 0, provisioned: 1 });
     });
 
+    it('deleting the node cancels its requests as removed by operator; the node leaves the offers', async () => {
+      const rowsOf = async (token: string) =>
+        ((await portal.get('/autopeering/requests', { token })).body.requests as { node_id: string; id: number }[]).filter((r) => r.node_id === 'tiny1');
+      const [row] = [...(await rowsOf(gamma)), ...(await rowsOf(delta))];
+      expectResponse(await admin.post('/admin/nodes/tiny1/decommission')).status(200);
+      expectResponse(await admin.delete('/admin/nodes/tiny1')).status(204);
+      const rows = (await sys.pool.query(`SELECT status, cancelled_by, reject_reason FROM autopeering_requests WHERE id = $1`, [row.id])).rows;
+      expect(rows).to.deep.equal([{ status: 'cancelled', cancelled_by: 'operator', reject_reason: 'removed by operator' }]);
+      expect(await offer('tiny1')).to.equal(undefined);
+    });
+
     it('a failure after the port is chosen leaves nothing behind: no peering, no generation, no doorbell, no request', async () => {
       const before = await desired('ber1');
       const peerings = await peeringsOf('ber1');
