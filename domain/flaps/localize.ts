@@ -106,6 +106,8 @@ const CONFIDENCE_CAP = 0.95;
 interface Scored {
   row: FlapRow;
   score: number;
+  /** The distinct edges of the row's AS path (none without one). */
+  edges: string[];
 }
 
 /** What the cross-prefix rules need to know of every localisable prefix. */
@@ -161,14 +163,16 @@ function entryOf(active: readonly Scored[], sessions: SessionScores): { node: st
 }
 
 function mainEdgesOf(active: readonly Scored[]): { edge: string; coverage: number }[] {
-  const paths = active.map((a) => a.row.as_path).filter((p): p is number[] => p !== null && p.length >= 2);
+  const withPath = active.filter((a) => a.edges.length);
   const count = new Map<string, number>();
-  for (const p of paths) for (const e of new Set(edgesOf(p))) count.set(e, (count.get(e) ?? 0) + 1);
-  return [...count].map(([edge, n]) => ({ edge, coverage: n / paths.length })).filter((e) => e.coverage >= EDGE_COVERAGE);
+  for (const a of withPath) for (const e of a.edges) count.set(e, (count.get(e) ?? 0) + 1);
+  return [...count].map(([edge, n]) => ({ edge, coverage: n / withPath.length })).filter((e) => e.coverage >= EDGE_COVERAGE);
 }
 
 function flappingOf(prefix: string, rows: readonly FlapRow[], sessions: SessionScores, now: number): { all: Scored[]; info: Flapping } | null {
-  const all = rows.map((row) => ({ row, score: decayTo(row.score, Date.parse(row.captured_at), now) })).sort((a, b) => b.score - a.score);
+  const all = rows
+    .map((row) => ({ row, score: decayTo(row.score, Date.parse(row.captured_at), now), edges: [...new Set(edgesOf(row.as_path ?? []))] }))
+    .sort((a, b) => b.score - a.score);
   const max = all[0]?.score ?? 0;
   if (max < LOCALIZE_MIN_SCORE) return null;
   const active = all.filter((a) => a.score >= max * ACTIVE_SHARE);
@@ -199,22 +203,31 @@ function evidenceFactor(active: readonly Scored[]): number {
   return strength * (0.8 + 0.2 * withPath);
 }
 
-/** Per edge, every flapping row whose path crosses it: its vantage point (node, peer AS), origin and score. */
-type EdgeIndex = ReadonlyMap<string, readonly { prefix: string; vantage: string; origin: number | null; score: number }[]>;
+interface Crossing {
+  prefix: string;
+  vantage: string;
+  origin: number | null;
+  score: number;
+}
+
+/** Per edge, every flapping row whose path crosses it (its vantage point (node, peer AS), origin and score), and each origin's strongest score there. */
+type EdgeIndex = ReadonlyMap<string, { rows: Crossing[]; originMax: Map<number, number> }>;
 
 function edgeIndexOf(flapping: Iterable<Flapping>): EdgeIndex {
-  const out = new Map<string, { prefix: string; vantage: string; origin: number | null; score: number }[]>();
+  const out = new Map<string, { rows: Crossing[]; originMax: Map<number, number> }>();
   for (const f of flapping)
-    for (const { row, score } of f.active)
-      for (const e of new Set(edgesOf(row.as_path ?? []))) {
-        if (!out.has(e)) out.set(e, []);
-        out.get(e)!.push({ prefix: row.prefix, vantage: vantageOf(row), origin: row.origin_asn, score });
+    for (const { row, score, edges } of f.active)
+      for (const e of edges) {
+        let at = out.get(e);
+        if (!at) out.set(e, (at = { rows: [], originMax: new Map() }));
+        at.rows.push({ prefix: row.prefix, vantage: vantageOf(row), origin: row.origin_asn, score });
+        if (row.origin_asn !== null) at.originMax.set(row.origin_asn, Math.max(at.originMax.get(row.origin_asn) ?? 0, score));
       }
   return out;
 }
 
 /** The rows crossing `edge` at least `share` as strong as `score`: weaker churn elsewhere on a path is not the same fault. */
-const crossing = (edges: EdgeIndex, edge: string, score: number, share: number) => (edges.get(edge) ?? []).filter((x) => x.score >= score * share);
+const crossing = (edges: EdgeIndex, edge: string, score: number, share: number) => (edges.get(edge)?.rows ?? []).filter((x) => x.score >= score * share);
 
 interface Verdict {
   zone: Zone;
@@ -290,13 +303,13 @@ function nearVerdict(f: Flapping, byPrefix: ReadonlyMap<string, Flapping>, edges
  * (1: none has more) and whether another edge comes close (`rival`: at least 80 %).
  */
 function dominanceOf(edge: string, edges: EdgeIndex, byPrefix: ReadonlyMap<string, Flapping>): { dominance: number; rival: boolean } {
-  const cover = (e: string) => (edges.get(e) ?? []).length;
+  const cover = (e: string) => edges.get(e)?.rows.length ?? 0;
   const mine = cover(edge);
   let other = 0;
   const seen = new Set([edge]);
-  for (const prefix of new Set((edges.get(edge) ?? []).map((x) => x.prefix)))
-    for (const { row } of byPrefix.get(prefix)!.active)
-      for (const e of edgesOf(row.as_path ?? [])) {
+  for (const prefix of new Set((edges.get(edge)?.rows ?? []).map((x) => x.prefix)))
+    for (const { edges: crossed } of byPrefix.get(prefix)!.active)
+      for (const e of crossed) {
         if (seen.has(e)) continue;
         seen.add(e);
         other = Math.max(other, cover(e));
@@ -333,7 +346,7 @@ function pathVerdict(f: Flapping, edges: EdgeIndex, byPrefix: ReadonlyMap<string
   if (best.vantage < 3) confidence *= 0.9;
   // Even then a detour shared by every rerouted direction can outnumber the broken link: never 0.8 for a path.
   confidence = Math.min(confidence, PATH_CAP);
-  const carrier = f.active.find((a) => a.row.as_path && edgesOf(a.row.as_path).includes(pick)) ?? f.active[0];
+  const carrier = f.active.find((a) => a.edges.includes(pick)) ?? f.active[0];
   return {
     zone: 'path',
     confidence: clamp(confidence * evidenceFactor(f.active)),
@@ -357,9 +370,8 @@ function originVerdict(f: Flapping, all: readonly Scored[], edges: EdgeIndex): V
   // Prefixes of other origins flapping as strongly over some of the same links: more likely one cause on the way
   // (whose edge the detours hide) than two origins flapping at once.
   const coFlapping = new Set<number>();
-  for (const { row } of f.active)
-    for (const e of edgesOf(row.as_path ?? []))
-      for (const x of crossing(edges, e, f.active[0].score, SIMILAR)) if (x.origin !== null && x.origin !== f.origin) coFlapping.add(x.origin);
+  for (const e of new Set(f.active.flatMap((a) => a.edges)))
+    for (const [origin, max] of edges.get(e)?.originMax ?? []) if (origin !== f.origin && max >= f.active[0].score * SIMILAR) coFlapping.add(origin);
   if (coFlapping.size) confidence *= coFlapping.size >= 3 ? 0.6 : 0.75;
   return {
     zone: 'origin',
