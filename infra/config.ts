@@ -261,7 +261,31 @@ export const settings = {
   captchaVerifyUrl: setting('CAPTCHA_VERIFY_URL', 'siteverify URL of the external captcha provider', optional(url('https:', 'http:')), undefined),
   captchaVerifySecret: setting('CAPTCHA_VERIFY_SECRET', 'secret for the external captcha siteverify call', optional(secret), undefined, true),
   accountSessionTtlSeconds: setting('ACCOUNT_SESSION_TTL_SECONDS', 'lifetime of an account session token (s)', positiveInt, 86_400),
-  portalUrl: setting('PORTAL_URL', 'public URL of the autopeering portal', optional(url('https:', 'http:')), undefined),
+  portalUrl: setting(
+    'PORTAL_URL',
+    "public URL of the autopeering portal (the login callback sends the browser to its /auth/complete); absent: CONTROL_URL's /portal/ when this process also serves the identity role, else portal login answers 503",
+    optional(url('https:', 'http:')),
+    undefined,
+  ),
+  portalOidcIssuer: setting(
+    'PORTAL_OIDC_ISSUER',
+    'OIDC issuer the portal logs its users in with (our identity service); it also verifies /autopeering/session JWTs against its key set; absent: IDENTITY_ISSUER when this process also serves the identity role, else portal login and /autopeering/session answer 503',
+    optional(url('https:', 'http:')),
+    undefined,
+  ),
+  portalClientId: setting(
+    'PORTAL_CLIENT_ID',
+    'client_id of the portal, a confidential OAuth client registered at PORTAL_OIDC_ISSUER with redirect URI CONTROL_URL/control/v1/autopeering/auth/callback; absent: registered automatically when this process also serves the identity role, else portal login answers 503',
+    optional(text),
+    undefined,
+  ),
+  portalClientSecret: setting(
+    'PORTAL_CLIENT_SECRET',
+    'client_secret of PORTAL_CLIENT_ID; absent with PORTAL_CLIENT_ID set: portal login answers 503',
+    optional(text),
+    undefined,
+    true,
+  ),
   controlUrl: setting('CONTROL_URL', 'public URL of the control server', url('https:', 'http:'), 'http://127.0.0.1:8080'),
   siteUrl: setting('SITE_URL', 'public URL of the home site (its sitemap and robots.txt name it)', url('https:', 'http:'), 'http://127.0.0.1:8083'),
   consoleUrl: setting(

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { fold } from '../../domain/decider.js';
+import { Conflict } from '../../domain/errors.js';
 import { oauthClientDecider, oauthClientStream, type OAuthClientEvent } from '../../domain/identity/oauth-clients.js';
 import { sha256Hex } from '../../domain/sha256.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
@@ -66,4 +67,38 @@ export async function deregisterOAuthClient(deps: OidcStorageDeps, clientId: str
   );
   await deps.settle?.();
   return result;
+}
+
+/**
+ * Registers an application under a client id and secret the caller chose (the
+ * portal's own client at the identity service of the same process), unless it
+ * is registered already with exactly them: safe to run at every start, by every
+ * instance at once (the loser of a race finds the winner's registration).
+ * Throws `Conflict` when the id is taken otherwise (deregistered, other secret).
+ */
+export async function ensureOAuthClient(
+  deps: OidcStorageDeps,
+  input: NewOAuthClient & { client_id: string; client_secret: string },
+  metadata: EventMetadata,
+): Promise<'registered' | 'present'> {
+  const streamId = oauthClientStream(input.client_id);
+  const client = {
+    client_id: input.client_id,
+    name: input.name,
+    redirect_uris: input.redirect_uris,
+    confidential: input.confidential,
+    secret_sha256: sha256Hex(input.client_secret),
+  };
+  const state = async () => fold(oauthClientDecider, (await deps.store.readStream(streamId)) as unknown as OAuthClientEvent[]);
+  const same = (s: Awaited<ReturnType<typeof state>>) =>
+    s.status === 'Registered' && s.client.secret_sha256 === client.secret_sha256 && s.client.redirect_uris.join('\n') === client.redirect_uris.join('\n');
+  if (same(await state())) return 'present';
+  try {
+    await handleCommand(deps.store, streamId, oauthClientDecider, { type: 'RegisterOAuthClient', client, now: deps.now() }, metadata);
+  } catch (err) {
+    if (!(err instanceof Conflict) || !same(await state())) throw err;
+    return 'present';
+  }
+  await deps.settle?.();
+  return 'registered';
 }

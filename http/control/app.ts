@@ -52,7 +52,7 @@ import { AgentMetrics } from '../../infra/metrics/agents.js';
 import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
 import { fleetHealth } from './health/routes.js';
 import { portalGate } from './portal/auth.js';
-import { portalRoutes } from './portal/routes.js';
+import { portalRoutes, type PortalOptions } from './portal/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -64,6 +64,8 @@ export interface ControlAppOptions {
    * own tables when this process serves the registry too.
    */
   roaSource?: RoaSource | null;
+  /** The portal login: the local identity service's client when this process serves it too (`npm start`). */
+  portal?: PortalOptions;
 }
 
 export function createControlApp(ctx: ServiceContext, options: ControlAppOptions = {}): Express {
@@ -128,7 +130,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     fleetOpsRoutes(ctx),
     autopeeringAdminRoutes(ctx),
     ...dnsRoutes(ctx),
-    ...portalRoutes(ctx),
+    ...portalRoutes(ctx, options.portal),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
   routers.push(publicApi);
@@ -142,6 +144,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
         admin: { type: 'http', scheme: 'bearer', description: 'static admin token or account session token' },
         agent: { type: 'http', scheme: 'bearer', description: 'agent token bound to one node' },
         portal: { type: 'http', scheme: 'bearer', description: 'portal session token (opaque; from POST /autopeering/auth/exchange)' },
+        identity: { type: 'http', scheme: 'bearer', description: 'identity-service session JWT (verified against its JWKS)' },
       },
     },
     routers,

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { limitServer } from '../../http/shared/server-limits.js';
 import { flushAnonymousRefusals } from '../../http/shared/audit.js';
 import { createControlApp } from '../../http/control/app.js';
+import { registerLocalPortalClient } from '../../http/control/portal/local-client.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 import { createIdentityApp } from '../../http/identity/app.js';
 import { createRegistryApp } from '../../http/registry/app.js';
@@ -152,7 +153,9 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   };
   // A control server next to the replica reads its tables for the ROA set, unless REGISTRY_URL names a replica.
   const roaSource = wanted.has('registry') && config.registryUrl === undefined ? localRoaSource(context.pool) : undefined;
-  if (wanted.has('control')) await listen('control', createControlApp(context, { roaSource }), config.controlPort);
+  // With the identity role here too, the portal logs in there with no settings (its client registered idempotently).
+  const portal = wanted.has('control') && wanted.has('identity') ? { localClient: await registerLocalPortalClient(context) } : undefined;
+  if (wanted.has('control')) await listen('control', createControlApp(context, { roaSource, portal }), config.controlPort);
   if (wanted.has('identity')) await listen('identity', createIdentityApp(context), config.identityPort);
   if (wanted.has('registry')) await listen('registry', createRegistryApp(context), config.registryPort);
   const registrySync = wanted.has('registry') ? startRegistrySync(context) : undefined;

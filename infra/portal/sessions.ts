@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { PortalProfile } from '../../domain/autopeering/portal-profile.js';
 import { sha256Hex } from '../../domain/sha256.js';
 import type { MigrationSet } from '../db/migrate.js';
-import type { Queryable } from '../db/pool.js';
+import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
 
 /** The `portal_sessions` and `portal_login_transactions` tables (applied with the other state migrations). */
 export const portalMigrations: MigrationSet = { name: 'portal', dir: fileURLToPath(new URL('./migrations', import.meta.url)) };
@@ -215,4 +215,36 @@ export async function prunePortal(db: Queryable, now: Date): Promise<number> {
   const a = await db.query('DELETE FROM portal_sessions WHERE expires_at < $1', [after(now, -86_400)]);
   const b = await db.query('DELETE FROM portal_login_transactions WHERE expires_at < $1', [now]);
   return (a.rowCount ?? 0) + (b.rowCount ?? 0);
+}
+
+/**
+ * Runs `work` with the session's upstream tokens while holding its row lock, so
+ * two refreshes of one session never both spend the same (rotating) refresh
+ * token. `work` saves new tokens through `save` on the same connection; they are
+ * committed even when `work` answers an error value afterwards.
+ */
+export async function withUpstreamTokens<T>(
+  pool: Pool,
+  id: string,
+  work: (upstream: UpstreamTokens, save: (tokens: UpstreamTokens) => Promise<void>) => Promise<T>,
+): Promise<T> {
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ access_token: string | null; access_expires_at: Date | null; refresh_token: string | null }>(
+      'SELECT access_token, access_expires_at, refresh_token FROM portal_sessions WHERE id = $1 FOR UPDATE',
+      [id],
+    );
+    const row = rows[0];
+    const upstream: UpstreamTokens = row
+      ? { accessToken: row.access_token, accessExpiresAt: row.access_expires_at, refreshToken: row.refresh_token }
+      : { accessToken: null, accessExpiresAt: null, refreshToken: null };
+    const save = async (tokens: UpstreamTokens) => {
+      await client.query('UPDATE portal_sessions SET access_token = $2, access_expires_at = $3, refresh_token = $4 WHERE id = $1', [
+        id,
+        tokens.accessToken,
+        tokens.accessExpiresAt,
+        tokens.refreshToken,
+      ]);
+    };
+    return work(upstream, save);
+  });
 }

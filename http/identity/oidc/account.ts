@@ -82,13 +82,15 @@ const present = <T extends Record<string, unknown>>(claims: T): Partial<T> =>
  * Every claim of the identity; the provider keeps those of the granted scopes.
  * `name` is the person's name (the as-name when the AS names no person);
  * `active_name` the as-name, `active_person` the person's handle; `dn42.timestamp`
- * is when the registry was asked (Unix seconds).
+ * is when the registry was asked (Unix seconds). `dn42.mnt` repeats `active_mnt`:
+ * relying parties written for the other dn42 OpenID providers read the
+ * maintainer there, so they work here by changing only the discovery URL.
  */
 export function claimsOf(approval: ApprovalRecord, identity: ReplicaIdentity, use: string, at: number): AccountClaims {
   const base = {
     sub: approval.sub,
     ...present({ preferred_username: `AS${approval.asn}`, name: identity.name ?? identity.as_name, email: identity.email }),
-    dn42: { asn: approval.asn, active_mnt: approval.mntner, route: identity.route, route6: identity.route6, timestamp: at },
+    dn42: { asn: approval.asn, active_mnt: approval.mntner, mnt: approval.mntner, route: identity.route, route6: identity.route6, timestamp: at },
   };
   if (use !== 'id_token') return base;
   return { ...base, mnt_by: identity.mnt_by, auth_method: approval.method, ...present({ active_name: identity.as_name, active_person: identity.person }) };

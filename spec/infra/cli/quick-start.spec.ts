@@ -321,6 +321,43 @@ describe('The README quick start on a fresh data directory', function () {
     expect((again as oidc.ResponseBodyError).error).to.equal('invalid_grant');
   });
 
+  it('serves a working portal login with no portal setting: the portal registered itself at the identity service', async () => {
+    const start = await json(await fetch(`${control}/control/v1/autopeering/auth/login-url?next=/requests`));
+    expect(start.status, JSON.stringify(start.body)).to.equal(200);
+    const authorize = new URL(start.body.authorize_url);
+    expect(`${authorize.origin}${authorize.pathname}`).to.equal(`${identity}/authorize`);
+    const context = await json(await fetch(`${identity}/api/v1/oauth/authorize-context${authorize.search}`));
+    expect(context.status, JSON.stringify(context.body)).to.equal(200);
+    expect(context.body.client).to.deep.equal({ name: 'Autopeering portal' });
+    const approve = await json(
+      await fetch(`${identity}/api/v1/oauth/approve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${demoSession}` },
+        body: JSON.stringify({ ...context.body.params, deny: false }),
+      }),
+    );
+    expect(approve.status, JSON.stringify(approve.body)).to.equal(200);
+    // The redirect URI names CONTROL_URL (its default port 8080); this walk's control server listens elsewhere.
+    const redirect = new URL(approve.body.redirect_to);
+    expect(redirect.pathname).to.equal('/control/v1/autopeering/auth/callback');
+    const callback = await fetch(`${control}${redirect.pathname}${redirect.search}`, { redirect: 'manual' });
+    expect(callback.status).to.equal(302);
+    const complete = new URL(callback.headers.get('location')!);
+    expect(complete.pathname).to.equal('/portal/auth/complete');
+    expect(complete.searchParams.get('next')).to.equal('/requests');
+    const exchanged = await json(
+      await fetch(`${control}/control/v1/autopeering/auth/exchange`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ handoff: complete.searchParams.get('handoff') }),
+      }),
+    );
+    expect(exchanged.status, JSON.stringify(exchanged.body)).to.equal(200);
+    const me = await json(await fetch(`${control}/control/v1/autopeering/me`, { headers: { authorization: `Bearer ${exchanged.body.session_token}` } }));
+    expect(me.status, JSON.stringify(me.body)).to.equal(200);
+    expect(me.body.profile).to.deep.include({ asn: DEMO_ASN, mntner: 'DEMO-MNT', route: ['172.23.250.0/27'], route6: ['fd42:de30:1234::/48'] });
+  });
+
   it('stops on Ctrl-C with exit code 0, without an error or a stack trace in its output', async () => {
     const run = await server.stop('SIGINT');
     expect(run.code, run.stderr).to.equal(0);

@@ -114,6 +114,7 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
       dn42: {
         asn: GAMMA_ASN,
         active_mnt: GAMMA_MNT,
+        mnt: GAMMA_MNT,
         route: ['172.20.42.0/27'],
         route6: ['fd42:4242:10::/48'],
         timestamp: Math.floor(f.sys.clock.now().getTime() / 1000),
@@ -329,6 +330,13 @@ describe('Identity OIDC provider: the flow of a third-party app (openid-client)'
     expect(tokens.claims()!.mnt_by).to.have.members([GAMMA_MNT, 'ALPHA-MNT']).and.have.length(2);
     const info = await oidc.fetchUserInfo(config, tokens.access_token, sub);
     expect(info.dn42).to.deep.include({ asn: GAMMA_ASN, active_mnt: GAMMA_MNT });
+  });
+
+  it('names the maintainer in dn42.mnt too, the field the other dn42 providers use, in UserInfo and the ID token', async () => {
+    const tokens = await signIn(f, config, APP_REDIRECT, session);
+    expect((tokens.claims()!.dn42 as Record<string, unknown>).mnt).to.equal(GAMMA_MNT);
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, sub);
+    expect(info.dn42).to.deep.include({ mnt: GAMMA_MNT, active_mnt: GAMMA_MNT });
   });
 
   it('stops issuing tokens once the maintainer no longer maintains the AS (looked up live)', async () => {
