@@ -285,6 +285,15 @@ export function lowestFreePort(node: PortHolder): number | undefined {
   return undefined;
 }
 
+/** Link-local addresses an interface spec names: its peer link-local and either side of its link-local `addresses`. */
+function linkLocalsOf(spec: InterfaceSpec): string[] {
+  const texts = [spec.peer_link_local ?? '', ...(spec.addresses ?? []).flatMap((a) => a.split(/\s+peer\s+/))];
+  return texts
+    .map((t) => parseIp(t.trim().split('/')[0]))
+    .filter((ip) => isIpv6LinkLocal(ip))
+    .map((ip) => formatIp(ip!));
+}
+
 /** What one request creates on the node, and the `provision` block handed back. */
 export interface ProvisionPlan {
   peering: PeeringIn;
@@ -334,10 +343,8 @@ export function planProvision(node: LiveNode | undefined, nodeId: string, asn: n
       { loc: ['body', 'link_local'], msg: "equals the node's link-local address", type: 'link_local' },
     ]);
   }
-  const clash = node.interfaces.find((i) => {
-    const other = i.spec.peer_link_local ? parseIp(i.spec.peer_link_local.split('/')[0]) : null;
-    return other !== null && formatIp(other) === formatIp(linkLocal);
-  });
+  const wanted = formatIp(linkLocal);
+  const clash = node.interfaces.find((i) => linkLocalsOf(i.spec).includes(wanted));
   if (clash)
     throw new Conflict(`link_local ${requested.link_local} is already used by interface '${clash.spec.name}' on node ${nodeId}; choose another link_local`);
 

@@ -1,8 +1,9 @@
 import { expect } from 'chai';
-import { capacityOf, defaultLinkLocal, isHostPort, lowestFreePort, portalNames, validateCreate } from '../../../domain/autopeering/create.js';
+import { capacityOf, defaultLinkLocal, isHostPort, lowestFreePort, planProvision, portalNames, validateCreate } from '../../../domain/autopeering/create.js';
 import { DEFAULT_AUTOPEERING_POLICY } from '../../../domain/autopeering/policy.js';
-import { formOf } from '../../../domain/autopeering/view.js';
-import { Validation } from '../../../domain/errors.js';
+import { displayedOf, formOf, liveOf } from '../../../domain/autopeering/view.js';
+import type { LiveNode } from '../../../domain/node/state.js';
+import { Conflict, Validation } from '../../../domain/errors.js';
 
 const KEY = 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
 const holder = (ports: number[], range?: string) => ({
@@ -100,5 +101,53 @@ describe('autopeering: request rules', () => {
     expect(formOf([s('172.20.0.1'), s('fd42::2')])).to.equal('dual-plain');
     expect(formOf([s('172.20.0.1')])).to.equal(null);
     expect(formOf([])).to.equal(null);
+  });
+
+  it('refuses a link-local address another interface of the node names in its addresses (409)', () => {
+    const node = {
+      node_id: 'n',
+      lifecycle: 'active',
+      autopeering: { ...DEFAULT_AUTOPEERING_POLICY, enabled: true },
+      fields: { asn: 4242420001, router_id: '172.20.0.1', link_local: 'fe80::1' },
+      peerings: [],
+      sessions: [],
+      interfaces: [{ id: 1, peering_id: null, enabled: true, sort_order: 0, spec: { name: 'wg_x', addresses: ['fe80::1/64 peer fe80::10/128'] } }],
+    } as unknown as LiveNode;
+    const request = validateCreate({ node_id: 'n', public_key: KEY }, 4242420010);
+    expect(() => planProvision(node, 'n', 4242420010, 0, request)).to.throw(Conflict, "link_local fe80::10 is already used by interface 'wg_x' on node n");
+    expect(planProvision(node, 'n', 4242420011, 0, validateCreate({ node_id: 'n', public_key: KEY }, 4242420011)).provision.listen_port).to.equal(51800);
+  });
+
+  it('live for one multiprotocol session: no sessions array, per-family routes unknown, seconds established up to the snapshot', () => {
+    const shown = displayedOf(null, {
+      node_id: 'n',
+      name: 'autopeer_1',
+      notes: null,
+      interfaces: [{ name: 'dn42_1', spec: { name: 'dn42_1', listen_port: 51800, peer_link_local: 'fe80::1', peer: { public_key: KEY } } }],
+      sessions: [{ name: 'autopeer_1', spec: { name: 'autopeer_1', remote_asn: 1, neighbor_address: 'fe80::1', address_family: 'mp-bgp' } }],
+    });
+    const live = liveOf(
+      {
+        node_id: 'n',
+        captured_at: '2026-11-01T12:00:00Z',
+        containers: [],
+        interfaces: [],
+        wireguard_interfaces: [{ name: 'dn42_1', peers: [{ public_key: KEY, rx_bytes: 1, tx_bytes: 2 }] }],
+        bgp_protocols: [{ name: "'autopeer_1'", state: 'established', since: '2026-11-01T11:00:00Z', routes_imported: 7 }],
+        self_metrics: { cpu: 0, rss: 0, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null },
+      },
+      shown,
+    );
+    expect(live).to.deep.equal({
+      bgp_state: 'established',
+      bgp_health: 'up',
+      since: '2026-11-01T11:00:00Z',
+      observed_at: '2026-11-01T12:00:00.000Z',
+      established_seconds: 3600,
+      wireguard: { latest_handshake_at: null, rx_bytes: 1, tx_bytes: 2 },
+      routes: { ipv4: null, ipv6: null },
+      sessions: null,
+    });
+    expect(liveOf(null, shown)).to.equal(null);
   });
 });
