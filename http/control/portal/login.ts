@@ -3,6 +3,8 @@ import type { Response } from 'express';
 import { profileOfClaims } from '../../../domain/autopeering/portal-profile.js';
 import { ProviderUnavailable, UpstreamRefused, type PortalRelyingParty } from '../../../infra/portal/relying-party.js';
 import { beginLogin, exchangeHandoff, openWithHandoff, randomSecret, takeLogin } from '../../../infra/portal/sessions.js';
+import { rateLimit, type RateLimit } from '../../../infra/rate-limit.js';
+import { clientAddress } from '../../shared/client-address.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import { ApiRouter, type OtherBody } from '../../shared/routes.js';
@@ -11,6 +13,9 @@ import { siteRelativeNext } from './next.js';
 import { ExpiresAt, PORTAL_TAGS, Profile } from './schemas.js';
 
 export const INVALID_HANDOFF = 'invalid, expired or already used handoff code';
+/** Logins one client address may start (each stores a transaction until it expires): 60 per 10 minutes. */
+export const PORTAL_LOGIN_LIMIT = { pool: 'portal-login', limit: 60, windowSeconds: 600 } as const;
+export const TOO_MANY_LOGINS = 'too many portal logins from this address; retry in a few minutes';
 
 /**
  * Values of `error=` on the callback's redirect to `{portal_url}/auth/complete`
@@ -27,6 +32,7 @@ export const CALLBACK_ERRORS = {
 export type CallbackError = keyof typeof CALLBACK_ERRORS;
 
 const LOGIN_UNAVAILABLE = `portal login not configured (missing settings are named) / ${IDENTITY_UNAVAILABLE}`;
+const LOGIN_REFUSALS = { 429: TOO_MANY_LOGINS, 503: LOGIN_UNAVAILABLE };
 const NextQuery = Type.Object({
   next: Type.Optional(Type.String({ description: 'where the portal goes after the login; kept only when site-relative (`/x`), else discarded' })),
 });
@@ -34,6 +40,7 @@ const redirect = (description: string): OtherBody => ({ mediaType: 'text/plain',
 
 /** `/autopeering/auth/login`, `/login-url`, `/callback`, `/exchange` (document 3, "Autopeering portal API"). */
 export function portalLoginRoutes(ctx: ServiceContext, wiring: PortalLoginWiring): ApiRouter {
+  const limit = rateLimit(ctx.pool, PORTAL_LOGIN_LIMIT);
   return new ApiRouter('/control/v1')
     .route({
       method: 'get',
@@ -42,10 +49,10 @@ export function portalLoginRoutes(ctx: ServiceContext, wiring: PortalLoginWiring
       tags: PORTAL_TAGS,
       security: [],
       query: NextQuery,
-      responses: { 302: redirect('to the authorization page of the identity service (Location)'), 503: LOGIN_UNAVAILABLE },
+      responses: { 302: redirect('to the authorization page of the identity service (Location)'), ...LOGIN_REFUSALS },
       handler: async (req, res) => {
         res.setHeader('Cache-Control', 'no-store');
-        res.redirect(302, (await startLogin(ctx, relyingParty(wiring), req.validQuery.next)).href);
+        res.redirect(302, (await startLogin(ctx, relyingParty(wiring), limit, clientAddress(req), req.validQuery.next)).href);
       },
     })
     .route({
@@ -57,11 +64,11 @@ export function portalLoginRoutes(ctx: ServiceContext, wiring: PortalLoginWiring
       query: NextQuery,
       responses: {
         200: Type.Object({ authorize_url: Type.String({ description: 'the identity service authorization page with this login transaction' }) }),
-        503: LOGIN_UNAVAILABLE,
+        ...LOGIN_REFUSALS,
       },
       handler: async (req, res) => {
         res.setHeader('Cache-Control', 'no-store');
-        res.json({ authorize_url: (await startLogin(ctx, relyingParty(wiring), req.validQuery.next)).href });
+        res.json({ authorize_url: (await startLogin(ctx, relyingParty(wiring), limit, clientAddress(req), req.validQuery.next)).href });
       },
     })
     .route({
@@ -127,8 +134,12 @@ export function portalLoginRoutes(ctx: ServiceContext, wiring: PortalLoginWiring
     });
 }
 
-/** Creates a login transaction and answers its authorization URL (503 when the identity service cannot be reached). */
-async function startLogin(ctx: ServiceContext, rp: PortalRelyingParty, next: string | undefined): Promise<URL> {
+/**
+ * Creates a login transaction and answers its authorization URL (503 when the
+ * identity service cannot be reached; 429 past `PORTAL_LOGIN_LIMIT` for the address).
+ */
+async function startLogin(ctx: ServiceContext, rp: PortalRelyingParty, limit: RateLimit, address: string, next: string | undefined): Promise<URL> {
+  if (!(await limit.take(address, ctx.now()))) throw new HttpError(429, TOO_MANY_LOGINS);
   const checks = { state: randomSecret(), nonce: randomSecret(), codeVerifier: randomSecret() };
   let url: URL;
   try {

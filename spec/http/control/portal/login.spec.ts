@@ -304,6 +304,17 @@ describe('Portal login through the identity service (openid-client relying party
     expectResponse(await portal.get('/control/v1/autopeering/me', { token: identitySession })).status(401);
   });
 
+  it('lets one client address start 60 logins per 10 minutes, then answers 429', async () => {
+    const from = (address: string) => ({ headers: { 'cf-connecting-ip': address } });
+    for (let i = 0; i < 60; i++) expect((await portal.get('/control/v1/autopeering/auth/login-url', from('10.1.2.3'))).status).to.equal(200);
+    expectResponse(await portal.get('/control/v1/autopeering/auth/login', from('10.1.2.3')))
+      .status(429)
+      .detail('too many portal logins from this address; retry in a few minutes');
+    expect((await portal.get('/control/v1/autopeering/auth/login', from('10.1.2.4'))).status).to.equal(302);
+    f.sys.clock.advance(600_000);
+    expect((await portal.get('/control/v1/autopeering/auth/login', from('10.1.2.3'))).status).to.equal(302);
+  });
+
   it('registers the portal client once: a second start finds it (idempotent)', async () => {
     const again = await registerLocalPortalClient(f.sys.context);
     const list = await api(f.url, { token: OIDC_ADMIN_TOKEN }).get('/api/v1/admin/oauth-clients');
