@@ -1,9 +1,11 @@
 import { expect } from 'chai';
 import { createControlApp } from '../../http/control/app.js';
+import { registerLocalPortalClient } from '../../http/control/portal/local-client.js';
 import { createRegistryApp } from '../../http/registry/app.js';
 import { issueAgentToken } from '../support/agents.js';
 import { api } from '../support/http.js';
 import { grantFor, REGISTRY_TOKEN, startIdentity, type IdentityFixture } from '../support/identity.js';
+import { givenPortalSession } from '../support/portal.js';
 import { startApp } from '../support/system.js';
 import { bgp, node, wg } from '../http/control/fleet/support.js';
 import { Generator, operations, prng, type FuzzRequest, type Schema } from './support/fuzz.js';
@@ -38,7 +40,9 @@ describe('a fuzz pass over every operation of the three OpenAPI documents', func
 
   before(async () => {
     id = await startIdentity({ ADMIN_TOKEN, IDENTITY_ADMIN_TOKEN: IDENTITY_ADMIN, CAPTCHA_SECRET: 'fuzz-spec-captcha-secret-0123456789' });
-    const control = await startApp(createControlApp(id.sys.context));
+    // The portal logs in at this identity service, as under npm start.
+    const localClient = await registerLocalPortalClient(id.sys.context);
+    const control = await startApp(createControlApp(id.sys.context, { portal: { localClient } }));
     const registry = await startApp(createRegistryApp(id.sys.context));
     servers.push(control, registry);
     const admin = api(`${control.url}/control/v1`, { token: ADMIN_TOKEN });
@@ -71,7 +75,8 @@ describe('a fuzz pass over every operation of the three OpenAPI documents', func
       neighbor_address: 'fe80::2',
     });
     for (const k of Object.keys(known)) if (known[k] === undefined) delete known[k];
-    Object.assign(credentials, { admin: ADMIN_TOKEN, agent: agent.token, session: session2.token, service: REGISTRY_TOKEN });
+    const portal = await givenPortalSession(id.sys, { asn: 4242420001, mnt: 'ALPHA-MNT' });
+    Object.assign(credentials, { admin: ADMIN_TOKEN, agent: agent.token, session: session2.token, service: REGISTRY_TOKEN, portal, identity: session2.token });
     for (const [name, prefix, base] of [
       ['control', '/control/v1', control.url],
       ['identity', '/api/v1', id.url],
