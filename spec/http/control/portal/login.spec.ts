@@ -246,6 +246,26 @@ describe('Portal login through the identity service (openid-client relying party
     expectResponse(await portal.post('/control/v1/autopeering/auth/exchange', {})).status(422);
   });
 
+  it('refreshes silently when the identity service refuses an access token our clock still deems live, then retries UserInfo once', async () => {
+    const { token } = await loggedIn();
+    const before = await upstreamOf(token);
+    // As if the provider had retired the token early: UserInfo answers invalid_token.
+    await f.sys.pool.query('UPDATE portal_sessions SET access_token = $2 WHERE access_token = $1', [before.access_token, 'retired-by-the-provider']);
+    const res = await portal.post('/control/v1/autopeering/auth/refresh-claims', undefined, { token });
+    expectResponse(res).status(200);
+    expect(res.body.profile).to.deep.include({ asn: GAMMA_ASN, mntner: GAMMA_MNT });
+    const after = await upstreamOf(token);
+    expect(after.access_token).to.not.be.oneOf([before.access_token, 'retired-by-the-provider']);
+    expect(after.refresh_token).to.not.equal(before.refresh_token);
+  });
+
+  it('spends a rotating refresh token once when two refresh-claims of one session race', async () => {
+    const { token } = await loggedIn();
+    f.sys.clock.advance(3600_000);
+    const results = await Promise.all([1, 2].map(() => portal.post('/control/v1/autopeering/auth/refresh-claims', undefined, { token })));
+    expect(results.map((r) => r.status)).to.deep.equal([200, 200]);
+  });
+
   it('answers refresh-claims with 401 once the identity service no longer accepts the login (maintainer gone)', async () => {
     const { token } = await loggedIn();
     f.repo.put(
