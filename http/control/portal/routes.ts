@@ -8,6 +8,8 @@ import { portalMeRoutes } from './me.js';
 import { portalNodeRoutes } from './nodes.js';
 import { portalRequestRoutes } from './requests.js';
 import { portalSessionRoutes } from './session.js';
+import { portalFlapViewRoutes } from './view-flaps.js';
+import { portalFleetViewRoutes } from './view-fleet.js';
 
 export interface PortalOptions {
   /** The portal's client at the identity service of this process (`registerLocalPortalClient`); absent: the PORTAL_* settings. */
@@ -28,5 +30,7 @@ export function portalRoutes(ctx: ServiceContext, options: PortalOptions = {}): 
     portalMeRoutes(ctx),
     portalNodeRoutes(ctx),
     portalRequestRoutes(ctx),
+    portalFleetViewRoutes(ctx),
+    portalFlapViewRoutes(ctx),
   ];
 }

@@ -9,7 +9,7 @@ import { flapPeersView, flapPeerView } from './views/flap-peers.js';
 
 const closed = { additionalProperties: false } as const;
 
-const PeerSession = Type.Object(
+export const PeerSession = Type.Object(
   {
     node_id: Type.String(),
     session: Type.String({ description: 'BIRD protocol name' }),
@@ -20,7 +20,7 @@ const PeerSession = Type.Object(
   closed,
 );
 
-const peerRow = {
+export const peerRow = {
   asn: Type.Integer(),
   name: NullableString,
   severity: Type.Number({
@@ -35,6 +35,15 @@ const peerRow = {
   sessions: Type.Array(PeerSession),
 };
 const PeerRow = Type.Object(peerRow, { ...closed, description: 'flap peer row (document 3, "Other flap records")' });
+
+/** The list sizes of `/ui/fleet/flap-peers/{asn}` (and of the portal's `/my/flaps`). */
+export const FlapPeerQuery = Type.Object(
+  {
+    prefixes_limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+    alerts_limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
+  },
+  closed,
+);
 
 const AsnParams = Type.Object({ asn: Type.Integer({ minimum: 1, maximum: 4294967295 }) });
 
@@ -62,13 +71,7 @@ export function uiFlapPeerRoutes(ctx: ServiceContext): ApiRouter {
       summary:
         "one peer AS's row with its prefix flap rows (score >= 0.5) and its alerts (prefix alerts of its direction, session alerts of its eBGP sessions), newest first",
       params: AsnParams,
-      query: Type.Object(
-        {
-          prefixes_limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
-          alerts_limit: Type.Integer({ minimum: 1, maximum: 100, default: 20 }),
-        },
-        closed,
-      ),
+      query: FlapPeerQuery,
       responses: {
         200: Type.Object(
           {

@@ -84,6 +84,20 @@ const Feed = Type.Object(
 );
 const Summary = Type.Object({ near: Type.Integer(), origin: Type.Integer(), path: Type.Integer(), moas: Type.Integer() }, closed);
 const common = { generated_at: Type.String(), feeds: Type.Array(Feed), localization_summary: Summary };
+/** The answer of `/ui/fleet/prefix-flaps` (and of the portal's `/autopeering/fleet/prefix-flaps`, whose allow-list keeps every field). */
+export const PrefixFlaps = Type.Union([
+  Type.Object({ rows: Type.Array(FlatRow), ...common }, closed),
+  Type.Object({ prefixes: Type.Array(PrefixRow), ...common }, closed),
+]);
+/** The parameters of `/ui/fleet/prefix-flaps`, and of the portal's (document 3: same handler and parameters). */
+export const PrefixFlapsQuery = Type.Object(
+  {
+    min_score: Type.Number({ minimum: 0, default: 1.0 }),
+    limit: Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'counts prefixes in the grouped form' }),
+    group: Type.Optional(Type.Literal('prefix')),
+  },
+  closed,
+);
 
 /** `GET /ui/fleet/prefix-flaps`: the prefix level of flap detection (document 3, "Prefix flap row"). */
 export function uiPrefixFlapRoutes(ctx: ServiceContext): ApiRouter {
@@ -95,16 +109,9 @@ export function uiPrefixFlapRoutes(ctx: ServiceContext): ApiRouter {
     path: '/ui/fleet/prefix-flaps',
     summary:
       'prefix flap rows decayed to now: flat (prefix, peer_asn) rows, or with group=prefix one row per prefix with its peer directions; at most 500, no paging',
-    query: Type.Object(
-      {
-        min_score: Type.Number({ minimum: 0, default: 1.0 }),
-        limit: Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'counts prefixes in the grouped form' }),
-        group: Type.Optional(Type.Literal('prefix')),
-      },
-      closed,
-    ),
+    query: PrefixFlapsQuery,
     responses: {
-      200: Type.Union([Type.Object({ rows: Type.Array(FlatRow), ...common }, closed), Type.Object({ prefixes: Type.Array(PrefixRow), ...common }, closed)]),
+      200: PrefixFlaps,
       422: 'invalid min_score, limit or group',
     },
     handler: async (req, res) => {

@@ -41,7 +41,7 @@ const Point = Type.Object(
   { additionalProperties: false, description: 'null: no report (feed down or restart) or no sample; 0: measured quiet' },
 );
 
-const FlapStats = Type.Object(
+export const FlapStats = Type.Object(
   {
     range: Type.String(),
     window_s: Count,
@@ -56,6 +56,17 @@ const FlapStats = Type.Object(
         window_s: Type.Literal(GAUGE.window_s),
       },
       { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** The parameters of `/ui/fleet/flap-stats` (and of the portal's). */
+export const FlapStatsQuery = Type.Object(
+  {
+    range: Type.Union(
+      FLAP_STATS_RANGE_NAMES.map((r) => Type.Literal(r)),
+      { default: '1h' },
     ),
   },
   { additionalProperties: false },
@@ -87,15 +98,7 @@ export function flapHistoryRoutes(ctx: ServiceContext): ApiRouter {
       ...common,
       path: '/ui/fleet/flap-stats',
       summary: 'flap rate series of complete buckets (1h: 60 s, 6h: 5 min, 24h: 10 min, 7d: 1 h, 30d: 4 h) and the rate gauge (independent of range)',
-      query: Type.Object(
-        {
-          range: Type.Union(
-            FLAP_STATS_RANGE_NAMES.map((r) => Type.Literal(r)),
-            { default: '1h' },
-          ),
-        },
-        { additionalProperties: false },
-      ),
+      query: FlapStatsQuery,
       responses: { 200: FlapStats, ...UNAUTHORIZED, 422: 'invalid range' },
       handler: async (req, res) => {
         res.json(await flapStats(ctx, req.validQuery.range as FlapStatsRange));
@@ -103,7 +106,8 @@ export function flapHistoryRoutes(ctx: ServiceContext): ApiRouter {
     });
 }
 
-async function flapStats(ctx: ServiceContext, range: FlapStatsRange) {
+/** `GET /ui/fleet/flap-stats`: the series of complete buckets of `range` and the gauge; also the portal's, through its allow-list. */
+export async function flapStats(ctx: ServiceContext, range: FlapStatsRange) {
   const now = ctx.now();
   const { bucket_s, points } = FLAP_STATS_RANGES[range];
   const grid = gridOf(bucket_s, points, now);

@@ -67,12 +67,21 @@ export interface FlapPeerQuery {
  * flap data.
  */
 export async function flapPeerView(ctx: ServiceContext, asn: number, q: FlapPeerQuery) {
+  const detail = await flapPeerDetail(ctx, asn, q);
+  if (!detail) throw new NotFound(`no flap data for AS${asn}`);
+  return detail;
+}
+
+/** The answer of `flapPeerView`, or null for an AS without flap data (the portal's `/my/flaps` answers that with `has_flaps` false). */
+export async function flapPeerDetail(ctx: ServiceContext, asn: number, q: FlapPeerQuery) {
   const now = ctx.now();
-  const { rows, peer, alerts, sessions } = await inSnapshot(ctx, now, async (db, { rows, peers, sessions }) => {
+  const found = await inSnapshot(ctx, now, async (db, { rows, peers, sessions }) => {
     const peer = peers.find((p) => p.asn === asn);
-    if (!peer) throw new NotFound(`no flap data for AS${asn}`);
+    if (!peer) return null;
     return { rows, peer, alerts: await flapAlertsOfPeer(db, asn, q.alerts_limit), sessions };
   });
+  if (!found) return null;
+  const { rows, peer, alerts, sessions } = found;
   const names = await originNames(ctx, [asn, ...asnsOf(rows.filter((r) => r.peer_asn === asn))]);
   // The same rows as the prefix flap list, localisation included (from this snapshot).
   const localizations = localizePrefixes(rows, sessions, names, now.getTime());

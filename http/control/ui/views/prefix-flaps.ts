@@ -53,7 +53,9 @@ export async function fleetPrefixFlapsView(ctx: ServiceContext, q: PrefixFlapsQu
   const selected = selectedPrefixes(rows, now.getTime(), q.min_score);
   return {
     generated_at: now.toISOString(),
-    ...(q.group === 'prefix' ? { prefixes: build(names, localizations) } : { rows: build(names, localizations) }),
+    ...(q.group === 'prefix'
+      ? { prefixes: prefixRows(rows, names, now.getTime(), q.min_score, q.limit, localizations) }
+      : { rows: flatRows(rows, names, now.getTime(), q.min_score, q.limit, localizations) }),
     feeds: feedRows(feeds, now.getTime()),
     localization_summary: localizationSummary(selected.map((p) => localizations.get(p) ?? null)),
   };
