@@ -1,6 +1,6 @@
 import type { Logger } from '../../../infra/logger.js';
 import { PortalRelyingParty } from '../../../infra/portal/relying-party.js';
-import { portalLogin, sessionIssuer, type LocalPortalClient, type PortalLoginSettings } from '../../../infra/portal/settings.js';
+import { portalLogin, sessionIssuer, type LocalPortalClient } from '../../../infra/portal/settings.js';
 import type { Config } from '../../../infra/config.js';
 import { HttpError } from '../../shared/errors.js';
 
@@ -30,5 +30,3 @@ export function relyingParty(wiring: PortalLoginWiring): PortalRelyingParty {
   if (!wiring.rp) throw new HttpError(503, loginNotConfigured(wiring.missing));
   return wiring.rp;
 }
-
-export type { PortalLoginSettings };
