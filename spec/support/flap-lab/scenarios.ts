@@ -239,13 +239,18 @@ function pathFault(rng: Random, topology: Topology, routing: Routing, w: Window,
 function moasFault(rng: Random, topology: Topology, routing: Routing, w: Window, period: number): Fault | null {
   const candidates = [...topology.tier2, ...topology.stubs];
   const owned = topology.prefixes.filter((p) => candidates.includes(p.origin));
-  for (let attempt = 0; attempt < 60; attempt++) {
+  for (let attempt = 0; attempt < 120; attempt++) {
     const { prefix, origin } = rng.pick(owned);
     const second = rng.pick(candidates.filter((c) => c !== origin));
-    // A conflict the fleet can see: with both announcing, some peer directions lead to each origin.
-    const reached = new Set<number>();
-    for (const { peers } of topology.nodes) for (const peer of peers) reached.add(routing.path(peer, [origin, second], new Set())?.at(-1) ?? 0);
-    if (!reached.has(origin) || !reached.has(second)) continue;
+    // A conflict the fleet can see: with both announcing, peer directions at two nodes or more lead to each origin (one node's feed going down does not hide it).
+    const nodesTo = new Map<number, Set<number>>();
+    topology.nodes.forEach(({ peers }, n) => {
+      for (const peer of peers) {
+        const to = routing.path(peer, [origin, second], new Set())?.at(-1) ?? 0;
+        nodesTo.set(to, (nodesTo.get(to) ?? new Set()).add(n));
+      }
+    });
+    if ((nodesTo.get(origin)?.size ?? 0) < 2 || (nodesTo.get(second)?.size ?? 0) < 2) continue;
     // Both origins' announcements come and go (the conflict oscillates) and both are announcing at the end.
     const first = flapTimes(rng, w.from + 30_000, w.to, period, false);
     const other = flapTimes(rng, w.from + 15_000, w.to, period * (0.7 + 0.6 * rng.next()), false);
