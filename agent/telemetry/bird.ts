@@ -19,6 +19,13 @@ export interface BirdBgpProtocol {
   filtered: number | null;
   /** Import updates plus import withdrawals BIRD accepted, summed over the channels since the protocol came up; null without channel stats. */
   import_changes: number | null;
+  /** The route counts of each address family's channel (an MP-BGP session has both); null for a family without a channel showing routes. */
+  families: { ipv4: FamilyRoutes | null; ipv6: FamilyRoutes | null };
+}
+
+export interface FamilyRoutes {
+  imported: number;
+  exported: number;
 }
 
 const HEADER = /^(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2}:\d{2}(?:\.\d+)?)?|\d{2}:\d{2}:\d{2}(?:\.\d+)?)(?:\s+(.*?))?\s*$/;
@@ -52,6 +59,7 @@ export function parseBirdProtocols(text: string, now: Date = new Date()): BirdBg
       exported: sumRoutes(routes, 'exported'),
       filtered: sumRoutes(routes, 'filtered'),
       import_changes: importChanges(lines),
+      families: { ipv4: familyRoutes(lines, 'ipv4'), ipv6: familyRoutes(lines, 'ipv6') },
     });
   }
   return protocols;
@@ -66,6 +74,18 @@ function bgpState(text: string | null): BgpState {
 function sumRoutes(lines: string[], kind: 'imported' | 'exported' | 'filtered'): number | null {
   const counts = lines.map((l) => new RegExp(`(\\d+) ${kind}`).exec(l)?.[1]).filter((v): v is string => v !== undefined);
   return counts.length === 0 ? null : counts.reduce((sum, n) => sum + Number(n), 0);
+}
+
+/** The `Routes:` line of the protocol's `Channel ipv4` (or `ipv6`) section; null without that channel or while it shows no routes (down). */
+function familyRoutes(lines: string[], family: 'ipv4' | 'ipv6'): FamilyRoutes | null {
+  const start = lines.findIndex((l) => new RegExp(`^\\s+Channel ${family}\\s*$`).test(l));
+  if (start < 0) return null;
+  const end = lines.findIndex((l, i) => i > start && /^\s+Channel \S+\s*$/.test(l));
+  const section = lines.slice(start + 1, end < 0 ? undefined : end);
+  const routes = section.map((l) => /^\s+Routes:\s+(.*)$/.exec(l)?.[1]).filter((v): v is string => v !== undefined);
+  const imported = sumRoutes(routes, 'imported');
+  const exported = sumRoutes(routes, 'exported');
+  return imported === null || exported === null ? null : { imported, exported };
 }
 
 /** The `accepted` column (the last) of the `Import updates:` and `Import withdraws:` rows of every channel's route change stats. */

@@ -82,6 +82,11 @@ export const RuntimeSnapshotSchema = Type.Object(
           remote_asn: Opt(Asn),
           routes_imported: Opt(Count),
           routes_exported: Opt(Count),
+          // Per address family (the channel of that family): an MP-BGP session carries both in one protocol. Absent from older agents (their snapshots still validate).
+          routes_imported_v4: Opt(Count),
+          routes_exported_v4: Opt(Count),
+          routes_imported_v6: Opt(Count),
+          routes_exported_v6: Opt(Count),
           info: Opt(Type.String({ maxLength: 256 })),
         },
         strict,

@@ -30,8 +30,10 @@ describe('agent telemetry parsers', () => {
         exported: 2,
         filtered: null,
         import_changes: 1,
+        families: { ipv4: { imported: 1, exported: 2 }, ipv6: null },
       });
       expect(protocols[1]).to.include({ neighbor: '::1', imported: 2, exported: 1 });
+      expect(protocols[1].families).to.deep.equal({ ipv4: null, ipv6: { imported: 2, exported: 1 } });
     });
 
     it('reads a connecting session as active (with its socket error) and a disabled one as down, without route counts', () => {
@@ -47,6 +49,15 @@ describe('agent telemetry parsers', () => {
       });
       expect(disabled).to.include({ state: 'down', proto_state: 'down', info: null, neighbor: '127.0.0.10', imported: null, import_changes: null });
       expect(connecting.import_changes).to.equal(null);
+      // A channel that is down shows no routes: no per-family counts either.
+      expect(connecting.families).to.deep.equal({ ipv4: null, ipv6: null });
+      expect(disabled.families).to.deep.equal({ ipv4: null, ipv6: null });
+    });
+
+    it('counts the routes of an MP-BGP session per address family, from its two channels (extended next hop, bird 2.0.12)', () => {
+      const [mp] = parseBirdProtocols(fixture('bird-c-protocols-all-mp.txt'), now);
+      expect(mp).to.include({ name: 'mp_b', state: 'established', imported: 0, exported: 3 });
+      expect(mp.families).to.deep.equal({ ipv4: { imported: 0, exported: 2 }, ipv6: { imported: 0, exported: 1 } });
     });
 
     it('reads iso long times and the filtered count of `import keep filtered`', () => {

@@ -78,6 +78,9 @@ describe('agent telemetry against a real control server', function () {
       expect(Object.keys(byName)).to.deep.equal(['peer_b', 'peer_b6', 'dn42_down', 'dn42_off']);
       expect(byName.peer_b).to.deep.include({ state: 'established', remote_asn: 4242420002, routes_imported: 1, routes_exported: 2, info: 'Established' });
       expect(byName.peer_b6).to.deep.include({ state: 'established', routes_imported: 2, routes_exported: 1 });
+      // Per family: each of these sessions has one channel, so the other family is null (an MP-BGP session fills both).
+      expect(byName.peer_b).to.deep.include({ routes_imported_v4: 1, routes_exported_v4: 2, routes_imported_v6: null, routes_exported_v6: null });
+      expect(byName.peer_b6).to.deep.include({ routes_imported_v4: null, routes_exported_v4: null, routes_imported_v6: 2, routes_exported_v6: 1 });
       // Never established; which of these BIRD shows depends on where its connect-retry cycle is
       // when the snapshot is taken (Down between a refused connect and the next attempt, under load).
       expect(byName.dn42_down.state).to.be.oneOf(['active', 'connect', 'idle', 'down']);
