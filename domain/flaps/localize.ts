@@ -11,10 +11,13 @@ import { SESSION_FLAP } from './session.js';
  * The zones, in the order they are tried:
  * - moas: the prefix resolves to different origins across peer directions.
  * - near: the flap enters at one of our sessions: every flapping direction is
- *   one peer AS at one entry node, and either that session flaps or other
- *   prefixes of other origins flap only there too.
+ *   one peer AS at one entry node, either that session flaps or other
+ *   prefixes of other origins flap only there too, and the links behind the
+ *   peer do not flap as strongly from elsewhere.
  * - path: the flapping paths of prefixes of different origins share one
- *   AS-to-AS edge, seen from several vantage points (node, peer AS).
+ *   AS-to-AS edge, seen from several vantage points (node, peer AS); null
+ *   when another edge explains the same rows as well (the stored paths are
+ *   the latest ones, detours included).
  * - origin: the prefix flaps at every direction it is seen from, over
  *   several entry peers: the origin AS.
  * Anything else is not locatable (null): a wrong culprit given with
@@ -23,7 +26,7 @@ import { SESSION_FLAP } from './session.js';
 
 export type Zone = 'near' | 'origin' | 'path' | 'moas';
 
-/** What the localisation reads of one node's stored row (prefix-rows' FlapRow has these). */
+/** What the localisation reads of one node's stored row (prefix-rows' NodePrefixFlap has these). */
 export interface FlapRow {
   node_id: string;
   prefix: string;
@@ -196,9 +199,12 @@ function separationOf(all: readonly Scored[]): number {
   return total > 0 ? round3(Math.max(...byDirection) / total) : 0;
 }
 
-/** Confidence factor for the evidence quality every zone shares: the strength of the flap and whether the agents sent AS paths. */
-function evidenceFactor(active: readonly Scored[]): number {
-  const strength = active[0].score >= PREFIX_LIST_LINE ? 1 : 0.9;
+/**
+ * Confidence factor for the evidence quality every zone shares: the strength of the flap (below the list line a
+ * flap seen briefly or slowly says less, unless a flapping session vouches for it) and whether the agents sent AS paths.
+ */
+function evidenceFactor(active: readonly Scored[], sessionVouches = false): number {
+  const strength = sessionVouches || active[0].score >= PREFIX_LIST_LINE ? 1 : 0.85;
   const withPath = active.filter((a) => a.row.as_path !== null).length / active.length;
   return strength * (0.8 + 0.2 * withPath);
 }
@@ -289,7 +295,7 @@ function nearVerdict(f: Flapping, byPrefix: ReadonlyMap<string, Flapping>, edges
   const top = f.active.find((a) => a.row.node_id === node) ?? f.active[0];
   return {
     zone: 'near',
-    confidence: clamp(confidence * evidenceFactor(f.active)),
+    confidence: clamp(confidence * evidenceFactor(f.active, sessionFlapping)),
     culprit_asn: peer,
     culprit_edge: null,
     representative_path: pathOf(top.row),
