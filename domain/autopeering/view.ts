@@ -155,6 +155,13 @@ export interface Live {
   sessions: LiveSession[] | null;
 }
 
+/** A protocol's route counts of one address family, as agents report them per channel; null when neither is reported. */
+function familyRoutes(p: RuntimeSnapshot['bgp_protocols'][number] | undefined, suffix: '_v4' | '_v6'): RouteCounts | null {
+  const imported = (suffix === '_v4' ? p?.routes_imported_v4 : p?.routes_imported_v6) ?? null;
+  const exported = (suffix === '_v4' ? p?.routes_exported_v4 : p?.routes_exported_v6) ?? null;
+  return imported === null && exported === null ? null : { imported, exported };
+}
+
 const HEALTH_ORDER: readonly SessionHealth[] = ['down', 'connecting', 'unknown', 'up'];
 const unquote = (name: string) => name.replace(/^'|'$/g, '');
 
@@ -163,9 +170,9 @@ const unquote = (name: string) => name.replace(/^'|'$/g, '');
  * without one): BGP state and health of its sessions (the worst for two), how
  * long established (seconds from `since` to the snapshot), the WireGuard peer
  * with the request's key on its interface, route counts per family. The
- * multiprotocol forms carry both families in one protocol, and the snapshot
- * counts its routes as a whole, so their per-family counts stay null until the
- * agent reports them by family.
+ * multiprotocol forms carry both families in one protocol: their per-family
+ * counts are the protocol's channel counts (`routes_imported_v4` ...), null
+ * from an agent that does not report them.
  */
 export function liveOf(snapshot: RuntimeSnapshot | null, shown: Displayed): Live | null {
   if (!snapshot) return null;
@@ -190,7 +197,10 @@ export function liveOf(snapshot: RuntimeSnapshot | null, shown: Displayed): Live
     .at(-1);
   const wg = snapshot.wireguard_interfaces.find((i) => i.name === shown.interface_name);
   const peer = wg?.peers.find((p) => p.public_key === shown.public_key) ?? (wg?.peers.length === 1 ? wg.peers[0] : undefined);
-  const byFamily = (suffix: string) => (shown.form === 'dual-plain' ? (sessions.find((s) => s.name.endsWith(suffix))?.routes ?? null) : null);
+  // Two plain sessions: one family each. The multiprotocol forms: the one session's per-family counts (null from an agent that does not report them).
+  const mp = shown.form === 'dual-plain' ? undefined : snapshot.bgp_protocols.find((q) => unquote(q.name) === shown.session_names[0]);
+  const byFamily = (suffix: '_v4' | '_v6') =>
+    shown.form === 'dual-plain' ? (sessions.find((s) => s.name.endsWith(suffix))?.routes ?? null) : familyRoutes(mp, suffix);
   return {
     bgp_state: worst?.bgp_state ?? null,
     bgp_health: worst?.bgp_health ?? 'unknown',

@@ -20,7 +20,7 @@ export const PeerSession = Type.Object(
   closed,
 );
 
-export const peerRow = {
+const peerRow = {
   asn: Type.Integer(),
   name: NullableString,
   severity: Type.Number({
