@@ -18,8 +18,14 @@ const NODE_ADDRESSES = ['172.20.0.1', '172.20.0.2', 'fd42:4242:1::1', 'fd42:4242
 /** Peers' WireGuard endpoints and the test snapshot's. */
 const PEER_ENDPOINTS = ['198.51.100.10:51820', '198.51.100.77:51820', 'n2.nodes.example.net:52801', '192.0.2.1:51820'];
 
-/** What the session's own peering (AS OWN_AS at n1) may show outside the network view: its key, endpoint, link-local, and n1's key and link-local. */
-const OWN_PEERING = [OWN_KEY, '198.51.100.10:51820', 'fe80::2', NODE_KEYS.n1, 'fe80::1'];
+const REQUEST_KEY = 'rQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
+const DIAL_IN = '203.0.113.9';
+/**
+ * What the session's own peerings may show outside the network view: the adopted one
+ * at n1 (its key, endpoint, link-local; n1's key and link-local) and its request at
+ * n2 (its key; n2's key, link-local and dial-in endpoint).
+ */
+const OWN_PEERING = [OWN_KEY, '198.51.100.10:51820', 'fe80::2', NODE_KEYS.n1, 'fe80::1', REQUEST_KEY, NODE_KEYS.n2, DIAL_IN];
 
 const T0 = Date.UTC(2026, 10, 5, 10, 0);
 const at = (minutes: number) => new Date(T0 + minutes * 60_000);
@@ -184,6 +190,9 @@ describe('Portal read-only network view (/autopeering/fleet/*, /nodes/{id}/traff
     h.sys.clock.current = at(7);
     token = await givenPortalSession(h.sys, { asn: OWN_AS, mnt: 'OWN-MNT' });
     portal = api(base, { token });
+    // A request of our AS at n2 through the portal, so that the scan reads a request detail too.
+    await ok(h.admin.put('/admin/autopeering/nodes/n2', { enabled: true, endpoint_host: DIAL_IN }), 200);
+    await ok(portal.post('/autopeering/requests', { node_id: 'n2', public_key: REQUEST_KEY }));
   });
   after(async () => h?.close());
 
@@ -423,8 +432,14 @@ describe('Portal read-only network view (/autopeering/fleet/*, /nodes/{id}/traff
         .map(([path]) => path.slice('/control/v1'.length))
         .filter((path) => !path.startsWith('/autopeering/auth/') && path !== '/autopeering/session')
         .map((path) => path.replace('{node_id}', 'n1').replace(/\{\w+\}/g, '1'));
+      // The session's own requests in detail (its adopted manual peering at n1 among them).
+      const listed = (await portal.get('/autopeering/requests')).body;
+      const rows: { id?: unknown }[] = Array.isArray(listed) ? listed : (Object.values(listed ?? {}).find(Array.isArray) ?? []);
+      const details = rows.filter((r) => typeof r.id === 'number').map((r) => `/autopeering/requests/${r.id}`);
+      expect(details, 'a request detail to scan').to.have.length.above(0);
       return [
         ...paths,
+        ...details,
         '/autopeering/fleet/dashboard?as_traffic=1&compare=1&range=6h',
         '/autopeering/fleet/prefix-flaps?group=prefix&min_score=0',
         '/autopeering/fleet/prefix-flaps?min_score=0',
@@ -461,7 +476,7 @@ describe('Portal read-only network view (/autopeering/fleet/*, /nodes/{id}/traff
           path,
         ).to.deep.equal([]);
         expect(
-          found.endpoints.filter((e) => !own.includes(e)),
+          found.endpoints.filter((e) => !own.includes(e) && !own.includes(e.split(':')[0])),
           path,
         ).to.deep.equal([]);
         expect(found.tokens, path).to.deep.equal([]);
