@@ -223,6 +223,15 @@ describe('Portal read-only network view (/autopeering/fleet/*, /nodes/{id}/traff
         expectResponse(await portal.get(path)).status(401);
     });
 
+    it('exposes neither the console mitigation endpoints nor the flap alert stream, and no other console view', async () => {
+      const doc = (await anonymous.get('/openapi.json')).body as { paths: Record<string, unknown> };
+      const portalPaths = Object.keys(doc.paths).filter((p) => p.startsWith('/control/v1/autopeering/'));
+      expect(portalPaths.filter((p) => /mitigation|flap-alerts|flap-peers|peering-issues|bgp-flaps|localize|overview/.test(p))).to.deep.equal([]);
+      for (const path of ['/autopeering/fleet/flap-alerts', '/autopeering/fleet/mitigations', '/autopeering/fleet/flap-peers', '/autopeering/fleet/overview'])
+        expectResponse(await portal.get(path)).status(404);
+      expectResponse(await portal.post('/autopeering/fleet/mitigations/peer-disable', { node_id: 'n1', peer_asn: OTHER_AS })).status(404);
+    });
+
     it('answers /my/flaps 403 for a session without a verified ASN, while the fleet views stay readable', async () => {
       const noAsn = await givenPortalSession(h.sys, { asn: null });
       expectResponse(await anonymous.get('/autopeering/my/flaps', { token: noAsn })).status(403);
