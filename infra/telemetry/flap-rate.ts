@@ -1,3 +1,4 @@
+import type { StoredBucket } from '../../domain/flaps/flap-stats.js';
 import type { Queryable } from '../db/pool.js';
 
 /**
@@ -37,19 +38,8 @@ export async function sampleFlapRate(db: Queryable, at: Date, s: FlapSample): Pr
   );
 }
 
-/** An archive bucket: changes summed (null when no minute of it had a report), point-in-time counts the highest sample (null: none). */
-export interface FlapRateBucket {
-  t: number;
-  changes: number | null;
-  listed_changes: number | null;
-  tracked_prefixes: number | null;
-  flapping_prefixes: number | null;
-  flapping_sessions: number | null;
-  open_alerts: number | null;
-}
-
-/** Buckets of `bucketS` seconds (aligned to the epoch) with any row in [from, to), ascending; absent buckets have no row at all. */
-export async function flapRateBuckets(db: Queryable, from: Date, to: Date, bucketS: number): Promise<FlapRateBucket[]> {
+/** The archive between `from` and `to` in buckets of `bucketS`: changes summed (null when no minute of a bucket had a report), point-in-time counts the highest sample (null: none). */
+export async function flapRateBuckets(db: Queryable, from: Date, to: Date, bucketS: number): Promise<StoredBucket[]> {
   const { rows } = await db.query(
     `SELECT floor(extract(epoch FROM minute) / $3)::bigint * $3 AS t,
             sum(changes)::bigint AS changes, sum(listed_changes)::bigint AS listed_changes,

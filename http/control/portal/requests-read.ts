@@ -1,4 +1,4 @@
-import { capacityOf } from '../../../domain/autopeering/create.js';
+import { capacityOf, type Capacity } from '../../../domain/autopeering/create.js';
 import { DEFAULT_AUTOPEERING_POLICY, type AutopeeringPolicy } from '../../../domain/autopeering/policy.js';
 import type { RequestRecord } from '../../../domain/autopeering/request.js';
 import {
@@ -20,16 +20,10 @@ import { listNodes, peeringsFull } from '../../../projections/fleet/queries.js';
 
 const iso = (t: Date | string | null) => (t === null ? null : new Date(t).toISOString());
 
-export interface NodeOffer {
+export interface NodeOffer extends Capacity {
   node_id: string;
   site: string | null;
   endpoint_host: string | null;
-  capacity: number;
-  used_ports: number;
-  free_ports: number;
-  remaining: number;
-  provisioned: number;
-  max_sessions: number | null;
   region: string | null;
   country_code: string | null;
   description: string | null;

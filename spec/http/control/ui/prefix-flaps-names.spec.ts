@@ -1,27 +1,17 @@
 import { expect } from 'chai';
-import { migrate } from '../../../../infra/db/migrate.js';
-import { registryMigrations } from '../../../../infra/registry/store.js';
 import { expectResponse } from '../../../support/http.js';
-import { startRegistryReplica } from '../../../support/registry-replica.js';
-import { RegistryRepo, registryEnv, writeBaseRegistry } from '../../../support/registry.js';
-import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
+import { startBaseRegistryReplica } from '../../../support/registry-replica.js';
 import { startAgents, type AgentHarness } from '../agent/telemetry-support.js';
 
 const SERVICE = 'registry-service-token-for-prefix-flap-specs';
 
 describe('Console prefix flaps: peer and origin names from the registry replica', function () {
   this.timeout(60_000);
-  let repo: RegistryRepo;
-  let registry: TestSystem;
-  let replica: Awaited<ReturnType<typeof startApp>>;
+  let replica: Awaited<ReturnType<typeof startBaseRegistryReplica>>;
   let h: AgentHarness;
 
   before(async () => {
-    repo = writeBaseRegistry(new RegistryRepo());
-    repo.commit('base');
-    registry = await createTestSystem({ projections: [], env: registryEnv(repo.dir, { REGISTRY_SERVICE_TOKEN: SERVICE }) });
-    await migrate(registry.pool, [registryMigrations]);
-    replica = await startRegistryReplica(registry, repo.dir, SERVICE);
+    replica = await startBaseRegistryReplica(SERVICE);
     h = await startAgents(['n1'], { REGISTRY_URL: replica.url, REGISTRY_SERVICE_TOKEN: SERVICE });
     expectResponse(await h.admin.post('/ui/registry/sync')).status(200);
     const body = {
@@ -38,8 +28,6 @@ describe('Console prefix flaps: peer and origin names from the registry replica'
   after(async () => {
     await h?.close();
     await replica?.close();
-    await registry?.close();
-    repo?.destroy();
   });
 
   it('names the peer and origin ASes the registry knows and leaves the others null', async () => {
