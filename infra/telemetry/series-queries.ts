@@ -141,3 +141,22 @@ export async function interfaceArchive(db: Queryable, nodeId: string, from: Date
   );
   return rows.map((r: { at: Date } & Omit<ArchiveRow, 'at'>) => ({ ...r, at: r.at.toISOString() }));
 }
+
+/**
+ * Bytes one WireGuard interface counted in [start, end) (epoch seconds, multiples
+ * of 300), from the fewest rollup rows that tile the window. 0 when nothing was
+ * counted: a usage total, not a series.
+ */
+export async function interfaceBytesBetween(db: Queryable, ref: InterfaceRef, start: number, end: number): Promise<Rate> {
+  const tiles = tileWindow(start, end);
+  if (tiles.length === 0) return { rx: 0, tx: 0 };
+  const where = tiles
+    .map((_, i) => `(width_s = $${3 + 3 * i} AND bucket >= to_timestamp($${4 + 3 * i}) AND bucket < to_timestamp($${5 + 3 * i}))`)
+    .join(' OR ');
+  const { rows } = await db.query(
+    `SELECT coalesce(sum(rx_bytes), 0)::float8 AS rx, coalesce(sum(tx_bytes), 0)::float8 AS tx
+     FROM interface_traffic_rollups WHERE node_id = $1 AND interface = $2 AND (${where})`,
+    [ref.node_id, ref.interface, ...tiles.flatMap((t) => [t.width, t.from, t.to])],
+  );
+  return { rx: rows[0].rx, tx: rows[0].tx };
+}

@@ -6,6 +6,7 @@ import { portalLoginRoutes } from './login.js';
 import { portalLoginWiring } from './login-wiring.js';
 import { portalMeRoutes } from './me.js';
 import { portalNodeRoutes } from './nodes.js';
+import { portalObserveRoutes } from './requests-observe.js';
 import { portalRequestRoutes } from './requests.js';
 import { portalSessionRoutes } from './session.js';
 import { portalFlapViewRoutes } from './view-flaps.js';
@@ -30,6 +31,7 @@ export function portalRoutes(ctx: ServiceContext, options: PortalOptions = {}): 
     portalMeRoutes(ctx),
     portalNodeRoutes(ctx),
     portalRequestRoutes(ctx),
+    portalObserveRoutes(ctx),
     portalFleetViewRoutes(ctx),
     portalFlapViewRoutes(ctx),
   ];

@@ -1,0 +1,123 @@
+import { Type } from '@sinclair/typebox';
+import { NotFound } from '../../../domain/errors.js';
+import { bucketStarts, gridEndingAt, TRAFFIC_GRIDS, TRAFFIC_RANGES, type TrafficRange } from '../../../domain/series/grid.js';
+import { DEFAULT_AUTOPEERING_POLICY } from '../../../domain/autopeering/policy.js';
+import { interfaceBytesBetween, interfaceRates } from '../../../infra/telemetry/series-queries.js';
+import { getPolicy } from '../../../projections/autopeering/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { throwIt } from '../../shared/errors.js';
+import { ApiRouter } from '../../shared/routes.js';
+import { IdParam, intParam } from '../fleet/common.js';
+import { NullableNumber, round3 } from '../ui/series-params.js';
+import { PORTAL_NO_ASN, PORTAL_UNAUTHORIZED, requireVerifiedAsn } from './auth.js';
+import { portalRows, type PortalRequestRow } from './requests-read.js';
+import { PORTAL_SECURITY, PORTAL_TAGS } from './schemas.js';
+
+/**
+ * Observation of one request of the session's AS (document 3, "Autopeering
+ * portal API"): its WireGuard interface's traffic. Another AS's request is as
+ * unknown as a missing one (404, like the detail).
+ */
+
+const RequestParams = IdParam('request_id');
+const unknownRequest = (id: number) => new NotFound(`unknown autopeering request ${id}`);
+
+const ObservationRange = Type.Union(
+  TRAFFIC_RANGES.map((r) => Type.Literal(r)),
+  { description: 'portal observation range: 6h (5 min buckets), 24h (10 min), 7d (1 h), 30d (4 h)' },
+);
+const RangeQuery = Type.Object({ range: Type.Optional(ObservationRange) }, { additionalProperties: false });
+const DEFAULT_RANGE: TrafficRange = '24h';
+
+const Epoch = Type.Integer({ description: 'epoch seconds' });
+const Usage = Type.Object({
+  from: Epoch,
+  to: Epoch,
+  rx_bytes: Type.Number({ minimum: 0 }),
+  tx_bytes: Type.Number({ minimum: 0 }),
+});
+const RatePoint = Type.Object({ t: Epoch, rx_bytes_per_sec: NullableNumber, tx_bytes_per_sec: NullableNumber });
+
+export const RequestTrafficSchema = Type.Object({
+  request_id: Type.Integer(),
+  node_id: Type.String(),
+  interface: Type.Union([Type.String(), Type.Null()], { description: "the request's WireGuard interface; null: not known (no series)" }),
+  range: ObservationRange,
+  bucket_seconds: Type.Integer(),
+  current: Type.Union([RatePoint, Type.Null()], { description: 'the newest measured 5-minute bucket (this one or the one before); null: not measured' }),
+  usage: Type.Object({
+    hour: Usage,
+    day: Usage,
+    month: Usage,
+    monthly_quota_gb: Type.Union([Type.Integer(), Type.Null()], { description: "the node's autopeering policy quota (display only); null: none" }),
+  }),
+  points: Type.Array(RatePoint, { description: 'one point per bucket, ascending; null where nothing was measured (a gap, not 0)' }),
+});
+
+const FIVE_MINUTES = 300;
+
+/** The request of the AS (404 otherwise). */
+async function requestOf(ctx: ServiceContext, asn: number, id: number): Promise<PortalRequestRow> {
+  const [row] = await portalRows(ctx.pool, asn, id);
+  return row ?? throwIt(unknownRequest(id));
+}
+
+async function trafficOf(ctx: ServiceContext, row: PortalRequestRow, range: TrafficRange) {
+  const now = ctx.now();
+  const grid = gridEndingAt(TRAFFIC_GRIDS[range], now);
+  const fine = gridEndingAt({ bucket_seconds: FIVE_MINUTES, points: 2 }, now);
+  const end = fine.start + 2 * FIVE_MINUTES;
+  const monthStart = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) / 1000;
+  const policy = await getPolicy(ctx.pool, row.node_id);
+  const quota = { ...DEFAULT_AUTOPEERING_POLICY, ...(policy?.policy ?? {}) }.monthly_quota_gb;
+  const ref = row.interface_name === null ? null : { node_id: row.node_id, interface: row.interface_name };
+  const usage = async (from: number) => {
+    const bytes = ref ? await interfaceBytesBetween(ctx.pool, ref, from, end) : { rx: 0, tx: 0 };
+    return { from, to: end, rx_bytes: bytes.rx, tx_bytes: bytes.tx };
+  };
+  const cells = new Map(ref ? (await interfaceRates(ctx.pool, grid, [ref])).map((c) => [c.b, c]) : []);
+  const recent = ref ? new Map((await interfaceRates(ctx.pool, fine, [ref])).map((c) => [c.b, c])) : new Map();
+  const newest = bucketStarts(fine)
+    .reverse()
+    .find((t) => recent.has(t));
+  const point = (t: number, c: { rx: number; tx: number } | undefined) => ({
+    t,
+    rx_bytes_per_sec: c ? round3(c.rx) : null,
+    tx_bytes_per_sec: c ? round3(c.tx) : null,
+  });
+  return {
+    request_id: row.id!,
+    node_id: row.node_id,
+    interface: row.interface_name,
+    range,
+    bucket_seconds: grid.bucket_seconds,
+    current: newest === undefined ? null : point(newest, recent.get(newest)),
+    usage: {
+      hour: await usage(end - 3600),
+      day: await usage(end - 86_400),
+      month: await usage(monthStart),
+      monthly_quota_gb: quota,
+    },
+    points: bucketStarts(grid).map((t) => point(t, cells.get(t))),
+  };
+}
+
+/** `GET /autopeering/requests/{id}/traffic`. */
+export function portalObserveRoutes(ctx: ServiceContext): ApiRouter {
+  const common = { tags: PORTAL_TAGS, security: PORTAL_SECURITY, params: RequestParams };
+  return new ApiRouter('/control/v1').route({
+    ...common,
+    method: 'get',
+    path: '/autopeering/requests/{request_id}/traffic',
+    summary:
+      "the request's WireGuard traffic: current rate, usage of the last hour, the last day and the calendar month (UTC) with the quota, rates on the range's grid",
+    query: RangeQuery,
+    responses: { 200: RequestTrafficSchema, ...PORTAL_UNAUTHORIZED, ...PORTAL_NO_ASN, 404: 'unknown autopeering request <id>', 422: 'invalid range' },
+    handler: async (req, res) => {
+      const who = requireVerifiedAsn(res);
+      const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(await trafficOf(ctx, row, (req.validQuery as { range?: TrafficRange }).range ?? DEFAULT_RANGE));
+    },
+  });
+}
