@@ -128,15 +128,19 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   };
 }
 
-/** Starts an Express app on an ephemeral loopback port; a control app gets its agent WebSockets (`sockets`). */
-export async function startApp(app: Express): Promise<{ url: string; sockets?: ControlSockets; close(): Promise<void> }> {
+/**
+ * Starts an Express app on a loopback port (ephemeral unless `port` names one, e.g.
+ * when a URL setting must name it before the app listens); a control app gets its
+ * agent WebSockets (`sockets`).
+ */
+export async function startApp(app: Express, port = 0): Promise<{ url: string; sockets?: ControlSockets; close(): Promise<void> }> {
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    const s = app.listen(port, '127.0.0.1', () => resolve(s));
   });
-  const { port } = server.address() as AddressInfo;
+  const { port: bound } = server.address() as AddressInfo;
   const sockets = await socketsOf(app, server);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     sockets,
     close: async () => {
       await sockets?.close();

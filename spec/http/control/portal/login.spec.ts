@@ -5,7 +5,8 @@ import { INVALID_HANDOFF } from '../../../../http/control/portal/login.js';
 import { siteRelativeNext } from '../../../../http/control/portal/next.js';
 import { api, expectResponse } from '../../../support/http.js';
 import { grantFor, listenOn, mintSession } from '../../../support/identity.js';
-import { GAMMA_ASN, GAMMA_MNT, OIDC_ADMIN_TOKEN, queryOf, sshSession, startOidc, type OidcFixture } from '../../../support/oidc.js';
+import { GAMMA_ASN, GAMMA_MNT, OIDC_ADMIN_TOKEN, sshSession, startOidc, type OidcFixture } from '../../../support/oidc.js';
+import { portalLogin, type PortalLogin } from '../../../support/portal-login.js';
 import { freePort } from '../../../support/ports.js';
 import { rpsl } from '../../../support/registry.js';
 import { subjectOf } from '../../../../commands/identity/sessions.js';
@@ -59,37 +60,11 @@ describe('Portal login through the identity service (openid-client relying party
     sessionAt = f.sys.clock.now().getTime();
   });
 
-  /** What the authorization page does with the authorization URL: context, then approve with the ssh session. */
-  async function approve(authorizeUrl: string, deny = false): Promise<string> {
-    const context = await f.client.get(`/api/v1/oauth/authorize-context?${queryOf(authorizeUrl)}`);
-    expectResponse(context).status(200);
-    expect(context.body.client.name).to.equal('Autopeering portal');
-    const approved = await f.client.post('/api/v1/oauth/approve', { ...context.body.params, deny }, { token: identitySession });
-    expectResponse(approved).status(200);
-    return approved.body.redirect_to;
-  }
-
-  /** The browser at the callback: the portal's redirect to its completion page. */
-  async function callback(redirectTo: string): Promise<URL> {
-    expect(redirectTo.startsWith(`${control.url}/control/v1/autopeering/auth/callback?`)).to.equal(true);
-    const res = await portal.get(redirectTo.slice(control.url.length));
-    expect(res.status, res.text).to.equal(302);
-    return new URL(res.headers.get('location')!);
-  }
-
-  /** /auth/login → page → callback: the completion URL. */
-  async function login(next?: string): Promise<URL> {
-    const res = await portal.get(`/control/v1/autopeering/auth/login${next === undefined ? '' : `?next=${encodeURIComponent(next)}`}`);
-    expect(res.status, res.text).to.equal(302);
-    return callback(await approve(res.headers.get('location')!));
-  }
-
-  async function loggedIn(): Promise<{ token: string; body: Record<string, any> }> {
-    const complete = await login();
-    const res = await portal.post('/control/v1/autopeering/auth/exchange', { handoff: complete.searchParams.get('handoff') });
-    expectResponse(res).status(200);
-    return { token: res.body.session_token, body: res.body };
-  }
+  const page = (): PortalLogin => portalLogin(f, control.url, portal, () => identitySession);
+  const approve = (authorizeUrl: string, deny = false) => page().approve(authorizeUrl, deny);
+  const callback = (redirectTo: string) => page().callback(redirectTo);
+  const login = (next?: string) => page().login(next);
+  const loggedIn = () => page().loggedIn();
 
   it('logs in: authorization page, ssh signature, approve, callback, one-time handoff, /me, refresh-claims, logout', async () => {
     const start = await portal.get('/control/v1/autopeering/auth/login?next=%2Frequests%2Fnew');
