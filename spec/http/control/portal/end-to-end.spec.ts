@@ -230,4 +230,18 @@ describe('Portal end to end: log in through the identity service, peer in one re
     ).to.deep.equal(['ams1', 'ber1', 'fra1']);
     expect(rows.filter((r) => r.status === 'cancelled')).to.have.length(3);
   });
+
+  it('takes a double submit once: one 201, one 409, one peering in the agent desired state', async () => {
+    const [fra] = ((await portal.get('/autopeering/requests', { token })).body.requests as { id: number; node_id: string; status: string }[]).filter(
+      (r) => r.node_id === 'fra1' && r.status === 'provisioned',
+    );
+    expectResponse(await portal.delete(`/autopeering/requests/${fra.id}`, { token })).status(200);
+    const results = await Promise.all([1, 2].map(() => portal.post('/autopeering/requests', { node_id: 'fra1', public_key: KEY }, { token })));
+    expect(results.map((r) => r.status).sort()).to.deep.equal([201, 409]);
+    const created = results.find((r) => r.status === 201)!;
+    const { state, generation } = (await agents.fra1.http.get('/agent/desired-state')).body;
+    expect(generation).to.equal(created.body.generation);
+    expect(state.interfaces.filter((i: { name: string }) => i.name === `dn42_${GAMMA_ASN}`)).to.have.length(1);
+    expect(await offer('fra1')).to.deep.include({ used_ports: 1, provisioned: 1 });
+  });
 });
