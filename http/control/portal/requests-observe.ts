@@ -12,6 +12,8 @@ import { NullableNumber, round3 } from '../ui/series-params.js';
 import { PORTAL_NO_ASN, PORTAL_UNAUTHORIZED, requireVerifiedAsn } from './auth.js';
 import { portalRows, type PortalRequestRow } from './requests-read.js';
 import { PORTAL_SECURITY, PORTAL_TAGS } from './schemas.js';
+import { runPortalProbe } from './probe-run.js';
+import { LatencyProbeSchema, MtuProbeSchema } from './requests-schemas.js';
 
 /**
  * Observation of one request of the session's AS (document 3, "Autopeering
@@ -102,22 +104,57 @@ async function trafficOf(ctx: ServiceContext, row: PortalRequestRow, range: Traf
   };
 }
 
-/** `GET /autopeering/requests/{id}/traffic`. */
+const PROBE_ERRORS = {
+  ...PORTAL_UNAUTHORIZED,
+  ...PORTAL_NO_ASN,
+  404: 'unknown autopeering request <id>',
+  409: 'node <id> has no connected agent / autopeering request <id> is not provisioned',
+  429: '<kind> probe cooldown: one per request every 10 minutes; retry in <n> s (Retry-After header); or the probe job quota',
+  504: 'the agent did not finish the <kind> probe in time',
+};
+
+/** `GET /autopeering/requests/{id}/traffic`, `POST .../probe-mtu`, `POST .../probe-latency`. */
 export function portalObserveRoutes(ctx: ServiceContext): ApiRouter {
   const common = { tags: PORTAL_TAGS, security: PORTAL_SECURITY, params: RequestParams };
-  return new ApiRouter('/control/v1').route({
-    ...common,
-    method: 'get',
-    path: '/autopeering/requests/{request_id}/traffic',
-    summary:
-      "the request's WireGuard traffic: current rate, usage of the last hour, the last day and the calendar month (UTC) with the quota, rates on the range's grid",
-    query: RangeQuery,
-    responses: { 200: RequestTrafficSchema, ...PORTAL_UNAUTHORIZED, ...PORTAL_NO_ASN, 404: 'unknown autopeering request <id>', 422: 'invalid range' },
-    handler: async (req, res) => {
-      const who = requireVerifiedAsn(res);
-      const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
-      res.setHeader('Cache-Control', 'no-store');
-      res.json(await trafficOf(ctx, row, (req.validQuery as { range?: TrafficRange }).range ?? DEFAULT_RANGE));
-    },
-  });
+  return new ApiRouter('/control/v1')
+    .route({
+      ...common,
+      method: 'post',
+      path: '/autopeering/requests/{request_id}/probe-mtu',
+      summary:
+        "synchronous path-MTU probe from the node to the peer's tunnel address (DF ping bisection up to the tunnel MTU, up to about 60 s); 10-minute cooldown",
+      responses: { 200: MtuProbeSchema, ...PROBE_ERRORS },
+      handler: async (req, res) => {
+        const who = requireVerifiedAsn(res);
+        const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
+        res.json(await runPortalProbe(ctx, row, 'mtu', { res }));
+      },
+    })
+    .route({
+      ...common,
+      method: 'post',
+      path: '/autopeering/requests/{request_id}/probe-latency',
+      summary: "synchronous 10-packet ping from the node to the peer's tunnel address (about 10 s); 10-minute cooldown",
+      responses: { 200: LatencyProbeSchema, ...PROBE_ERRORS },
+      handler: async (req, res) => {
+        const who = requireVerifiedAsn(res);
+        const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
+        res.json(await runPortalProbe(ctx, row, 'latency', { res }));
+      },
+    })
+    .route({
+      ...common,
+      method: 'get',
+      path: '/autopeering/requests/{request_id}/traffic',
+      summary:
+        "the request's WireGuard traffic: current rate, usage of the last hour, the last day and the calendar month (UTC) with the quota, rates on the range's grid",
+      query: RangeQuery,
+      responses: { 200: RequestTrafficSchema, ...PORTAL_UNAUTHORIZED, ...PORTAL_NO_ASN, 404: 'unknown autopeering request <id>', 422: 'invalid range' },
+      handler: async (req, res) => {
+        const who = requireVerifiedAsn(res);
+        const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
+        res.setHeader('Cache-Control', 'no-store');
+        res.json(await trafficOf(ctx, row, (req.validQuery as { range?: TrafficRange }).range ?? DEFAULT_RANGE));
+      },
+    });
 }

@@ -12,6 +12,7 @@ import {
 } from '../../../domain/autopeering/view.js';
 import type { InterfaceSpec, NodeFields } from '../../../domain/node/specs.js';
 import type { Queryable } from '../../../infra/db/pool.js';
+import { probeResults } from '../../../infra/portal/probe-runs.js';
 import { nodeStatus } from '../../../infra/telemetry/store.js';
 import { listPolicies } from '../../../projections/autopeering/queries.js';
 import { listNodes, peeringsFull } from '../../../projections/fleet/queries.js';
@@ -205,5 +206,12 @@ export async function portalDetail(db: Queryable, asn: number, id: number) {
   const [row] = await portalRows(db, asn, id);
   if (!row) return undefined;
   const status = row.status === 'provisioned' ? await nodeStatus(db, row.node_id) : undefined;
-  return { ...row, live: row.status === 'provisioned' ? liveOf(status?.snapshot ?? null, { ...row }) : null, mtu_probe: null, latency: null };
+  const probes = await probeResults(db, id);
+  const shown = <T extends object>(p: { result: T; probed_at: string } | null) => (p ? { ...p.result, probed_at: p.probed_at } : null);
+  return {
+    ...row,
+    live: row.status === 'provisioned' ? liveOf(status?.snapshot ?? null, { ...row }) : null,
+    mtu_probe: shown(probes.mtu),
+    latency: shown(probes.latency),
+  };
 }

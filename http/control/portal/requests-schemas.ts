@@ -93,12 +93,28 @@ export const LiveSchema = Type.Object(
   { description: "from the node's latest runtime snapshot" },
 );
 
+export const MtuProbeSchema = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('mismatch'), Type.Literal('unreachable')], {
+    description: 'ok: the path carries the tunnel MTU; mismatch: less; unreachable: no DF ping came back',
+  }),
+  pmtu: Nullable(Type.Integer({ description: 'largest packet that passed (bytes, headers included); null when unreachable' })),
+  mtu: Type.Integer({ description: "the tunnel interface's MTU" }),
+});
+
+export const LatencyProbeSchema = Type.Object({
+  rtt_ms_avg: Nullable(Type.Number({ description: 'null when no reply came back' })),
+  rtt_ms_max: Nullable(Type.Number()),
+  loss_pct: Type.Number({ minimum: 0, maximum: 100 }),
+});
+
+const ProbedAt = Type.Object({ probed_at: Time });
+
 export const PortalRequestDetailSchema = Type.Composite([
   PortalRequestRowSchema,
   Type.Object({
     live: Nullable(LiveSchema),
-    mtu_probe: Nullable(Type.Object({}, { additionalProperties: true, description: 'null until probed' })),
-    latency: Nullable(Type.Object({}, { additionalProperties: true, description: 'null until probed' })),
+    mtu_probe: Nullable(Type.Composite([MtuProbeSchema, ProbedAt], { description: 'the last MTU probe; null until probed (runs once after creation)' })),
+    latency: Nullable(Type.Composite([LatencyProbeSchema, ProbedAt], { description: 'the last latency probe; null until probed' })),
   }),
 ]);
 

@@ -10,13 +10,28 @@ import { throwIt } from '../../shared/errors.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { fleetDeps, IdParam, intParam, metadataOf } from '../fleet/common.js';
 import { PORTAL_NO_ASN, PORTAL_UNAUTHORIZED, requireVerifiedAsn } from './auth.js';
-import { portalDetail, portalRows } from './requests-read.js';
+import { runPortalProbe } from './probe-run.js';
+import { portalDetail, portalRows, type PortalRequestRow } from './requests-read.js';
 import { PortalRequestCreatedSchema, PortalRequestDetailSchema, PortalRequestRowSchema } from './requests-schemas.js';
 import { PORTAL_SECURITY, PORTAL_TAGS } from './schemas.js';
 
 const RequestParams = IdParam('request_id');
 const unknownRequest = (id: number) => new NotFound(`unknown autopeering request ${id}`);
 const notOpen = (nodeId: string) => new NotFound(`node ${nodeId} is not open for autopeering`);
+
+/**
+ * The MTU probe that runs once after creation (document 3), after the answer
+ * and the doorbell, outside the cooldown. It never fails the creation: no
+ * connected agent, a timeout or any error is logged and the detail keeps
+ * `mtu_probe` null until a probe succeeds.
+ */
+async function firstMtuProbe(ctx: ServiceContext, row: PortalRequestRow): Promise<void> {
+  try {
+    await runPortalProbe(ctx, row, 'mtu', { cooldown: false });
+  } catch (err) {
+    ctx.log.info({ err, request_id: row.id, node_id: row.node_id }, 'first MTU probe of an autopeering request did not run');
+  }
+}
 
 /** On KurrentDB the answer waits for the fleet and autopeering read models. */
 function requestDeps(ctx: ServiceContext): FleetDeps {
@@ -59,6 +74,7 @@ export function portalRequestRoutes(ctx: ServiceContext, registry: RegistryClien
         });
         const answer = outcome.answer ?? throwIt(new Error(`request ${outcome.result.request_id} not in the read model after its write`));
         res.status(201).json({ ...answer, generation: outcome.published.find((p) => p.node_id === request.node_id)?.generation ?? null });
+        void ctx.background.run(firstMtuProbe(ctx, answer));
       },
     })
     .route({

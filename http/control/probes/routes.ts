@@ -81,7 +81,7 @@ export function probeRoutes(ctx: ServiceContext): ApiRouter {
 }
 
 /** Checks node and agent, takes a quota seat, then rings the agent (after the job row committed, so its stream finds it). */
-async function startJob(ctx: ServiceContext, kind: JobKind, nodeId: string, spec: JobSpec): Promise<string> {
+export async function startJob(ctx: ServiceContext, kind: JobKind, nodeId: string, spec: JobSpec): Promise<string> {
   await connectedNode(ctx.pool, nodeId);
   const id = randomUUID();
   await jobStore.create(ctx.pool, { id, kind, node_id: nodeId, spec, run_ms: runTimeoutMs(kind, spec) }, ctx.now());

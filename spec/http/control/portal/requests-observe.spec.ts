@@ -1,16 +1,20 @@
 import { expect } from 'chai';
 import { createControlApp } from '../../../../http/control/app.js';
 import { loadConfig } from '../../../../infra/config.js';
+import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
+import { agentSocket, type AgentClient } from '../../../support/agent-socket.js';
 import { issueAgentToken } from '../../../support/agents.js';
 import { api, expectResponse } from '../../../support/http.js';
 import { givenPortalSession } from '../../../support/portal.js';
 import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
+import { eventually } from '../../../support/wait.js';
 import { snapshot } from '../agent/telemetry-support.js';
 import { ADMIN_TOKEN, node } from '../fleet/support.js';
 
 const GAMMA = 4242420010;
 const DELTA = 4242420011;
 const KEY = 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
+const KEY2 = 'xQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
 const IFACE = `dn42_${GAMMA}`;
 const epoch = (iso: string) => Date.parse(iso) / 1000;
 
@@ -85,6 +89,7 @@ describe('Portal: observing a request (traffic)', function () {
         ['2026-11-01T12:01:00Z', 1_240_000, 2_480_000],
       ] as const) {
         expectResponse(await agent.post('/agent/runtime-snapshot', counted(at, rx, tx))).status(200);
+        await sys.context.background.drain(); // the archives are written after the answer
       }
       const res = await portal.get(`/autopeering/requests/${id}/traffic?range=6h`, { token: gamma });
       expectResponse(res).status(200);
@@ -130,6 +135,146 @@ describe('Portal: observing a request (traffic)', function () {
       expectResponse(await portal.get(`/autopeering/requests/${id}/traffic`)).status(401);
       expectResponse(await portal.get(`/autopeering/requests/${id}/traffic`, { token: ADMIN_TOKEN })).status(401);
       expectResponse(await portal.get(`/autopeering/requests/${id}/traffic`, { token: noAsn })).status(403);
+    });
+  });
+  describe('POST /requests/{id}/probe-mtu and /probe-latency', () => {
+    let agentToken: string;
+    let channel: AgentClient;
+    const probe = (kind: 'mtu' | 'latency', token = gamma, which = id) => portal.post(`/autopeering/requests/${which}/probe-${kind}`, {}, { token });
+    /** The agent's side of the next probe job: takes its doorbell, opens the job stream, sends the lines and `done`. Resolves with the spec. */
+    async function answerNext(lines: string[], done: Record<string, unknown> = { exit_code: 0 }) {
+      const request = await channel.next('probe_request', 10_000);
+      const stream = agentSocket(url, `probe-stream/${request.probe_id}`, agentToken);
+      await new Promise((resolve) => stream.ws.once('open', resolve));
+      for (const text of lines) stream.send({ type: 'output', probe_id: request.probe_id, text });
+      stream.send({ type: 'done', probe_id: request.probe_id, ...done });
+      await stream.closed;
+      return request.spec as Record<string, unknown>;
+    }
+    const at = (iso: string) => (sys.clock.current = new Date(iso));
+
+    before(async () => {
+      agentToken = (await issueAgentToken(url, ADMIN_TOKEN, 'fra1')).token;
+    });
+    after(async () => {
+      await channel?.close();
+    });
+
+    it('409 while the node has no connected agent (the cooldown stays free)', async () => {
+      at('2026-11-01T13:00:00Z');
+      for (const kind of ['mtu', 'latency'] as const)
+        expectResponse(await probe(kind))
+          .status(409)
+          .detail('node fra1 has no connected agent');
+      channel = agentSocket(url, 'ws/fra1', agentToken);
+      await channel.next('hello');
+      await eventually(async () => (await onlineAgentCount(sys.pool, 'fra1')) > 0, 5000, 'agent presence');
+    });
+
+    it("MTU probe: a DF bisection to the peer's link-local address on its interface up to the tunnel MTU; stored in the detail", async () => {
+      const [res, spec] = await Promise.all([
+        probe('mtu'),
+        answerNext(['MTU bisection to fe80::10', 'payload 1372 (packet 1420): does not pass', 'PMTU_PAYLOAD 1352']),
+      ]);
+      expect(spec).to.deep.include({ tool: 'mtu', target: 'fe80::10', interface: IFACE, max_size: 1420 });
+      expectResponse(res).status(200).body({ status: 'mismatch', pmtu: 1400, mtu: 1420 });
+      expect(res.body).to.deep.equal({ status: 'mismatch', pmtu: 1400, mtu: 1420 });
+      const detail = await portal.get(`/autopeering/requests/${id}`, { token: gamma });
+      expect(detail.body.mtu_probe).to.deep.equal({ status: 'mismatch', pmtu: 1400, mtu: 1420, probed_at: '2026-11-01T13:00:00.000Z' });
+      expect(detail.body.latency).to.equal(null);
+    });
+
+    it('429 within 10 minutes of the last MTU probe (Retry-After), per request and kind; free again at 10 minutes', async () => {
+      const again = await probe('mtu');
+      expectResponse(again).status(429).detail('MTU probe cooldown: one per request every 10 minutes; retry in 600 s');
+      expect(again.headers.get('retry-after')).to.equal('600');
+      at('2026-11-01T13:09:59Z');
+      expectResponse(await probe('mtu'))
+        .status(429)
+        .detail('MTU probe cooldown: one per request every 10 minutes; retry in 1 s');
+      at('2026-11-01T13:10:00Z');
+      const [res] = await Promise.all([probe('mtu'), answerNext(['MTU bisection to fe80::10', 'PMTU_PAYLOAD 0'])]);
+      expectResponse(res).status(200);
+      expect(res.body).to.deep.equal({ status: 'unreachable', pmtu: null, mtu: 1420 });
+    });
+
+    it('latency probe: a 10-packet ping, its own cooldown; all lost gives null times and 100 % loss', async () => {
+      const [res, spec] = await Promise.all([
+        probe('latency'),
+        answerNext([
+          'PING fe80::10%dn42_4242420010 56 data bytes',
+          '--- fe80::10%dn42_4242420010 ping statistics ---',
+          '10 packets transmitted, 9 received, 10% packet loss, time 9012ms',
+          'rtt min/avg/max/mdev = 0.030/0.042/0.060/0.008 ms',
+        ]),
+      ]);
+      expect(spec).to.deep.include({ tool: 'ping', target: 'fe80::10', interface: IFACE, count: 10 });
+      expect(res.body).to.deep.equal({ rtt_ms_avg: 0.042, rtt_ms_max: 0.06, loss_pct: 10 });
+      expectResponse(await probe('latency')).status(429);
+      expect((await portal.get(`/autopeering/requests/${id}`, { token: gamma })).body.latency).to.deep.equal({
+        rtt_ms_avg: 0.042,
+        rtt_ms_max: 0.06,
+        loss_pct: 10,
+        probed_at: '2026-11-01T13:10:00.000Z',
+      });
+      at('2026-11-01T13:20:00Z');
+      const [lost] = await Promise.all([probe('latency'), answerNext(['10 packets transmitted, 0 received, 100% packet loss, time 9200ms'])]);
+      expect(lost.body).to.deep.equal({ rtt_ms_avg: null, rtt_ms_max: null, loss_pct: 100 });
+    });
+
+    it('504 when the agent does not finish within the wait (server clock); the cooldown is taken', async () => {
+      at('2026-11-01T13:30:00Z');
+      const pending = probe('latency');
+      await channel.next('probe_request', 10_000); // the agent got the job and never answers
+      at('2026-11-01T13:30:31Z');
+      expectResponse(await pending)
+        .status(504)
+        .detail('the agent did not finish the latency probe in time');
+      expectResponse(await probe('latency')).status(429);
+    });
+
+    it('504 naming the cause when the agent hangs up before done', async () => {
+      at('2026-11-01T13:45:00Z');
+      const pending = probe('latency');
+      const request = await channel.next('probe_request', 10_000);
+      const stream = agentSocket(url, `probe-stream/${request.probe_id}`, agentToken);
+      await new Promise((resolve) => stream.ws.once('open', resolve));
+      stream.send({ type: 'output', probe_id: request.probe_id, text: 'PING fe80::10' });
+      await stream.close();
+      expectResponse(await pending)
+        .status(504)
+        .detail('the agent did not finish the latency probe in time: agent disconnected');
+    });
+
+    it("another AS's request 404, no verified ASN 403, a cancelled request 409", async () => {
+      at('2026-11-01T14:00:00Z');
+      for (const kind of ['mtu', 'latency'] as const) {
+        expectResponse(await probe(kind, delta))
+          .status(404)
+          .detail(`unknown autopeering request ${id}`);
+        expectResponse(await probe(kind, noAsn)).status(403);
+        expectResponse(await probe(kind, gamma, 999999)).status(404);
+      }
+    });
+
+    it('runs the MTU probe once after creation, in the background and outside the cooldown', async () => {
+      const [created, spec] = await Promise.all([
+        portal.post('/autopeering/requests', { node_id: 'fra1', public_key: KEY2, endpoint: 'delta.example.net:51820' }, { token: delta }),
+        answerNext(['PMTU_PAYLOAD 1372']),
+      ]);
+      expectResponse(created).status(201);
+      expect(spec).to.deep.include({ tool: 'mtu', target: created.body.link_local, interface: `dn42_${DELTA}`, max_size: 1420 });
+      await sys.context.background.drain();
+      const detail = await portal.get(`/autopeering/requests/${created.body.id}`, { token: delta });
+      expect(detail.body.mtu_probe).to.deep.include({ status: 'ok', pmtu: 1420, mtu: 1420 });
+      const [res] = await Promise.all([probe('mtu', delta, created.body.id), answerNext(['PMTU_PAYLOAD 1372'])]);
+      expectResponse(res).status(200);
+
+      expectResponse(await portal.delete(`/autopeering/requests/${created.body.id}`, { token: delta })).status(200);
+      at('2026-11-01T15:00:00Z');
+      expectResponse(await probe('latency', delta, created.body.id))
+        .status(409)
+        .detail(`autopeering request ${created.body.id} is not provisioned`);
     });
   });
 });
