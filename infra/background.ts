@@ -18,6 +18,23 @@ export class BackgroundTasks {
     return this.pending.size;
   }
 
+  private readonly stopper = new AbortController();
+
+  /**
+   * Aborted by `stop()`: work that may wait long on someone else (the first MTU
+   * probe of an autopeering request waits on the agent) gives up on it, so a
+   * shutdown does not wait for it.
+   */
+  get stopping(): AbortSignal {
+    return this.stopper.signal;
+  }
+
+  /** Shutdown: tells long waits to give up (`stopping`), then drains. */
+  async stop(): Promise<void> {
+    this.stopper.abort();
+    await this.drain();
+  }
+
   /** Resolves once everything tracked so far (and started meanwhile) has settled. */
   async drain(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);

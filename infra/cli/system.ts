@@ -111,7 +111,7 @@ export async function openSystem(config: Config, log: Logger, options: OpenOptio
     projections,
     context,
     async close() {
-      await background.drain();
+      await background.stop();
       doorbell.stop();
       await runtime.stop();
       await eventStore.close();

@@ -118,7 +118,7 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
     doorbell,
     broadcaster,
     async close() {
-      await context.background.drain();
+      await context.background.stop();
       doorbell.stop();
       await projections.stop();
       await listener.close();

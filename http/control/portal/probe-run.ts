@@ -40,7 +40,7 @@ export async function runPortalProbe(
   ctx: ServiceContext,
   row: PortalRequestRow,
   kind: PortalProbeKind,
-  options: { res?: Response; cooldown?: boolean } = {},
+  options: { res?: Response; cooldown?: boolean; signal?: AbortSignal } = {},
 ): Promise<MtuProbe | LatencyProbe> {
   const id = row.id!;
   if (row.status !== 'provisioned') throw new Conflict(`autopeering request ${id} is not provisioned`);
@@ -62,18 +62,21 @@ export async function runPortalProbe(
     if (options.cooldown !== false) await releaseProbe(ctx.pool, id, kind, started);
     throw err;
   }
-  const lines = await outputOf(ctx, jobId, started.getTime() + PROBE_WAIT_MS[kind], kind);
+  const lines = await outputOf(ctx, jobId, started.getTime() + PROBE_WAIT_MS[kind], kind, options.signal);
   const result = kind === 'mtu' ? mtuFromLines(lines, spec.target, row.mtu) : latencyFromLines(lines);
   await storeProbeResult(ctx.pool, id, kind, result, ctx.now());
   return result;
 }
 
 /** The job's `output` lines once it is done; 504 once the server clock passes `until` or the job times out. */
-async function outputOf(ctx: ServiceContext, jobId: string, until: number, kind: PortalProbeKind): Promise<string[]> {
+async function outputOf(ctx: ServiceContext, jobId: string, until: number, kind: PortalProbeKind, signal?: AbortSignal): Promise<string[]> {
   let wake = () => {};
   const unwatch = await jobWatcher(ctx.pool, ctx.log).watch(jobId, () => wake());
+  const onAbort = () => wake();
+  signal?.addEventListener('abort', onAbort);
   try {
     for (;;) {
+      if (signal?.aborted) throw new Error(`the ${kind} probe wait was abandoned (shutdown)`);
       const job = await jobStore.find(ctx.pool, jobId);
       if (job?.status === 'done') {
         const lines: string[] = [];
@@ -99,6 +102,7 @@ async function outputOf(ctx: ServiceContext, jobId: string, until: number, kind:
       wake = () => {};
     }
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     unwatch();
   }
 }

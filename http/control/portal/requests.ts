@@ -27,7 +27,7 @@ const notOpen = (nodeId: string) => new NotFound(`node ${nodeId} is not open for
  */
 async function firstMtuProbe(ctx: ServiceContext, row: PortalRequestRow): Promise<void> {
   try {
-    await runPortalProbe(ctx, row, 'mtu', { cooldown: false });
+    await runPortalProbe(ctx, row, 'mtu', { cooldown: false, signal: ctx.background.stopping });
   } catch (err) {
     ctx.log.info({ err, request_id: row.id, node_id: row.node_id }, 'first MTU probe of an autopeering request did not run');
   }
