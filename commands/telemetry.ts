@@ -17,6 +17,7 @@ import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
+import { archiveRouteCounts } from '../infra/telemetry/route-counts.js';
 import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
 import { detectRestarts } from '../domain/flaps/session.js';
 import { placeSample, type Placement } from '../domain/series/placement.js';
@@ -111,6 +112,7 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
         afterwards(deps, nodeId, metadata, 'runtime snapshot: interface traffic archive', () => archiveInterfaceTraffic(deps.pool, snapshot, at)),
         afterwards(deps, nodeId, metadata, 'runtime snapshot: self-metrics archive', () => archiveSelfMetrics(deps.pool, snapshot, at)),
         afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at)),
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: route-count archive', () => archiveRouteCounts(deps.pool, snapshot, at)),
       ]),
     );
   }

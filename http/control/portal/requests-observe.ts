@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { NotFound } from '../../../domain/errors.js';
 import { bucketStarts, gridEndingAt, TRAFFIC_GRIDS, TRAFFIC_RANGES, type TrafficRange } from '../../../domain/series/grid.js';
 import { DEFAULT_AUTOPEERING_POLICY } from '../../../domain/autopeering/policy.js';
+import { routeCountCells } from '../../../infra/telemetry/route-counts.js';
 import { interfaceBytesBetween, interfaceRates } from '../../../infra/telemetry/series-queries.js';
 import { getPolicy } from '../../../projections/autopeering/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
@@ -55,6 +56,49 @@ export const RequestTrafficSchema = Type.Object({
   }),
   points: Type.Array(RatePoint, { description: 'one point per bucket, ascending; null where nothing was measured (a gap, not 0)' }),
 });
+
+const NullableCount = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]);
+export const RequestMetricsSchema = Type.Object({
+  request_id: Type.Integer(),
+  node_id: Type.String(),
+  sessions: Type.Array(Type.String(), { description: "the request's BGP sessions, summed per family" }),
+  range: ObservationRange,
+  bucket_seconds: Type.Integer(),
+  points: Type.Array(
+    Type.Object({
+      t: Epoch,
+      imported_v4: NullableCount,
+      imported_v6: NullableCount,
+      exported_v4: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'null when not reported (agents before 1.0.233)' }),
+      exported_v6: NullableCount,
+    }),
+    { description: 'one point per bucket, ascending: the newest counts in the bucket; null where none was reported (a gap or an older agent, not 0)' },
+  ),
+});
+
+const FAMILY_COUNTS = ['imported_v4', 'imported_v6', 'exported_v4', 'exported_v6'] as const;
+
+async function metricsOf(ctx: ServiceContext, row: PortalRequestRow, range: TrafficRange) {
+  const grid = gridEndingAt(TRAFFIC_GRIDS[range], ctx.now());
+  const cells = await routeCountCells(ctx.pool, row.node_id, row.session_names, grid);
+  const byBucket = new Map<number, typeof cells>();
+  for (const c of cells) byBucket.set(c.b, [...(byBucket.get(c.b) ?? []), c]);
+  return {
+    request_id: row.id!,
+    node_id: row.node_id,
+    sessions: row.session_names,
+    range,
+    bucket_seconds: grid.bucket_seconds,
+    points: bucketStarts(grid).map((t) => {
+      const here = byBucket.get(t) ?? [];
+      const sum = (k: (typeof FAMILY_COUNTS)[number]) => {
+        const values = here.map((c) => c[k]).filter((v): v is number => v !== null);
+        return values.length === 0 ? null : values.reduce((a, b) => a + b, 0);
+      };
+      return { t, ...Object.fromEntries(FAMILY_COUNTS.map((k) => [k, sum(k)])) };
+    }),
+  };
+}
 
 const FIVE_MINUTES = 300;
 
@@ -113,7 +157,7 @@ const PROBE_ERRORS = {
   504: 'the agent did not finish the <kind> probe in time',
 };
 
-/** `GET /autopeering/requests/{id}/traffic`, `POST .../probe-mtu`, `POST .../probe-latency`. */
+/** `GET /autopeering/requests/{id}/traffic`, `.../metrics`, `POST .../probe-mtu`, `POST .../probe-latency`. */
 export function portalObserveRoutes(ctx: ServiceContext): ApiRouter {
   const common = { tags: PORTAL_TAGS, security: PORTAL_SECURITY, params: RequestParams };
   return new ApiRouter('/control/v1')
@@ -140,6 +184,21 @@ export function portalObserveRoutes(ctx: ServiceContext): ApiRouter {
         const who = requireVerifiedAsn(res);
         const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
         res.json(await runPortalProbe(ctx, row, 'latency', { res }));
+      },
+    })
+    .route({
+      ...common,
+      method: 'get',
+      path: '/autopeering/requests/{request_id}/metrics',
+      summary:
+        "route counts of the request's sessions per address family over time (imported; exported from agent 1.0.233 on, null before), on the range's grid",
+      query: RangeQuery,
+      responses: { 200: RequestMetricsSchema, ...PORTAL_UNAUTHORIZED, ...PORTAL_NO_ASN, 404: 'unknown autopeering request <id>', 422: 'invalid range' },
+      handler: async (req, res) => {
+        const who = requireVerifiedAsn(res);
+        const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
+        res.setHeader('Cache-Control', 'no-store');
+        res.json(await metricsOf(ctx, row, (req.validQuery as { range?: TrafficRange }).range ?? DEFAULT_RANGE));
       },
     })
     .route({

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createControlApp } from '../../../../http/control/app.js';
 import { loadConfig } from '../../../../infra/config.js';
+import { pruneTelemetry } from '../../../../infra/telemetry/retention.js';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
 import { agentSocket, type AgentClient } from '../../../support/agent-socket.js';
 import { issueAgentToken } from '../../../support/agents.js';
@@ -275,6 +276,86 @@ describe('Portal: observing a request (traffic)', function () {
       expectResponse(await probe('latency', delta, created.body.id))
         .status(409)
         .detail(`autopeering request ${created.body.id} is not provisioned`);
+    });
+  });
+  describe('GET /requests/{id}/metrics', () => {
+    const session = `autopeer_${GAMMA}`;
+    const counts = (capturedAt: string, protocol: Record<string, unknown>) =>
+      snapshot(
+        'fra1',
+        {},
+        { captured_at: capturedAt, bgp_protocols: [{ name: session, state: 'established', since: '2026-11-01T10:00:00Z', remote_asn: GAMMA, ...protocol }] },
+      );
+
+    it('route counts per family on the grid: newest per bucket, null where not reported (older agent, no exported counts), 0 kept', async () => {
+      sys.clock.current = new Date('2026-11-01T16:02:00Z');
+      const { token } = await issueAgentToken(url, ADMIN_TOKEN, 'fra1');
+      const agent = api(`${url}/control/v1`, { token });
+      for (const snap of [
+        counts('2026-11-01T15:50:10Z', {
+          routes_imported: 1,
+          routes_exported: 1,
+          routes_imported_v4: 1,
+          routes_imported_v6: 1,
+          routes_exported_v4: 1,
+          routes_exported_v6: 1,
+        }),
+        counts('2026-11-01T15:51:00Z', {
+          routes_imported: 30,
+          routes_exported: 11,
+          routes_imported_v4: 10,
+          routes_imported_v6: 20,
+          routes_exported_v4: 5,
+          routes_exported_v6: 6,
+        }),
+        // An agent before the per-family counts: totals only.
+        counts('2026-11-01T15:55:00Z', { routes_imported: 30, routes_exported: 11 }),
+        // Imported per family without exported (agents before 1.0.233); no IPv6 route.
+        counts('2026-11-01T16:00:00Z', { routes_imported: 12, routes_exported: 11, routes_imported_v4: 12, routes_imported_v6: 0 }),
+      ]) {
+        expectResponse(await agent.post('/agent/runtime-snapshot', snap)).status(200);
+        await sys.context.background.drain();
+      }
+      const res = await portal.get(`/autopeering/requests/${id}/metrics?range=6h`, { token: gamma });
+      expectResponse(res).status(200);
+      expect(res.body).to.deep.include({ request_id: id, node_id: 'fra1', sessions: [session], range: '6h', bucket_seconds: 300 });
+      expect(res.body.points).to.have.length(72);
+      expect(res.body.points.slice(-4)).to.deep.equal([
+        { t: epoch('2026-11-01T15:45:00Z'), imported_v4: null, imported_v6: null, exported_v4: null, exported_v6: null },
+        { t: epoch('2026-11-01T15:50:00Z'), imported_v4: 10, imported_v6: 20, exported_v4: 5, exported_v6: 6 },
+        { t: epoch('2026-11-01T15:55:00Z'), imported_v4: null, imported_v6: null, exported_v4: null, exported_v6: null },
+        { t: epoch('2026-11-01T16:00:00Z'), imported_v4: 12, imported_v6: 0, exported_v4: null, exported_v6: null },
+      ]);
+      const day = await portal.get(`/autopeering/requests/${id}/metrics?range=24h`, { token: gamma });
+      expect(day.body.points.slice(-2)).to.deep.equal([
+        { t: epoch('2026-11-01T15:50:00Z'), imported_v4: 10, imported_v6: 20, exported_v4: 5, exported_v6: 6 },
+        { t: epoch('2026-11-01T16:00:00Z'), imported_v4: 12, imported_v6: 0, exported_v4: null, exported_v6: null },
+      ]);
+    });
+
+    it('takes the four observation ranges; 422 otherwise; 404 for another AS; 403 without ASN', async () => {
+      for (const [range, points] of [
+        ['6h', 72],
+        ['24h', 144],
+        ['7d', 168],
+        ['30d', 180],
+      ] as const)
+        expect((await portal.get(`/autopeering/requests/${id}/metrics?range=${range}`, { token: gamma })).body.points).to.have.length(points);
+      expect((await portal.get(`/autopeering/requests/${id}/metrics`, { token: gamma })).body.range).to.equal('24h');
+      expectResponse(await portal.get(`/autopeering/requests/${id}/metrics?range=1h`, { token: gamma })).status(422);
+      expectResponse(await portal.get(`/autopeering/requests/${id}/metrics`, { token: delta }))
+        .status(404)
+        .detail(`unknown autopeering request ${id}`);
+      expectResponse(await portal.get(`/autopeering/requests/${id}/metrics`, { token: noAsn })).status(403);
+    });
+
+    it('the retention job drops archived counts older than 60 days', async () => {
+      const rows = async () => (await sys.pool.query(`SELECT count(*)::int AS n FROM session_route_counts`)).rows[0].n as number;
+      expect(await rows()).to.equal(2); // the 15:50 and 16:00 buckets; the older agent's snapshot added none
+      await pruneTelemetry(sys.pool, new Date('2026-12-31T15:52:00Z'));
+      expect(await rows()).to.equal(1);
+      await pruneTelemetry(sys.pool, new Date('2026-12-31T16:01:00Z'));
+      expect(await rows()).to.equal(0);
     });
   });
 });
