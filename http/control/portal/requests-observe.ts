@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { NotFound } from '../../../domain/errors.js';
 import { bucketStarts, gridEndingAt, TRAFFIC_GRIDS, TRAFFIC_RANGES, type TrafficRange } from '../../../domain/series/grid.js';
 import { DEFAULT_AUTOPEERING_POLICY } from '../../../domain/autopeering/policy.js';
+import { peerRoutes } from '../../../infra/telemetry/peer-routes.js';
 import { routeCountCells } from '../../../infra/telemetry/route-counts.js';
 import { interfaceBytesBetween, interfaceRates } from '../../../infra/telemetry/series-queries.js';
 import { getPolicy } from '../../../projections/autopeering/queries.js';
@@ -100,6 +101,35 @@ async function metricsOf(ctx: ServiceContext, row: PortalRequestRow, range: Traf
   };
 }
 
+/** `/routes` paging (document 3 leaves it open): limit 1 to 500, default 100; offset from 0. */
+export const ROUTES_PAGE = { defaultLimit: 100, maxLimit: 500 } as const;
+const RoutesQuery = Type.Object(
+  {
+    family: Type.Union([Type.Literal('4'), Type.Literal('6')], { description: 'address family' }),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: ROUTES_PAGE.maxLimit, default: ROUTES_PAGE.defaultLimit })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+  },
+  { additionalProperties: false },
+);
+export const RequestRoutesSchema = Type.Object({
+  request_id: Type.Integer(),
+  node_id: Type.String(),
+  sessions: Type.Array(Type.String()),
+  family: Type.Union([Type.Literal(4), Type.Literal(6)]),
+  captured_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: "the node's latest routing table; null: none yet" }),
+  total: Type.Integer({ minimum: 0 }),
+  limit: Type.Integer(),
+  offset: Type.Integer(),
+  routes: Type.Array(
+    Type.Object({
+      prefix: Type.String(),
+      origin_asn: Type.Union([Type.Integer(), Type.Null()]),
+      as_path: Type.Array(Type.Integer()),
+      rpki: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ),
+});
+
 const FIVE_MINUTES = 300;
 
 /** The request of the AS (404 otherwise). */
@@ -157,7 +187,7 @@ const PROBE_ERRORS = {
   504: 'the agent did not finish the <kind> probe in time',
 };
 
-/** `GET /autopeering/requests/{id}/traffic`, `.../metrics`, `POST .../probe-mtu`, `POST .../probe-latency`. */
+/** `GET /autopeering/requests/{id}/traffic`, `.../metrics`, `.../routes`, `POST .../probe-mtu`, `POST .../probe-latency`. */
 export function portalObserveRoutes(ctx: ServiceContext): ApiRouter {
   const common = { tags: PORTAL_TAGS, security: PORTAL_SECURITY, params: RequestParams };
   return new ApiRouter('/control/v1')
@@ -184,6 +214,30 @@ export function portalObserveRoutes(ctx: ServiceContext): ApiRouter {
         const who = requireVerifiedAsn(res);
         const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
         res.json(await runPortalProbe(ctx, row, 'latency', { res }));
+      },
+    })
+    .route({
+      ...common,
+      method: 'get',
+      path: '/autopeering/requests/{request_id}/routes',
+      summary: "routes the node learnt from the peer (the request's sessions) in its latest routing table, by prefix",
+      query: RoutesQuery,
+      responses: {
+        200: RequestRoutesSchema,
+        ...PORTAL_UNAUTHORIZED,
+        ...PORTAL_NO_ASN,
+        404: 'unknown autopeering request <id>',
+        422: 'family missing or not 4 or 6, limit outside 1 to 500, negative offset',
+      },
+      handler: async (req, res) => {
+        const who = requireVerifiedAsn(res);
+        const row = await requestOf(ctx, who.asn, intParam(req.params.request_id));
+        const q = req.validQuery as { family: '4' | '6'; limit?: number; offset?: number };
+        const family = Number(q.family) as 4 | 6;
+        const page = { limit: q.limit ?? ROUTES_PAGE.defaultLimit, offset: q.offset ?? 0 };
+        const found = await peerRoutes(ctx.pool, row.node_id, row.status === 'provisioned' ? row.session_names : [], family, page);
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({ request_id: row.id!, node_id: row.node_id, sessions: row.session_names, family, ...page, ...found });
       },
     })
     .route({

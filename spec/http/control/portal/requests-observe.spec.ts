@@ -34,7 +34,7 @@ function counted(capturedAt: string, rx: number, tx: number) {
   );
 }
 
-describe('Portal: observing a request (traffic)', function () {
+describe('Portal: observing a request (traffic, probes, metrics, routes)', function () {
   this.timeout(60_000);
   let sys: TestSystem;
   let url: string;
@@ -356,6 +356,72 @@ describe('Portal: observing a request (traffic)', function () {
       expect(await rows()).to.equal(1);
       await pruneTelemetry(sys.pool, new Date('2026-12-31T16:01:00Z'));
       expect(await rows()).to.equal(0);
+    });
+  });
+  describe('GET /requests/{id}/routes', () => {
+    const session = `autopeer_${GAMMA}`;
+    const learnt = (prefix: string, protocol = session, origin = GAMMA) => ({
+      prefix,
+      protocol,
+      origin_asn: origin,
+      as_path: [origin],
+      rpki: 'valid',
+      local: false,
+    });
+    const routes = (query: string, token = gamma) => portal.get(`/autopeering/requests/${id}/routes?${query}`, { token });
+
+    it('without a routing table: captured_at null, no routes', async () => {
+      const res = await routes('family=4');
+      expectResponse(res).status(200);
+      expect(res.body).to.deep.equal({
+        request_id: id,
+        node_id: 'fra1',
+        sessions: [session],
+        family: 4,
+        captured_at: null,
+        total: 0,
+        limit: 100,
+        offset: 0,
+        routes: [],
+      });
+    });
+
+    it("the peer's routes of one family from the latest table, by prefix, paged (limit 1 to 500, default 100)", async () => {
+      sys.clock.current = new Date('2026-11-01T17:00:00Z');
+      const { token } = await issueAgentToken(url, ADMIN_TOKEN, 'fra1');
+      const agent = api(`${url}/control/v1`, { token });
+      const table = [
+        learnt('172.20.10.16/28'),
+        learnt('fd42:10::/48'),
+        learnt('172.20.10.0/28'),
+        learnt('172.21.0.0/24', 'ebgp_other', 4242420099),
+        learnt('fd42:99::/48', 'ebgp_other', 4242420099),
+      ];
+      const posted = await agent.post('/agent/routing-table', { node_id: 'fra1', captured_at: '2026-11-01T16:59:00Z', rpki_observed: true, routes: table });
+      expectResponse(posted).status(200);
+      await sys.context.background.drain();
+      const v4 = await routes('family=4');
+      expectResponse(v4).status(200);
+      expect(v4.body).to.deep.include({ family: 4, captured_at: '2026-11-01T16:59:00.000Z', total: 2, limit: 100, offset: 0 });
+      expect(v4.body.routes).to.deep.equal([
+        { prefix: '172.20.10.0/28', origin_asn: GAMMA, as_path: [GAMMA], rpki: 'valid' },
+        { prefix: '172.20.10.16/28', origin_asn: GAMMA, as_path: [GAMMA], rpki: 'valid' },
+      ]);
+      expect((await routes('family=6')).body.routes.map((r: { prefix: string }) => r.prefix)).to.deep.equal(['fd42:10::/48']);
+      const second = await routes('family=4&limit=1&offset=1');
+      expect(second.body).to.deep.include({ total: 2, limit: 1, offset: 1 });
+      expect(second.body.routes.map((r: { prefix: string }) => r.prefix)).to.deep.equal(['172.20.10.16/28']);
+      expect((await routes('family=4&offset=5')).body).to.deep.include({ total: 2, routes: [] });
+      expectResponse(await routes('family=4&limit=500')).status(200);
+    });
+
+    it('422 for a missing or other family, a limit outside 1 to 500, a negative offset; 404 for another AS; 403 without ASN', async () => {
+      for (const q of ['', 'family=5', 'family=4&limit=0', 'family=4&limit=501', 'family=4&offset=-1', 'family=4&limit=x'])
+        expectResponse(await routes(q)).status(422);
+      expectResponse(await routes('family=4', delta))
+        .status(404)
+        .detail(`unknown autopeering request ${id}`);
+      expectResponse(await routes('family=4', noAsn)).status(403);
     });
   });
 });
