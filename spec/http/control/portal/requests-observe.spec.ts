@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createControlApp } from '../../../../http/control/app.js';
 import { loadConfig } from '../../../../infra/config.js';
+import { jobStore } from '../../../../infra/jobs/store.js';
 import { pruneTelemetry } from '../../../../infra/telemetry/retention.js';
 import { onlineAgentCount } from '../../../../infra/agent-hub/presence.js';
 import { agentSocket, type AgentClient } from '../../../support/agent-socket.js';
@@ -245,6 +246,13 @@ describe('Portal: observing a request (traffic, probes, metrics, routes)', funct
       expectResponse(await pending)
         .status(504)
         .detail('the agent did not finish the latency probe in time: agent disconnected');
+    });
+
+    it('two concurrent calls: one probes, the other gets 429', async () => {
+      at('2026-11-01T13:55:00Z');
+      const [first, second] = await Promise.all([probe('mtu'), probe('mtu'), answerNext(['PMTU_PAYLOAD 1372'])]);
+      expect([first.status, second.status].sort()).to.deep.equal([200, 429]);
+      expect(await jobStore.openCount(sys.pool, 'fra1', sys.clock.now())).to.equal(0);
     });
 
     it("another AS's request 404, no verified ASN 403, a cancelled request 409", async () => {
