@@ -206,11 +206,14 @@ export async function portalDetail(db: Queryable, asn: number, id: number) {
   const [row] = await portalRows(db, asn, id);
   if (!row) return undefined;
   const status = row.status === 'provisioned' ? await nodeStatus(db, row.node_id) : undefined;
+  // A snapshot the server received before the request existed shows what was there before (a deleted request's
+  // session of the same name, created again): not this request's state, so `live` waits for the next one.
+  const fresh = status?.snapshot && status.snapshot_received_at && status.snapshot_received_at.getTime() >= Date.parse(row.created_at) ? status.snapshot : null;
   const probes = await probeResults(db, id);
   const shown = <T extends object>(p: { result: T; probed_at: string } | null) => (p ? { ...p.result, probed_at: p.probed_at } : null);
   return {
     ...row,
-    live: row.status === 'provisioned' ? liveOf(status?.snapshot ?? null, { ...row }) : null,
+    live: row.status === 'provisioned' ? liveOf(fresh, { ...row }) : null,
     mtu_probe: shown(probes.mtu),
     latency: shown(probes.latency),
   };

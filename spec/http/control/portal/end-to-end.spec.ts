@@ -211,11 +211,15 @@ describe('Portal end to end: log in through the identity service, peer in one re
       expect(after.state.bgp_sessions.filter((s: { remote_asn: number }) => s.remote_asn === GAMMA_ASN)).to.deep.equal([]);
       expect(await offer(id)).to.deep.include({ used_ports: 0, remaining: 5, provisioned: 0 });
 
-      // Created again: the same port, a new request, rung again.
+      // Created again a second later: the same port, a new request, rung again; the snapshot of the deleted one is not its live state.
+      f.sys.clock.advance(1000);
       const again = await portal.post('/autopeering/requests', { node_id: id, public_key: KEY, endpoint: 'peer.example.net:51820', ...body }, { token });
       expectResponse(again).status(201).body({ listen_port: port, status: 'provisioned', form });
       expect(again.body.id).to.not.equal(created.body.id);
       expect(await agent.socket.next('desired_state_updated')).to.deep.include({ generation: again.body.generation });
+      expectResponse(await portal.get(`/autopeering/requests/${again.body.id}`, { token }))
+        .status(200)
+        .body({ live: null });
       expect(await offer(id)).to.deep.include({ used_ports: 1, remaining: 4, provisioned: 1 });
     });
   }
