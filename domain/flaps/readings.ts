@@ -1,4 +1,5 @@
 import type { ScoreReading } from './alerts.js';
+import { FLAP_DATA_FLOOR } from './peers.js';
 import type { NodePrefixFlap } from './prefix-rows.js';
 import { decayTo, PREFIX_LIST_LINE } from './prefix-scores.js';
 import { decayScore, SESSION_FLAP } from './session.js';
@@ -19,10 +20,16 @@ export interface StoredSessionScore {
   score_at: Date | null;
 }
 
-/** Null: no record of the session; otherwise the stored score decayed to `now` (0 when it never flapped). */
+/**
+ * Null: no record of the session; otherwise the stored score decayed to `now`:
+ * 0 when it never flapped, and 0 once decayed below the flap data floor
+ * (document 3: "0.0 means recorded but decayed"; a single flap reads 0 after
+ * about 3.3 hours instead of a tail like 1e-29).
+ */
 export function sessionScoreAt(record: Pick<StoredSessionScore, 'score' | 'score_at'> | undefined, now: Date): number | null {
   if (!record) return null;
-  return record.score_at ? decayScore(record.score, record.score_at, now, SESSION_FLAP.halfLifeSeconds) : 0;
+  const score = record.score_at ? decayScore(record.score, record.score_at, now, SESSION_FLAP.halfLifeSeconds) : 0;
+  return score < FLAP_DATA_FLOOR ? 0 : score;
 }
 
 /** `remoteAsn`: the session's peer AS from the node's latest snapshot (null: iBGP, or not in the snapshot). */

@@ -72,6 +72,23 @@ describe('Session flap views (/ui/.../bgp-flaps, bgp-sessions/status, peering-is
     expect(res.body.sessions[2]).to.include({ kind: 'ibgp', health: 'up', flapping: false });
   });
 
+  it('answers flap_score 0.0 once a flapped session has decayed (below 0.01), not a vanishing float', async () => {
+    // ebgp_b flapped once at minute 15: 2^(-t/30 min) < 0.01 after about 3.3 hours; two days later it reads exactly 0.
+    for (const path of ['/ui/nodes/f1/bgp-sessions/status', '/ui/nodes/f1/bgp-flaps']) {
+      h.sys.clock.current = at(15 + 2 * 24 * 60);
+      const res = await h.admin.get(path);
+      expectResponse(res).status(200);
+      const b = res.body.sessions.find((s: { name: string }) => s.name === 'ebgp_b');
+      expect(b).to.include({ flap_score: 0, flapping: false });
+    }
+    h.sys.clock.current = at(15 + 190);
+    const res = await h.admin.get('/ui/nodes/f1/bgp-sessions/status');
+    const b = res.body.sessions.find((s: { name: string }) => s.name === 'ebgp_b');
+    expect(b.flap_score)
+      .to.be.closeTo(decayed([at(15)], at(15 + 190)), 1e-9)
+      .and.to.be.greaterThan(0);
+  });
+
   it('flapping turns true once the score reaches 3 (may be true while Established)', async () => {
     await post('f2', 21, { ebgp_c: idle, ibgp_f1_v4: { state: 'active' }, ebgp_d: up });
     for (const m of [22, 23, 24, 25]) {
