@@ -181,7 +181,15 @@ function direction(rows: readonly NodePrefixFlap[], names: Names, now: number): 
 const directionKey = (r: NodePrefixFlap) => `${r.prefix} ${r.peer_asn}`;
 const byMaxScore = <T extends { max_score: number; prefix: string }>(a: T, b: T) => b.max_score - a.max_score || a.prefix.localeCompare(b.prefix);
 
-/** Flat form: one row per (prefix, peer_asn), at least `minScore`, highest first, at most `limit`; each row carries its prefix's localisation. */
+/** "Flap lists: max 500 rows" (document 3, Limits). */
+export const FLAP_LIST_MAX_ROWS = 500;
+
+/**
+ * Flat form: one row per (prefix, peer_asn) of at least `minScore`, highest first.
+ * `limit` counts prefixes, as in the grouped form: every direction of the `limit`
+ * strongest prefixes (a prefix ranks by its strongest direction), so a prefix is
+ * never split at the cut; at most `maxRows` rows in all.
+ */
 export function flatRows(
   rows: readonly NodePrefixFlap[],
   names: Names,
@@ -189,9 +197,10 @@ export function flatRows(
   minScore: number,
   limit: number,
   localizations: Localizations = new Map(),
+  maxRows = FLAP_LIST_MAX_ROWS,
 ): PeerDirection[] {
   const moas = new Map([...groupBy(rows, (r) => r.prefix)].map(([prefix, own]) => [prefix, originsOf(own).length > 1]));
-  return [...groupBy(rows, directionKey).values()]
+  const sorted = [...groupBy(rows, directionKey).values()]
     .map((own) => ({
       prefix: own[0].prefix,
       ...direction(own, names, now),
@@ -199,8 +208,18 @@ export function flatRows(
       localization: localizations.get(own[0].prefix) ?? null,
     }))
     .filter((r) => r.max_score >= minScore)
-    .sort((a, b) => byMaxScore(a, b) || (a.peer_asn ?? -1) - (b.peer_asn ?? -1))
-    .slice(0, limit);
+    .sort((a, b) => byMaxScore(a, b) || (a.peer_asn ?? -1) - (b.peer_asn ?? -1));
+  const prefixes = new Set<string>();
+  const kept: PeerDirection[] = [];
+  for (const row of sorted) {
+    if (!prefixes.has(row.prefix)) {
+      if (prefixes.size >= limit) continue;
+      prefixes.add(row.prefix);
+    }
+    kept.push(row);
+    if (kept.length >= maxRows) break;
+  }
+  return kept;
 }
 
 /** Grouped form: one row per prefix with its peer directions, at least `minScore`, highest first, at most `limit` prefixes. */

@@ -93,7 +93,12 @@ export const PrefixFlaps = Type.Union([
 export const PrefixFlapsQuery = Type.Object(
   {
     min_score: Type.Number({ minimum: 0, default: 1.0 }),
-    limit: Type.Integer({ minimum: 1, maximum: 500, default: 100, description: 'counts prefixes in the grouped form' }),
+    limit: Type.Integer({
+      minimum: 1,
+      maximum: 500,
+      default: 100,
+      description: 'counts prefixes, in both forms (the flat form keeps every direction of the prefixes it lists, at most 500 rows)',
+    }),
     group: Type.Optional(Type.Literal('prefix')),
   },
   closed,

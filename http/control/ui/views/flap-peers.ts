@@ -85,7 +85,7 @@ export async function flapPeerDetail(ctx: ServiceContext, asn: number, q: FlapPe
   const names = await originNames(ctx, [asn, ...asnsOf(rows.filter((r) => r.peer_asn === asn))]);
   // The same rows as the prefix flap list, localisation included (from this snapshot).
   const localizations = localizePrefixes(rows, sessions, names, now.getTime());
-  const prefixes = flatRows(rows, names, now.getTime(), PEER_PREFIXES_MIN_SCORE, rows.length, localizations)
+  const prefixes = flatRows(rows, names, now.getTime(), PEER_PREFIXES_MIN_SCORE, Infinity, localizations, Infinity)
     .filter((r) => r.peer_asn === asn)
     .slice(0, q.prefixes_limit);
   return { generated_at: now.toISOString(), ...named(peer, names), prefixes, alerts };

@@ -180,8 +180,12 @@ describe('Console prefix flaps: GET /ui/fleet/prefix-flaps from reports posted b
     expect(single).to.deep.include({ moas: false, peer_count: 1, origins: [{ asn: ORIGIN_Y, name: null }], flapping: false });
     // the flat form marks MOAS on every direction of the prefix
     expect((await list()).rows.filter((r: Entry) => r.prefix === '172.21.0.0/24').map((r: Entry) => r.moas)).to.deep.equal([true, true]);
-    // limit counts prefixes
+    // limit counts prefixes, in both forms: the flat form keeps every direction of the strongest prefix
     expect((await list('?group=prefix&limit=1')).prefixes.map((r: Entry) => r.prefix)).to.deep.equal(['172.21.0.0/24']);
+    expect((await list('?limit=1')).rows.map((r: Entry) => [r.prefix, r.peer_asn])).to.deep.equal([
+      ['172.21.0.0/24', AS_B],
+      ['172.21.0.0/24', AS_A],
+    ]);
   });
 
   it('keeps one unattributed row (peer_asn null) apart from the attributed ones', async () => {
