@@ -108,15 +108,18 @@ describe('prefix flaps from real BIRD daemons to a real control server', functio
       await eventually(aHasFlapping, 5000, 're-announced');
     }
     expect((await peerBChanges()) - before).to.equal(10);
-    const events = collector.observe(await look(), 4242420001, Date.now());
+    // (B's IPv6 session is left out: its routes, whose next hop BIRD resolves again now and then, can show a change
+    // stamp between two looks on a busy machine; CI saw it once. This test is about the IPv4 burst on peer_b.)
+    const events = collector.observe(await look(), 4242420001, Date.now()).filter((e) => e.protocol !== 'peer_b6');
 
     // Then the look saw one changed route, worth ten changes, and the server takes the report
     expect(events.map((e) => [e.kind, e.prefix, e.protocol, e.peer_asn])).to.deep.equal([['change', FLAPPING, 'peer_b', PEER_B]]);
     const report = collector.report(server.nodeId, Date.now());
+    expect(report.entries.filter((e) => e.prefix === FLAPPING).map((e) => e.peer_asn)).to.deep.equal([PEER_B]);
     const answer = await agent.rt.request('POST', '/agent/prefix-flaps', report);
     expect({ status: answer.status, body: answer.body }).to.deep.equal({
       status: 200,
-      body: { accepted: true, node_id: server.nodeId, entries: 1, feed_state: 'established' },
+      body: { accepted: true, node_id: server.nodeId, entries: report.entries.length, feed_state: 'established' },
     });
     const row = await stored();
     expect(row).to.include({ flaps: 10, origin_asn: PEER_B });
