@@ -1,4 +1,4 @@
-import { decayTo, PREFIX_LIST_LINE } from './prefix-scores.js';
+import { PREFIX_LIST_LINE, rowScoreAt } from './prefix-scores.js';
 import { SESSION_FLAP } from './session.js';
 
 /**
@@ -173,9 +173,7 @@ function mainEdgesOf(active: readonly Scored[]): { edge: string; coverage: numbe
 }
 
 function flappingOf(prefix: string, rows: readonly FlapRow[], sessions: SessionScores, now: number): { all: Scored[]; info: Flapping } | null {
-  const all = rows
-    .map((row) => ({ row, score: decayTo(row.score, Date.parse(row.captured_at), now), edges: [...new Set(edgesOf(row.as_path ?? []))] }))
-    .sort((a, b) => b.score - a.score);
+  const all = rows.map((row) => ({ row, score: rowScoreAt(row, now), edges: [...new Set(edgesOf(row.as_path ?? []))] })).sort((a, b) => b.score - a.score);
   const max = all[0]?.score ?? 0;
   if (max < LOCALIZE_MIN_SCORE) return null;
   const active = all.filter((a) => a.score >= max * ACTIVE_SHARE);

@@ -1,4 +1,4 @@
-import { decayTo, PREFIX_LIST_LINE } from './prefix-scores.js';
+import { PREFIX_LIST_LINE, rowScoreAt } from './prefix-scores.js';
 import type { NodePrefixFlap } from './prefix-rows.js';
 import { SESSION_FLAP } from './session.js';
 
@@ -78,7 +78,7 @@ const byNodeThenName = (a: PeerSession, b: PeerSession) =>
 function peerRow(asn: number, { prefixes, sessions }: Evidence, now: number): FlapPeerRow {
   // Per prefix, its highest decayed score over the nodes that report it.
   const perPrefix = new Map<string, number>();
-  for (const r of prefixes) perPrefix.set(r.prefix, Math.max(perPrefix.get(r.prefix) ?? 0, decayTo(r.score, Date.parse(r.captured_at), now)));
+  for (const r of prefixes) perPrefix.set(r.prefix, Math.max(perPrefix.get(r.prefix) ?? 0, rowScoreAt(r, now)));
   const prefixScoreMax = maxOf([...perPrefix.values()]);
   const sessionScoreMax = maxOf(sessions.flatMap((s) => (s.flap_score === null ? [] : [s.flap_score])));
   return {
@@ -114,7 +114,7 @@ export function flapPeerRows(
   const evidence = new Map<number, Evidence>();
   const of = (asn: number) => evidence.get(asn) ?? evidence.set(asn, { prefixes: [], sessions: [] }).get(asn)!;
   for (const r of prefixes) {
-    if (r.peer_asn !== null && decayTo(r.score, Date.parse(r.captured_at), now) >= FLAP_DATA_FLOOR) of(r.peer_asn).prefixes.push(r);
+    if (r.peer_asn !== null && rowScoreAt(r, now) >= FLAP_DATA_FLOOR) of(r.peer_asn).prefixes.push(r);
   }
   const external = sessions.filter((s): s is PeerSessionInput & { remote_asn: number } => s.kind === 'ebgp' && s.remote_asn !== null);
   for (const s of external) if ((s.flap_score ?? 0) >= FLAP_DATA_FLOOR) of(s.remote_asn);

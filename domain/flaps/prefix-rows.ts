@@ -1,5 +1,5 @@
 import type { Localization } from './localize.js';
-import { decayTo, FLAPPING_SINCE_MIN_S, PREFIX_ALERT_OPEN, PREFIX_LIST_LINE } from './prefix-scores.js';
+import { FLAPPING_SINCE_MIN_S, PREFIX_ALERT_OPEN, PREFIX_LIST_LINE, rowScoreAt } from './prefix-scores.js';
 
 /**
  * The rows of `GET /ui/fleet/prefix-flaps` (document 3, "Prefix flap row") from
@@ -112,7 +112,7 @@ function strengthOf(rows: readonly NodePrefixFlap[], now: number): Strength {
   for (const r of rows) perNode.set(r.node_id, [...(perNode.get(r.node_id) ?? []), r]);
   const nodes: NodeScore[] = [...perNode].map(([node_id, own]) => ({
     node_id,
-    score: Math.max(...own.map((r) => decayTo(r.score, Date.parse(r.captured_at), now))),
+    score: Math.max(...own.map((r) => rowScoreAt(r, now))),
     changes: knownSum(own.map((r) => r.flaps)),
     last_change_at: latest(own.map((r) => r.last_flap_at)),
     rate_per_s: knownSum(own.map(rateOf)),
@@ -142,9 +142,7 @@ function latest(times: readonly (string | null)[]): string | null {
  * line (a key that just touched 100 is not yet "flapping since").
  */
 function flappingSince(rows: readonly NodePrefixFlap[], now: number): number | null {
-  const starts = rows
-    .filter((r) => r.alert_since !== null && decayTo(r.score, Date.parse(r.captured_at), now) >= PREFIX_ALERT_OPEN)
-    .map((r) => Date.parse(r.alert_since!));
+  const starts = rows.filter((r) => r.alert_since !== null && rowScoreAt(r, now) >= PREFIX_ALERT_OPEN).map((r) => Date.parse(r.alert_since!));
   if (!starts.length) return null;
   const since = Math.min(...starts);
   return now - since < FLAPPING_SINCE_MIN_S * 1000 ? null : since;
@@ -163,7 +161,7 @@ function originsOf(rows: readonly NodePrefixFlap[]): number[] {
 
 /** The row of the highest decayed score: its origin and path stand for the direction. */
 function strongest(rows: readonly NodePrefixFlap[], now: number): NodePrefixFlap {
-  return rows.reduce((best, r) => (decayTo(r.score, Date.parse(r.captured_at), now) > decayTo(best.score, Date.parse(best.captured_at), now) ? r : best));
+  return rows.reduce((best, r) => (rowScoreAt(r, now) > rowScoreAt(best, now) ? r : best));
 }
 
 function direction(rows: readonly NodePrefixFlap[], names: Names, now: number): Omit<PeerDirection, 'prefix' | 'moas' | 'localization'> {
@@ -274,6 +272,6 @@ export function asnsOf(rows: readonly NodePrefixFlap[]): number[] {
 /** The prefixes whose highest node score is at least `minScore`: the grouped form's selection before `limit` cuts it. */
 export function selectedPrefixes(rows: readonly NodePrefixFlap[], now: number, minScore: number): string[] {
   const max = new Map<string, number>();
-  for (const r of rows) max.set(r.prefix, Math.max(max.get(r.prefix) ?? 0, decayTo(r.score, Date.parse(r.captured_at), now)));
+  for (const r of rows) max.set(r.prefix, Math.max(max.get(r.prefix) ?? 0, rowScoreAt(r, now)));
   return [...max].filter(([, score]) => score >= minScore).map(([prefix]) => prefix);
 }

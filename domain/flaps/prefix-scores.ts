@@ -16,3 +16,8 @@ export const FLAPPING_SINCE_MIN_S = 60;
 export function decayTo(score: number, at: number, now: number, halfLifeS = PREFIX_HALF_LIFE_S): number {
   return score * Math.pow(2, -Math.max(0, now - at) / 1000 / halfLifeS);
 }
+
+/** A stored prefix row's score (as its agent sent it at `captured_at`) decayed on to `now` (epoch ms). */
+export function rowScoreAt(row: { score: number; captured_at: string }, now: number): number {
+  return decayTo(row.score, Date.parse(row.captured_at), now);
+}

@@ -1,7 +1,7 @@
 import type { ScoreReading } from './alerts.js';
 import { FLAP_DATA_FLOOR } from './peers.js';
 import type { NodePrefixFlap } from './prefix-rows.js';
-import { decayTo, PREFIX_LIST_LINE } from './prefix-scores.js';
+import { PREFIX_LIST_LINE, rowScoreAt } from './prefix-scores.js';
 import { decayScore, SESSION_FLAP } from './session.js';
 
 /**
@@ -51,7 +51,7 @@ export function prefixReadings(rows: readonly NodePrefixFlap[], now: Date): Scor
   for (const r of rows) {
     const key = `${r.prefix} ${r.peer_asn}`;
     const entry = byKey.get(key) ?? { prefix: r.prefix, peer_asn: r.peer_asn, scores: new Map<string, number>() };
-    const score = decayTo(r.score, Date.parse(r.captured_at), now.getTime());
+    const score = rowScoreAt(r, now.getTime());
     entry.scores.set(r.node_id, Math.max(entry.scores.get(r.node_id) ?? 0, score));
     byKey.set(key, entry);
   }
