@@ -51,6 +51,7 @@ import { serviceMetrics } from '../shared/metrics.js';
 import { AgentMetrics } from '../../infra/metrics/agents.js';
 import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
 import { fleetHealth } from './health/routes.js';
+import { appPageRoutes } from './pages.js';
 import { portalGate } from './portal/auth.js';
 import { portalRoutes, type PortalOptions } from './portal/routes.js';
 
@@ -84,6 +85,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
   });
   app.get('/healthz', healthz(ctx.pool));
   app.use(referenceRoutes(CONTROL_PREFIX));
+  app.use(appPageRoutes());
 
   // Audit runs before authentication so that refused writes carry their status code.
   const admin = requireAdmin(ctx);
