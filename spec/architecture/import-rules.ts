@@ -15,18 +15,21 @@ const ts: typeof Ts = createRequire(import.meta.url)('typescript');
  */
 
 /** A layer is a top folder; `infra/cli/` (the composition root) is a layer of its own. */
-export type Layer = 'domain' | 'commands' | 'projections' | 'http' | 'agent' | 'infra' | 'cli' | 'bench';
+export type Layer = 'domain' | 'commands' | 'projections' | 'http' | 'agent' | 'infra' | 'cli' | 'bench' | 'web';
 
 /** Which layers each layer may import (its own included). `bench/` and `spec/` may import anything. */
 export const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   domain: ['domain'],
   commands: ['commands', 'domain', 'infra', 'projections'],
   projections: ['projections', 'domain', 'infra'],
-  http: ['http', 'commands', 'projections', 'domain', 'infra'],
+  // `web/files.ts`: where the browser apps' build lies, for the control server that serves it.
+  http: ['http', 'commands', 'projections', 'domain', 'infra', 'web'],
   agent: ['agent', 'domain'],
   infra: ['infra', 'domain'],
   cli: ['cli', 'http', 'commands', 'projections', 'domain', 'infra'],
   bench: ['bench', 'cli', 'http', 'commands', 'projections', 'domain', 'infra', 'agent'],
+  // The browser apps (own tsconfig, checked by svelte-check, not scanned here): pure domain code and the other pages' browser modules.
+  web: ['web', 'domain', 'http'],
 };
 
 /** The only packages `domain/` may import: schemas, address arithmetic, hashing. Nothing with I/O. */
@@ -48,6 +51,7 @@ const folderOf = (layer: Layer): string => (layer === 'cli' ? 'infra/cli/' : `${
 
 export function layerOf(path: string): Layer | undefined {
   if (path.startsWith('infra/cli/')) return 'cli';
+  if (path.startsWith('web/')) return 'web';
   const top = path.split('/')[0];
   return (SOURCE_ROOTS as string[]).includes(top) ? (top as Layer) : undefined;
 }

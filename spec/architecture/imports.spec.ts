@@ -57,7 +57,7 @@ describe('import rules of the architecture', () => {
       }),
     );
     expect(found).to.deep.equal([
-      'http/control/app.ts imports infra/cli/migrations.ts: http/ may import http/, commands/, projections/, domain/, infra/',
+      'http/control/app.ts imports infra/cli/migrations.ts: http/ may import http/, commands/, projections/, domain/, infra/, web/',
       'agent/daemon.ts imports infra/doorbell.ts: agent/ may import agent/, domain/',
     ]);
   });
