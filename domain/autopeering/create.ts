@@ -392,6 +392,8 @@ export function planProvision(node: LiveNode | undefined, nodeId: string, asn: n
       node_link_local: f.link_local ?? null,
       node_asn: f.asn,
       mtu: requested.mtu,
+      node_ipv4: form === 'dual-plain' ? f.loopback_ipv4! : null,
+      node_ipv6: form === 'link-local-mp' ? null : f.loopback_ipv6!,
       interface_name: names.interface,
       session_names: names.sessions,
     },

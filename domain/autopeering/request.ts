@@ -41,6 +41,10 @@ export interface ProvisionedPeering {
   node_link_local: string | null;
   node_asn: number;
   mtu: number;
+  /** Our IPv4 tunnel address of the two plain sessions (the node's loopback), null for the other forms; absent in records made before it was kept. */
+  node_ipv4?: string | null;
+  /** Our IPv6 tunnel address of the ULA and two plain sessions (the node's loopback), null for the link-local form; absent in older records. */
+  node_ipv6?: string | null;
   interface_name: string;
   session_names: string[];
 }

@@ -1,4 +1,4 @@
-import { isIpv6LinkLocal, parseIp } from '../desired-state/ip.js';
+import { formatIp, isIpv6LinkLocal, parseIp } from '../desired-state/ip.js';
 import { sessionHealth, type SessionHealth } from '../flaps/session.js';
 import type { InterfaceSpec, SessionSpec } from '../node/specs.js';
 import type { BgpState, RuntimeSnapshot } from '../telemetry/reports.js';
@@ -50,6 +50,10 @@ export interface ProvisionView {
   node_link_local: string | null;
   node_asn: number;
   mtu: number;
+  /** Our IPv4 tunnel address (the two plain sessions), else null. */
+  node_ipv4: string | null;
+  /** Our IPv6 (ULA) tunnel address (the ULA and the two plain sessions), else null. */
+  node_ipv6: string | null;
 }
 
 const address = (text: string) => parseIp(text.split('%')[0]);
@@ -109,8 +113,36 @@ export function displayedOf(record: RequestRecord | null, peering: PeeringParts 
   };
 }
 
+/**
+ * Our tunnel address facing `neighbor` (the peer's IPv4 or ULA tunnel address):
+ * the session's `source_address`, else the local side of the interface address
+ * whose peer is the neighbour (`ours/32 peer theirs/32`); null when neither says.
+ */
+function ourAddressTowards(peering: PeeringParts, neighbor: string | null): string | null {
+  const wanted = neighbor === null ? null : address(neighbor);
+  if (!wanted) return null;
+  const same = (text: string | null | undefined) => {
+    const ip = text ? address(text.trim().split('/')[0]) : null;
+    return ip !== null && formatIp(ip) === formatIp(wanted);
+  };
+  const session = peering.sessions.find((s) => same(s.spec.neighbor_address));
+  if (session?.spec.source_address) return session.spec.source_address;
+  for (const i of peering.interfaces) {
+    for (const a of i.spec.addresses ?? []) {
+      const [local, peer] = a.split(/\s+peer\s+/);
+      if (peer !== undefined && same(peer)) return local.trim().split('/')[0];
+    }
+  }
+  return null;
+}
+
 /** The `provision` block: from the node and the peering as they are, the record's when the peering is gone. */
-export function provisionOf(provision: ProvisionedPeering | null, shown: Displayed, node: NodeFactsNow | null): ProvisionView | null {
+export function provisionOf(
+  provision: ProvisionedPeering | null,
+  shown: Displayed,
+  node: NodeFactsNow | null,
+  peering: PeeringParts | null = null,
+): ProvisionView | null {
   if (!shown.from_snapshot && node) {
     return {
       endpoint: dialIn(node.endpoint_host, shown.listen_port),
@@ -118,6 +150,8 @@ export function provisionOf(provision: ProvisionedPeering | null, shown: Display
       node_link_local: node.link_local,
       node_asn: node.asn,
       mtu: shown.mtu ?? 1420,
+      node_ipv4: peering ? ourAddressTowards(peering, shown.peer_ipv4) : null,
+      node_ipv6: peering ? ourAddressTowards(peering, shown.peer_ipv6) : null,
     };
   }
   if (!provision) return null;
@@ -127,6 +161,8 @@ export function provisionOf(provision: ProvisionedPeering | null, shown: Display
     node_link_local: provision.node_link_local,
     node_asn: provision.node_asn,
     mtu: provision.mtu,
+    node_ipv4: provision.node_ipv4 ?? null,
+    node_ipv6: provision.node_ipv6 ?? null,
   };
 }
 

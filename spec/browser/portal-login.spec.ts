@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import type { Browser } from 'playwright-core';
+import { peerConfig } from '../../domain/autopeering/peer-config.js';
 import { expectResponse } from '../support/http.js';
+import { checkBirdSnippet, checkWireguardSnippet, wgGenkey, wgPubkey } from '../support/peer-config-check.js';
+import { givenPortalSession } from '../support/portal.js';
 import { launchChromium, openTab, skipWithoutChromium, type Tab } from './authorize-support.js';
 import { answerProbe, exchangeHandoff, loginThroughBrowser, postSnapshot, startPortalWorld, type PortalWorld } from './portal-support.js';
 
@@ -89,5 +92,32 @@ describe('Portal login in a browser (fixture for the portal pages)', function ()
     expectResponse(await world.portal.delete(detailUrl, { token }))
       .status(200)
       .body({ status: 'cancelled' });
+  });
+
+  it('the API’s answer for each session form makes a peer configuration that bird -p and wg accept', async function () {
+    this.timeout(60_000);
+    const token = await givenPortalSession(world.f.sys, { asn: world.asn, mnt: world.mntner, ...world.routes });
+    const key = await wgPubkey(await wgGenkey());
+    const forms = [
+      ['fra1', {}],
+      ['ams1', { session_addressing: 'ipv6-ula', peer_ipv6: world.tunnel.ipv6 }],
+      ['ber1', { mp_bgp: false, peer_ipv4: world.tunnel.ipv4, peer_ipv6: world.tunnel.ipv6 }],
+    ] as const;
+    for (const [nodeId, body] of forms) {
+      const created = await world.portal.post('/autopeering/requests', { node_id: nodeId, public_key: key, ...body }, { token });
+      expectResponse(created).status(201);
+      const detail = (await world.portal.get(`/autopeering/requests/${created.body.id}`, { token })).body;
+      const n = world.nodes[nodeId];
+      expect(detail.provision).to.deep.include({
+        node_ipv4: detail.form === 'dual-plain' ? n.loopback_ipv4 : null,
+        node_ipv6: detail.form === 'link-local-mp' ? null : n.loopback_ipv6,
+      });
+      const config = peerConfig(detail);
+      expect(config.wireguard).to.include(`PublicKey = ${n.public_key}\nEndpoint = ${n.endpoint_host}:${detail.listen_port}\n`);
+      expect(config.bird).to.include(`as ${n.asn};`);
+      await checkBirdSnippet(config.bird);
+      await checkWireguardSnippet(config.wireguard);
+      expectResponse(await world.portal.delete(`/autopeering/requests/${created.body.id}`, { token })).status(200);
+    }
   });
 });

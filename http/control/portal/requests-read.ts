@@ -174,7 +174,7 @@ export async function portalRows(db: Queryable, asn: number, only?: number): Pro
       cancelled_by: r.cancelled_by,
       reject_reason: r.reject_reason,
       ...shown,
-      provision: provisionOf(r.record.provision, shown, facts.get(r.node_id) ?? null),
+      provision: provisionOf(r.record.provision, shown, facts.get(r.node_id) ?? null, peering),
       created_at: iso(r.created_at)!,
       updated_at: iso(r.updated_at)!,
     };
@@ -193,7 +193,7 @@ export async function portalRows(db: Queryable, asn: number, only?: number): Pro
       cancelled_by: null,
       reject_reason: null,
       ...shown,
-      provision: provisionOf(null, shown, facts.get(peering.node_id) ?? null),
+      provision: provisionOf(null, shown, facts.get(peering.node_id) ?? null, peering),
       created_at: peering.created_at,
       updated_at: peering.updated_at,
     });

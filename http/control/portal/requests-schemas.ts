@@ -34,6 +34,12 @@ export const ProvisionSchema = Type.Object(
     node_link_local: Nullable(Type.String()),
     node_asn: Type.Integer(),
     mtu: Type.Integer(),
+    node_ipv4: Nullable(
+      Type.String({ description: 'our IPv4 tunnel address (two plain sessions: the neighbour of your IPv4 session); null for the other forms' }),
+    ),
+    node_ipv6: Nullable(
+      Type.String({ description: 'our IPv6 tunnel address (ULA and two plain sessions: the neighbour of your IPv6 session); null for the link-local form' }),
+    ),
   },
   { description: 'what the peer configures on its side' },
 );

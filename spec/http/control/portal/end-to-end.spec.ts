@@ -135,6 +135,8 @@ describe('Portal end to end: log in through the identity service, peer in one re
         node_link_local: 'fe80::1',
         node_asn: 4242420001,
         mtu: 1420,
+        node_ipv4: form === 'dual-plain' ? '172.20.0.1' : null,
+        node_ipv6: form === 'link-local-mp' ? null : 'fd42:4242:1::1',
       });
 
       // The agent: the doorbell names the new generation, and its desired state holds the peering.

@@ -286,6 +286,8 @@ describe('Portal: node offers and autopeering requests', function () {
         node_link_local: 'fe80::1',
         node_asn: 4242420001,
         mtu: 1420,
+        node_ipv4: null,
+        node_ipv6: null,
       });
       const { generation, state } = await desired('fra1');
       expect(res.body.generation).to.equal(generation);
@@ -314,7 +316,15 @@ describe('Portal: node offers and autopeering requests', function () {
       const res = await create(gamma, { node_id: 'ams1', public_key: KEY, session_addressing: 'ipv6-ula', peer_ipv6: 'fd42:10::2', mtu: 1400 });
       expectResponse(res).status(201);
       expect(res.body).to.deep.include({ form: 'ula-mp', peer_ipv6: 'fd42:10::2', listen_port: 51800, mtu: 1400, session_names: [`autopeer_${GAMMA}`] });
-      expect(res.body.provision).to.deep.equal({ endpoint: null, node_public_key: null, node_link_local: 'fe80::a', node_asn: 4242420001, mtu: 1400 });
+      expect(res.body.provision).to.deep.equal({
+        endpoint: null,
+        node_public_key: null,
+        node_link_local: 'fe80::a',
+        node_asn: 4242420001,
+        mtu: 1400,
+        node_ipv4: null,
+        node_ipv6: 'fd42:4242:1::1',
+      });
       const { state, generation } = await desired('ams1');
       expect(res.body.generation).to.equal(generation);
       expect(state.bgp_sessions.find((s: { name: string }) => s.name === `autopeer_${GAMMA}`)).to.deep.include({
@@ -335,7 +345,7 @@ describe('Portal: node offers and autopeering requests', function () {
       const res = await create(gamma, { node_id: 'ber1', public_key: KEY, mp_bgp: false, peer_ipv4: '172.20.10.2', peer_ipv6: 'fd42:10::2' });
       expectResponse(res).status(201);
       expect(res.body).to.deep.include({ form: 'dual-plain', session_names: [`autopeer_${GAMMA}_v4`, `autopeer_${GAMMA}_v6`] });
-      expect(res.body.provision.endpoint).to.equal('[2001:db8::3]:51800');
+      expect(res.body.provision).to.deep.include({ endpoint: '[2001:db8::3]:51800', node_ipv4: '172.20.0.1', node_ipv6: 'fd42:4242:1::1' });
       const { state } = await desired('ber1');
       const sessions = state.bgp_sessions.filter((s: { remote_asn: number }) => s.remote_asn === GAMMA);
       expect(sessions.map((s: { name: string; neighbor: string; address_family: string }) => [s.name, s.neighbor, s.address_family])).to.deep.equal([
