@@ -37,7 +37,7 @@ describe('Portal login in a browser (fixture for the portal pages)', function ()
 
   it('reaches {portal_url}/auth/complete with a handoff (PORTAL_URL defaults to the control server’s /portal) and keeps a site-relative next', async () => {
     expect(world.portalUrl).to.equal(`${world.controlUrl}/portal`);
-    const { handoff, url } = await loginThroughBrowser(tab.page, world, { next: '/peerings/new' });
+    const { handoff, url } = await loginThroughBrowser(tab.page, world, { next: '/peerings/new', holdCompletion: true });
     expect(`${url.origin}${url.pathname}`).to.equal(`${world.controlUrl}/portal/auth/complete`);
     expect(handoff).to.be.a('string').with.length.greaterThan(10);
     expect(url.searchParams.get('next')).to.equal('/peerings/new');
@@ -46,7 +46,7 @@ describe('Portal login in a browser (fixture for the portal pages)', function ()
   });
 
   it('the handoff trades once for a session that reads /autopeering/me; the world’s nodes are offered; a snapshot makes a request live', async () => {
-    const { handoff } = await loginThroughBrowser(tab.page, world);
+    const { handoff } = await loginThroughBrowser(tab.page, world, { holdCompletion: true });
     const session = await exchangeHandoff(world, handoff);
     expect(session.profile).to.deep.include({ asn: world.asn, mntner: world.mntner, route: world.routes.route, route6: world.routes.route6 });
     expect(session.expires_at).to.be.a('string');

@@ -190,11 +190,21 @@ export interface BrowserLogin {
  * the page shows run as shown by `sh` in `world.sshHome` (`ssh-keygen -Y sign`),
  * the signature pasted and verified, the passkey offer declined ("Not now"),
  * consent given, and the callback's redirect to `{portal_url}/auth/complete`.
- * Resolves as soon as the browser commits that URL (the portal page may not
- * exist yet: a 404 there is fine) with its handoff code. The page stays there.
+ * Resolves as soon as the browser commits that URL with its handoff code; the
+ * portal page then runs there and exchanges the code itself. With
+ * `holdCompletion`, the fixture answers that URL with a placeholder page
+ * instead, so the code stays unspent for {@link exchangeHandoff}.
  */
-export async function loginThroughBrowser(page: Page, world: PortalWorld, options: { next?: string } = {}): Promise<BrowserLogin> {
+export async function loginThroughBrowser(page: Page, world: PortalWorld, options: { next?: string; holdCompletion?: boolean } = {}): Promise<BrowserLogin> {
   const complete = `${world.portalUrl}/auth/complete`;
+  if (options.holdCompletion) {
+    // The completion page is answered here, so the portal page cannot spend the code: the caller exchanges it.
+    await page.route(
+      (url) => url.href.startsWith(complete),
+      (route) =>
+        route.fulfill({ status: 200, contentType: 'text/html; charset=utf-8', body: '<!doctype html><title>held</title><p>handoff held by the spec</p>' }),
+    );
+  }
   const arrived = page.waitForURL((url) => url.href.startsWith(complete), { waitUntil: 'commit', timeout: 120_000 });
   arrived.catch(() => {}); // awaited below; a failure earlier in the flow reports its own error
   const query = options.next === undefined ? '' : `?next=${encodeURIComponent(options.next)}`;
