@@ -5,7 +5,16 @@ import { api, expectResponse } from '../support/http.js';
 import { eventually } from '../support/wait.js';
 import { addAccount, loginAs } from '../http/control/support.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
-import { openPage, shot, signInWithToken, startConsoleFleet, TOKEN_KEY, type ConsoleFleet, type ControlInstance } from './console-support.js';
+import {
+  ensureConsoleBuilt,
+  openPage,
+  shot,
+  signInWithToken,
+  startConsoleFleet,
+  TOKEN_KEY,
+  type ConsoleFleet,
+  type ControlInstance,
+} from './console-support.js';
 
 /** What each console view must answer non-empty from the seeded fleet; the same reads are asked of the second instance. */
 async function views(base: string, token: string, f: ConsoleFleet) {
@@ -51,7 +60,7 @@ describe('Console fixture: a seeded fleet that every console view reads, on two 
   before(async function () {
     this.timeout(120_000);
     const t0 = Date.now();
-    f = await startConsoleFleet();
+    f = await startConsoleFleet({ reportEveryMs: 2_000 });
     console.log(`      seeded in ${Date.now() - t0} ms`);
     second = await f.startSecondInstance();
     first = await views(f.url, f.adminToken, f);
@@ -138,6 +147,17 @@ describe('Console fixture: a seeded fleet that every console view reads, on two 
     expectResponse(await loginAs(api(f.url), 'second-operator', 'another horse battery')).status(200);
   });
 
+  it('goes on like a live fleet: the agents report after the seed, so the nodes stay online and healthy', async () => {
+    await eventually(
+      async () => {
+        const nodes = (await f.admin.get('/admin/health')).body.nodes as { node_id: string; snapshot_at: string | null; health: string }[];
+        const core = nodes.find((n) => n.node_id === f.nodes.core)!;
+        return Date.parse(core.snapshot_at!) > f.seededAt.getTime() + 1000 && core.health === 'ok';
+      },
+      { timeoutMs: 15_000, what: 'a snapshot of the core after the seed' },
+    );
+  });
+
   describe('pages', () => {
     let browser: Browser;
     before(async function () {
@@ -145,6 +165,26 @@ describe('Console fixture: a seeded fleet that every console view reads, on two 
       browser = await launchChromium();
     });
     after(async () => browser?.close());
+
+    it('opens the console signed in with the token, on both instances, desktop light and phone dark, with nothing failing', async function () {
+      await ensureConsoleBuilt();
+      for (const [base, viewport, colorScheme, name] of [
+        [f.url, 'desktop', 'light', 'fixture-desktop'],
+        [second.url, 'phone', 'dark', 'fixture-phone-second'],
+      ] as const) {
+        const tab = await openPage(browser, { viewport, colorScheme });
+        try {
+          await signInWithToken(tab.page, base, await f.accountToken());
+          await tab.page.goto(`${base}/console/account`);
+          await tab.page.getByRole('heading', { name: 'Account' }).waitFor();
+          expect(await tab.page.getByText(f.account.username).count(), 'signed in as the operator').to.be.greaterThan(0);
+          await shot(tab.page, name);
+          tab.assertClean();
+        } finally {
+          await tab.close();
+        }
+      }
+    });
 
     it('opens a phone page signed in with the token in session storage, blocks third-party requests and records errors', async function () {
       const tab = await openPage(browser, { viewport: 'phone', colorScheme: 'dark' });

@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { evaluateFlapAlerts } from '../../commands/flap-alerts.js';
@@ -10,7 +12,9 @@ import { issueAgentToken } from '../support/agents.js';
 import { api, type ApiResponse } from '../support/http.js';
 import { startBaseRegistryReplica } from '../support/registry-replica.js';
 import { createTestSystem, startApp, type TestClock, type TestSystem } from '../support/system.js';
-import { addAccount } from '../http/control/support.js';
+import { addAccount, loginAs } from '../http/control/support.js';
+import { buildWeb } from '../../web/build.js';
+import { WEB_BUILD_DIR } from '../../web/files.js';
 
 /**
  * The console's browser fixture (issue 22): a real control server on a fresh
@@ -87,6 +91,8 @@ export interface ControlInstance {
   close(): Promise<void>;
 }
 
+export type Client = ReturnType<typeof api>;
+
 export interface ConsoleFleet {
   /** Control origin (no trailing slash); APIs under `${url}/control/v1`, the console at `${url}/console/`. */
   url: string;
@@ -94,6 +100,10 @@ export interface ConsoleFleet {
   api: string;
   /** The static admin token (ADMIN_TOKEN). */
   adminToken: string;
+  /** An API client on `api` with the admin token (`admin.get('/ui/nodes')`), for set-up and checks behind the pages. */
+  admin: Client;
+  /** Logs the operator account in over HTTP (solving the proof-of-work captcha) and answers its session token. */
+  accountToken(): Promise<string>;
   /** An operator account; login needs the proof-of-work captcha (`CONTROL_LOGIN_CAPTCHA=pow`, GET /control/v1/auth/captcha). */
   account: { username: string; password: string };
   nodes: ConsoleNodeIds;
@@ -179,18 +189,24 @@ interface Session {
 /**
  * Starts the registry replica and the control server, and seeds the fleet
  * through the HTTP endpoints (admin and agent) with the clock moved over the
- * last 48 hours; when it answers, the server's clock is the wall clock.
+ * last 48 hours; when it answers, the server's clock is the wall clock. With
+ * `agents` (the default) the reporting nodes go on heartbeating and sending a
+ * runtime snapshot every `reportEveryMs` (AGENT_REPORT_MS), and the flap-alert job runs as often,
+ * until `close`; `agents: false` keeps the data as seeded (nodes turn stale
+ * after 5 minutes).
  */
-export async function startConsoleFleet(): Promise<ConsoleFleet> {
+export async function startConsoleFleet(options: { agents?: boolean; reportEveryMs?: number } = {}): Promise<ConsoleFleet> {
   const replica = await startBaseRegistryReplica(SERVICE_TOKEN);
   const env = controlEnv(replica.url);
   const sys = await createTestSystem({ env });
   const toWallTime = liveClock(sys.clock);
   const started = await startApp(createControlApp(sys.context));
-  const heartbeats: { timer?: NodeJS.Timeout } = {};
+  const agentsLoop: { timer?: NodeJS.Timeout; running?: Promise<void>; stopped?: boolean } = {};
   const instances: ControlInstance[] = [];
   const close = async () => {
-    clearInterval(heartbeats.timer);
+    agentsLoop.stopped = true;
+    clearTimeout(agentsLoop.timer);
+    await agentsLoop.running;
     for (const i of instances.splice(0)) await i.close();
     await started.close();
     await sys.close();
@@ -200,28 +216,50 @@ export async function startConsoleFleet(): Promise<ConsoleFleet> {
     const seeded = await seed(sys, started.url);
     const seededAt = new Date(seeded.end);
     toWallTime();
-    // Agents heartbeat every 30 s; keep the reporting nodes online while the pages are walked.
-    const beat = () =>
-      Promise.all(
+    // The agents: a heartbeat (what the socket records) and a runtime snapshot every 30 s, and the flap-alert
+    // job's evaluation, as a running server and its fleet do; so the nodes stay online and healthy, and the
+    // traffic goes on, while the pages are walked.
+    const tick = async (snapshots: boolean) => {
+      const now = sys.clock.now();
+      await Promise.all(
         SEED.filter((n) => n.reports).map((n) =>
           recordHeartbeat(
             sys.pool,
             n.id,
             { agent_version: seeded.releases.current, applied_generation: seeded.latestGeneration[n.id], apply_status: 'succeeded' },
-            sys.clock.now(),
+            now,
           ),
         ),
       );
-    await beat();
-    heartbeats.timer = setInterval(() => void beat().catch(() => undefined), 20_000);
-    heartbeats.timer.unref();
-    const alerts = await evaluateFlapAlerts(sys.context, sys.clock.now());
-    expect(alerts.open, 'open flap alerts after seeding').to.be.at.least(2);
+      if (snapshots) await seeded.report(now.getTime());
+      await evaluateFlapAlerts(sys.context, now);
+    };
+    await tick(false);
+    const schedule = () => {
+      if (agentsLoop.stopped || options.agents === false) return;
+      agentsLoop.timer = setTimeout(() => {
+        agentsLoop.running = tick(true)
+          .catch((err) => {
+            if (!agentsLoop.stopped) console.warn(`console fixture: the agents' report failed: ${err}`);
+          })
+          .finally(schedule);
+      }, options.reportEveryMs ?? AGENT_REPORT_MS);
+      agentsLoop.timer.unref();
+    };
+    schedule();
+    const alerts = (await api(`${started.url}/control/v1`, { token: CONSOLE_ADMIN_TOKEN }).get('/ui/fleet/flap-alerts?active=1')).body.alerts;
+    expect(alerts, 'open flap alerts after seeding').to.have.length.at.least(2);
     await sys.context.background.drain();
     return {
       url: started.url,
       api: `${started.url}/control/v1`,
       adminToken: CONSOLE_ADMIN_TOKEN,
+      admin: api(`${started.url}/control/v1`, { token: CONSOLE_ADMIN_TOKEN }),
+      accountToken: async () => {
+        const res = await loginAs(api(started.url), seeded.account.username, seeded.account.password);
+        expect(res.status, `login: ${res.text}`).to.equal(200);
+        return res.body.token as string;
+      },
       account: seeded.account,
       nodes: {
         core: 'core-ams-1',
@@ -272,6 +310,8 @@ export async function startConsoleFleet(): Promise<ConsoleFleet> {
 const FLAPPING_PREFIX = '172.21.0.0/24';
 /** Hours of telemetry posted through the agent endpoint (the rest of the 48 hours goes into the rollups directly). */
 const LIVE_HOURS = 1;
+/** How often the fixture's agents report after the seed (heartbeat, snapshot) and the alert job runs. */
+export const AGENT_REPORT_MS = 30_000;
 
 async function seed(sys: TestSystem, url: string) {
   const admin = api(`${url}/control/v1`, { token: CONSOLE_ADMIN_TOKEN });
@@ -491,7 +531,7 @@ async function seed(sys: TestSystem, url: string) {
     sessionsOf[n.id].map((s) => {
       if (n.id === 'edge-nyc-1' && s.name === 'dn42_epsilon_v4' && t >= nycDown) return { ...s, state: 'idle', since: iso(nycDown) };
       if (n.id === 'edge-fra-1' && s.name === 'dn42_beta_v4' && t > end - 10 * MIN) {
-        const m = Math.round((end - t) / MIN);
+        const m = Math.max(0, Math.round((end - t) / MIN)); // after the seed: as it ended (up since 30 s before)
         const down = m % 2 === 1 && m > 1;
         return { ...s, state: down ? 'idle' : 'established', since: iso(down ? t : t - 30_000) };
       }
@@ -641,7 +681,12 @@ async function seed(sys: TestSystem, url: string) {
 
   await sys.context.background.drain();
   mark('account');
+  /** What the agents send on their own after the seed: a runtime snapshot of every reporting node at `t` (now). */
+  const report = async (t: number) => {
+    for (const n of reporting) await postSnapshot(n, t);
+  };
   return {
+    report,
     end,
     generations,
     latestGeneration,
@@ -691,6 +736,17 @@ function routesOf(n: NodeSeed, k: number) {
 
 // ---------------------------------------------------------------------------
 // Pages
+
+let built: Promise<unknown> | undefined;
+
+/**
+ * Builds the console once per mocha process when no build is there (as the shell
+ * spec does; `npm run build:web` rebuilds after a change to web/).
+ */
+export function ensureConsoleBuilt(): Promise<unknown> {
+  built ??= existsSync(join(WEB_BUILD_DIR, 'console', 'index.html')) ? Promise.resolve() : buildWeb(['console']);
+  return built;
+}
 
 export interface PageOptions {
   viewport: 'desktop' | 'phone';
