@@ -294,6 +294,7 @@ export function formErrors(err: ApiError, f: PeeringForm): Record<string, string
       .replace(/^bgp_specs\.(\d+)\./, 'sessions.$1.')
       .replace(/^bgp_spec\./, 'sessions.0.')
       .replace(/^bgp_sessions\.(\d+)\.spec\./, 'sessions.$1.')
+      .replace(/^spec\.(listen_port|addresses|mtu|peer_link_local|peer)\b/, 'interfaces.0.$1')
       .replace(/^interfaces\.(\d+)\.persistent_keepalive_seconds$/, 'interfaces.$1.keepalive')
       .replace(/^sessions\.(\d+)\.remote_asn$/, 'peering.remote_asn');
     out[k] ??= msg;
