@@ -222,7 +222,9 @@ export function explain(row: Direction & { prefix: string; moas: boolean; peers?
     const sentence =
       row.max_score < LOCALIZE_MIN_SCORE
         ? `Not located: the flap is too weak to tell where it comes from (score ${score(row.max_score)}; the fleet locates a prefix from a score of ${LOCALIZE_MIN_SCORE}).`
-        : 'Not located: the evidence does not single out one place. It is seen from one vantage point only (it could be the peer, a link behind it or the origin), or several links on the way are equally likely.';
+        : row.nodes.length <= 1 && (row.peers ?? [row]).length <= 1
+          ? 'Not located: it is seen from one vantage point only (one peer AS at one node) with a steady session, so it could be the peer, a link behind it or the origin.'
+          : 'Not located: the evidence does not single out one place (several links on the way are equally likely, or the flapping paths are detours).';
     return { sentence, culprit: null, evidence: [] };
   }
   const s = loc.signals;
@@ -241,14 +243,13 @@ export function explain(row: Direction & { prefix: string; moas: boolean; peers?
       const at = nodes.length === 1 ? `at ${nodes[0]}` : `(seen at ${list(nodes)})`;
       let why: string;
       if (s.session_flapping)
-        why = `the flap enters the fleet only through the session to ${asLabel(loc.culprit_asn)} ${at}, and that BGP session flaps itself (session score ${score(s.session_score)})`;
+        why = `the flap enters the fleet only through the session to it ${at}, and that BGP session flaps itself (session score ${score(s.session_score)})`;
       else if (s.session_score !== null && s.session_score >= SESSION_LINES.close)
-        why = `the flap enters the fleet only through the session to ${asLabel(loc.culprit_asn)} ${at}, and that session is unsteady (session score ${score(s.session_score)}, flapping from ${SESSION_LINES.list})`;
+        why = `the flap enters the fleet only through the session to it ${at}, and that session is unsteady (session score ${score(s.session_score)}, flapping from ${SESSION_LINES.list})`;
       else if (quietNodes.length)
-        why = `the flap enters the fleet only through ${asLabel(loc.culprit_asn)} ${at}, while ${list(quietNodes)} ${quietNodes.length === 1 ? 'sees' : 'see'} the prefix without it flapping`;
-      else
-        why = `the flap enters the fleet only through ${asLabel(loc.culprit_asn)} ${at}, where prefixes of other origins flap too while the session stays up`;
-      sentence = `${lead(loc.confidence)} the peer ${culprit}, where the flap enters the fleet (confidence ${c}): ${why}.`;
+        why = `the flap enters the fleet only through this peer ${at}, while ${list(quietNodes)} ${quietNodes.length === 1 ? 'sees' : 'see'} the prefix without it flapping`;
+      else why = `the flap enters the fleet only through this peer ${at}, where prefixes of other origins flap too while the session stays up`;
+      sentence = `${lead(loc.confidence)} the peer ${culprit} (confidence ${c}): ${why}.`;
       evidence.push(
         s.session_score === null
           ? 'The entry session has no flap record: the session itself looks steady; its routes come and go.'
