@@ -1,5 +1,6 @@
 import { mount } from 'svelte';
 import '../shared/base.css';
+import './portal.css';
 import { startRouter } from '../shared/router.svelte.js';
 import { applyTheme } from '../shared/theme.js';
 import App from './App.svelte';
