@@ -83,12 +83,16 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       expect(await page.locator('.chart .u-legend').first().innerText()).to.include('Received, previous window');
       // Peering issues: the flapping session and the session down.
       const issues = page.getByRole('table', { name: /Peering issues/ });
-      expect(await issues.innerText()).to.include(f.flappingSession.name).and.include('dn42_epsilon_v4');
+      expect(await issues.innerText())
+        .to.include(f.flappingSession.name)
+        .and.include('dn42_epsilon_v4');
       expect(await issues.getByRole('link', { name: f.nodes.sessionDown }).getAttribute('href')).to.equal(`./nodes/${f.nodes.sessionDown}`);
       // Top origins with registry names; traffic by peer AS with its share.
       const origins = await page.getByRole('table', { name: 'Top origin ASes by prefixes' }).innerText();
       expect(origins).to.include(`AS${d.routing.origins[0].asn}`);
-      expect(await page.getByRole('table', { name: 'Traffic by peer AS' }).innerText()).to.include('BETA-AS').and.include('%');
+      expect(await page.getByRole('table', { name: 'Traffic by peer AS' }).innerText())
+        .to.include('BETA-AS')
+        .and.include('%');
       // The flap gauge lives on the flap page; the dashboard links there.
       expect(await page.getByRole('link', { name: /Flaps: gauge/ }).getAttribute('href')).to.equal('./flaps');
       await shot(page, 'dashboard');
@@ -135,9 +139,17 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       const { page } = tab;
       const table = page.getByRole('table', { name: 'Nodes' });
       await table.getByRole('link', { name: f.nodes.core }).waitFor();
-      const nodes = await get<{ node_id: string; drift_count: number; peers_up: number | null; peers_total: number | null; agent_version: string; rx_bytes_per_sec: number | null }[]>(
-        '/ui/nodes',
-      );
+      const nodes =
+        await get<
+          {
+            node_id: string;
+            drift_count: number;
+            peers_up: number | null;
+            peers_total: number | null;
+            agent_version: string;
+            rx_bytes_per_sec: number | null;
+          }[]
+        >('/ui/nodes');
       expect(await table.locator('tbody tr').count()).to.equal(nodes.length);
       const core = nodes.find((n) => n.node_id === f.nodes.core)!;
       const coreRow = await table.locator(`tr[data-key="${f.nodes.core}"]`).innerText();
@@ -269,7 +281,9 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       await rows.first().waitFor();
       const applies = (await get<{ events: unknown[] }>(`/ui/nodes/${f.nodes.core}/status-events?kind=apply`)).events;
       expect(await rows.count()).to.equal(applies.length);
-      expect(await tab.page.locator('tbody').innerText()).to.include('apply result').and.not.include('runtime snapshot');
+      expect(await tab.page.locator('tbody').innerText())
+        .to.include('apply result')
+        .and.not.include('runtime snapshot');
       await shot(tab.page, 'node-events-phone');
       await done(tab);
     });
@@ -300,10 +314,14 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       const heading = page.locator('#results-title');
       await eventually(async () => (await heading.innerText()) === `Routes 1–${found.routes.length} of ${found.total}`, { what: 'the results heading' });
       expect(await page.locator('.results tbody tr').count()).to.equal(found.routes.length);
-      expect(await page.locator('.results tbody').innerText()).to.include(found.routes[0].prefix).and.include('invalid');
+      expect(await page.locator('.results tbody').innerText())
+        .to.include(found.routes[0].prefix)
+        .and.include('invalid');
       // The RPKI counts under these conditions, each a filter.
       const counts = page.getByRole('group', { name: 'RPKI states under these conditions' });
-      expect(await counts.innerText()).to.include(`valid: ${found.rpki_counts.valid}`).and.include(`not found: ${found.rpki_counts.not_found}`);
+      expect(await counts.innerText())
+        .to.include(`valid: ${found.rpki_counts.valid}`)
+        .and.include(`not found: ${found.rpki_counts.not_found}`);
       expect(new URL(page.url()).searchParams.get('rpki')).to.equal('invalid');
 
       // Everything external, 50 a page; Next by keyboard asks offset 50.
@@ -357,7 +375,10 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       const routers = page.getByRole('table', { name: `iBGP routers of ${f.nodes.core}` });
       await routers.waitFor();
       expect(await routers.locator('tbody tr').count()).to.equal(Math.max(1, t.routers.length));
-      for (const r of t.routers) expect(await routers.innerText()).to.include(r.node_id).and.include(r.router_id);
+      for (const r of t.routers)
+        expect(await routers.innerText())
+          .to.include(r.node_id)
+          .and.include(r.router_id);
       expect(await page.getByText(`Published generation ${t.generation}`).count()).to.equal(1);
       await shot(page, 'node-topology');
       await done(tab);
@@ -376,11 +397,16 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       for (const s of ['up', 'stale', 'down']) expect(await page.locator(`[data-count="${s}"]`).innerText(), s).to.equal(String(l.summary[s]));
       expect(await table.locator('tbody tr').count()).to.equal(l.links.length);
       const named = l.links.find((x: { peering: { name: string } | null }) => x.peering)!;
-      expect(await table.innerText()).to.include(named.peering.name).and.include(named.interface);
+      expect(await table.innerText())
+        .to.include(named.peering.name)
+        .and.include(named.interface);
       await shot(page, 'node-links');
       // Only the links that are up, by keyboard; kept in the query string.
       const state = (['up', 'stale', 'down'] as const).find((s) => l.summary[s] > 0)!;
-      await page.getByRole('group', { name: 'Show links by state' }).getByRole('button', { name: new RegExp(`^${state}`) }).focus();
+      await page
+        .getByRole('group', { name: 'Show links by state' })
+        .getByRole('button', { name: new RegExp(`^${state}`) })
+        .focus();
       await page.keyboard.press('Enter');
       await page.waitForURL(new RegExp(`state=${state}$`));
       await eventually(async () => (await table.locator('tbody tr').count()) === l.summary[state], { what: `only ${state} links` });
@@ -403,7 +429,10 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
           const dashboard = {
             health: await tab.page.getByRole('region', { name: 'Health' }).locator('dl').allInnerTexts(),
             prefixes: await stat(tab.page, 'prefixes'),
-            issues: await tab.page.getByRole('table', { name: /Peering issues/ }).locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key'))),
+            issues: await tab.page
+              .getByRole('table', { name: /Peering issues/ })
+              .locator('tbody tr')
+              .evaluateAll((rows) => rows.map((r) => r.getAttribute('data-key'))),
             origins: await tab.page.getByRole('table', { name: 'Top origin ASes by prefixes' }).innerText(),
             places: await tab.page.locator('fleet-map svg').getAttribute('aria-label'),
           };
