@@ -20,6 +20,7 @@ async function shot(page: Page, name: string): Promise<void> {
 /** Opens a tab already logged in with `token` (the portal's session storage, set before the app runs). */
 async function loggedInTab(browser: Browser, world: PortalWorld, token: string, options: Parameters<typeof openPage>[1]): Promise<ConsolePage> {
   const tab = await openPage(browser, options);
+  await tab.context.clock.install({ time: world.f.sys.clock.now() });
   await tab.context.addInitScript(
     ({ key, token }) => {
       if (!window.sessionStorage.getItem(key)) window.sessionStorage.setItem(key, token);
@@ -61,6 +62,8 @@ describe('peering portal pages', function () {
     world = await startPortalWorld();
     browser = await launchChromium(['--disable-gpu', '--disable-background-networking', '--disable-component-update']);
     tab = await openPage(browser, { viewport: 'desktop' });
+    // The browser's clock starts at the servers' test clock, so "5 min ago" reads as a user would see it.
+    await tab.context.clock.install({ time: world.f.sys.clock.now() });
     page = tab.page;
   });
   after(async () => {
@@ -235,10 +238,27 @@ describe('peering portal pages', function () {
     await shot(page, 'peering');
   });
 
-  it('shows my flaps and the profile; refreshes the claims', async () => {
+  it('shows my flaps: none at first, then the session that went down', async function () {
+    this.timeout(60_000);
     await page.getByRole('link', { name: 'My flaps' }).click();
     await page.getByText(`No flap of AS${world.asn} recorded`).waitFor();
+    // The ams1 session comes up, then drops: the node's next snapshots record a session flap of the AS.
+    const ams = (await world.portal.get(`/autopeering/requests/${created.ams1.id}`, { token })).body;
+    const t0 = world.f.sys.clock.now().getTime();
+    await postSnapshot(world, ams, { capturedAt: new Date(t0 - 180_000), sinceSeconds: 600 });
+    await postSnapshot(world, ams, { capturedAt: new Date(t0 - 120_000), state: 'active', sinceSeconds: 10 });
+    await postSnapshot(world, ams, { capturedAt: new Date(t0 - 60_000), sinceSeconds: 5 });
+    await eventually(async () => (await world.portal.get('/autopeering/my/flaps', { token })).body.has_flaps === true, 10_000, 'a flap of the AS');
+    await page.reload();
+    const sessions = page.getByRole('table', { name: 'Your BGP sessions with our nodes' });
+    await sessions.waitFor();
+    expect(await sessions.textContent())
+      .to.include('ams1')
+      .and.include(ams.session_names[0]);
     await shot(page, 'flaps');
+  });
+
+  it('shows the profile and refreshes the claims', async () => {
     await page.getByRole('link', { name: 'Profile' }).click();
     await page.getByRole('heading', { name: 'Originated prefixes' }).waitFor();
     const body = (await page.locator('main').textContent()) ?? '';
@@ -256,7 +276,7 @@ describe('peering portal pages', function () {
       ['/peerings/new?node=ber1', 'new-peering', () => phone.page.getByLabel('Your WireGuard public key').waitFor()],
       ['/peerings', 'peerings', () => phone.page.getByRole('row', { name: 'Peering with fra1' }).waitFor()],
       [`/peerings/${created.fra1.id}`, 'peering', () => phone.page.getByRole('region', { name: 'Live session' }).waitFor()],
-      ['/flaps', 'flaps', () => phone.page.getByText('No flap of').waitFor()],
+      ['/flaps', 'flaps', () => phone.page.getByRole('table', { name: 'Your BGP sessions with our nodes' }).waitFor()],
       ['/profile', 'profile', () => phone.page.getByRole('heading', { name: 'Originated prefixes' }).waitFor()],
     ];
     for (const [path, name, ready] of pages) {
