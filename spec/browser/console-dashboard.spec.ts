@@ -139,17 +139,16 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       const { page } = tab;
       const table = page.getByRole('table', { name: 'Nodes' });
       await table.getByRole('link', { name: f.nodes.core }).waitFor();
-      const nodes =
-        await get<
-          {
-            node_id: string;
-            drift_count: number;
-            peers_up: number | null;
-            peers_total: number | null;
-            agent_version: string;
-            rx_bytes_per_sec: number | null;
-          }[]
-        >('/ui/nodes');
+      const nodes = await get<
+        {
+          node_id: string;
+          drift_count: number;
+          peers_up: number | null;
+          peers_total: number | null;
+          agent_version: string;
+          rx_bytes_per_sec: number | null;
+        }[]
+      >('/ui/nodes');
       expect(await table.locator('tbody tr').count()).to.equal(nodes.length);
       const core = nodes.find((n) => n.node_id === f.nodes.core)!;
       const coreRow = await table.locator(`tr[data-key="${f.nodes.core}"]`).innerText();
@@ -352,6 +351,18 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       const via = await get(`/admin/nodes/${nodeId}/routing/prefixes?scope=external&limit=50&path_asn=${f.peerAsns.beta}`);
       await eventually(async () => (await heading.innerText()).endsWith(`of ${via.total}`), { what: 'routes via BETA-AS' });
       expect(await page.getByLabel('AS in the path').getAttribute('aria-invalid')).to.equal('false');
+      // An origin of the top list, by keyboard: the routes it originates.
+      const origin = r.origins[0].asn as number;
+      await page
+        .getByRole('table', { name: `Top origin ASes of ${nodeId}` })
+        .getByRole('button', { name: new RegExp(`^AS${origin}`) })
+        .focus();
+      await page.keyboard.press('Enter');
+      const originated = await get(`/admin/nodes/${nodeId}/routing/prefixes?q=AS${origin}`);
+      await eventually(async () => (await heading.innerText()) === `Routes 1–${originated.routes.length} of ${originated.total}`, {
+        what: `routes from AS${origin}`,
+      });
+      expect(await page.getByLabel('Prefix, protocol or origin AS').inputValue()).to.equal(`AS${origin}`);
       // The one failure is the 422 this test asked for.
       await done(tab, [/status of 422/]);
     });
