@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { WEB_BUILD_DIR } from '../../web/files.js';
 import { buildWeb } from '../../web/build.js';
 import { issueAgentToken } from '../support/agents.js';
+import { agentSocket } from '../support/agent-socket.js';
 import { api } from '../support/http.js';
 import { startAgentProcess, type AgentProcess } from '../http/control/probes/agent-process.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
@@ -195,6 +196,35 @@ describe('Console node configuration tabs: peerings, tuning, DNS group, generati
     p.assertClean([/status of 422/]);
   });
 
+  it('cancels a probe the agent has not finished: the page stops reading and says so', async () => {
+    // edge-fra-1's agent holds its socket but never answers the probe.
+    const other = f.nodes.flapping;
+    const { token } = await issueAgentToken(f.url, f.adminToken, other);
+    const holder = agentSocket(f.url, `ws/${other}`, token);
+    try {
+      await holder.next('hello');
+      const p = await open();
+      const { page } = p;
+      await page.goto(`${f.url}/console/nodes/${other}/probes`);
+      await page.getByRole('radio', { name: 'Traceroute' }).focus();
+      await page.keyboard.press('Space');
+      await typeInto(page, '#probe-target', '172.20.9.1');
+      await page.keyboard.press('Enter');
+      const request = await holder.next('probe_request', 10_000);
+      expect(request.spec).to.deep.include({ tool: 'traceroute', target: '172.20.9.1', count: 4, resolve: true });
+      await page.locator('[data-status="running"]').waitFor();
+      expect(await page.locator('#probe-output').textContent()).to.include('Waiting for the agent');
+      await page.getByRole('button', { name: 'Cancel' }).focus();
+      await page.keyboard.press('Enter');
+      await page.locator('[data-status="cancelled"]').waitFor();
+      expect(await page.getByRole('status').filter({ hasText: 'Stopped reading' }).count()).to.equal(1);
+      expect(await page.getByRole('button', { name: 'Run Traceroute' }).isEnabled()).to.equal(true);
+      p.assertClean();
+    } finally {
+      await holder.close();
+    }
+  });
+
   it('edits a peering with PUT full and deletes one after confirming what goes away', async () => {
     const p = await open();
     const { page } = p;
@@ -276,13 +306,31 @@ describe('Console node configuration tabs: peerings, tuning, DNS group, generati
     const listed = (await admin.get(`/admin/nodes/${node}/agent-tokens`)).body as { token: string; agent_id: string; revoked_at: string | null }[];
     expect(listed.find((t) => t.token === id)).to.deep.include({ agent_id: 'spare-agent', revoked_at: null });
     await shot(page, 'node-tokens-issued');
-    await page.getByRole('button', { name: `Revoke token ${id}` }).click();
+    // Rotate: the old one is revoked, its successor's secret shown once.
+    await page.getByRole('button', { name: `Rotate token ${id}` }).click();
     await page
       .getByRole('dialog')
-      .getByRole('button', { name: `Revoke ${id}` })
+      .getByRole('button', { name: `Rotate ${id}` })
       .click();
-    await page.getByText(`Token ${id} revoked.`).waitFor();
-    expect((await admin.get(`/admin/nodes/${node}/agent-tokens`)).body.find((t: { token: string }) => t.token === id).revoked_at).to.be.a('string');
+    await page
+      .getByRole('heading', { name: /^New agent token / })
+      .filter({ hasNotText: id })
+      .waitFor();
+    const rotated = await page.locator('#token-secret').inputValue();
+    const successor = rotated.split('.')[0];
+    expect(successor).to.not.equal(id);
+    const afterRotate = (await admin.get(`/admin/nodes/${node}/agent-tokens`)).body as { token: string; agent_id: string; revoked_at: string | null }[];
+    expect(afterRotate.find((t) => t.token === id)!.revoked_at).to.be.a('string');
+    expect(afterRotate.find((t) => t.token === successor)).to.deep.include({ agent_id: 'spare-agent', revoked_at: null });
+    await page.getByRole('button', { name: `Revoke token ${successor}` }).click();
+    await page
+      .getByRole('dialog')
+      .getByRole('button', { name: `Revoke ${successor}` })
+      .click();
+    await page.getByText(`Token ${successor} revoked.`).waitFor();
+    expect((await admin.get(`/admin/nodes/${node}/agent-tokens`)).body.find((t: { token: string }) => t.token === successor).revoked_at).to.be.a('string');
+    // The secret shown is gone once its token is revoked.
+    expect(await page.locator('#token-secret').count()).to.equal(0);
     p.assertClean([/status of 422/]);
   });
 

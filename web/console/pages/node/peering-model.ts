@@ -59,6 +59,8 @@ export interface PeeringFull {
   updated_at: string;
   interfaces: InterfaceOut[];
   bgp_sessions: SessionOut[];
+  /** From the per-node list (the registry's AS name), when known. */
+  remote_as_name?: string | null;
 }
 
 export interface PeerDefaults {
