@@ -149,6 +149,16 @@ describe('Console fixture: a seeded fleet that every console view reads, on two 
     expectResponse(await loginAs(api(f.url), 'second-operator', 'another horse battery')).status(200);
   });
 
+  it('blocks and unblocks the prefix on every node at once (no agent too old to defer it), then nothing is blocked', async () => {
+    const block = await f.admin.post('/admin/fleet/mitigations/prefix-block', { prefix: f.prefixToBlock });
+    expectResponse(block).status(200);
+    expect(block.body.deferred).to.deep.equal([]);
+    expect(block.body.nodes).to.have.members(f.nodes.all);
+    const unblock = await f.admin.post('/admin/fleet/mitigations/prefix-unblock', { prefix: f.prefixToBlock });
+    expectResponse(unblock).status(200);
+    expect((await f.admin.get('/admin/fleet/mitigations')).body.blocked_prefixes).to.deep.equal([]);
+  });
+
   it('goes on like a live fleet: the agents report after the seed, so the nodes stay online and healthy', async () => {
     await eventually(
       async () => {
