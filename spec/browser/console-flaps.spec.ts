@@ -9,14 +9,26 @@ import { buildWeb } from '../../web/build.js';
 import { WEB_BUILD_DIR } from '../../web/files.js';
 import { openPage, shot, signInWithToken, startConsoleFleet, type ConsoleFleet, type ConsolePage } from './console-support.js';
 
-/** A second seeded case beside the fixture's: one prefix flapping over two peer ASes at two nodes, same origin: the origin's fault. */
+/**
+ * Cases seeded beside the fixture's (whose flapping prefix enters at edge-fra-1's flapping BETA-AS session: near), each
+ * reported by edge-lon-1 over GAMMA and edge-nyc-1 over AS4242420012:
+ * - origin: one prefix flapping over both peers with the same origin;
+ * - path: two prefixes of different origins whose paths share the link X – Y behind both peers;
+ * - moas: one prefix announced by a different origin over each peer, flapping at both.
+ */
 const ORIGIN_PREFIX = '172.22.5.0/24';
 const ORIGIN_ASN = 4242420099;
+const PATH_PREFIXES = ['172.23.1.0/24', '172.23.2.0/24'];
+const PATH_ORIGINS = [4242420200, 4242420201];
+const LINK = [4242420150, 4242420151] as const;
+const MOAS_PREFIX = '172.24.0.0/24';
+const MOAS_ORIGINS = [4242420100, 4242420101];
 
 interface Loc {
   zone: string;
   confidence: number;
   culprit_asn: number | null;
+  culprit_edge: number[] | null;
 }
 
 describe('console flaps: prefix flaps with the localisation in words, session flaps, peers, alerts, stats (Chromium)', function () {
@@ -46,20 +58,26 @@ describe('console flaps: prefix flaps with the localisation in words, session fl
       });
       expectResponse(res).status(200);
     };
-    const entry = (peer: number, score: number) => ({
-      prefix: ORIGIN_PREFIX,
+    const entry = (prefix: string, peer: number, path: number[], score: number) => ({
+      prefix,
       peer_asn: peer,
-      origin_asn: ORIGIN_ASN,
+      origin_asn: path.at(-1),
       score,
-      as_path: [peer, ORIGIN_ASN],
+      as_path: [peer, ...path],
       announcements: 12,
       withdrawals: 12,
     });
+    const cases = (peer: number, share: number, moasOrigin: number) => [
+      entry(ORIGIN_PREFIX, peer, [ORIGIN_ASN], 80 * share),
+      entry(PATH_PREFIXES[0], peer, [...LINK, PATH_ORIGINS[0]], 60 * share),
+      entry(PATH_PREFIXES[1], peer, [...LINK, PATH_ORIGINS[1]], 55 * share),
+      entry(MOAS_PREFIX, peer, [moasOrigin], 50 * share),
+    ];
     await report(f.nodes.drift, [
-      entry(f.peerAsns.gamma, 80),
+      ...cases(f.peerAsns.gamma, 1, MOAS_ORIGINS[0]),
       { prefix: f.prefixToBlock, peer_asn: f.peerAsns.gamma, origin_asn: 4242420077, score: 30, as_path: [f.peerAsns.gamma, f.peerAsns.beta, 4242420077] },
     ]);
-    await report(f.nodes.sessionDown, [entry(f.peerAsns.epsilon, 70)]);
+    await report(f.nodes.sessionDown, cases(f.peerAsns.epsilon, 0.9, MOAS_ORIGINS[1]));
     const res = await admin.get('/ui/fleet/prefix-flaps?group=prefix');
     expectResponse(res).status(200);
     located = new Map((res.body.prefixes as { prefix: string; localization: Loc | null }[]).map((p) => [p.prefix, p.localization]));
@@ -80,9 +98,11 @@ describe('console flaps: prefix flaps with the localisation in words, session fl
   const prefixCard = (page: Page, prefix: string) => page.locator(`li.prefix[data-prefix="${prefix}"]`);
   const sentenceOf = (page: Page, prefix: string) => prefixCard(page, prefix).locator('[data-sentence]');
 
-  it('locates the seeded cases over HTTP: the flapping session near BETA-AS, the two-peer prefix at its origin', () => {
+  it('locates the seeded cases over HTTP: near BETA-AS (flapping session), at the origin, on the link X – Y, MOAS', () => {
     expect(located.get(f.prefixToBlock)).to.include({ zone: 'near', culprit_asn: f.peerAsns.beta });
     expect(located.get(ORIGIN_PREFIX)).to.include({ zone: 'origin', culprit_asn: ORIGIN_ASN });
+    for (const p of PATH_PREFIXES) expect(located.get(p)).to.deep.include({ zone: 'path', culprit_edge: [...LINK] });
+    expect(located.get(MOAS_PREFIX)).to.include({ zone: 'moas', culprit_asn: null });
   });
 
   for (const viewport of ['desktop', 'phone'] as const) {
@@ -102,6 +122,16 @@ describe('console flaps: prefix flaps with the localisation in words, session fl
       const origin = (await sentenceOf(page, ORIGIN_PREFIX).textContent()) ?? '';
       expect(origin).to.match(new RegExp(`the origin AS${ORIGIN_ASN} \\(confidence 0\\.\\d+\\): every peer direction sees the flap with the same origin`));
       expect(origin).to.include(`AS${f.peerAsns.gamma}`).and.include(`AS${f.peerAsns.epsilon}`);
+      expect(await sentenceOf(page, PATH_PREFIXES[0]).textContent()).to.match(
+        new RegExp(
+          `^(Probably|Possibly) the link between AS${LINK[0]} and AS${LINK[1]} \\(confidence 0\\.\\d+\\): the flapping paths of this prefix and of prefixes of other origins cross that link`,
+        ),
+      );
+      expect(await sentenceOf(page, MOAS_PREFIX).textContent()).to.match(
+        new RegExp(
+          `a MOAS conflict \\(confidence 0\\.\\d+\\): the prefix is announced by 2 origins, AS${MOAS_ORIGINS[0]} and AS${MOAS_ORIGINS[1]}, and the routes flip between them`,
+        ),
+      );
       expect(await page.getByText('Where the flaps come from').count()).to.equal(1);
       // Expanded: evidence, directions, nodes, and where to act (the mitigations page, prefilled).
       await prefixCard(page, f.prefixToBlock).getByRole('button', { name: f.prefixToBlock }).click();
@@ -173,6 +203,32 @@ describe('console flaps: prefix flaps with the localisation in words, session fl
       .getByRole('table', { name: `Nodes seeing ${ORIGIN_PREFIX}` })
       .waitFor();
     await shot(cp.page, 'flaps-prefixes-dark');
+    cp.assertClean();
+    await cp.close();
+  });
+
+  it('pages the alerts on with Older (before_id), by keyboard, to the list the server keeps', async () => {
+    const all = await admin.get('/ui/fleet/flap-alerts');
+    expectResponse(all).status(200);
+    const ids = (all.body.alerts as { id: number }[]).map((a) => String(a.id));
+    expect(ids.length).to.be.at.least(2);
+    const cp = await open('phone', '/flaps/alerts?limit=1');
+    const { page } = cp;
+    const rows = page.locator('tr[data-alert]');
+    await rows.first().waitFor();
+    expect(await rows.count()).to.equal(1);
+    const older = page.getByRole('button', { name: 'Older' });
+    for (let shown = 1; shown < ids.length; shown++) {
+      await older.focus();
+      await page.keyboard.press('Enter');
+      await page.waitForFunction((n) => document.querySelectorAll('tr[data-alert]').length === n, shown + 1);
+    }
+    expect(await rows.evaluateAll((list) => list.map((r) => r.getAttribute('data-alert')))).to.deep.equal(ids);
+    // A full last page cannot tell whether more follow: one more page answers none, and the button goes.
+    await older.focus();
+    await page.keyboard.press('Enter');
+    await page.getByText(`${ids.length} shown: that is all.`).waitFor();
+    expect(await older.count()).to.equal(0);
     cp.assertClean();
     await cp.close();
   });

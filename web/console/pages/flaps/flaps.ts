@@ -250,6 +250,10 @@ export function explain(row: Direction & { prefix: string; moas: boolean; peers?
         why = `the flap enters the fleet only through this peer ${at}, while ${list(quietNodes)} ${quietNodes.length === 1 ? 'sees' : 'see'} the prefix without it flapping`;
       else why = `the flap enters the fleet only through this peer ${at}, where prefixes of other origins flap too while the session stays up`;
       sentence = `${lead(loc.confidence)} the peer ${culprit} (confidence ${c}): ${why}.`;
+      if (quietDirections.length)
+        evidence.push(
+          `${list(quietDirections.map((d) => `${asLabel(d.peer_asn)} at ${list(d.nodes.map((n) => n.node_id))}`))} ${quietDirections.length === 1 ? 'sees' : 'see'} the prefix flap far less (under a quarter of the top score): the flap is not the origin's.`,
+        );
       evidence.push(
         s.session_score === null
           ? 'The entry session has no flap record: the session itself looks steady; its routes come and go.'
