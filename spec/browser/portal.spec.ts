@@ -98,13 +98,15 @@ describe('peering portal pages', function () {
     expect(page.url()).to.not.include('handoff');
   });
 
-  it('shows our network: the map and the nodes open for peering with seats, region, bandwidth and quota', async () => {
+  it('shows our network: the map and the nodes open for peering with seats, region, bandwidth, quota and notice', async () => {
+    expectResponse(await world.admin.patch('/admin/autopeering/nodes/ams1', { notice: 'Maintenance on Sunday from 02:00 UTC' })).status(200);
     await page.getByRole('link', { name: 'Our network' }).click();
     await page.getByRole('heading', { name: 'Our network', level: 1 }).waitFor();
     const fra = page.getByRole('article', { name: 'fra1' });
     await fra.waitFor();
     const text = await fra.textContent();
     expect(text).to.include('5 seats free').and.include('Europe, DE').and.include('1,000 Mbit/s').and.include('500 GB').and.include('192.0.2.1');
+    expect(await page.getByRole('article', { name: 'ams1' }).getByRole('note').textContent()).to.include('Maintenance on Sunday from 02:00 UTC');
     await page.locator('fleet-map svg').first().waitFor();
     await shot(page, 'network');
   });
@@ -142,6 +144,12 @@ describe('peering portal pages', function () {
     expect(created.fra1.bird).to.include(`neighbor ${world.nodes.fra1.link_local}%`).and.include(`as ${world.nodes.fra1.asn};`);
     await checkBirdSnippet(created.fra1.bird);
     await checkWireguardSnippet(created.fra1.wireguard);
+    // The Copy button copies exactly the text shown.
+    await tab.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: world.controlUrl });
+    await page.getByRole('button', { name: 'Copy BIRD 2' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(created.fra1.bird);
     await shot(page, 'created');
   });
 
@@ -195,7 +203,12 @@ describe('peering portal pages', function () {
   it('lists my peerings with live state once the node reports, and shows the live session in the detail', async function () {
     this.timeout(60_000);
     const row = (await world.portal.get(`/autopeering/requests/${created.fra1.id}`, { token })).body;
-    await postSnapshot(world, row);
+    // Five reports five minutes apart with growing counters (traffic and route counts for the charts), the last one now.
+    const t0 = world.f.sys.clock.now().getTime();
+    for (const k of [4, 3, 2, 1]) {
+      await postSnapshot(world, row, { capturedAt: new Date(t0 - k * 300_000), rxBytes: (5 - k) * 3e6, txBytes: (5 - k) * 6e6, sinceSeconds: 3600 - k * 300 });
+    }
+    await postSnapshot(world, row, { rxBytes: 15e6, txBytes: 30e6 });
     await page.getByRole('link', { name: 'My peerings', exact: true }).click();
     const fraRow = page.getByRole('row', { name: 'Peering with fra1' });
     await fraRow.waitFor();
@@ -208,7 +221,7 @@ describe('peering portal pages', function () {
     const live = page.getByRole('region', { name: 'Live session' });
     await live.getByText('1 h 0 min').waitFor();
     const text = (await live.textContent()) ?? '';
-    expect(text).to.include('established').and.include('4.1 kB').and.include('8.19 kB');
+    expect(text).to.include('established').and.include('15 MB').and.include('30 MB');
     const routes = live.getByRole('table', { name: 'Routes per address family' });
     expect(await routes.getByRole('row', { name: /IPv4/ }).textContent()).to.match(/IPv4\s*5\s*30/);
     expect(await routes.getByRole('row', { name: /IPv6/ }).textContent()).to.match(/IPv6\s*7\s*4/);
@@ -231,10 +244,13 @@ describe('peering portal pages', function () {
     // The MTU probe that ran after the creation shows too.
     expect(await page.getByRole('region', { name: 'Probes' }).textContent()).to.include('path MTU 1420 bytes of 1420 bytes');
     // A range for the charts by keyboard, kept in the address.
-    await page.getByRole('button', { name: '7d' }).focus();
+    await page.getByRole('button', { name: '6h' }).focus();
     await page.keyboard.press('Enter');
-    await page.waitForURL(url(`/peerings/${created.fra1.id}?range=7d`));
-    await page.locator('.chart .uplot').first().waitFor();
+    await page.waitForURL(url(`/peerings/${created.fra1.id}?range=6h`));
+    // The charts draw the reports' traffic and route counts.
+    await page.getByRole('img', { name: /Tunnel traffic over 6h/ }).waitFor();
+    await page.getByRole('img', { name: /Route counts over 6h/ }).waitFor();
+    expect(await page.locator('.chart .uplot').count()).to.equal(2);
     await shot(page, 'peering');
   });
 
@@ -291,7 +307,7 @@ describe('peering portal pages', function () {
     await phone.close();
 
     const dark = await loggedInTab(browser, world, token, { viewport: 'desktop', colorScheme: 'dark' });
-    await dark.page.goto(url(`/peerings/${created.fra1.id}`));
+    await dark.page.goto(url(`/peerings/${created.fra1.id}?range=6h`));
     await dark.page.getByRole('region', { name: 'Live session' }).waitFor();
     await dark.page.locator('.chart .uplot').first().waitFor();
     await shot(dark.page, 'dark-peering');
@@ -302,21 +318,28 @@ describe('peering portal pages', function () {
     await dark.close();
   });
 
-  it('deletes a peering after confirming; the node frees the seat', async () => {
+  it('deletes a peering by keyboard after confirming; the node frees the seat', async () => {
     await page.goto(url(`/peerings/${created.fra1.id}`));
-    await page.getByRole('button', { name: 'Delete the peering' }).click();
+    const remove = page.getByRole('button', { name: 'Delete the peering' });
+    await remove.focus();
+    await page.keyboard.press('Enter');
     const dialog = page.getByRole('dialog', { name: 'Delete the peering with fra1?' });
     await dialog.waitFor();
     expect(await dialog.textContent())
       .to.include('removes the WireGuard interface')
       .and.include('seat are freed');
-    // Cancel first: nothing happens.
-    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    // Escape first: nothing happens.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
     expectResponse(await world.portal.get(`/autopeering/requests/${created.fra1.id}`, { token }))
       .status(200)
       .body({ status: 'provisioned' });
-    await page.getByRole('button', { name: 'Delete the peering' }).click();
-    await dialog.getByRole('button', { name: 'Delete the peering' }).click();
+    // Then by keyboard: Cancel has the focus, Tab to the confirmation, Enter.
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    await dialog.waitFor();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
     await page.getByText(/^Deleted: fra1 no longer has the tunnel/).waitFor();
     expectResponse(await world.portal.get(`/autopeering/requests/${created.fra1.id}`, { token }))
       .status(200)
