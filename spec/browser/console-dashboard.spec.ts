@@ -429,6 +429,26 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
     });
   });
 
+  describe('a node that never reported', () => {
+    it("says there is no routing table and no runtime status yet, in the server's words, with no search to run", async () => {
+      for (const [tab, api404] of [
+        ['routing', `/ui/nodes/${f.nodes.offline}/routing/dashboard`],
+        ['links', `/ui/nodes/${f.nodes.offline}/links`],
+      ] as const) {
+        const res = await http.get(api404);
+        expect(res.status).to.equal(404);
+        const page = await open(`/nodes/${f.nodes.offline}/${tab}`);
+        const notice = page.page.locator('[data-nothing]');
+        await notice.waitFor();
+        expect(await notice.innerText()).to.include(res.body.detail);
+        expect(await page.page.getByRole('alert').count()).to.equal(0);
+        expect(await page.page.getByRole('heading', { name: 'Prefix search' }).count()).to.equal(0);
+        if (tab === 'links') await shot(page.page, 'node-links-none');
+        await done(page, [/status of 404/]);
+      }
+    });
+  });
+
   describe('a second control instance on the same database', () => {
     it('shows the same dashboard and node page', async () => {
       const second = await f.startSecondInstance();
