@@ -209,6 +209,18 @@ describe('peering portal pages', function () {
       await postSnapshot(world, row, { capturedAt: new Date(t0 - k * 300_000), rxBytes: (5 - k) * 3e6, txBytes: (5 - k) * 6e6, sinceSeconds: 3600 - k * 300 });
     }
     await postSnapshot(world, row, { rxBytes: 15e6, txBytes: 30e6 });
+    // The node's routing table: 60 IPv4 routes and one IPv6 route learnt through the peering's session (more than a page of 50).
+    const learnt = (prefix: string) => ({ prefix, protocol: row.session_names[0], origin_asn: world.asn, as_path: [world.asn], rpki: 'valid', local: false });
+    const table = [...Array.from({ length: 60 }, (_, i) => learnt(`172.20.42.${i}/32`)), learnt('fd42:4242:10::/48')];
+    const captured_at = new Date(t0 - 60_000).toISOString();
+    expectResponse(await world.nodes.fra1.agent.http.post('/agent/routing-table', { node_id: 'fra1', captured_at, rpki_observed: true, routes: table })).status(
+      200,
+    );
+    await eventually(
+      async () => (await world.portal.get(`/autopeering/requests/${created.fra1.id}/routes?family=4`, { token })).body.total === 60,
+      10_000,
+      'the routing table read',
+    );
     await page.getByRole('link', { name: 'My peerings', exact: true }).click();
     const fraRow = page.getByRole('row', { name: 'Peering with fra1' });
     await fraRow.waitFor();
@@ -225,6 +237,18 @@ describe('peering portal pages', function () {
     const routes = live.getByRole('table', { name: 'Routes per address family' });
     expect(await routes.getByRole('row', { name: /IPv4/ }).textContent()).to.match(/IPv4\s*5\s*30/);
     expect(await routes.getByRole('row', { name: /IPv6/ }).textContent()).to.match(/IPv6\s*7\s*4/);
+    // Routes learnt, a page of 50 at a time; the other family.
+    const learntCard = page.getByRole('region', { name: 'Routes learnt from you' });
+    await learntCard.getByText('60 routes').waitFor();
+    expect(await learntCard.locator('tbody tr').count()).to.equal(50);
+    await learntCard.getByRole('button', { name: 'Next' }).click();
+    await learntCard.getByText('51–60 of 60').waitFor();
+    expect(await learntCard.locator('tbody tr').count()).to.equal(10);
+    await learntCard.getByLabel('Address family').selectOption('6');
+    await learntCard.getByText('1 route', { exact: false }).waitFor();
+    expect(await learntCard.locator('tbody').textContent())
+      .to.include('fd42:4242:10::/48')
+      .and.include(`AS${world.asn}`);
     // The configuration stays on the detail page.
     expect(await page.locator('#bird-config').textContent()).to.equal(created.fra1.bird);
   });
