@@ -223,7 +223,7 @@ describe('console fleet pages: DNS, tokens, registrations, releases, autopeering
     await page.getByRole('button', { name: 'Create token' }).click();
     const secret = await page.locator('#secret').inputValue();
     expect(secret.length).to.be.greaterThan(20);
-    expect(await page.evaluate(() => document.activeElement?.id)).to.equal('secret');
+    await page.waitForFunction(() => document.activeElement?.id === 'secret');
     const listed = (await admin.get('/admin/enrollment-tokens')).body as { token_id: string; description: string | null; node_id: string | null }[];
     const mine = listed.find((t) => t.description === 'spare box')!;
     expect(mine.node_id).to.equal(f.nodes.offline);
@@ -264,6 +264,71 @@ describe('console fleet pages: DNS, tokens, registrations, releases, autopeering
     await page.getByText('Record mail A deleted.').waitFor();
     const left = (await admin.get(`/admin/dns-groups/${groupId}/zones/${zoneId}/records`)).body as { id: number }[];
     expect(left.map((r) => r.id)).to.not.include(mail.id);
+    cp.assertClean([/422/]);
+    await cp.close();
+  });
+
+  it('uploads a release (multipart), refuses a bad file name with the server detail, and sets the target after a confirmation', async () => {
+    const cp = await open('/fleet/releases');
+    const { page } = cp;
+    await page.getByRole('heading', { name: 'Rollout by node' }).waitFor();
+    await page.locator('#rel-version').fill('1.0.230');
+    await page.locator('#rel-files').setInputFiles([{ name: 'agent.zip', mimeType: 'application/zip', buffer: Buffer.from('not a release') }]);
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('alert').filter({ hasText: 'invalid file name: "agent.zip"' }).waitFor();
+    expect(await page.locator('#rel-files').getAttribute('aria-invalid')).to.equal('true');
+    await page
+      .locator('#rel-files')
+      .setInputFiles([{ name: 'dn42-agent-1.0.230.tgz', mimeType: 'application/gzip', buffer: Buffer.from('release 1.0.230 bytes') }]);
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByText('Release 1.0.230 uploaded (1 file)').waitFor();
+    expect(((await admin.get('/admin/agent-releases')).body as { versions: string[] }).versions).to.include('1.0.230');
+
+    await page.locator('#target-version').selectOption('1.0.230');
+    await page.getByRole('button', { name: 'Set target…' }).click();
+    const dialog = page.locator('dialog.confirm[open]');
+    expect(await dialog.textContent()).to.include(`moves from ${f.releases.target} to 1.0.230`);
+    await dialog.locator('[data-confirm]').click();
+    await page.getByText('Target set to 1.0.230').waitFor();
+    expect(((await admin.get('/admin/agent-releases')).body as { target: string }).target).to.equal('1.0.230');
+    await page.getByText('0 / 5').waitFor();
+    cp.assertClean([/422/]);
+    await cp.close();
+  });
+
+  it('edits a node autopeering policy (field errors at the field), and asks before closing an open node', async () => {
+    const cp = await open('/fleet/autopeering');
+    const { page } = cp;
+    await page.getByRole('button', { name: 'Edit the autopeering policy of edge-fra-1' }).click();
+    await page.getByLabel('Offered in the portal').check();
+    await page.getByLabel('Dial-in host').fill('edge-fra-1.nodes.example.net');
+    await page.getByLabel('Country code').fill('d');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByRole('alert').first().waitFor();
+    expect(await page.getByLabel('Country code').getAttribute('aria-invalid')).to.equal('true');
+    await page.getByLabel('Country code').fill('DE');
+    await page.getByLabel('Peer cap').fill('8');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByText('Policy of edge-fra-1 saved: open to autopeering.').waitFor();
+    const rows = (await admin.get('/admin/autopeering/nodes')).body.nodes as { node_id: string; policy: Record<string, unknown> }[];
+    expect(rows.find((r) => r.node_id === 'edge-fra-1')?.policy).to.include({
+      enabled: true,
+      endpoint_host: 'edge-fra-1.nodes.example.net',
+      country_code: 'DE',
+      max_sessions: 8,
+    });
+
+    await page.getByRole('button', { name: 'Edit the autopeering policy of edge-fra-1' }).click();
+    await page.getByLabel('Offered in the portal').uncheck();
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    const dialog = page.locator('dialog.confirm[open]');
+    expect(await dialog.textContent()).to.include('new requests for it are refused (404)');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    const still = (await admin.get('/admin/autopeering/nodes')).body.nodes as { node_id: string; policy: { enabled: boolean } }[];
+    expect(still.find((r) => r.node_id === 'edge-fra-1')?.policy.enabled).to.equal(true);
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.locator('dialog.confirm[open] [data-confirm]').click();
+    await page.getByText('Policy of edge-fra-1 saved: closed.').waitFor();
     cp.assertClean([/422/]);
     await cp.close();
   });
