@@ -145,7 +145,7 @@ describe('Console node configuration tabs: peerings, tuning, DNS group, generati
     const said = (await dialog.textContent()) ?? '';
     expect(said).to.include(`Roll back node ${node} to generation ${target}?`);
     expect(said).to.include(`as generation ${current + 1}`);
-    expect(said).to.match(/Restores \d+ fields? changed since/);
+    expect(said).to.match(new RegExp(`Takes \\d+ fields? of generation ${current} back: removes bgp sessions › name=`));
     await shot(page, 'node-generations-rollback-confirm');
     // Cancel has the focus; Tab reaches the confirm button.
     expect(await page.evaluate(() => document.activeElement?.textContent)).to.equal('Cancel');
