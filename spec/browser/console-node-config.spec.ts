@@ -196,7 +196,7 @@ describe('Console node configuration tabs: peerings, tuning, DNS group, generati
     p.assertClean([/status of 422/]);
   });
 
-  it('cancels a probe the agent has not finished: the page stops reading and says so', async () => {
+  it('cancels a probe and stops a log tail the agent has not finished: the page stops reading and says so', async () => {
     // edge-fra-1's agent holds its socket but never answers the probe.
     const other = f.nodes.flapping;
     const { token } = await issueAgentToken(f.url, f.adminToken, other);
@@ -219,6 +219,17 @@ describe('Console node configuration tabs: peerings, tuning, DNS group, generati
       await page.locator('[data-status="cancelled"]').waitFor();
       expect(await page.getByRole('status').filter({ hasText: 'Stopped reading' }).count()).to.equal(1);
       expect(await page.getByRole('button', { name: 'Run Traceroute' }).isEnabled()).to.equal(true);
+
+      // A live log tail the agent holds open: Stop ends the reading.
+      await page.goto(`${f.url}/console/nodes/${other}/logs`);
+      await page.getByRole('button', { name: 'Start tail' }).focus();
+      await page.keyboard.press('Enter');
+      const logRequest = await holder.next('log_request', 10_000);
+      expect(logRequest.spec).to.deep.include({ mode: 'tail', source: 'buffer', min_level: 'INFO', duration_seconds: 120 });
+      await page.locator('[data-status="running"]').waitFor();
+      await page.getByRole('button', { name: 'Stop' }).focus();
+      await page.keyboard.press('Enter');
+      await page.locator('[data-status="stopped"]').waitFor();
       p.assertClean();
     } finally {
       await holder.close();
