@@ -72,6 +72,24 @@ describe('peering portal pages', function () {
     await world?.close();
   });
 
+  it('the completion page says why a login failed and offers it again, keeping next; a spent handoff shows the server’s detail', async () => {
+    await page.goto(url('/auth/complete?error=login_expired&next=%2Fpeerings'));
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent())
+      .to.include('unknown, already used or expired')
+      .and.include('login_expired');
+    const asked = page.waitForRequest((r) => r.url().includes('/autopeering/auth/login-url'));
+    await page.getByRole('button', { name: 'Log in with your dn42 ASN' }).click();
+    expect(new URL((await asked).url()).searchParams.get('next')).to.equal('/peerings');
+    await page.waitForURL((u) => u.href.startsWith(`${world.f.issuer}/authorize?`));
+
+    await page.goto(url('/auth/complete?handoff=not-a-real-code'));
+    await page.getByText('invalid, expired or already used handoff code').waitFor();
+    expect(page.url()).to.equal(url('/auth/complete'));
+    expect(await page.evaluate((key) => sessionStorage.getItem(key), TOKEN_KEY)).to.equal(null);
+  });
+
   it('sends a visitor to the login page keeping the page asked for; the button goes to the identity service; the login comes back there with the token in session storage', async function () {
     this.timeout(240_000);
     await page.goto(url('/peerings/new'));
