@@ -1,7 +1,10 @@
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { buildWeb } from '../../web/build.js';
+import { WEB_BUILD_DIR, WEB_SOURCE_DIR } from '../../web/files.js';
 import { expectResponse } from '../support/http.js';
 import { checkBirdSnippet, checkWireguardSnippet, wgGenkey, wgPubkey } from '../support/peer-config-check.js';
 import { eventually } from '../support/wait.js';
@@ -15,6 +18,27 @@ const TOKEN_KEY = 'dn42.portal.token';
 async function shot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: `${SCREENSHOTS}/portal-${name}.png`, fullPage: true });
+}
+
+/** Newest modification time (ms) of the files below `dir`. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/** Builds the portal unless its build is newer than its sources (the pretest build of `npm test` serves as is). */
+async function ensurePortalBuilt(): Promise<void> {
+  const index = join(WEB_BUILD_DIR, 'portal', 'index.html');
+  const sources = Math.max(
+    newest(join(WEB_SOURCE_DIR, 'portal')),
+    newest(join(WEB_SOURCE_DIR, 'shared')),
+    statSync(new URL('../../domain/autopeering/peer-config.ts', import.meta.url)).mtimeMs,
+  );
+  if (!existsSync(index) || statSync(index).mtimeMs < sources) await buildWeb(['portal']);
 }
 
 /** Opens a tab already logged in with `token` (the portal's session storage, set before the app runs). */
@@ -58,7 +82,7 @@ describe('peering portal pages', function () {
   before(async function () {
     this.timeout(300_000);
     skipWithoutChromium(this);
-    await buildWeb(['portal']);
+    await ensurePortalBuilt();
     world = await startPortalWorld();
     browser = await launchChromium(['--disable-gpu', '--disable-background-networking', '--disable-component-update']);
     tab = await openPage(browser, { viewport: 'desktop' });
