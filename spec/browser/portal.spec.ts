@@ -340,6 +340,15 @@ describe('peering portal pages', function () {
     await shot(page, 'flaps');
   });
 
+  it('says what is missing: an unknown peering (the server’s detail) and an unknown page', async () => {
+    await page.goto(url('/peerings/9999'));
+    await page.getByRole('alert').getByText('unknown autopeering request 9999').waitFor();
+    await page.goto(url('/no/such/page'));
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    await page.getByRole('link', { name: 'Go to our network' }).click();
+    await page.getByRole('heading', { name: 'Our network', level: 1 }).waitFor();
+  });
+
   it('shows the profile and refreshes the claims', async () => {
     await page.getByRole('link', { name: 'Profile' }).click();
     await page.getByRole('heading', { name: 'Originated prefixes' }).waitFor();
