@@ -159,6 +159,10 @@ describe('console fleet pages: DNS, tokens, registrations, releases, autopeering
     await page.getByText(`AS${asn} enabled`).waitFor();
     const after = (await admin.get('/admin/fleet/mitigations')).body as { disabled_sessions: { remote_asn: number }[] };
     expect(after.disabled_sessions.filter((s) => s.remote_asn === asn)).to.deep.equal([]);
+    // The flap pages link here with the culprit filled in and the keyboard on it.
+    await page.goto(`${f.url}/console/fleet/mitigations?asn=${asn}`);
+    await page.waitForFunction(() => document.activeElement?.id === 'mit-asn');
+    expect(await page.locator('#mit-asn').inputValue()).to.equal(String(asn));
     // A preview of an AS without sessions says the server's words.
     await page.locator('#mit-asn').fill('4242429999');
     await page.getByRole('button', { name: 'Preview disable' }).click();
