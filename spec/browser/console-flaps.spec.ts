@@ -207,6 +207,22 @@ describe('console flaps: prefix flaps with the localisation in words, session fl
     await cp.close();
   });
 
+  it('explains the same localisation from a second control instance on the same database', async () => {
+    const second = await f.startSecondInstance();
+    try {
+      const cp = await openPage(browser, { viewport: 'desktop' });
+      await signInWithToken(cp.page, second.url, f.adminToken);
+      await cp.page.goto(`${second.url}/console/flaps`);
+      const text = await sentenceOf(cp.page, ORIGIN_PREFIX).textContent();
+      expect(text).to.include(`the origin AS${ORIGIN_ASN}`);
+      expect(await sentenceOf(cp.page, f.prefixToBlock).textContent()).to.include('the peer AS4242420002 (BETA-AS)');
+      cp.assertClean();
+      await cp.close();
+    } finally {
+      await second.close();
+    }
+  });
+
   it('pages the alerts on with Older (before_id), by keyboard, to the list the server keeps', async () => {
     const all = await admin.get('/ui/fleet/flap-alerts');
     expectResponse(all).status(200);
