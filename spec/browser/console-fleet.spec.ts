@@ -272,6 +272,35 @@ describe('console fleet pages: DNS, tokens, registrations, releases, autopeering
     await cp.close();
   });
 
+  it('creates a DNS group with a forward and a zone, then deletes the group after a confirmation naming what goes', async () => {
+    const cp = await open('/fleet/dns');
+    const { page } = cp;
+    await page.getByRole('heading', { name: 'New group' }).waitFor();
+    await page.locator('#g-name').fill('lab-dns');
+    await page.locator('#g-bind').fill('172.20.9.54');
+    await page.locator('#g-fwd').fill('dn42 172.20.0.53 172.23.0.53');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    await page.getByText('Group lab-dns created.').waitFor();
+    const groups = (await admin.get('/admin/dns-groups')).body as { id: number; name: string; bind_addresses: string[]; forwards: unknown[] }[];
+    const lab = groups.find((g) => g.name === 'lab-dns')!;
+    expect(lab.bind_addresses).to.deep.equal(['172.20.9.54']);
+    expect(lab.forwards).to.deep.equal([{ zone: 'dn42', upstreams: ['172.20.0.53', '172.23.0.53'] }]);
+    await page.waitForURL(new RegExp(`/console/fleet/dns\\?group=${lab.id}$`));
+    await page.locator('#z-name').fill('lab.dn42');
+    await page.getByRole('button', { name: 'Create zone' }).click();
+    await page.getByText('Zone lab.dn42 created.').waitFor();
+    await page.getByRole('heading', { name: 'Records of lab.dn42' }).waitFor();
+    await page.getByRole('button', { name: 'Delete group…' }).click();
+    const dialog = page.locator('dialog.confirm[open]');
+    expect(await dialog.textContent()).to.include('its 1 zone(s) and their records are deleted');
+    await dialog.locator('[data-confirm]').click();
+    await page.getByText('Group lab-dns deleted.').waitFor();
+    const left = (await admin.get('/admin/dns-groups')).body as { name: string }[];
+    expect(left.map((g) => g.name)).to.not.include('lab-dns');
+    cp.assertClean();
+    await cp.close();
+  });
+
   it('uploads a release (multipart), refuses a bad file name with the server detail, and sets the target after a confirmation', async () => {
     const cp = await open('/fleet/releases');
     const { page } = cp;
@@ -374,6 +403,30 @@ describe('console fleet pages: DNS, tokens, registrations, releases, autopeering
     await shot(page, 'audit-search');
     cp.assertClean();
     await cp.close();
+  });
+
+  it('works against a second control instance on the same database: a block written there is in force on the first', async () => {
+    const second = await f.startSecondInstance();
+    const cp = await openPage(browser, { viewport: 'desktop' });
+    await signInWithToken(cp.page, second.url, f.adminToken);
+    await cp.page.goto(`${second.url}/console/fleet/mitigations?prefix=${encodeURIComponent('172.23.99.0/24')}`);
+    const { page } = cp;
+    await page.waitForFunction(() => document.activeElement?.id === 'mit-prefix');
+    await page.keyboard.press('Enter');
+    await page.getByRole('region', { name: 'Preview: block 172.23.99.0/24' }).waitFor();
+    await page.getByRole('button', { name: 'Block 172.23.99.0/24…' }).click();
+    await page.locator('dialog.confirm[open] [data-confirm]').click();
+    await page.getByText('172.23.99.0/24 blocked').waitFor();
+    const onFirst = (await admin.get('/admin/fleet/mitigations')).body as Mitigations;
+    expect(onFirst.blocked_prefixes.map((b) => b.prefix)).to.include('172.23.99.0/24');
+    cp.assertClean();
+    await cp.close();
+    const first = await open('/fleet/mitigations');
+    await first.page.locator('tr[data-prefix="172.23.99.0/24"]').waitFor();
+    first.assertClean();
+    await first.close();
+    expectResponse(await admin.post('/admin/fleet/mitigations/prefix-unblock', { prefix: '172.23.99.0/24' })).status(200);
+    await second.close();
   });
 
   describe('walks every page at desktop and phone width', () => {
