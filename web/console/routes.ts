@@ -1,17 +1,6 @@
-import type { Component } from 'svelte';
+import type { PageRoute } from '../shared/router.svelte.js';
 
-/**
- * Every page of the console: its path below `/console/`, its title and its
- * module (loaded when first visited, so the first load stays small). A page
- * component takes `params` (the path's `:names`).
- */
-export interface PageRoute {
-  name: string;
-  pattern: string;
-  title: string;
-  load: () => Promise<{ default: Component<{ params: Record<string, string> }> }>;
-}
-
+/** Every page of the console below `/console/` (`/signin` is the App's own). */
 export const ROUTES: PageRoute[] = [
   { name: 'dashboard', pattern: '/', title: 'Dashboard', load: () => import('./pages/Dashboard.svelte') },
   { name: 'nodes', pattern: '/nodes', title: 'Nodes', load: () => import('./pages/Nodes.svelte') },

@@ -1,17 +1,6 @@
-import type { Component } from 'svelte';
+import type { PageRoute } from '../shared/router.svelte.js';
 
-/**
- * Every page of the portal: its path below `/portal/`, its title and its module
- * (loaded when first visited). A page component takes `params` (the path's `:names`).
- * `/login` and `/auth/complete` are the App's own (no session needed).
- */
-export interface PageRoute {
-  name: string;
-  pattern: string;
-  title: string;
-  load: () => Promise<{ default: Component<{ params: Record<string, string> }> }>;
-}
-
+/** Every page of the portal below `/portal/` (`/login` and `/auth/complete` are the App's own, no session needed). */
 export const ROUTES: PageRoute[] = [
   { name: 'network', pattern: '/', title: 'Our network', load: () => import('./pages/Network.svelte') },
   { name: 'new', pattern: '/peerings/new', title: 'New peering', load: () => import('./pages/NewPeering.svelte') },

@@ -5,6 +5,26 @@
  * followed without a reload; everything else is left to the browser.
  */
 
+import type { Component } from 'svelte';
+
+/**
+ * A page of an app: its path pattern below the app's base (`/nodes/:id`), its
+ * title and its module (loaded when first visited, so the first load stays
+ * small). A page component takes `params` (the path's `:names`).
+ */
+export interface PageRoute {
+  name: string;
+  pattern: string;
+  title: string;
+  load: () => Promise<{ default: Component<{ params: Record<string, string> }> }>;
+}
+
+/** The title of the page at `path`, or undefined for none. */
+export function titleOf(path: string, routes: readonly PageRoute[]): string | undefined {
+  const m = match(path, routes);
+  return m ? routes.find((r) => r.name === m.name)?.title : undefined;
+}
+
 export interface Match {
   name: string;
   params: Record<string, string>;
