@@ -127,6 +127,12 @@ export function client(session: Session, base = API_BASE) {
 
 export type Api = ReturnType<typeof client>;
 
+/** The JSON object an event's `data` carries, or `{}` when it carries none (a keep-alive, plain text). */
+export function eventData(text: string): Record<string, unknown> {
+  const v = parseJson(text);
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
 /**
  * Reads a `text/event-stream` answer with the Bearer header (EventSource cannot
  * send one), calling `onEvent` per event until the stream ends or `signal` aborts.
