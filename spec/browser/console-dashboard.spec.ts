@@ -93,7 +93,12 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       expect(await page.getByRole('table', { name: 'Traffic by peer AS' }).innerText())
         .to.include('BETA-AS')
         .and.include('%');
-      // The flap gauge lives on the flap page; the dashboard links there.
+      // The flap gauge follows the dashboard (its own request, the flap views' rhythm), with a link to the flap pages.
+      const stats = await get<{ gauge: { rate_per_s: number } }>('/ui/fleet/flap-stats?range=1h');
+      const gauge = page.locator('[data-stat="flap-gauge"]');
+      await gauge.waitFor();
+      expect(await gauge.textContent()).to.match(/ changes\/s$/);
+      expect(Number((await gauge.textContent())!.split(' ')[0].replace(/,/g, ''))).to.be.closeTo(stats.gauge.rate_per_s, 0.01 + stats.gauge.rate_per_s * 0.1);
       expect(await page.getByRole('link', { name: /Flaps: gauge/ }).getAttribute('href')).to.equal('./flaps');
       await shot(page, 'dashboard');
       await done(tab);
