@@ -119,3 +119,22 @@ export function decideAlerts(open: OpenAlerts, readings: readonly ScoreReading[]
 
 /** The nodes of an open alert after one more reading: every node seen so far, sorted. */
 export const unionNodes = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])].sort();
+
+/** A flap alert as `/ui/fleet/flap-alerts` answers it (document 3, "Other flap records"). */
+export interface FlapAlertRow {
+  id: number;
+  kind: AlertKind;
+  /** Session alerts: the node and the protocol name; null for prefix alerts. */
+  node_id: string | null;
+  name: string | null;
+  /** Prefix alerts: the prefix; null for session alerts. */
+  prefix: string | null;
+  /** Prefix alerts: the peer AS of the direction (null: own origin or no attribution); session alerts: the eBGP session's remote AS when it opened (null for iBGP). */
+  peer_asn: number | null;
+  nodes: string[];
+  peak_score: number;
+  last_score: number;
+  started_at: string;
+  resolved_at: string | null;
+  active: boolean;
+}

@@ -1,24 +1,7 @@
-import { type AlertKey, type OpenAlert, type OpenAlerts } from '../../domain/flaps/alerts.js';
+import { type AlertKey, type FlapAlertRow, type OpenAlert, type OpenAlerts } from '../../domain/flaps/alerts.js';
 import type { Queryable } from '../../infra/db/pool.js';
 
-/** A flap alert as `/ui/fleet/flap-alerts` answers it (document 3, "Other flap records"). */
-export interface FlapAlertRow {
-  id: number;
-  kind: 'session' | 'prefix';
-  /** Session alerts: the node and the protocol name; null for prefix alerts. */
-  node_id: string | null;
-  name: string | null;
-  /** Prefix alerts: the prefix; null for session alerts. */
-  prefix: string | null;
-  /** Prefix alerts: the peer AS of the direction (null: own origin or no attribution); session alerts: the eBGP session's remote AS when it opened (null for iBGP). */
-  peer_asn: number | null;
-  nodes: string[];
-  peak_score: number;
-  last_score: number;
-  started_at: string;
-  resolved_at: string | null;
-  active: boolean;
-}
+export type { FlapAlertRow };
 
 const keyOfRow = (r: { kind: string; node_id: string; session: string; prefix: string; peer_asn: string | null }): AlertKey =>
   r.kind === 'session'

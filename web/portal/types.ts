@@ -1,5 +1,10 @@
 /** The portal API's answers the pages read (document 3, "Autopeering portal records"; shapes from http/control/portal/*-schemas.ts). */
 
+import type { FlapAlertRow } from '../../domain/flaps/alerts.js';
+
+/** An alert row as the portal passes it on (the console's flap-alert row). */
+export type FlapAlert = FlapAlertRow;
+
 export type SessionForm = 'link-local-mp' | 'ula-mp' | 'dual-plain';
 
 export interface NodeOffer {
@@ -132,21 +137,6 @@ export interface RequestRoutes {
   limit: number;
   offset: number;
   routes: { prefix: string; origin_asn: number | null; as_path: number[]; rpki: string | null }[];
-}
-
-export interface FlapAlert {
-  id: number;
-  kind: 'session' | 'prefix';
-  node_id: string | null;
-  name: string | null;
-  prefix: string | null;
-  peer_asn: number | null;
-  nodes: string[];
-  peak_score: number;
-  last_score: number;
-  started_at: string;
-  resolved_at: string | null;
-  active: boolean;
 }
 
 export interface FlapPrefixRow {

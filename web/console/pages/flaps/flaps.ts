@@ -4,7 +4,13 @@
  * http/control/ui/prefix-flaps.ts, flap-peers.ts and flaps/*.ts) and the words
  * the console explains a localisation with (docs/flap-localization.md).
  */
+import type { FlapAlertRow } from '../../../../domain/flaps/alerts.js';
+import type { FlapPeerRow, PeerSession } from '../../../../domain/flaps/peers.js';
 import { num } from '../../../shared/format.js';
+
+/** The answers' rows as the server types them. */
+export type { FlapPeerRow, PeerSession };
+export type FlapAlert = FlapAlertRow;
 
 export type Zone = 'near' | 'origin' | 'path' | 'moas';
 
@@ -104,42 +110,6 @@ export interface SessionFlapRow {
 
 export interface PeeringIssue extends SessionFlapRow {
   issue: 'flapping' | 'down' | 'connecting';
-}
-
-export interface PeerSession {
-  node_id: string;
-  session: string;
-  state: string;
-  flap_score: number | null;
-  flapping: boolean;
-}
-
-export interface FlapPeerRow {
-  asn: number;
-  name: string | null;
-  severity: number;
-  prefix_count: number;
-  prefixes_flapping: number;
-  prefix_score_max: number | null;
-  session_score_max: number | null;
-  nodes: string[];
-  last_change_at: string | null;
-  sessions: PeerSession[];
-}
-
-export interface FlapAlert {
-  id: number;
-  kind: 'session' | 'prefix';
-  node_id: string | null;
-  name: string | null;
-  prefix: string | null;
-  peer_asn: number | null;
-  nodes: string[];
-  peak_score: number;
-  last_score: number;
-  started_at: string;
-  resolved_at: string | null;
-  active: boolean;
 }
 
 export interface FlapPeerDetail extends FlapPeerRow {
