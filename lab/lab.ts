@@ -4,7 +4,18 @@ import { convergence, type Convergence } from './converge.js';
 import { attempt, LabError, run, sleep, waitFor, type CommandOutcome } from './exec.js';
 import { createInternalLink, createNode, enrollmentToken, MAX_NODES, nodeRecord, openForAutopeering } from './fleet.js';
 import { client, expectStatus, type Client } from './http.js';
-import { addNamespace, attach, checkHost, inNamespace, kernelWireguard, listLabNamespaces, makeInternet, peerPublicIp, removeNamespace } from './netns.js';
+import {
+  addNamespace,
+  attach,
+  checkHost,
+  enableForwarding,
+  inNamespace,
+  kernelWireguard,
+  listLabNamespaces,
+  makeInternet,
+  peerPublicIp,
+  removeNamespace,
+} from './netns.js';
 import {
   agentKnowsWireguardGo,
   startAgent,
@@ -238,10 +249,12 @@ export async function startLab(options: LabOptions = {}): Promise<LabHandle> {
       for (const n of state.nodes) {
         await addNamespace(state, n.ns);
         await attach(n.ns, n.public_ip);
+        await enableForwarding(n.ns);
       }
       for (const p of state.peers) {
         await addNamespace(state, p.ns);
         await attach(p.ns, p.public_ip);
+        await enableForwarding(p.ns);
       }
     })();
     await Promise.all([servers, network]);

@@ -64,6 +64,11 @@ export async function attach(ns: string, address: string): Promise<void> {
   await run(['ip', '-n', ns, 'link', 'set', 'eth0', 'up']);
 }
 
+/** A router forwards: IPv4 and IPv6 forwarding on in the namespace (a fresh namespace has both off, whatever the host says). */
+export async function enableForwarding(ns: string): Promise<void> {
+  await run(['ip', 'netns', 'exec', ns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1', 'net.ipv6.conf.all.forwarding=1']);
+}
+
 /** `ip netns exec <ns>` with a private /run/wireguard (`wgDir` bind-mounted over it), then `argv`: wg and wireguard-go of one namespace see only its UAPI sockets. */
 export function inNamespace(ns: string, wgDir: string, argv: readonly string[]): string[] {
   const quoted = argv.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');

@@ -67,7 +67,7 @@ export async function startRootRelay(state: LabState): Promise<void> {
 export async function startNodeRelay(state: LabState, n: LabNodeRecord): Promise<void> {
   await startRelay(state, n.node_id, ['tcp', String(state.ports.control), labPaths(state.state_dir).controlSocket], n.ns);
   await waitFor(`the control relay in ${n.ns}`, 15_000, async () => {
-    const probe = await attempt(['ip', 'netns', 'exec', n.ns, 'sh', '-c', `exec 3<>/dev/tcp/127.0.0.1/${state.ports.control}`]);
+    const probe = await attempt(['ip', 'netns', 'exec', n.ns, 'bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${state.ports.control}`]);
     return probe.code === 0 ? true : undefined;
   });
 }

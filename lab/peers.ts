@@ -162,8 +162,8 @@ export function peerBirdConfig(p: LabPeerRecord, snippet: string): string {
 router id ${firstHost(p.ipv4_prefix, 4)};
 protocol device { scan time 5; }
 protocol direct { ipv4; ipv6; interface "lo"; }
-protocol kernel { ipv4 { import none; export where source = RTS_BGP; }; }
-protocol kernel { ipv6 { import none; export where source = RTS_BGP; }; }
+protocol kernel { ipv4 { import none; export filter { if source != RTS_BGP then reject; krt_prefsrc = ${firstHost(p.ipv4_prefix, 4)}; accept; }; }; }
+protocol kernel { ipv6 { import none; export filter { if source != RTS_BGP then reject; krt_prefsrc = ${firstHost(p.ipv6_prefix, 6)}; accept; }; }; }
 protocol static own_v4 { ipv4; route ${p.ipv4_prefix} unreachable; }
 protocol static own_v6 { ipv6; route ${p.ipv6_prefix} unreachable; }
 include "${snippet}";
