@@ -12,7 +12,7 @@ import { decayScore, SESSION_FLAP } from './session.js';
  * out, as the views do). Pure.
  */
 
-/** A session's stored score (as of `score_at`, its last flap). */
+/** A session's stored score (as of `score_at`, its latest flap; null: none yet). */
 export interface StoredSessionScore {
   node_id: string;
   session: string;
@@ -21,14 +21,15 @@ export interface StoredSessionScore {
 }
 
 /**
- * Null: no record of the session; otherwise the stored score decayed to `now`:
- * 0 when it never flapped, and 0 once decayed below the flap data floor
- * (document 3: "0.0 means recorded but decayed"; a single flap reads 0 after
+ * Null: no flap record of the session (never seen, or seen but never flapped:
+ * `score_at` null); otherwise the stored score decayed to `now`, and 0 once
+ * decayed below the flap data floor (document 3: "null when the session never
+ * had a record; 0.0 means recorded but decayed"; a single flap reads 0 after
  * about 3.3 hours instead of a tail like 1e-29).
  */
 export function sessionScoreAt(record: Pick<StoredSessionScore, 'score' | 'score_at'> | undefined, now: Date): number | null {
-  if (!record) return null;
-  const score = record.score_at ? decayScore(record.score, record.score_at, now, SESSION_FLAP.halfLifeSeconds) : 0;
+  if (!record?.score_at) return null;
+  const score = decayScore(record.score, record.score_at, now, SESSION_FLAP.halfLifeSeconds);
   return score < FLAP_DATA_FLOOR ? 0 : score;
 }
 
@@ -40,7 +41,8 @@ export function sessionReadings(
 ): ScoreReading[] {
   return records.map((r) => ({
     key: { kind: 'session', node_id: r.node_id, session: r.session },
-    score: sessionScoreAt(r, now)!,
+    // A session that never flapped reads 0 here: no alert to open, and its open alert (none) is not "gone".
+    score: sessionScoreAt(r, now) ?? 0,
     nodes: [r.node_id],
     remote_asn: remoteAsn(r.node_id, r.session),
   }));

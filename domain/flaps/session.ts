@@ -1,3 +1,4 @@
+import { parseInstant } from '../series/placement.js';
 import { decayTo } from './prefix-scores.js';
 import type { SessionRestart } from '../telemetry/health.js';
 import type { BgpState } from '../telemetry/reports.js';
@@ -23,9 +24,36 @@ export function decayScore(score: number, at: Date, now: Date, halfLifeSeconds: 
   return decayTo(score, at.getTime(), now.getTime(), halfLifeSeconds);
 }
 
-/** The stored score after one more flap at `flapAt`: the old one decayed to then, plus 1. */
-export function addFlap(score: number, at: Date | null, flapAt: Date, halfLifeSeconds: number): number {
-  return (at ? decayScore(score, at, flapAt, halfLifeSeconds) : 0) + 1;
+/** A stored score: its value as of `at` (null: no flap yet). */
+export interface StoredScore {
+  score: number;
+  at: Date | null;
+}
+
+/**
+ * The stored score after one more flap at `flapAt`, kept as of the latest flap:
+ * a flap after `at` decays the old score to `flapAt` and adds 1; a flap before
+ * `at` (a late report) adds its own weight decayed to `at`. Either way the score
+ * read at any time after both is the sum of `2^(-age / half-life)` over the flaps,
+ * whatever order they arrive in.
+ */
+export function addFlap(stored: StoredScore, flapAt: Date, halfLifeSeconds: number): StoredScore {
+  if (!stored.at) return { score: 1, at: flapAt };
+  if (flapAt.getTime() >= stored.at.getTime()) return { score: decayScore(stored.score, stored.at, flapAt, halfLifeSeconds) + 1, at: flapAt };
+  return { score: stored.score + decayScore(1, flapAt, stored.at, halfLifeSeconds), at: stored.at };
+}
+
+/**
+ * The time a transition's flap counts from (document 3: a transition's
+ * `captured_at` is its snapshot time): the agent's `captured_at`, but never
+ * after `receivedAt`, the server time of the report (as samples are placed,
+ * domain/series/placement.ts: a clock ahead of the server is clamped to the
+ * server's now), so a clock ahead cannot make a flap look newer than it can be.
+ * A missing or unreadable `captured_at` counts from `receivedAt`.
+ */
+export function flapTime(capturedAt: string | undefined, receivedAt: Date): Date {
+  const t = capturedAt === undefined ? Number.NaN : parseInstant(capturedAt);
+  return Number.isNaN(t) || t > receivedAt.getTime() ? receivedAt : new Date(t);
 }
 
 export type TransitionKind = 'state' | 'restart';

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { addFlap, isFlap, SESSION_FLAP, type TransitionKind } from '../../domain/flaps/session.js';
+import { addFlap, flapTime, isFlap, SESSION_FLAP, type TransitionKind } from '../../domain/flaps/session.js';
 import type { NodeStatusEvent } from '../../domain/telemetry/health.js';
 import type { BgpState } from '../../domain/telemetry/reports.js';
 import type { RecordedEvent, TransactionContext } from '../../infra/eventstore/types.js';
@@ -14,8 +14,12 @@ export const TRANSITIONS_KEPT_PER_NODE = 1000;
  * `BgpSessionRestarted` events of the node-status streams. A session's row
  * exists from its first sighting (from `unknown`: recorded, score 0); a
  * transition is a change between two real states (not the first sighting, not a
- * removal from the configuration) or a restart. The score time is the event's
- * recording time (the server clock of the report), so a replay reproduces it.
+ * removal from the configuration) or a restart. A flap counts from its
+ * transition's `captured_at` (the agent's snapshot time), never after the event's
+ * recording time (the server clock of the report; domain/flaps/session.ts
+ * `flapTime`), so snapshots delivered late score as old as they are, a clock
+ * ahead inflates nothing, and a replay reproduces the scores. `score_at` is null
+ * until the session's first flap: its `flap_score` is null until then.
  */
 export const sessionFlapsProjection: Projection = {
   name: 'session-flaps',
@@ -36,7 +40,7 @@ interface Transition {
 }
 
 function transitionOf(event: SessionEvent, recordedAt: Date): Transition | null {
-  const capturedAt = new Date(event.data.captured_at ?? recordedAt);
+  const capturedAt = event.data.captured_at ? new Date(event.data.captured_at) : recordedAt;
   if (event.type === 'BgpSessionRestarted') return { kind: 'restart', from: 'established', to: 'established', capturedAt };
   const { from, to } = event.data;
   if (from === 'unknown' || from === 'absent' || to === 'absent') return null;
@@ -52,12 +56,13 @@ async function applySessionFlap(tx: TransactionContext, recorded: RecordedEvent)
   if (!t) return;
   const { rows } = await tx.query(`SELECT score, score_at FROM session_flaps WHERE node_id = $1 AND session = $2 FOR UPDATE`, [nodeId, session]);
   const flap = isFlap(t.kind, t.from, t.to);
-  const score = flap ? addFlap(Number(rows[0].score), rows[0].score_at, at, SESSION_FLAP.halfLifeSeconds) : Number(rows[0].score);
+  const stored = { score: Number(rows[0].score), at: rows[0].score_at ? new Date(rows[0].score_at) : null };
+  const next = flap ? addFlap(stored, flapTime(event.data.captured_at, at), SESSION_FLAP.halfLifeSeconds) : stored;
   await tx.query(
     `UPDATE session_flaps SET transitions_total = transitions_total + 1, flaps_total = flaps_total + $3::int,
-       last_transition_at = $4, score = $5, score_at = CASE WHEN $3::int = 1 THEN $6 ELSE score_at END
+       last_transition_at = $4, score = $5, score_at = $6
      WHERE node_id = $1 AND session = $2`,
-    [nodeId, session, flap ? 1 : 0, t.capturedAt, score, at],
+    [nodeId, session, flap ? 1 : 0, t.capturedAt, next.score, next.at],
   );
   await tx.query(`INSERT INTO session_flap_transitions (node_id, session, kind, from_state, to_state, captured_at) VALUES ($1, $2, $3, $4, $5, $6)`, [
     nodeId,

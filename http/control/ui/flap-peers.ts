@@ -14,7 +14,9 @@ export const PeerSession = Type.Object(
     node_id: Type.String(),
     session: Type.String({ description: 'BIRD protocol name' }),
     state: Type.String(),
-    flap_score: Type.Union([Type.Number(), Type.Null()], { description: 'decayed to now (half-life 30 min); null: never recorded' }),
+    flap_score: Type.Union([Type.Number(), Type.Null()], {
+      description: "decayed to now from each flap's captured_at (half-life 30 min); null: no flap record (never flapped); 0: recorded, decayed",
+    }),
     flapping: Type.Boolean({ description: 'flap_score >= 3' }),
   },
   closed,

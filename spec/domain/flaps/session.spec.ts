@@ -4,6 +4,7 @@ import {
   compareIssues,
   decayScore,
   detectRestarts,
+  flapTime,
   isFlap,
   issueClass,
   SESSION_FLAP,
@@ -23,8 +24,31 @@ describe('domain/flaps/session', () => {
   });
 
   it('adds 1 per flap onto the score decayed to the flap', () => {
-    expect(addFlap(0, null, T0, 1800)).to.equal(1);
-    expect(addFlap(1, T0, plus(1800), 1800)).to.be.closeTo(1.5, 1e-12);
+    expect(addFlap({ score: 0, at: null }, T0, 1800)).to.deep.equal({ score: 1, at: T0 });
+    const next = addFlap({ score: 1, at: T0 }, plus(1800), 1800);
+    expect(next.score).to.be.closeTo(1.5, 1e-12);
+    expect(next.at).to.deep.equal(plus(1800));
+  });
+
+  it('scores flaps by their own times whatever order they arrive in (a late one adds its decayed weight)', () => {
+    const read = (s: { score: number; at: Date | null }, now: Date) => decayScore(s.score, s.at!, now, 1800);
+    const inOrder = addFlap(addFlap({ score: 0, at: null }, T0, 1800), plus(1800), 1800);
+    const late = addFlap(addFlap({ score: 0, at: null }, plus(1800), 1800), T0, 1800);
+    expect(late.at).to.deep.equal(plus(1800));
+    for (const now of [plus(1800), plus(7200)]) expect(read(late, now)).to.be.closeTo(read(inOrder, now), 1e-12);
+    // 1 + 2^(-1) at the later flap, not 2 as if the late one had just happened.
+    expect(late.score).to.be.closeTo(1.5, 1e-12);
+  });
+
+  it("counts a flap from its transition's captured_at, never after the report reached the server", () => {
+    const received = plus(600);
+    expect(flapTime(T0.toISOString(), received)).to.deep.equal(T0);
+    // An agent clock ahead of the server (within the skew or beyond it) counts from the arrival: no inflated score.
+    expect(flapTime(plus(660).toISOString(), received)).to.deep.equal(received);
+    expect(flapTime(plus(86_400).toISOString(), received)).to.deep.equal(received);
+    expect(flapTime(undefined, received)).to.deep.equal(received);
+    expect(flapTime('not a time', received)).to.deep.equal(received);
+    expect(flapTime('2026-11-03T09:59:60Z', received)).to.deep.equal(T0);
   });
 
   it('counts leaving Established and restarts as flaps, nothing else', () => {

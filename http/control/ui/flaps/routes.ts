@@ -18,7 +18,7 @@ const SessionStatus = Type.Object(
     info: NullableString,
     flapping: Type.Boolean({ description: 'flap_score >= 3' }),
     flap_score: Type.Union([Type.Number(), Type.Null()], {
-      description: 'decayed to now (half-life 30 min); null: never recorded; 0: recorded, decayed or never flapped',
+      description: "decayed to now from each flap's captured_at (half-life 30 min); null: no flap record (never flapped); 0: recorded, decayed",
     }),
   },
   { description: 'BgpSessionStatus' },

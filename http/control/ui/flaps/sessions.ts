@@ -38,7 +38,7 @@ export interface SessionFlapRow extends SessionStatusRow {
   last_transition_at: string | null;
 }
 
-/** Null: no record of the session; otherwise the stored score decayed to `now` (0 when it never flapped). */
+/** Null: no flap record of the session (none, or it never flapped); otherwise the stored score decayed to `now` (0 once decayed). */
 export const scoreAt = (record: SessionFlapRecord | undefined, now: Date): number | null => sessionScoreAt(record, now);
 
 function statusRow(p: RuntimeSnapshot['bgp_protocols'][number], record: SessionFlapRecord | undefined, now: Date): SessionStatusRow {

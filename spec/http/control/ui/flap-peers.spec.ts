@@ -84,7 +84,7 @@ describe('Console flap peers: GET /ui/fleet/flap-peers and /ui/fleet/flap-peers/
   });
   after(async () => h?.close());
 
-  it('rows every peer AS with flap data, by severity: each level over its list line, null for a level without data, 0.0 recorded', async () => {
+  it('rows every peer AS with flap data, by severity: each level over its list line, null for a level without data or a session that never flapped', async () => {
     h.sys.clock.current = at(10);
     const body = await get('/ui/fleet/flap-peers');
     expect(body.generated_at).to.equal(iso(10));
@@ -110,11 +110,11 @@ describe('Console flap peers: GET /ui/fleet/flap-peers and /ui/fleet/flap-peers/
     expect(b.sessions[0]).to.deep.include({ node_id: 'n2', session: 'dn42_b', state: 'established', flapping: true });
     expect(b.sessions[0].flap_score).to.be.closeTo(bScore, 1e-9);
 
-    // C: weak prefixes, a session recorded that never flapped (0.0, not null); below 1 as nothing is over a line.
-    expect(c).to.deep.include({ asn: AS_C, prefix_count: 2, prefixes_flapping: 0, session_score_max: 0, nodes: ['n1', 'n2'], last_change_at: iso(2) });
+    // C: weak prefixes, a session seen that never flapped (null: no flap record, not 0.0); below 1 as nothing is over a line.
+    expect(c).to.deep.include({ asn: AS_C, prefix_count: 2, prefixes_flapping: 0, session_score_max: null, nodes: ['n1', 'n2'], last_change_at: iso(2) });
     expect(c.prefix_score_max).to.be.closeTo(prefixScore(3, 5, 10), 1e-9);
     expect(c.severity).to.be.closeTo(prefixScore(3, 5, 10) / 20, 1e-9);
-    expect(c.sessions).to.deep.equal([{ node_id: 'n2', session: 'dn42_c', state: 'established', flap_score: 0, flapping: false }]);
+    expect(c.sessions).to.deep.equal([{ node_id: 'n2', session: 'dn42_c', state: 'established', flap_score: null, flapping: false }]);
   });
 
   it('sets severity 1 exactly where a level reaches its list line', async () => {

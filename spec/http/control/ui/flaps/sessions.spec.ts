@@ -52,7 +52,7 @@ describe('Session flap views (/ui/.../bgp-flaps, bgp-sessions/status, peering-is
 
   const A_FLAPS = [at(5), at(10), at(20)];
 
-  it('scores each session by the decay formula at the time of the answer; flapping at 3; 0.0 never flapped', async () => {
+  it('scores each session by the decay formula at the time of the answer; flapping at 3; null never flapped', async () => {
     for (const minutes of [20, 50, 200]) {
       h.sys.clock.current = at(minutes);
       const res = await h.admin.get('/ui/nodes/f1/bgp-sessions/status');
@@ -61,7 +61,7 @@ describe('Session flap views (/ui/.../bgp-flaps, bgp-sessions/status, peering-is
       expect(res.body.sessions.map((s: { name: string }) => s.name)).to.deep.equal(['ebgp_a', 'ebgp_b', 'ibgp_f2_v4']);
       expect(rows.ebgp_a.flap_score).to.be.closeTo(decayed(A_FLAPS, at(minutes)), 1e-9);
       expect(rows.ebgp_b.flap_score).to.be.closeTo(decayed([at(15)], at(minutes)), 1e-9);
-      expect(rows.ibgp_f2_v4.flap_score).to.equal(0);
+      expect(rows.ibgp_f2_v4.flap_score).to.equal(null);
       expect(rows.ebgp_a.flapping).to.equal(decayed(A_FLAPS, at(minutes)) >= 3);
     }
     h.sys.clock.current = at(20);
@@ -179,5 +179,91 @@ describe('Session flap views (/ui/.../bgp-flaps, bgp-sessions/status, peering-is
     expect(issues.body.map((s: { node_id: string }) => s.node_id)).to.deep.equal(['f1']);
     const flaps = await h.admin.get('/ui/fleet/bgp-flaps');
     expect(flaps.body.sessions.map((s: { node_id: string }) => s.node_id)).to.deep.equal(['f1', 'f1']);
+  });
+});
+
+describe("Session flap scores count from each transition's captured_at (issue 29)", function () {
+  this.timeout(120_000);
+  let h: AgentHarness;
+
+  /** Posts a snapshot of `nodeId` with ebgp_x in `state`, captured at minute `captured`, at minute `server` of the server clock. */
+  async function post(nodeId: string, server: number, captured: number, state: string) {
+    h.sys.clock.current = at(server);
+    const body = snapshot(nodeId, {}, { captured_at: at(captured).toISOString() });
+    body.bgp_protocols = [
+      { name: 'ebgp_x', state, since: '2026-11-03T09:00:00Z', remote_asn: 4242420002, routes_imported: 1, routes_exported: 1 },
+      { name: 'ebgp_quiet', state: 'established', since: '2026-11-03T09:00:00Z', remote_asn: 4242420003, routes_imported: 1, routes_exported: 1 },
+    ];
+    expectResponse(await h.agent[nodeId].post('/agent/runtime-snapshot', body)).status(200);
+  }
+
+  // ebgp_x drops at minutes 5 and 15 and is back at 10 and 20: two flaps.
+  const STEPS: [number, string][] = [
+    [0, 'established'],
+    [5, 'idle'],
+    [10, 'established'],
+    [15, 'idle'],
+    [20, 'established'],
+  ];
+  const FLAPS = [at(5), at(15)];
+
+  before(async () => {
+    h = await startAgents(['live', 'late', 'ahead']);
+    // live: each snapshot as it is captured. late: the same snapshots, held back by the agent and sent in one go at minute 60.
+    for (const [m, state] of STEPS) await post('live', m, m, state);
+    for (const [m, state] of STEPS) await post('late', 60, m, state);
+    // ahead: an agent clock 65 minutes ahead of the server; the drop reaches the server at minute 5.
+    await post('ahead', 0, 65, 'established');
+    await post('ahead', 5, 70, 'idle');
+  });
+  after(async () => h?.close());
+
+  const sessionOf = async (path: string, name = 'ebgp_x') => {
+    const res = await h.admin.get(path);
+    expectResponse(res).status(200);
+    return res.body.sessions.find((s: { name: string }) => s.name === name);
+  };
+
+  it('scores a batch of old snapshots sent in one go as old as they are: the same as sent live, not as flaps of just now', async () => {
+    for (const minutes of [60, 90]) {
+      h.sys.clock.current = at(minutes);
+      for (const path of ['bgp-sessions/status', 'bgp-flaps']) {
+        const live = await sessionOf(`/ui/nodes/live/${path}`);
+        const late = await sessionOf(`/ui/nodes/late/${path}`);
+        expect(late.flap_score).to.be.closeTo(decayed(FLAPS, at(minutes)), 1e-9);
+        expect(late.flap_score).to.be.closeTo(live.flap_score, 1e-9);
+        // Counted from their arrival (minute 60) the two flaps would read 2 at minute 60.
+        expect(late.flap_score).to.be.below(decayed([at(60), at(60)], at(minutes)) / 2);
+      }
+    }
+    h.sys.clock.current = at(60);
+    const fleet = await h.admin.get('/ui/fleet/bgp-flaps');
+    expectResponse(fleet).status(200);
+    const rows = Object.fromEntries(fleet.body.sessions.map((s: { node_id: string; name: string }) => [`${s.node_id}/${s.name}`, s]));
+    expect(rows['late/ebgp_x'].flap_score).to.be.closeTo(rows['live/ebgp_x'].flap_score, 1e-9);
+    expect(rows['late/ebgp_x']).to.include({ flaps_total: 2, last_transition_at: at(20).toISOString() });
+  });
+
+  it('never lets a captured_at ahead of the server clock inflate a score: the flap counts from its arrival', async () => {
+    // Counted from its captured_at (minute 70) the flap would read 1 until minute 70; from its arrival it is halved by minute 35.
+    h.sys.clock.current = at(35);
+    const x = await sessionOf('/ui/nodes/ahead/bgp-sessions/status');
+    expect(x.flap_score).to.be.closeTo(0.5, 1e-9);
+  });
+
+  it('answers null for a session that never flapped in every view, and a number (0.0) for a flapped one decayed', async () => {
+    h.sys.clock.current = at(60 + 2 * 24 * 60);
+    for (const path of ['/ui/nodes/late/bgp-sessions/status', '/ui/nodes/late/bgp-flaps']) {
+      expect(await sessionOf(path, 'ebgp_quiet')).to.include({ flap_score: null, flapping: false });
+      expect(await sessionOf(path)).to.include({ flap_score: 0, flapping: false });
+    }
+    // ebgp_x of 'ahead' is idle and never flapped back: a peering issue whose score decayed to 0.0; ebgp_quiet is no issue.
+    const issues = await h.admin.get('/ui/fleet/peering-issues');
+    expectResponse(issues).status(200);
+    expect(issues.body.map((s: { node_id: string; name: string; flap_score: number | null }) => [s.node_id, s.name, s.flap_score])).to.deep.equal([
+      ['ahead', 'ebgp_x', 0],
+    ]);
+    const peers = await h.admin.get('/ui/fleet/flap-peers/4242420003');
+    expectResponse(peers).status(404);
   });
 });
