@@ -300,6 +300,7 @@ export async function startLab(options: LabOptions = {}): Promise<LabHandle> {
     say('waiting for every BGP session and every route');
     await waitConvergedOf(state, (options.convergeTimeoutS ?? 240) * 1000, say);
     state.converged_s = Math.round((Date.now() - agentsStarted) / 100) / 10;
+    await freshHealth(admin, state, say);
     state.phase = 'up';
     writeState(state);
     return handleOf(state);
@@ -308,6 +309,23 @@ export async function startLab(options: LabOptions = {}): Promise<LabHandle> {
     writeState(state);
     if (!options.keepOnFailure) await stopLab(stateDir).catch(() => {});
     throw err;
+  }
+}
+
+/**
+ * The agents' last runtime snapshots were taken before the sessions came up
+ * (they snapshot after each apply, then every 60 s): ask each for one now, so
+ * the console and the portal show the converged network when `up` returns.
+ */
+async function freshHealth(admin: Client, state: LabState, say: (line: string) => void): Promise<void> {
+  for (const n of state.nodes) await admin.post(`/admin/nodes/${n.node_id}/notify`, { event: 'snapshot_request', reason: `${LAB_MARK} converged` });
+  try {
+    await waitFor('every node reported health ok', 30_000, async () => {
+      for (const n of state.nodes) if ((await admin.get(`/admin/nodes/${n.node_id}/health`)).body?.health !== 'ok') return undefined;
+      return true;
+    });
+  } catch (err) {
+    say(`note: ${(err as Error).message}`);
   }
 }
 
