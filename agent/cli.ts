@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import { apiBase, DEFAULTS, LOG_LEVELS, MODES, readConfigFile, UsageError, type FileSettings, type Mode } from './config.js';
+import { apiBase, DEFAULTS, LOG_LEVELS, MODES, readConfigFile, UsageError, WIREGUARD_IMPLEMENTATION_ENV, type FileSettings, type Mode } from './config.js';
+import { WIREGUARD_IMPLEMENTATIONS, type WireguardSetting } from './wireguard/implementation.js';
 import type { AgentCommands } from './runtime.js';
 
 /** What a run of `dn42-agent` does: the long-lived daemon, one reconcile, or the self check. */
@@ -26,6 +27,10 @@ export interface AgentSettings {
   birdKernel: boolean;
   reconcileIntervalSeconds: number;
   heartbeatIntervalSeconds: number;
+  /** `auto`, `kernel` or `userspace`: which WireGuard makes the devices. */
+  wireguardImplementation: WireguardSetting;
+  /** Where `wireguard-go` and `wg` keep their UAPI sockets. */
+  wireguardSocketDir: string;
   /** Program argv prefixes; `birdc` already carries `-s <bird_socket>`. */
   commands: AgentCommands;
 }
@@ -44,6 +49,7 @@ interface Flags {
   planOnly?: boolean;
   doctor?: boolean;
   logLevel?: string;
+  wireguardImplementation?: WireguardSetting;
 }
 
 function program(version: string): Command {
@@ -63,6 +69,11 @@ function program(version: string): Command {
     .option('--plan-only', 'same as --once --mode plan-only')
     .option('--doctor', 'self check then exit')
     .option('--log-level <level>', 'DEBUG, INFO, WARNING, ERROR or CRITICAL (default INFO)')
+    .addOption(
+      new Option('--wireguard-implementation <kind>', `auto, kernel or userspace (wireguard-go); env ${WIREGUARD_IMPLEMENTATION_ENV} (default auto)`).choices(
+        WIREGUARD_IMPLEMENTATIONS,
+      ),
+    )
     .exitOverride()
     .configureOutput({ writeErr: () => {} });
 }
@@ -110,6 +121,7 @@ export function parseCommandLine(
   argv: readonly string[],
   version: string,
   print: (text: string) => void = (t) => process.stdout.write(t),
+  env: NodeJS.ProcessEnv = process.env,
 ): AgentSettings | { exit: number } {
   const cli = program(version).configureOutput({ writeOut: print, writeErr: () => {} });
   try {
@@ -128,6 +140,14 @@ export function parseCommandLine(
   const logLevel = flags.logLevel ?? file.log_level ?? DEFAULTS.log_level;
   if (!(logLevel.toLowerCase() in LOG_LEVELS)) throw new UsageError(`invalid --log-level ${logLevel}: one of DEBUG, INFO, WARNING, ERROR, CRITICAL`);
   const birdSocket = file.bird_socket ?? DEFAULTS.bird_socket;
+  const fromEnv = env[WIREGUARD_IMPLEMENTATION_ENV];
+  if (fromEnv !== undefined && fromEnv !== '' && !(WIREGUARD_IMPLEMENTATIONS as readonly string[]).includes(fromEnv))
+    throw new UsageError(`invalid ${WIREGUARD_IMPLEMENTATION_ENV} ${fromEnv}: one of ${WIREGUARD_IMPLEMENTATIONS.join(', ')}`);
+  const wireguardImplementation =
+    flags.wireguardImplementation ??
+    (fromEnv ? (fromEnv as WireguardSetting) : undefined) ??
+    file.wireguard_implementation ??
+    DEFAULTS.wireguard_implementation;
   return {
     run,
     mode,
@@ -145,6 +165,8 @@ export function parseCommandLine(
     birdKernel: file.bird_kernel ?? DEFAULTS.bird_kernel,
     reconcileIntervalSeconds: file.reconcile_interval_seconds ?? DEFAULTS.reconcile_interval_seconds,
     heartbeatIntervalSeconds: file.heartbeat_interval_seconds ?? DEFAULTS.heartbeat_interval_seconds,
+    wireguardImplementation,
+    wireguardSocketDir: resolve(file.wireguard_socket_dir ?? DEFAULTS.wireguard_socket_dir),
     commands: commandsOf(file, birdSocket),
   };
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { DEFAULT_COMMANDS, type AgentCommands } from './runtime.js';
 import { HEARTBEAT_INTERVAL_SECONDS } from '../domain/agent/heartbeat.js';
+import { WIREGUARD_IMPLEMENTATIONS, type WireguardSetting } from './wireguard/implementation.js';
 
 /**
  * The agent's settings: every key of the configuration file, its default and its
@@ -43,6 +44,8 @@ export interface FileSettings {
   bird_kernel?: boolean;
   reconcile_interval_seconds?: number;
   heartbeat_interval_seconds?: number;
+  wireguard_implementation?: WireguardSetting;
+  wireguard_socket_dir?: string;
   commands?: Partial<AgentCommands>;
 }
 
@@ -56,8 +59,15 @@ export const DEFAULTS = {
   /** Safety-net reconcile for doorbells dropped by a full queue or a broken socket. */
   reconcile_interval_seconds: 300,
   heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS,
+  /** The kernel module when `ip link add … type wireguard` works, else `wireguard-go`. */
+  wireguard_implementation: 'auto' as WireguardSetting,
+  /** Where `wireguard-go` and `wg` keep the UAPI sockets (compiled into both). */
+  wireguard_socket_dir: '/var/run/wireguard',
   commands: DEFAULT_COMMANDS,
 };
+
+/** The environment variable that sets `wireguard_implementation` (over the file, under the command line). */
+export const WIREGUARD_IMPLEMENTATION_ENV = 'DN42_AGENT_WIREGUARD_IMPLEMENTATION';
 
 type Parse = (value: unknown) => unknown;
 
@@ -84,6 +94,10 @@ const logLevel: Parse = (v) => {
   if (typeof v !== 'string' || !(v.toLowerCase() in LOG_LEVELS)) throw new Error(`must be one of ${Object.keys(LOG_LEVELS).join(', ')}`);
   return v;
 };
+export const wireguardImplementation: Parse = (v) => {
+  if (!(WIREGUARD_IMPLEMENTATIONS as readonly unknown[]).includes(v)) throw new Error(`must be one of ${WIREGUARD_IMPLEMENTATIONS.join(', ')}`);
+  return v;
+};
 const argv: Parse = (v) => {
   const list = typeof v === 'string' ? v.trim().split(/\s+/) : v;
   if (!Array.isArray(list) || list.length === 0 || !list.every((x) => typeof x === 'string' && x.length > 0))
@@ -105,6 +119,8 @@ const KEYS: Record<Exclude<keyof FileSettings, 'commands'>, Parse> = {
   bird_kernel: bool,
   reconcile_interval_seconds: seconds,
   heartbeat_interval_seconds: seconds,
+  wireguard_implementation: wireguardImplementation,
+  wireguard_socket_dir: text,
 };
 
 /** Reads and checks a configuration file; a missing file or a bad key is a `UsageError` naming it. */

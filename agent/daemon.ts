@@ -40,6 +40,7 @@ export class Daemon {
   private telemetry: ReturnType<DaemonServices['startTelemetry']> | null = null;
   private running: Promise<void> | null = null;
   private again = false;
+  private force = false;
   private keyRegistered = false;
   private readonly jobs = new AbortController();
   private channel: AgentChannel | null = null;
@@ -58,6 +59,12 @@ export class Daemon {
 
   /** Runs until `signal` aborts, then stops timers, the socket, telemetry and jobs. */
   async run(signal: AbortSignal): Promise<void> {
+    const devices = this.session.devices;
+    if (devices) {
+      // The processes a previous agent left run on: watched, not restarted (no tunnel is torn down).
+      await devices.adopt(this.rt.applied().desired?.interfaces.map((i) => i.name) ?? []);
+      devices.onRestarted = (iface) => void this.deviceRestarted(iface);
+    }
     await this.requestReconcile('start');
     this.telemetry = this.services.startTelemetry(this.rt, this.ring);
     void this.services.checkForUpdate(this.rt);
@@ -73,6 +80,7 @@ export class Daemon {
       clearInterval(heartbeat);
       this.jobs.abort();
       await this.running;
+      devices?.close();
       await this.telemetry.stop();
       this.rt.logger.info('daemon stopped');
     }
@@ -129,8 +137,13 @@ export class Daemon {
     }
   }
 
-  /** Reconciles now, or once more after the running reconcile; resolves when the reconciles it caused are done. */
-  requestReconcile(reason: string): Promise<void> {
+  /**
+   * Reconciles now, or once more after the running reconcile; resolves when the
+   * reconciles it caused are done. `force` applies even when the generation is
+   * in force (a restarted `wireguard-go` has a bare device).
+   */
+  requestReconcile(reason: string, force = false): Promise<void> {
+    if (force) this.force = true;
     if (this.running) {
       this.again = true;
       return this.running;
@@ -139,7 +152,9 @@ export class Daemon {
       try {
         do {
           this.again = false;
-          await this.reconcileOnce(reason);
+          const forced = this.force;
+          this.force = false;
+          await this.reconcileOnce(reason, forced);
         } while (this.again);
       } finally {
         this.running = null;
@@ -148,12 +163,12 @@ export class Daemon {
     return this.running;
   }
 
-  private async reconcileOnce(reason: string): Promise<void> {
+  private async reconcileOnce(reason: string, force: boolean): Promise<void> {
     const log = this.rt.logger;
     let summary: ReconcileSummary;
     try {
       if (!this.keyRegistered) this.keyRegistered = await ensureKeyRegistered(this.session);
-      summary = await this.session.reconciler.reconcile(this.options.mode, false);
+      summary = await this.session.reconciler.reconcile(this.options.mode, force);
     } catch (err) {
       if (err instanceof TokenRefused) {
         // A new token (rotated in the state dir, or re-enrolled): reconcile again with it.
@@ -167,6 +182,17 @@ export class Daemon {
     if (summary.status === 'in_sync' || summary.status === 'no_desired_state') return;
     this.sendHeartbeat();
     void this.telemetry?.snapshotNow('apply');
+  }
+
+  /**
+   * A restarted `wireguard-go` made a bare device: it gets its addresses and
+   * peers again (after a running reconcile, which may have done it already),
+   * and a snapshot tells the server. Should that fail, a full apply follows.
+   */
+  private async deviceRestarted(iface: string): Promise<void> {
+    await this.running;
+    if (!(await this.session.reconciler.reapplyDevice(iface))) await this.requestReconcile(`wireguard-go of ${iface} restarted`, true);
+    void this.telemetry?.snapshotNow('wireguard-go restarted');
   }
 
   /** `{type: 'heartbeat', agent_version, applied_generation, apply_status}` on the open socket, if any. */

@@ -6,6 +6,7 @@ import { findExecutable } from './exec.js';
 import { callControl, detailOf } from './http.js';
 import { readEnrollment } from './state/enrollment.js';
 import { stateLayout } from './state/layout.js';
+import { probeKernel, probeUserspace } from './wireguard/implementation.js';
 
 /** One line of `--doctor`. `skip` does not fail the run. */
 export interface Check {
@@ -24,6 +25,31 @@ function binaryChecks(settings: AgentSettings): Check[] {
     const found = findExecutable(program);
     return found ? ok(`binary ${name}`, found) : fail(`binary ${name}`, `${program} not found or not executable`);
   });
+}
+
+/**
+ * Which WireGuard implementations work here and why, and the one the setting
+ * picks: `auto` fails only when neither works, `kernel` and `userspace` when
+ * theirs does not. An unavailable one that is not needed is a `skip`.
+ */
+export async function wireguardChecks(settings: AgentSettings): Promise<Check[]> {
+  const [kernel, userspace] = await Promise.all([probeKernel(settings.commands), probeUserspace(settings.commands)]);
+  const setting = settings.wireguardImplementation;
+  const line = (a: typeof kernel): Check => {
+    const name = `wireguard ${a.kind}`;
+    if (a.available) return ok(name, a.detail);
+    return setting === a.kind ? fail(name, a.detail) : skip(name, `not available: ${a.detail}`);
+  };
+  const chosen =
+    setting === 'auto' ? (kernel.available ? kernel : userspace.available ? userspace : null) : [kernel, userspace].find((a) => a.kind === setting)!;
+  const use =
+    chosen && chosen.available
+      ? ok(
+          'wireguard implementation',
+          `${setting === 'auto' ? 'auto: ' : ''}${chosen.kind}${setting === 'auto' && chosen.kind === 'userspace' ? ' (no kernel module)' : ''}`,
+        )
+      : fail('wireguard implementation', setting === 'auto' ? 'auto: neither the kernel module nor wireguard-go is available' : `${setting} is not available`);
+  return [line(kernel), line(userspace), use];
 }
 
 /**
@@ -93,7 +119,7 @@ async function controllerChecks(settings: AgentSettings): Promise<Check[]> {
 
 /** Runs every check; one line each on `print`; 0 when none failed, else 1. */
 export async function runDoctor(settings: AgentSettings, print: (line: string) => void): Promise<number> {
-  const checks = [...binaryChecks(settings), ...(await stateDirChecks(settings)), ...(await controllerChecks(settings))];
+  const checks = [...binaryChecks(settings), ...(await wireguardChecks(settings)), ...(await stateDirChecks(settings)), ...(await controllerChecks(settings))];
   for (const c of checks) print(`${c.status.padEnd(4)} ${c.name}: ${c.detail}\n`);
   return checks.some((c) => c.status === 'FAIL') ? 1 : 0;
 }

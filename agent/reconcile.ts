@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { deploy } from './apply/deploy.js';
+import { reapplyDevice } from './apply/interfaces.js';
 import type { StepResult } from './apply/types.js';
 import type { Mode } from './config.js';
 import { InvalidDesiredState, type Desired } from './desired.js';
@@ -15,6 +16,7 @@ import { driftItems, postApplyResult, postReconciliation, type DriftItem } from 
 import type { AgentCommands, AgentRuntime } from './runtime.js';
 import type { AppliedStore } from './state/applied.js';
 import type { NodeLayout } from './state/layout.js';
+import type { WireguardDevices } from './wireguard/devices.js';
 
 /** The JSON summary of one reconcile (stdout of `--once` and `--plan-only`). */
 export interface ReconcileSummary {
@@ -51,6 +53,8 @@ export interface ReconcilerOptions {
   source(): Promise<Desired | null>;
   /** The runtime to report through; null offline. */
   rt: AgentRuntime | null;
+  /** Makes the WireGuard devices (kernel or `wireguard-go`); absent: `ip link add … type wireguard`. */
+  devices?: WireguardDevices;
   /** The ROA set to render for `state` (`agent/rpki/held.ts`); null: none (RPKI off, or none fetched yet). */
   roas?(state: DesiredState): Promise<RoaSet | null>;
 }
@@ -131,7 +135,7 @@ export class Reconciler {
   }
 
   private async apply(summary: ReconcileSummary, files: Parameters<typeof planFiles>[0], desired: Desired, started: Date): Promise<ReconcileSummary> {
-    const target = { commands: this.o.commands, renderedDir: this.o.renderedDir, birdConfig: this.o.birdConfig, log: this.o.log };
+    const target = { commands: this.o.commands, renderedDir: this.o.renderedDir, birdConfig: this.o.birdConfig, log: this.o.log, devices: this.o.devices };
     const outcome = await deploy({ target, files, state: desired.state, previous: this.o.applied.current().desired, lastGoodDir: this.o.node.lastGood });
     if (outcome.status === 'succeeded') await this.o.applied.succeeded(desired.generation, desired.state);
     else await this.o.applied.failed();
@@ -167,6 +171,25 @@ export class Reconciler {
     }
     await this.report(summary);
     return summary;
+  }
+
+  /**
+   * A device that came back bare (its `wireguard-go` was restarted) gets its
+   * addresses and peers again from the applied state's files; nothing else is
+   * touched. False when the interface is no longer applied or a command failed (logged).
+   */
+  async reapplyDevice(iface: string): Promise<boolean> {
+    const state = this.o.applied.current().desired;
+    const wanted = state?.interfaces.find((i) => i.name === iface);
+    if (!wanted) return false;
+    const target = { commands: this.o.commands, renderedDir: this.o.renderedDir, birdConfig: this.o.birdConfig, log: this.o.log, devices: this.o.devices };
+    const result = await reapplyDevice(target, wanted);
+    if (result.status === 'failed') {
+      this.o.log.error({ interface: iface, error: result.detail }, `re-applying ${iface} failed`);
+      return false;
+    }
+    this.o.log.info({ interface: iface }, `${iface} configured again`);
+    return true;
   }
 
   /** `POST /agent/reconciliation-report`: `failed` for a failed reconcile, `drift` when files had been changed on the node, else `in_sync`. */

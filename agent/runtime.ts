@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { DesiredState } from '../domain/desired-state/schema.js';
+import type { DeviceReport } from './wireguard/devices.js';
 
 /**
  * What every part of the running agent shares: where the controller is, which
@@ -33,6 +34,8 @@ export interface AgentRuntime {
   agentToken(): string;
   /** The outcome of the latest reconcile, for heartbeats and reports. */
   applied(): AppliedState;
+  /** How each WireGuard device is made (kernel or `wireguard-go`) and how its process fares; absent in runtimes without an apply (tests). */
+  readonly wireguard?: { report(iface: string): DeviceReport };
 }
 
 export interface AppliedState {
@@ -54,6 +57,8 @@ export interface AgentCommands {
   /** BIND 9 control (`rndc`), used to reload the DNS server. */
   rndc: string[];
   systemctl: string[];
+  /** The userspace WireGuard (`wireguard_implementation` `userspace`, or `auto` without the kernel module); `-f <iface>` is appended. */
+  wireguard_go: string[];
 }
 
 export const DEFAULT_COMMANDS: AgentCommands = {
@@ -63,4 +68,5 @@ export const DEFAULT_COMMANDS: AgentCommands = {
   ip: ['ip'],
   rndc: ['rndc'],
   systemctl: ['systemctl'],
+  wireguard_go: ['wireguard-go'],
 };

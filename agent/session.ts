@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentSettings } from './cli.js';
 import { pullDesired, readDesiredFile, type Desired } from './desired.js';
@@ -14,6 +15,7 @@ import { stateLayout } from './state/layout.js';
 import { TokenKeeper } from './token.js';
 import { agentVersion } from './version.js';
 import { nodeWireguardKey, registerWireguardKey } from './wireguard-key.js';
+import { WireguardDevices } from './wireguard/devices.js';
 
 /** Everything a run needs once the node is known: the runtime (null offline) and its reconciler. */
 export interface AgentSession {
@@ -22,6 +24,8 @@ export interface AgentSession {
   rt: AgentRuntime | null;
   reconciler: Reconciler;
   applied: AppliedStore;
+  /** The WireGuard devices of an apply (kernel or supervised `wireguard-go`); null in the other modes. */
+  devices: WireguardDevices | null;
   /** The node's WireGuard private key (from the state dir, or a throwaway one for a plan without a stored key). */
   privateKey: string;
   /**
@@ -42,12 +46,15 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
   let nodeId: string;
   let keeper: TokenKeeper | null = null;
   let offline: Desired | null = null;
+  // An apply makes WireGuard devices: the implementation is resolved before the registration, which names it.
+  const devices = settings.mode === 'apply' ? wireguardDevices(settings, log) : null;
+  const wireguard = devices ? (await devices.resolve()).kind : null;
   if (settings.controllerUrl) {
     const registration = {
       apiBase: settings.controllerUrl,
       layout,
       enrollmentToken: settings.enrollmentToken,
-      inventory: inventory(settings.commands, settings.hostname),
+      inventory: inventory(settings.commands, settings.hostname, wireguard),
       log,
     };
     const enrollment = await enroll({ ...registration, requestedNodeId: settings.requestedNodeId, signal, once: settings.run === 'once' });
@@ -62,7 +69,7 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
   const applied = new AppliedStore(node.applied);
   await applied.load();
   const privateKey = settings.mode === 'plan-only' ? await storedKeyOr(node.wireguardKey) : await nodeWireguardKey(node.wireguardKey);
-  const rt = keeper === null ? null : runtimeOf(settings, { nodeId, renderedDir, keeper, applied, log });
+  const rt = keeper === null ? null : runtimeOf(settings, { nodeId, renderedDir, keeper, applied, log, devices });
   const source = rt ? () => pullDesired(rt) : async () => offline;
   const reconciler = new Reconciler({
     nodeId,
@@ -77,6 +84,7 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
     log,
     source,
     rt,
+    devices: devices ?? undefined,
     roas: async (state) => {
       if (rpkiModeOf(state) === 'off') return null;
       // plan-only changes nothing on the node, the held ROA set included.
@@ -85,7 +93,17 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
     },
   });
   const renewToken = async (refused: string, where: string) => (keeper ? keeper.renew(refused, where) : false);
-  return { nodeId, renderedDir, rt, reconciler, applied, privateKey, renewToken };
+  return { nodeId, renderedDir, rt, reconciler, applied, privateKey, renewToken, devices };
+}
+
+function wireguardDevices(settings: AgentSettings, log: Logger): WireguardDevices {
+  return new WireguardDevices({
+    setting: settings.wireguardImplementation,
+    commands: settings.commands,
+    socketDir: settings.wireguardSocketDir,
+    processDir: join(settings.stateDir, 'wireguard-go'),
+    log,
+  });
 }
 
 async function storedKeyOr(path: string): Promise<string> {
@@ -96,7 +114,10 @@ async function storedKeyOr(path: string): Promise<string> {
   }
 }
 
-function runtimeOf(settings: AgentSettings, s: { nodeId: string; renderedDir: string; keeper: TokenKeeper; applied: AppliedStore; log: Logger }): AgentRuntime {
+function runtimeOf(
+  settings: AgentSettings,
+  s: { nodeId: string; renderedDir: string; keeper: TokenKeeper; applied: AppliedStore; log: Logger; devices: WireguardDevices | null },
+): AgentRuntime {
   const apiBase = settings.controllerUrl!;
   return {
     controllerUrl: apiBase,
@@ -109,6 +130,7 @@ function runtimeOf(settings: AgentSettings, s: { nodeId: string; renderedDir: st
     request: (method, path, body, headers) => callControl(apiBase, method, path, body, s.keeper.token(), headers),
     agentToken: () => s.keeper.token(),
     applied: () => s.applied.current(),
+    ...(s.devices ? { wireguard: s.devices } : {}),
   };
 }
 

@@ -1,6 +1,8 @@
-import type { DesiredState } from '../../domain/desired-state/schema.js';
+import type { DesiredState, InterfaceState } from '../../domain/desired-state/schema.js';
 import { describeOutcome, runCommand } from '../exec.js';
 import { interfacePlan, type IpCommand } from '../render/index.js';
+import { wireguardInterfaceCommands } from '../render/interface-plan.js';
+import { applyWireguardInterface } from './services.js';
 import { addressPresent, addressesOf, type DeviceAddress } from './ip-addresses.js';
 import type { ApplyTarget, StepResult } from './types.js';
 
@@ -61,21 +63,52 @@ async function alreadyDone(target: ApplyTarget, command: IpCommand): Promise<boo
   return false;
 }
 
+const isWireguardAdd = (command: IpCommand) => command[0] === 'link' && command[1] === 'add' && command.at(-1) === 'wireguard';
+
 /**
  * `ip` for every interface: removals first, then the render's plan in order,
  * each command skipped when it has nothing to do. The first failing command
- * fails the step.
+ * fails the step. With `target.devices`, WireGuard devices are made and
+ * removed by it (the kernel module or a supervised `wireguard-go`) instead of
+ * `ip link add/del`; a missing implementation fails the step with its reason.
  */
 export async function applyInterfaces(target: ApplyTarget, state: DesiredState, previous: DesiredState | null): Promise<StepResult> {
   const commands = [...removalCommands(state, previous), ...interfacePlan(state)];
   if (commands.length === 0) return { name: 'interfaces', status: 'skipped', detail: 'no interfaces or addresses' };
   let ran = 0;
+  const devices = target.devices;
   for (const command of commands) {
+    if (devices && isWireguardAdd(command)) {
+      const failed = await devices.create(command[3]);
+      if (failed !== null) return { name: 'interfaces', status: 'failed', detail: failed };
+      continue;
+    }
+    if (devices && command[0] === 'link' && command[1] === 'del') {
+      const failed = await devices.remove(command[3]);
+      if (failed !== null) return { name: 'interfaces', status: 'failed', detail: failed };
+      continue;
+    }
     if (await alreadyDone(target, command)) continue;
     const argv = [...target.commands.ip, ...command];
     const outcome = await runCommand(argv, 30_000);
     if (outcome.code !== 0) return { name: 'interfaces', status: 'failed', detail: describeOutcome(argv, outcome) };
     ran++;
   }
-  return { name: 'interfaces', status: 'ok', detail: `${ran} ip commands` };
+  const implementation = devices && state.interfaces.length > 0 ? `; WireGuard: ${devices.current() ?? 'none'}` : '';
+  return { name: 'interfaces', status: 'ok', detail: `${ran} ip commands${implementation}` };
+}
+
+/**
+ * One WireGuard device again, as applied: its MTU, addresses and `up`, then
+ * `wg setconf` from its rendered file. For a device that came back bare (a
+ * restarted `wireguard-go`); the other devices and BIRD are not touched, so no
+ * other tunnel or session notices.
+ */
+export async function reapplyDevice(target: ApplyTarget, iface: InterfaceState): Promise<StepResult> {
+  for (const command of wireguardInterfaceCommands(iface).filter((c) => !isWireguardAdd(c))) {
+    const argv = [...target.commands.ip, ...command];
+    const outcome = await runCommand(argv, 30_000);
+    if (outcome.code !== 0) return { name: 'interfaces', status: 'failed', detail: describeOutcome(argv, outcome) };
+  }
+  return applyWireguardInterface(target, iface.name);
 }

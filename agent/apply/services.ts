@@ -7,11 +7,18 @@ import { RENDERED, type ApplyTarget, type StepResult } from './types.js';
 export async function applyWireguard(target: ApplyTarget, state: DesiredState): Promise<StepResult> {
   if (state.interfaces.length === 0) return { name: 'wireguard', status: 'skipped', detail: 'no interfaces' };
   for (const iface of state.interfaces) {
-    const argv = [...target.commands.wg, 'setconf', iface.name, join(target.renderedDir, RENDERED.wireguard(iface.name))];
-    const outcome = await runCommand(argv, 30_000);
-    if (outcome.code !== 0) return { name: 'wireguard', status: 'failed', detail: describeOutcome(argv, outcome) };
+    const result = await applyWireguardInterface(target, iface.name);
+    if (result.status === 'failed') return result;
   }
   return { name: 'wireguard', status: 'ok', detail: `${state.interfaces.length} interfaces` };
+}
+
+/** `wg setconf` of one interface from its rendered file. */
+export async function applyWireguardInterface(target: ApplyTarget, iface: string): Promise<StepResult> {
+  const argv = [...target.commands.wg, 'setconf', iface, join(target.renderedDir, RENDERED.wireguard(iface))];
+  const outcome = await runCommand(argv, 30_000);
+  if (outcome.code !== 0) return { name: 'wireguard', status: 'failed', detail: describeOutcome(argv, outcome) };
+  return { name: 'wireguard', status: 'ok', detail: `1 interface` };
 }
 
 const birdFile = (target: ApplyTarget) => target.birdConfig ?? join(target.renderedDir, RENDERED.bird);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AgentCommands } from '../runtime.js';
+import type { WireguardDevices } from '../wireguard/devices.js';
 
 /** One step of an apply as `apply-result` reports it. */
 export interface StepResult {
@@ -15,6 +16,8 @@ export interface ApplyTarget {
   /** The file `birdc configure` loads; null: the rendered `bird/bird.conf`. */
   birdConfig: string | null;
   log: Logger;
+  /** Makes and removes WireGuard devices (kernel or `wireguard-go`); absent: `ip link add … type wireguard` as planned. */
+  devices?: WireguardDevices;
 }
 
 /** Paths inside the rendered dir, as agent/render writes them. */

@@ -45,6 +45,7 @@ export function snapshotBody(rt: AgentRuntime, ring: LogRing, cpu: CpuMeter, see
       name: w.name,
       public_key: w.public_key,
       listen_port: w.listen_port,
+      ...rt.wireguard?.report(w.name),
       peers: w.peers.slice(0, 64).map((p) => ({
         public_key: p.public_key,
         endpoint: p.endpoint?.slice(0, 256) ?? null,

@@ -55,6 +55,12 @@ export const RuntimeSnapshotSchema = Type.Object(
           name: Name,
           public_key: Opt(WireguardPublicKey),
           listen_port: Opt(Type.Integer({ minimum: 0, maximum: 65535 })),
+          /** How the agent made the device: the kernel module or `wireguard-go`. */
+          implementation: Opt(Type.Union([Type.Literal('kernel'), Type.Literal('userspace')])),
+          /** Userspace: restarts of its `wireguard-go` since the agent started, and how the last process ended. */
+          restarts: Opt(Count),
+          last_exit: Opt(Type.String({ maxLength: 256 })),
+          last_exit_at: Opt(Time),
           peers: Type.Array(
             Type.Object(
               {

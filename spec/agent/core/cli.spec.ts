@@ -166,6 +166,32 @@ describe('agent: dn42-agent command line', () => {
       expect(await bad('command.curl = curl\n')).to.match(/unknown key command.curl$/);
       expect(await bad('just words\n')).to.match(/line 1: expected key = value$/);
       expect(await bad('{"mode": ')).to.match(/invalid JSON/);
+      expect(await bad('wireguard_implementation = both\n')).to.match(/wireguard_implementation must be one of auto, kernel, userspace$/);
+    });
+
+    it('takes wireguard_implementation from the command line over the environment over the file (default auto), and command.wireguard_go', async () => {
+      const withEnv = (args: string[], env: Record<string, string>) => parseCommandLine(args, '1.0.5', () => {}, env) as AgentSettings;
+      expect(parse(['--doctor']).wireguardImplementation).to.equal('auto');
+      expect(parse(['--doctor']).commands.wireguard_go).to.deep.equal(['wireguard-go']);
+      expect(parse(['--doctor']).wireguardSocketDir).to.equal('/var/run/wireguard');
+      const file = await writeAgentConfig(join(dir.path, 'wg.conf'), {
+        wireguard_implementation: 'kernel',
+        'command.wireguard_go': '/opt/wg/wireguard-go',
+        wireguard_socket_dir: '/run/wg-test',
+      });
+      const fromFile = withEnv(['--doctor', '--config', file], {});
+      expect(fromFile).to.deep.include({ wireguardImplementation: 'kernel', wireguardSocketDir: '/run/wg-test' });
+      expect(fromFile.commands.wireguard_go).to.deep.equal(['/opt/wg/wireguard-go']);
+      expect(withEnv(['--doctor', '--config', file], { DN42_AGENT_WIREGUARD_IMPLEMENTATION: 'userspace' }).wireguardImplementation).to.equal('userspace');
+      expect(
+        withEnv(['--doctor', '--config', file, '--wireguard-implementation', 'auto'], { DN42_AGENT_WIREGUARD_IMPLEMENTATION: 'userspace' })
+          .wireguardImplementation,
+      ).to.equal('auto');
+      expect(() => withEnv(['--doctor'], { DN42_AGENT_WIREGUARD_IMPLEMENTATION: 'bogus' })).to.throw(
+        UsageError,
+        'invalid DN42_AGENT_WIREGUARD_IMPLEMENTATION bogus: one of auto, kernel, userspace',
+      );
+      expect(() => parse(['--doctor', '--wireguard-implementation', 'bogus'])).to.throw(UsageError, /bogus/);
     });
   });
 });

@@ -42,14 +42,40 @@ describe('agent: --doctor', function () {
   }
   const line = (lines: string[], name: string) => lines.find((l) => l.slice(5).startsWith(`${name}:`));
 
+  it('says which WireGuard implementations work and why, and fails when the one it is set to does not', async () => {
+    const auto = await doctor();
+    const kernel = line(auto.lines, 'wireguard kernel')!;
+    const userspace = line(auto.lines, 'wireguard userspace')!;
+    // Each is ok with what it found, or a skip with the reason (auto needs only one of them).
+    expect(kernel).to.match(
+      /^(ok {3}wireguard kernel: `ip link add … type wireguard` works|skip wireguard kernel: not available: kernel module missing or not allowed \(ip link add dev dn42wgprobe type wireguard exited \d+: .+\))$/,
+    );
+    expect(userspace).to.match(
+      /^(ok {3}wireguard userspace: \/\S+ \(wireguard-go v\S+\)|skip wireguard userspace: not available: wireguard-go not found or not executable)/,
+    );
+    const expected = kernel.startsWith('ok')
+      ? 'ok   wireguard implementation: auto: kernel'
+      : 'ok   wireguard implementation: auto: userspace (no kernel module)';
+    if (kernel.startsWith('ok') || userspace.startsWith('ok')) expect(line(auto.lines, 'wireguard implementation')).to.equal(expected);
+
+    const config = await writeAgentConfig(join(dir.path, 'wg.conf'), { 'command.wireguard_go': join(dir.path, 'no-such-wireguard-go') });
+    const missing = await doctor('--config', config, '--wireguard-implementation', 'userspace');
+    expect(missing.code).to.equal(1);
+    expect(line(missing.lines, 'wireguard userspace')).to.equal(
+      `FAIL wireguard userspace: ${join(dir.path, 'no-such-wireguard-go')} not found or not executable (install wireguard-go, or set command.wireguard_go)`,
+    );
+    expect(line(missing.lines, 'wireguard implementation')).to.equal('FAIL wireguard implementation: userspace is not available');
+  });
+
   it('passes with the binaries installed, a private state dir, a reachable controller and a valid token: one line per check', async () => {
     const { code, lines } = await doctor('--controller-url', c.url);
     expect(code, lines.join('\n')).to.equal(0);
-    expect(lines.map((l) => l.slice(0, 4).trim() + ' ' + l.slice(5).split(':')[0])).to.deep.equal([
+    expect(lines.map((l) => l.slice(0, 4).trim() + ' ' + l.slice(5).split(':')[0]).filter((l) => !/ wireguard (kernel|userspace)$/.test(l))).to.deep.equal([
       'ok binary bird',
       'ok binary birdc',
       'ok binary wg',
       'ok binary ip',
+      'ok wireguard implementation',
       'ok state dir',
       'ok agent token file',
       'ok enrollment file',

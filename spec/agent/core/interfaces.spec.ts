@@ -78,5 +78,16 @@ describe('agent: what an apply removes, what the channel accepts, what the inven
     const present = new Set(['bird', 'birdc', 'wg', 'ping']);
     expect(capabilities(DEFAULT_COMMANDS, (p) => present.has(p))).to.deep.equal(['bird', 'ping']);
     expect(capabilities(DEFAULT_COMMANDS, () => true)).to.deep.equal(['bird', 'wireguard', 'dns', 'ping', 'mtr', 'traceroute']);
+    // The implementation in use, when the agent resolved one (an apply), beside `wireguard`.
+    expect(capabilities(DEFAULT_COMMANDS, () => true, 'userspace')).to.deep.equal([
+      'bird',
+      'wireguard',
+      'wireguard-userspace',
+      'dns',
+      'ping',
+      'mtr',
+      'traceroute',
+    ]);
+    expect(capabilities(DEFAULT_COMMANDS, (p) => p !== 'wg', 'kernel')).not.to.include('wireguard-kernel');
   });
 });

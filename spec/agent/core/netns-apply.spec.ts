@@ -1,13 +1,15 @@
 import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { applyInterfaces } from '../../../agent/apply/interfaces.js';
-import { runCommand } from '../../../agent/exec.js';
+import { findExecutable, runCommand } from '../../../agent/exec.js';
 import { DEFAULT_COMMANDS } from '../../../agent/runtime.js';
 import { validateDesiredState, type DesiredState } from '../../../domain/desired-state/schema.js';
 import { startControl, type ControlInstance } from '../../support/agent-socket.js';
 import { expectResponse } from '../../support/http.js';
 import { freePort } from '../../support/ports.js';
+import { eventually } from '../../support/wait.js';
 import { desiredState, runAgent, startBird, tempDir, wireguardInterface, writeAgentConfig, type Bird } from '../support/core.js';
 import { createNetns, supportsLinkKind, type NetNs } from '../support/netns.js';
 
@@ -50,6 +52,8 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let bird: Bird;
   let config: string;
+  let settings: Record<string, string | number | boolean>;
+  let decoy: ChildProcess | null = null;
   let enrollmentToken: string;
 
   before(async function () {
@@ -72,14 +76,17 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     dir = await tempDir();
     control = await startControl();
     bird = await startBird(dir.path);
-    config = await writeAgentConfig(join(dir.path, 'agent.conf'), {
+    settings = {
       bird_socket: bird.socket,
       bird_kernel: false,
       'command.ip': ns.ipArgv.join(' '),
       'command.wg': ns.wgArgv.join(' '),
+      // Userspace WireGuard (`auto` without the module) runs in the namespace too.
+      'command.wireguard_go': `ip netns exec ${ns.name} wireguard-go`,
       // No name server listens there: a DNS group's reload fails for real.
       'command.rndc': `rndc -s 127.0.0.1 -p ${await freePort()}`,
-    });
+    };
+    config = await writeAgentConfig(join(dir.path, 'agent.conf'), settings);
     expectResponse(await control.admin.post('/admin/nodes', nodeBody)).status(201);
     expectResponse(
       await control.admin.post('/admin/nodes/fra1/bgp-sessions', { spec: { name: 'peer_a', remote_asn: 4242420002, neighbor_address: '172.20.53.1' } }),
@@ -87,6 +94,8 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     enrollmentToken = (await control.admin.post('/admin/enrollment-tokens', { node_id: 'fra1' })).body.secret;
   });
   afterEach(async () => {
+    if (decoy?.pid !== undefined && decoy.exitCode === null) decoy.kill('SIGTERM');
+    decoy = null;
     await bird.stop();
     await control.close();
     await dir.remove();
@@ -154,17 +163,22 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     expect(await reported()).to.deep.include({ generation: 3, status: 'rolled_back' });
   });
 
-  it('reports a kernel without WireGuard (ip link add fails) and rolls back to the previous state', async function () {
+  it('reports a kernel without WireGuard (wireguard_implementation = kernel, ip link add fails) and rolls back to the previous state', async function () {
     if (await supportsLinkKind(ns, 'wireguard')) {
       console.warn('    skipped: this kernel has WireGuard, link add succeeds');
       this.skip();
     }
+    config = await writeAgentConfig(join(dir.path, 'agent.conf'), { ...settings, wireguard_implementation: 'kernel' });
     expect((await apply()).code).to.equal(0);
     expectResponse(await control.admin.post('/admin/nodes/fra1/interfaces', wgInterface)).status(201);
     const { code, summary } = await apply();
     expect(code).to.equal(1);
     expect(summary).to.deep.include({ generation: 2, status: 'rolled_back' });
-    expect(summary.error).to.match(new RegExp(`^interfaces: ip -n ${ns.name} link add dev dn42_a type wireguard exited \\d+: `));
+    expect(summary.error).to.match(
+      new RegExp(
+        `^interfaces: wireguard_implementation = kernel: kernel module missing or not allowed \\(ip -n ${ns.name} link add dev dn42wgprobe type wireguard exited \\d+: `,
+      ),
+    );
     expect(stepsOf(summary)).to.deep.equal({
       write: 'ok',
       'bird-check': 'ok',
@@ -182,17 +196,19 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
     expect(applyResult).to.deep.include({ generation: 2, status: 'rolled_back', error: summary.error });
   });
 
-  it('reports a failed wg setconf (the device is no WireGuard device) and removes what the apply added', async function () {
-    expect((await apply()).code).to.equal(0);
-    expectResponse(await control.admin.post('/admin/nodes/fra1/interfaces', wgInterface)).status(201);
-    // A device of that name that WireGuard cannot configure: `link add` is skipped, `wg setconf` runs and fails.
-    const made =
-      (await ns.ip('link', 'add', 'dev', 'dn42_a', 'type', 'bridge')).code === 0 ||
-      (await ns.ip('link', 'add', 'dev', 'dn42_a', 'type', 'veth', 'peer', 'name', 'dn42_a_peer')).code === 0;
-    if (!made) {
-      console.warn('    skipped: neither a bridge nor a veth device can be created here');
+  it('reports a failed wg setconf (its listen port is taken) and removes what the apply added', async function () {
+    if (!findExecutable('wireguard-go') && !(await supportsLinkKind(ns, 'wireguard'))) {
+      console.warn('    skipped: neither kernel WireGuard nor wireguard-go here');
       this.skip();
     }
+    expect((await apply()).code).to.equal(0);
+    expectResponse(await control.admin.post('/admin/nodes/fra1/interfaces', wgInterface)).status(201);
+    // Another WireGuard device of the namespace holds the interface's port: `wireguard-go` makes dn42_a, `wg setconf` fails.
+    decoy = spawn('ip', ['netns', 'exec', ns.name, 'wireguard-go', '-f', 'dn42_z'], { stdio: 'ignore' });
+    await eventually(async () => (await runCommand([...ns.wgArgv, 'set', 'dn42_z', 'listen-port', '51801'])).code === 0, {
+      timeoutMs: 10_000,
+      what: 'the decoy device on port 51801',
+    });
     const { code, summary } = await apply();
     expect(code).to.equal(1);
     expect(summary).to.deep.include({ generation: 2, status: 'rolled_back' });
@@ -208,8 +224,8 @@ describe('agent: --once --mode apply runs its ip commands in a network namespace
       dns: 'skipped',
       restore: 'ok',
     });
-    // Loopbacks (2), MTU, the link-local address with its peer, up: `link add` skipped for the existing device.
-    expect(step(summary, 'interfaces').detail).to.equal('5 ip commands');
+    // Loopbacks (2), MTU, the link-local address with its peer, up; the device itself is wireguard-go's (no module here).
+    expect(step(summary, 'interfaces').detail).to.match(/^5 ip commands; WireGuard: (userspace|kernel)$/);
     // Generation 1 has no dn42_a: the restore deletes the device the failed apply configured.
     expect(await ns.hasDevice('dn42_a')).to.equal(false);
     expect(await onLo()).to.include.members(['172.20.0.1/32', 'fd42:4242:1::1/128']);
