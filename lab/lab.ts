@@ -27,7 +27,7 @@ import {
   wireguardGoLink,
   writeAgentConfig,
 } from './nodes.js';
-import { applyPeerConfig, preparePeer, requestPeering } from './peers.js';
+import { applyPeerConfig, preparePeer, requestPeering, runPostUp } from './peers.js';
 import { alive, cmdlineOf, markedProcesses, stopProcess } from './processes.js';
 import { addPeerNetwork, FLEET_ASN, peerIdentity, writeLabRegistry, writeRouteObjects, DEMO_MNT } from './registry.js';
 import {
@@ -351,6 +351,7 @@ function peerRecord(state: LabState, j: number): LabPeerRecord {
     interface: null,
     request_id: null,
     protocols: [],
+    post_up: [],
   };
 }
 
@@ -456,6 +457,7 @@ function handleOf(state: LabState): LabHandle {
       const p = state.peers.find((x) => x.name === peer);
       if (!p?.interface) throw new LabError(`no peer ${peer} with a tunnel in the lab`);
       await run(['ip', '-n', p.ns, 'link', 'set', 'dev', p.interface, up ? 'up' : 'down']);
+      if (up) await runPostUp(p, true);
     },
     down: () => stopLab(state.state_dir).then(() => undefined),
   };

@@ -6,7 +6,7 @@ import { solveChallenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { encodeTicket } from '../infra/captcha/index.js';
 import { peerConfig, PRIVATE_KEY_PLACEHOLDER, LISTEN_PORT_PLACEHOLDER, type PeerConfigRequest } from '../domain/autopeering/peer-config.js';
-import { LabError, run, waitFor } from './exec.js';
+import { attempt, LabError, run, waitFor } from './exec.js';
 import { client, expectStatus, type Client } from './http.js';
 import { inNamespace } from './netns.js';
 import { startBird, wgDirOf, wireguardGoLink } from './nodes.js';
@@ -145,13 +145,26 @@ export async function applyPeerConfig(state: LabState, p: LabPeerRecord, request
   if (mtu) await run(['ip', '-n', p.ns, 'link', 'set', 'dev', iface, 'mtu', mtu]);
   await run(['ip', '-n', p.ns, 'link', 'set', 'dev', iface, 'up']);
   // wg-quick runs PostUp lines with bash after the link is up, %i being the interface.
-  for (const m of config.wireguard.matchAll(/^PostUp\s*=\s*(.+)$/gm)) await run(['ip', 'netns', 'exec', p.ns, 'sh', '-c', m[1].replace(/%i/g, iface)]);
+  p.post_up = [...config.wireguard.matchAll(/^PostUp\s*=\s*(.+)$/gm)].map((m) => m[1].replace(/%i/g, iface));
+  await runPostUp(p);
 
   const snippet = join(p.dir, 'peering.conf');
   writeFileSync(snippet, config.bird);
   const conf = join(p.dir, 'bird.conf');
   writeFileSync(conf, peerBirdConfig(p, snippet));
   await startBird(state, p.name, p.ns, conf, p.bird_socket);
+}
+
+/**
+ * The wg-quick file's `PostUp` lines (its addresses), run as wg-quick runs them after the link is up.
+ * Again after the lab takes the tunnel down and up: the link loses its IPv6 addresses when it goes down
+ * (a tun device gets no link-local back), and a peer would run `wg-quick up` again too.
+ */
+export async function runPostUp(p: LabPeerRecord, again = false): Promise<void> {
+  for (const line of p.post_up) {
+    const outcome = await attempt(['ip', 'netns', 'exec', p.ns, 'sh', '-c', line]);
+    if (outcome.code !== 0 && !(again && /exists/i.test(outcome.stderr))) throw new LabError(`${p.name}: ${line}: ${outcome.stderr.trim()}`);
+  }
 }
 
 const firstHost = (prefix: string, family: 4 | 6) => (family === 4 ? prefix.replace(/\.0\/\d+$/, '.1') : prefix.replace(/::\/\d+$/, '::1'));

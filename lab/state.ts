@@ -56,6 +56,8 @@ export interface LabPeerRecord {
   interface: string | null;
   request_id: number | null;
   protocols: string[];
+  /** The portal's wg-quick `PostUp` lines, `%i` replaced. */
+  post_up: string[];
 }
 
 export interface LabDatabase {
