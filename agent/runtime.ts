@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { DesiredState } from '../domain/desired-state/schema.js';
-import type { DeviceReport } from './wireguard/devices.js';
 
 /**
  * What every part of the running agent shares: where the controller is, which
@@ -70,3 +69,12 @@ export const DEFAULT_COMMANDS: AgentCommands = {
   systemctl: ['systemctl'],
   wireguard_go: ['wireguard-go'],
 };
+
+/** How a WireGuard device was made and, for `wireguard-go`, how its process fares: the runtime snapshot's per-interface fields. */
+export interface DeviceReport {
+  implementation: 'kernel' | 'userspace';
+  /** Userspace only: restarts of its process since the agent started, and how the last one ended. */
+  restarts: number | null;
+  last_exit: string | null;
+  last_exit_at: string | null;
+}

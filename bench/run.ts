@@ -7,6 +7,7 @@ import { appendBench } from './append.js';
 import { cliHelpBench } from './cli-help.js';
 import { consoleCostBench } from './console-cost.js';
 import { flapLabBench } from './flap-lab.js';
+import { labBench } from './lab.js';
 import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
@@ -31,6 +32,7 @@ const benchmarks: readonly Benchmark[] = [
   consoleCostBench,
   cliHelpBench,
   flapLabBench,
+  labBench,
 ];
 
 async function main(args: readonly string[]): Promise<void> {

@@ -2,18 +2,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { describeOutcome, runCommand } from '../exec.js';
-import type { AgentCommands } from '../runtime.js';
+import type { AgentCommands, DeviceReport } from '../runtime.js';
 import { resolveImplementation, type Resolution, type WireguardKind, type WireguardSetting } from './implementation.js';
-import { WireguardGoSupervisor, type ProcessReport } from './supervisor.js';
 
-/** How a WireGuard device was made and, for `wireguard-go`, how its process fares: the runtime snapshot's per-interface fields. */
-export interface DeviceReport {
-  implementation: WireguardKind;
-  /** Userspace only: restarts of its process since the agent started, and how the last one ended. */
-  restarts: number | null;
-  last_exit: string | null;
-  last_exit_at: string | null;
-}
+export type { DeviceReport };
+import { WireguardGoSupervisor, type ProcessReport } from './supervisor.js';
 
 export interface WireguardDevicesOptions {
   setting: WireguardSetting;
