@@ -308,6 +308,12 @@ export const settings = {
     oneOf('auto', 'json', 'pretty'),
     'auto',
   ),
+  flapTimeScale: setting(
+    'FLAP_TIME_SCALE',
+    "labs and demos only: divides the session flap half-life (document 3's 30 minutes) and the flap-alert job's 60 s interval by this factor, so a flap's rise and decay are seen in minutes; 1 (the default) in production",
+    positiveInt,
+    1,
+  ),
   projectionPollMs: setting('PROJECTION_POLL_MS', 'how often async projections poll when no NOTIFY arrives (ms)', positiveInt, 1000),
 } as const;
 

@@ -74,6 +74,8 @@ export interface LabOptions {
   convergeTimeoutS?: number;
   /** Leave a lab that did not converge running, for a look (default false: it is taken down). */
   keepOnFailure?: boolean;
+  /** The servers' FLAP_TIME_SCALE (default 1, document 3's 30-minute session half-life): the flap scenario speeds the flap clock up to see an alert clear. */
+  flapTimeScale?: number;
   /** Progress lines (default: none). */
   say?: (line: string) => void;
 }
@@ -212,6 +214,7 @@ export async function startLab(options: LabOptions = {}): Promise<LabHandle> {
     nodes_wanted: nodes,
     peers_wanted: peers,
     wireguard,
+    flap_time_scale: options.flapTimeScale ?? 1,
     ports: { control: await freePort(), identity: await freePort(), registry: await freePort(), site: await freePort() },
     database: { kind: 'embedded' },
     admin_token: null,

@@ -89,6 +89,7 @@ function serverEnv(state: LabState): NodeJS.ProcessEnv {
     REGISTRY_SOURCE: paths.registry,
     LOG_FORMAT: 'json',
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+    FLAP_TIME_SCALE: String(state.flap_time_scale ?? 1),
   };
   // Settings of a developer's own server must not leak into the lab's.
   for (const key of ['ADMIN_TOKEN', 'IDENTITY_ADMIN_TOKEN', 'REGISTRY_URL', 'PORTAL_URL', 'CONSOLE_URL', 'PORTAL_OIDC_ISSUER', 'EVENTSTORE_URL'])

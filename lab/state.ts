@@ -74,6 +74,8 @@ export interface LabState {
   nodes_wanted: number;
   peers_wanted: number;
   wireguard: WireguardKind;
+  /** The servers' FLAP_TIME_SCALE (1: document 3's half-life). */
+  flap_time_scale?: number;
   ports: { control: number; identity: number; registry: number; site: number };
   database: LabDatabase;
   admin_token: string | null;

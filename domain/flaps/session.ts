@@ -19,6 +19,20 @@ export interface FlapThresholds {
 
 export const SESSION_FLAP: FlapThresholds = { halfLifeSeconds: 1800, listLine: 3, alertOpen: 3, alertClose: 1.5 };
 
+/** Document 3's session half-life: 30 minutes. */
+export const SESSION_HALF_LIFE_SECONDS = 1800;
+
+/**
+ * Speeds up the session flap clock by `scale` (the `FLAP_TIME_SCALE` setting,
+ * for labs and demos: a half-life of 1800 / scale seconds), process-wide. The
+ * composition root calls it once at start, before any score is read or
+ * written; 1 (production) is document 3's half-life.
+ */
+export function setSessionFlapTimeScale(scale: number): void {
+  if (!Number.isFinite(scale) || scale < 1) throw new RangeError(`flap time scale must be at least 1 (got ${scale})`);
+  SESSION_FLAP.halfLifeSeconds = SESSION_HALF_LIFE_SECONDS / scale;
+}
+
 /** `score` recorded at `at`, decayed to `now` (never grown: a `now` before `at` answers the score as recorded). */
 export function decayScore(score: number, at: Date, now: Date, halfLifeSeconds: number): number {
   return decayTo(score, at.getTime(), now.getTime(), halfLifeSeconds);

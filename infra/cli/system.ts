@@ -30,7 +30,8 @@ import { RegistrySyncer, SYNC_JOB } from '../registry/sync.js';
 import { localRoaSource } from '../registry/roa-source.js';
 import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
-import { startFlapAlertJob } from '../../commands/flap-alerts.js';
+import { FLAP_ALERT_JOB_INTERVAL_MS, startFlapAlertJob } from '../../commands/flap-alerts.js';
+import { setSessionFlapTimeScale } from '../../domain/flaps/session.js';
 import { pruneRateLimits } from '../rate-limit.js';
 import { prunePortal } from '../portal/sessions.js';
 import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
@@ -59,6 +60,10 @@ export interface OpenOptions {
 }
 
 export async function openSystem(config: Config, log: Logger, options: OpenOptions = {}): Promise<System> {
+  if (config.flapTimeScale !== 1) {
+    setSessionFlapTimeScale(config.flapTimeScale);
+    log.warn({ flap_time_scale: config.flapTimeScale }, 'FLAP_TIME_SCALE: session flap scores decay faster than document 3 says (labs and demos only)');
+  }
   const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(dataDirOf(config), log, { create: options.createCluster });
   const databaseUrl = config.databaseUrl ?? embedded!.url;
   const pool = createPool(databaseUrl, 20);
@@ -168,7 +173,9 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   if (site) await listen('site', site.app, config.sitePort);
   if (wanted.has('projections')) system.projections.start();
   const telemetryJob = wanted.has('projections') ? startTelemetryJob(context, context.now) : undefined;
-  const flapAlertJob = wanted.has('projections') ? startFlapAlertJob(context, context.now) : undefined;
+  const flapAlertJob = wanted.has('projections')
+    ? startFlapAlertJob(context, context.now, Math.max(1_000, Math.round(FLAP_ALERT_JOB_INTERVAL_MS / config.flapTimeScale)))
+    : undefined;
   const housekeeping = wanted.has('projections') ? startHousekeeping(context) : undefined;
   return {
     servers,
