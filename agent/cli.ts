@@ -27,6 +27,7 @@ export interface AgentSettings {
   birdKernel: boolean;
   reconcileIntervalSeconds: number;
   heartbeatIntervalSeconds: number;
+  routingIntervalSeconds: number;
   /** `auto`, `kernel` or `userspace`: which WireGuard makes the devices. */
   wireguardImplementation: WireguardSetting;
   /** Where `wireguard-go` and `wg` keep their UAPI sockets. */
@@ -165,6 +166,7 @@ export function parseCommandLine(
     birdKernel: file.bird_kernel ?? DEFAULTS.bird_kernel,
     reconcileIntervalSeconds: file.reconcile_interval_seconds ?? DEFAULTS.reconcile_interval_seconds,
     heartbeatIntervalSeconds: file.heartbeat_interval_seconds ?? DEFAULTS.heartbeat_interval_seconds,
+    routingIntervalSeconds: file.routing_interval_seconds ?? DEFAULTS.routing_interval_seconds,
     wireguardImplementation,
     wireguardSocketDir: resolve(file.wireguard_socket_dir ?? DEFAULTS.wireguard_socket_dir),
     commands: commandsOf(file, birdSocket),

@@ -44,6 +44,7 @@ export interface FileSettings {
   bird_kernel?: boolean;
   reconcile_interval_seconds?: number;
   heartbeat_interval_seconds?: number;
+  routing_interval_seconds?: number;
   wireguard_implementation?: WireguardSetting;
   wireguard_socket_dir?: string;
   commands?: Partial<AgentCommands>;
@@ -59,6 +60,8 @@ export const DEFAULTS = {
   /** Safety-net reconcile for doorbells dropped by a full queue or a broken socket. */
   reconcile_interval_seconds: 300,
   heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS,
+  /** Routing-table observation (`/agent/routing-table`): every 5 minutes. */
+  routing_interval_seconds: 300,
   /** The kernel module when `ip link add … type wireguard` works, else `wireguard-go`. */
   wireguard_implementation: 'auto' as WireguardSetting,
   /** Where `wireguard-go` and `wg` keep the UAPI sockets (compiled into both). */
@@ -119,6 +122,7 @@ const KEYS: Record<Exclude<keyof FileSettings, 'commands'>, Parse> = {
   bird_kernel: bool,
   reconcile_interval_seconds: seconds,
   heartbeat_interval_seconds: seconds,
+  routing_interval_seconds: seconds,
   wireguard_implementation: wireguardImplementation,
   wireguard_socket_dir: text,
 };

@@ -6,7 +6,7 @@ import { checkForUpdate } from './update/index.js';
 
 /** The daemon's telemetry, probe, log and update services (agent-ops' modules). */
 export const agentServices: DaemonServices = {
-  startTelemetry: (rt, ring) => startTelemetry(rt, ring),
+  startTelemetry: (rt, ring, options) => startTelemetry(rt, ring, options?.routingMs ? { routingMs: options.routingMs } : {}),
   runProbe,
   streamLogs,
   checkForUpdate: (rt, offer) => checkForUpdate(rt, offer),

@@ -83,6 +83,7 @@ export function writeAgentConfig(state: LabState, n: LabNodeRecord, enrollmentTo
     `bird_socket = ${n.bird_socket}`,
     'reconcile_interval_seconds = 30',
     'heartbeat_interval_seconds = 5',
+    'routing_interval_seconds = 15',
     'log_level = info',
   ];
   if (agentKnowsWireguardGo()) lines.push(`command.wireguard_go = ${wireguardGoLink(state.state_dir)}`);

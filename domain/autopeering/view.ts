@@ -1,3 +1,4 @@
+import { isProtocolOfSession } from '../desired-state/bird-names.js';
 import { formatIp, isIpv6LinkLocal, parseIp } from '../desired-state/ip.js';
 import { sessionHealth, type SessionHealth } from '../flaps/session.js';
 import type { InterfaceSpec, SessionSpec } from '../node/specs.js';
@@ -199,7 +200,6 @@ function familyRoutes(p: RuntimeSnapshot['bgp_protocols'][number] | undefined, s
 }
 
 const HEALTH_ORDER: readonly SessionHealth[] = ['down', 'connecting', 'unknown', 'up'];
-const unquote = (name: string) => name.replace(/^'|'$/g, '');
 
 /**
  * The request's live view from the node's latest runtime snapshot (null
@@ -214,7 +214,7 @@ export function liveOf(snapshot: RuntimeSnapshot | null, shown: Displayed): Live
   if (!snapshot) return null;
   const observed = Date.parse(snapshot.captured_at);
   const sessions: LiveSession[] = shown.session_names.map((name) => {
-    const p = snapshot.bgp_protocols.find((q) => unquote(q.name) === name);
+    const p = snapshot.bgp_protocols.find((q) => isProtocolOfSession(q.name, name));
     const since = p?.since ?? null;
     return {
       name,
@@ -234,7 +234,7 @@ export function liveOf(snapshot: RuntimeSnapshot | null, shown: Displayed): Live
   const wg = snapshot.wireguard_interfaces.find((i) => i.name === shown.interface_name);
   const peer = wg?.peers.find((p) => p.public_key === shown.public_key) ?? (wg?.peers.length === 1 ? wg.peers[0] : undefined);
   // Two plain sessions: one family each. The multiprotocol forms: the one session's per-family counts (null from an agent that does not report them).
-  const mp = shown.form === 'dual-plain' ? undefined : snapshot.bgp_protocols.find((q) => unquote(q.name) === shown.session_names[0]);
+  const mp = shown.form === 'dual-plain' ? undefined : snapshot.bgp_protocols.find((q) => isProtocolOfSession(q.name, shown.session_names[0]));
   const byFamily = (suffix: '_v4' | '_v6') =>
     shown.form === 'dual-plain' ? (sessions.find((s) => s.name.endsWith(suffix))?.routes ?? null) : familyRoutes(mp, suffix);
   return {

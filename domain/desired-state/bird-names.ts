@@ -41,6 +41,17 @@ function symbol(prefix: string, name: string, suffix = ''): string {
 /** The BIRD protocol of an eBGP session (`birdc show protocols` lists it under this name). */
 export const bgpProtocolName = (session: Pick<BgpSessionState, 'name'>): string => symbol('ebgp_', session.name);
 
+/**
+ * The names under which agents report an eBGP session's protocol: the
+ * rendered `ebgp_<name>` (what `birdc show protocols` lists on a node), and
+ * the bare session name (what a hand-written configuration or a report made
+ * by hand carries). Views that find a session in reports match either.
+ */
+export const reportedProtocolNames = (sessionName: string): string[] => [bgpProtocolName({ name: sessionName }), sessionName];
+
+/** Whether a reported protocol name (quoted or not) is the protocol of the eBGP session `sessionName`. */
+export const isProtocolOfSession = (reported: string, sessionName: string): boolean => reportedProtocolNames(sessionName).includes(shownProtocolName(reported));
+
 /** The named filter of an eBGP session's channel: `ebgp_<name>_import_v4`. */
 export const bgpFilterName = (session: Pick<BgpSessionState, 'name'>, direction: 'import' | 'export', family: Family): string =>
   symbol('ebgp_', session.name, `_${direction}_${family}`);

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { reportedProtocolNames } from '../../../domain/desired-state/bird-names.js';
 import { NotFound } from '../../../domain/errors.js';
 import { bucketStarts, gridEndingAt, TRAFFIC_GRIDS, TRAFFIC_RANGES, type TrafficRange } from '../../../domain/series/grid.js';
 import { DEFAULT_AUTOPEERING_POLICY } from '../../../domain/autopeering/policy.js';
@@ -81,7 +82,7 @@ const FAMILY_COUNTS = ['imported_v4', 'imported_v6', 'exported_v4', 'exported_v6
 
 async function metricsOf(ctx: ServiceContext, row: PortalRequestRow, range: TrafficRange) {
   const grid = gridEndingAt(TRAFFIC_GRIDS[range], ctx.now());
-  const cells = await routeCountCells(ctx.pool, row.node_id, row.session_names, grid);
+  const cells = await routeCountCells(ctx.pool, row.node_id, row.session_names.flatMap(reportedProtocolNames), grid);
   const byBucket = new Map<number, typeof cells>();
   for (const c of cells) byBucket.set(c.b, [...(byBucket.get(c.b) ?? []), c]);
   return {
@@ -235,7 +236,13 @@ export function portalObserveRoutes(ctx: ServiceContext): ApiRouter {
         const q = req.validQuery as { family: '4' | '6'; limit?: number; offset?: number };
         const family = Number(q.family) as 4 | 6;
         const page = { limit: q.limit ?? ROUTES_PAGE.defaultLimit, offset: q.offset ?? 0 };
-        const found = await peerRoutes(ctx.pool, row.node_id, row.status === 'provisioned' ? row.session_names : [], family, page);
+        const found = await peerRoutes(
+          ctx.pool,
+          row.node_id,
+          row.status === 'provisioned' ? row.session_names.flatMap(reportedProtocolNames) : [],
+          family,
+          page,
+        );
         res.setHeader('Cache-Control', 'no-store');
         res.json({ request_id: row.id!, node_id: row.node_id, sessions: row.session_names, family, ...page, ...found });
       },

@@ -102,6 +102,7 @@ describe('agent: dn42-agent command line', () => {
         birdKernel: true,
         reconcileIntervalSeconds: 300,
         heartbeatIntervalSeconds: 30,
+        routingIntervalSeconds: 300,
       });
       expect(s.commands.birdc).to.deep.equal(['birdc', '-s', '/run/bird/bird.ctl']);
       expect(parse(['--controller-url', 'http://h:8080/api/v1']).controllerUrl).to.equal('http://h:8080/api/v1');
@@ -119,6 +120,7 @@ describe('agent: dn42-agent command line', () => {
         bird_socket: '/tmp/b.ctl',
         bird_kernel: 'no',
         reconcile_interval_seconds: 60,
+        routing_interval_seconds: 20,
         'command.wg': '/opt/wg/bin/wg --debug',
       });
       const s = parse(['--config', config]);
@@ -130,6 +132,7 @@ describe('agent: dn42-agent command line', () => {
         logLevel: 'debug',
         birdKernel: false,
         reconcileIntervalSeconds: 60,
+        routingIntervalSeconds: 20,
       });
       expect(s.commands.wg).to.deep.equal(['/opt/wg/bin/wg', '--debug']);
       expect(s.commands.birdc).to.deep.equal(['birdc', '-s', '/tmp/b.ctl']);

@@ -184,4 +184,31 @@ describe('autopeering: request rules', () => {
     );
     expect(live?.routes).to.deep.equal({ ipv4: { imported: 3, exported: 2 }, ipv6: { imported: 4, exported: 3 } });
   });
+
+  it('live finds the session under the protocol name the agent renders and reports (ebgp_<session>), as a real node lists it', () => {
+    const shown = displayedOf(null, {
+      node_id: 'n',
+      name: 'autopeer_1',
+      notes: null,
+      interfaces: [{ name: 'dn42_1', spec: { name: 'dn42_1', listen_port: 51800, peer_link_local: 'fe80::1', peer: { public_key: KEY } } }],
+      sessions: [{ name: 'autopeer_1', spec: { name: 'autopeer_1', remote_asn: 1, neighbor_address: 'fe80::1', address_family: 'mp-bgp' } }],
+    });
+    const live = liveOf(
+      {
+        node_id: 'n',
+        captured_at: '2026-11-01T12:00:00Z',
+        containers: [],
+        interfaces: [],
+        wireguard_interfaces: [],
+        bgp_protocols: [
+          { name: 'ebgp_autopeer_10', state: 'idle' },
+          { name: 'ebgp_autopeer_1', state: 'established', since: '2026-11-01T11:59:00Z', routes_imported_v4: 3, routes_exported_v4: 2 },
+        ],
+        self_metrics: { cpu: 0, rss: 0, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null },
+      },
+      shown,
+    );
+    expect(live).to.deep.include({ bgp_state: 'established', bgp_health: 'up', established_seconds: 60 });
+    expect(live?.routes.ipv4).to.deep.equal({ imported: 3, exported: 2 });
+  });
 });
