@@ -188,7 +188,8 @@ export async function startLab(options: LabOptions = {}): Promise<LabHandle> {
   const say = options.say ?? (() => {});
   const nodes = options.nodes ?? 3;
   const peers = options.peers ?? 1;
-  if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES) throw new LabError(`--nodes must be 1 to ${MAX_NODES}`);
+  if (!Number.isInteger(nodes) || nodes < 2 || nodes > MAX_NODES)
+    throw new LabError(`--nodes must be 2 to ${MAX_NODES} (a node is published with its first link or peering; one alone has nothing for its agent to fetch)`);
   if (!Number.isInteger(peers) || peers < 0 || peers > 50) throw new LabError('--peers must be 0 to 50');
   const stateDir = resolve(options.stateDir ?? DEFAULT_STATE_DIR);
   if (!stateDir.includes(LAB_MARK)) throw new LabError(`the lab's state dir must carry ${LAB_MARK} in its path (got ${stateDir})`);
