@@ -28,6 +28,7 @@ export interface AgentSettings {
   reconcileIntervalSeconds: number;
   heartbeatIntervalSeconds: number;
   routingIntervalSeconds: number;
+  prefixFlapsIntervalSeconds: number;
   /** `auto`, `kernel` or `userspace`: which WireGuard makes the devices. */
   wireguardImplementation: WireguardSetting;
   /** Where `wireguard-go` and `wg` keep their UAPI sockets. */
@@ -167,6 +168,7 @@ export function parseCommandLine(
     reconcileIntervalSeconds: file.reconcile_interval_seconds ?? DEFAULTS.reconcile_interval_seconds,
     heartbeatIntervalSeconds: file.heartbeat_interval_seconds ?? DEFAULTS.heartbeat_interval_seconds,
     routingIntervalSeconds: file.routing_interval_seconds ?? DEFAULTS.routing_interval_seconds,
+    prefixFlapsIntervalSeconds: file.prefix_flaps_interval_seconds ?? DEFAULTS.prefix_flaps_interval_seconds,
     wireguardImplementation,
     wireguardSocketDir: resolve(file.wireguard_socket_dir ?? DEFAULTS.wireguard_socket_dir),
     commands: commandsOf(file, birdSocket),

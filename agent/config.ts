@@ -45,6 +45,7 @@ export interface FileSettings {
   reconcile_interval_seconds?: number;
   heartbeat_interval_seconds?: number;
   routing_interval_seconds?: number;
+  prefix_flaps_interval_seconds?: number;
   wireguard_implementation?: WireguardSetting;
   wireguard_socket_dir?: string;
   commands?: Partial<AgentCommands>;
@@ -62,6 +63,8 @@ export const DEFAULTS = {
   heartbeat_interval_seconds: HEARTBEAT_INTERVAL_SECONDS,
   /** Routing-table observation (`/agent/routing-table`): every 5 minutes. */
   routing_interval_seconds: 300,
+  /** Prefix flap collection (one look at BIRD's BGP routes, one `/agent/prefix-flaps` report): document 3's "about every 60 s". */
+  prefix_flaps_interval_seconds: 60,
   /** The kernel module when `ip link add … type wireguard` works, else `wireguard-go`. */
   wireguard_implementation: 'auto' as WireguardSetting,
   /** Where `wireguard-go` and `wg` keep the UAPI sockets (compiled into both). */
@@ -123,6 +126,7 @@ const KEYS: Record<Exclude<keyof FileSettings, 'commands'>, Parse> = {
   reconcile_interval_seconds: seconds,
   heartbeat_interval_seconds: seconds,
   routing_interval_seconds: seconds,
+  prefix_flaps_interval_seconds: seconds,
   wireguard_implementation: wireguardImplementation,
   wireguard_socket_dir: text,
 };

@@ -7,9 +7,15 @@ import type { ReconcileSummary } from './reconcile.js';
 import type { AgentRuntime } from './runtime.js';
 import { ensureKeyRegistered, type AgentSession } from './session.js';
 
+/** Intervals of the daemon's telemetry loops that a configuration can set (the rest keep their defaults). */
+export interface TelemetryIntervals {
+  routingMs?: number;
+  flapsMs?: number;
+}
+
 /** What agent-ops provides (agent/telemetry, agent/probes, agent/logs, agent/update); injected so the daemon can be tested alone. */
 export interface DaemonServices {
-  startTelemetry(rt: AgentRuntime, ring: LogRing, options?: { routingMs?: number }): { snapshotNow(reason?: string): Promise<void>; stop(): Promise<void> };
+  startTelemetry(rt: AgentRuntime, ring: LogRing, options?: TelemetryIntervals): { snapshotNow(reason?: string): Promise<void>; stop(): Promise<void> };
   runProbe(rt: AgentRuntime, probeId: string, spec: unknown, signal?: AbortSignal): Promise<void>;
   streamLogs(rt: AgentRuntime, ring: LogRing, logId: string, spec: unknown, signal?: AbortSignal): Promise<void>;
   checkForUpdate(rt: AgentRuntime, offer?: { version: string; wheels: unknown[]; reason?: string }): Promise<void>;
@@ -19,8 +25,8 @@ export interface DaemonOptions {
   mode: Mode;
   reconcileIntervalMs: number;
   heartbeatIntervalMs: number;
-  /** Routing-table observation interval (default: the telemetry's 5 minutes). */
-  routingIntervalMs?: number;
+  /** Intervals of the routing-table and prefix-flap loops (default: the telemetry's 5 minutes and 60 s). */
+  telemetry?: TelemetryIntervals;
   backoff?: Backoff;
 }
 
@@ -68,7 +74,7 @@ export class Daemon {
       devices.onRestarted = (iface) => void this.deviceRestarted(iface);
     }
     await this.requestReconcile('start');
-    this.telemetry = this.services.startTelemetry(this.rt, this.ring, { routingMs: this.options.routingIntervalMs });
+    this.telemetry = this.services.startTelemetry(this.rt, this.ring, this.options.telemetry);
     void this.services.checkForUpdate(this.rt);
     const safety = setInterval(() => {
       void this.requestReconcile('periodic');

@@ -47,7 +47,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       mode: settings.mode,
       reconcileIntervalMs: settings.reconcileIntervalSeconds * 1000,
       heartbeatIntervalMs: settings.heartbeatIntervalSeconds * 1000,
-      routingIntervalMs: settings.routingIntervalSeconds * 1000,
+      telemetry: { routingMs: settings.routingIntervalSeconds * 1000, flapsMs: settings.prefixFlapsIntervalSeconds * 1000 },
     });
     await daemon.run(stop.signal);
     return 0;

@@ -6,7 +6,7 @@ import { checkForUpdate } from './update/index.js';
 
 /** The daemon's telemetry, probe, log and update services (agent-ops' modules). */
 export const agentServices: DaemonServices = {
-  startTelemetry: (rt, ring, options) => startTelemetry(rt, ring, options?.routingMs ? { routingMs: options.routingMs } : {}),
+  startTelemetry: (rt, ring, intervals = {}) => startTelemetry(rt, ring, Object.fromEntries(Object.entries(intervals).filter(([, ms]) => ms !== undefined))),
   runProbe,
   streamLogs,
   checkForUpdate: (rt, offer) => checkForUpdate(rt, offer),

@@ -84,6 +84,7 @@ export function writeAgentConfig(state: LabState, n: LabNodeRecord, enrollmentTo
     'reconcile_interval_seconds = 30',
     'heartbeat_interval_seconds = 5',
     'routing_interval_seconds = 15',
+    'prefix_flaps_interval_seconds = 10',
     'log_level = info',
   ];
   if (agentKnowsWireguardGo()) lines.push(`command.wireguard_go = ${wireguardGoLink(state.state_dir)}`);
