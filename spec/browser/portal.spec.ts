@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { buildWeb } from '../../web/build.js';
 import { WEB_BUILD_DIR, WEB_SOURCE_DIR } from '../../web/files.js';
+import { node } from '../http/control/fleet/support.js';
 import { expectResponse } from '../support/http.js';
 import { checkBirdSnippet, checkWireguardSnippet, wgGenkey, wgPubkey } from '../support/peer-config-check.js';
 import { eventually } from '../support/wait.js';
@@ -151,6 +152,38 @@ describe('peering portal pages', function () {
     expect(await page.getByRole('article', { name: 'ams1' }).getByRole('note').textContent()).to.include('Maintenance on Sunday from 02:00 UTC');
     await page.locator('fleet-map svg').first().waitFor();
     await shot(page, 'network');
+  });
+
+  it('shows a node whose WireGuard key we do not know yet as not ready, with the server’s reason, and does not offer it for peering', async () => {
+    const reason = "our node's WireGuard public key is not known yet: its agent has not registered";
+    // muc1 is open for peering but its agent never registered: no key of ours to give the peer.
+    expectResponse(await world.admin.post('/admin/nodes', node('muc1', { router_id: '172.20.0.9' }))).status(201);
+    expectResponse(await world.admin.put('/admin/autopeering/nodes/muc1', { enabled: true, endpoint_host: '192.0.2.9', max_sessions: 31 })).status(200);
+    try {
+      await page.goto(url('/'));
+      const muc = page.getByRole('article', { name: 'muc1' });
+      await muc.waitFor();
+      expect(await muc.textContent())
+        .to.include('not ready yet')
+        .and.include(reason)
+        .and.not.include('seats free');
+      expect(await muc.getByRole('link', { name: 'Peer with muc1' }).count()).to.equal(0);
+      // The three ready nodes' seats only.
+      expect(await page.getByRole('status').filter({ hasText: 'nodes open' }).textContent()).to.include('15 seats free');
+      await shot(page, 'network-not-ready');
+
+      // Asked for by address, the form shows the reason and cannot be sent; the option cannot be picked.
+      await page.goto(url('/peerings/new?node=muc1'));
+      await page.getByLabel('Our node').waitFor();
+      const option = page.locator('#f-node_id option[value="muc1"]');
+      await eventually(async () => (await option.textContent())?.includes('not ready yet'), 5000, 'muc1 marked not ready');
+      expect(await option.isDisabled()).to.equal(true);
+      expect(await page.locator('#node_id-hint').textContent()).to.include(reason);
+      expect(await page.getByRole('button', { name: 'Create the peering' }).isDisabled()).to.equal(true);
+      await shot(page, 'new-peering-not-ready');
+    } finally {
+      expectResponse(await world.admin.patch('/admin/autopeering/nodes/muc1', { enabled: false })).status(200);
+    }
   });
 
   it('creates a link-local multiprotocol peering by keyboard; the defaults are shown; the configuration shown passes bird -p and wg', async function () {
