@@ -49,8 +49,7 @@ import { trafficRoutes } from './ui/traffic.js';
 import { dashboardRoutes } from './ui/dashboard.js';
 import { serviceMetrics } from '../shared/metrics.js';
 import { AgentMetrics } from '../../infra/metrics/agents.js';
-import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
-import { fleetHealth } from './health/routes.js';
+import { controlGauges } from './metrics.js';
 import { appPageRoutes } from './pages.js';
 import { portalGate } from './portal/auth.js';
 import { portalRoutes, type PortalOptions } from './portal/routes.js';
@@ -74,7 +73,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
   const publicApi = publicRoutes(ctx);
   const metrics = serviceMetrics(ctx, 'control');
   const agentMetrics = new AgentMetrics(metrics.service.registry, ctx.log);
-  nodeHealthGauge(metrics.service.registry, ctx.log, async () => (await fleetHealth(ctx)).map((line) => line.health));
+  controlGauges(ctx, metrics.service.registry);
   const app = createServiceApp('control', ctx.log, {
     metrics,
     trustedProxies: ctx.config.trustedProxies,

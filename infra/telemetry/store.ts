@@ -60,6 +60,15 @@ export async function allBgpProtocols(db: Queryable): Promise<Map<string, Runtim
   return new Map(rows.map((r: Record<string, any>) => [r.node_id as string, (r.p ?? []) as RuntimeSnapshot['bgp_protocols']]));
 }
 
+/** Per node with a runtime snapshot: seconds from the snapshot's `captured_at` (agent clock) to its receipt (server clock). */
+export async function snapshotIngestLags(db: Queryable): Promise<{ node_id: string; lag_seconds: number }[]> {
+  const { rows } = await db.query<{ node_id: string; lag_seconds: number }>(
+    `SELECT node_id, EXTRACT(epoch FROM snapshot_received_at - (snapshot->>'captured_at')::timestamptz)::float8 AS lag_seconds
+     FROM node_status WHERE snapshot IS NOT NULL ORDER BY node_id`,
+  );
+  return rows.map((r) => ({ node_id: r.node_id, lag_seconds: Number(r.lag_seconds) }));
+}
+
 /** Upserts the node's latest snapshot and the health inputs it carries; answers the node's row as written. */
 export async function upsertSnapshot(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<NodeStatusRow> {
   const established = snapshot.bgp_protocols.filter((p) => p.state === 'established').length;

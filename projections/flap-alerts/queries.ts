@@ -95,3 +95,13 @@ export async function alertedPeerAsns(db: Queryable): Promise<number[]> {
   const { rows } = await db.query<{ peer_asn: string }>(`SELECT DISTINCT peer_asn FROM flap_alerts WHERE peer_asn IS NOT NULL`);
   return rows.map((r) => Number(r.peer_asn));
 }
+
+/** How many alerts of each kind are open now (`dn42_flap_alerts_open`). */
+export async function openFlapAlertCounts(db: Queryable): Promise<{ session: number; prefix: number }> {
+  const { rows } = await db.query<{ kind: 'session' | 'prefix'; n: number }>(
+    `SELECT kind, count(*)::int AS n FROM flap_alerts WHERE resolved_at IS NULL GROUP BY kind`,
+  );
+  const counts = { session: 0, prefix: 0 };
+  for (const r of rows) counts[r.kind] = r.n;
+  return counts;
+}

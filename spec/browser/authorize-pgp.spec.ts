@@ -74,6 +74,11 @@ describe('Authorization page in a browser: PGP signature (Chromium, real gpg, lo
     expect(await focusedId(page), 'a new screen without a first field focuses its heading').to.equal('heading');
     expect(await expectFieldsLabelled(page)).to.deep.equal(['Signed message', 'Public key (ASCII armored)']);
     const signed = await signAsShown();
+    // The command's box (it scrolls sideways on a narrow screen), its Copy button, then the field.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).to.equal('Command to run');
+    await page.keyboard.press('Tab');
+    expect(await focusedText(page)).to.equal('Copy the command');
     await page.keyboard.press('Tab');
     expect(await focusedId(page)).to.equal('answer');
     await page.keyboard.insertText(signed);

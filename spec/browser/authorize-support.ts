@@ -144,8 +144,11 @@ export async function removeGammaPasskeys(f: OidcFixture): Promise<void> {
  * Registers a passkey of GAMMA-MNT in the tab's virtual authenticator through the
  * API (register/begin and finish from a page of the issuer's origin), so a test
  * that logs in with a passkey does not depend on another test having enrolled one.
+ * Unless `remembered` is false, the browser also keeps GAMMA's AS number as the
+ * page does once it saved or used a passkey (`dn42.passkey-asns` in local
+ * storage), so the page offers the passkey as soon as the AS number is in.
  */
-export async function enrolGammaPasskey(f: OidcFixture, tab: Tab): Promise<void> {
+export async function enrolGammaPasskey(f: OidcFixture, tab: Tab, options: { remembered?: boolean } = {}): Promise<void> {
   const { token } = await grantFor(f.sys, GAMMA_MNT, GAMMA_ASN, 'ssh');
   await tab.page.goto(`${f.issuer}/healthz`);
   const status = await tab.page.evaluate(async (session) => {
@@ -160,6 +163,7 @@ export async function enrolGammaPasskey(f: OidcFixture, tab: Tab): Promise<void>
     return finish.status;
   }, token);
   expect(status, 'register/finish').to.equal(201);
+  if (options.remembered !== false) await tab.page.evaluate((asn) => localStorage.setItem('dn42.passkey-asns', JSON.stringify([asn])), GAMMA_ASN);
 }
 
 /** The id of the element that has focus. */

@@ -1,4 +1,5 @@
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
@@ -8,6 +9,8 @@ import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
 import { authorizationUrl } from '../http/identity/oidc/rp-support.js';
 import { GAMMA_EMAIL } from '../http/identity/verification-support.js';
 import { subjectOf } from '../support/identity.js';
+import { eventually } from '../support/wait.js';
+import { SCREENSHOTS } from './console-support.js';
 import { GAMMA_ASN, GAMMA_MNT } from '../support/oidc.js';
 import {
   enrolGammaPasskey,
@@ -66,13 +69,17 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
 
   it('verifies with an SSH signature pasted into the page, enrols a passkey, consents, and lands on the redirect URI with code and state', async () => {
     const watch = watchApprove(page);
+    const problems = consoleProblems(page);
     const pending = await open();
     await page.getByRole('heading', { name: 'Sign in to Gamma Looking Glass' }).waitFor();
     expect(await expectFieldsLabelled(page)).to.deep.equal(['AS number']);
     await enterAsn('AS4242420010');
-    // No passkey yet (login/begin 404): the page fell back silently to the options, its proof of work solved in the browser.
+    // No passkey used in this browser: the page goes to the options (its proof of work solved in the browser)
+    // without asking login/begin, whose 404 the browser would log as a failed request.
     await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor({ timeout: 60_000 });
-    expect(await page.locator('#error').count(), 'the 404 of login/begin shows no failure').to.equal(0);
+    expect(await page.locator('#error').count()).to.equal(0);
+    expect(problems(), 'console errors and passkey lookups up to the options').to.deep.equal([]);
+    expect(await page.getByRole('button', { name: 'Use a passkey' }).isVisible(), 'a passkey can still be asked for').to.equal(true);
     await page.getByRole('button', { name: /Sign with the SSH key ssh-ed25519/ }).click();
 
     await page.getByRole('heading', { name: 'Sign with your SSH key' }).waitFor();
@@ -102,6 +109,8 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     await page.getByRole('button', { name: 'Save passkey' }).click();
     await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
     expect(await page.locator('#status').textContent()).to.match(/Passkey saved/);
+    // The browser now knows this AS has a passkey: the next visit offers it at once.
+    expect(await page.evaluate(() => localStorage.getItem('dn42.passkey-asns'))).to.equal(JSON.stringify([GAMMA_ASN]));
     const { credentials } = await suite.tab.cdp.send('WebAuthn.getCredentials', { authenticatorId: suite.tab.authenticatorId! });
     expect(credentials).to.have.length(1);
     const scopes = await page.locator('.scopes li .scope-id').allTextContents();
@@ -122,6 +131,67 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
       expectedNonce: pending.nonce,
     });
     expect(tokens.claims()).to.include({ sub: subjectOf(GAMMA_MNT, GAMMA_ASN), auth_method: 'ssh' });
+  });
+
+  it('on a 390 px phone shows the signing command on one unbroken line that scrolls, and copies it exactly', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await suite.tab.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.f.issuer });
+    await open();
+    await enterAsn('AS4242420010');
+    await page.getByRole('button', { name: /Sign with the SSH key ssh-ed25519/ }).click({ timeout: 60_000 });
+    await page.getByRole('heading', { name: 'Sign with your SSH key' }).waitFor();
+    const command = (await page.locator('#command').textContent())!;
+    expect(command).to.include(' -n dn42-autopeer -f ~/.ssh/id_ed25519');
+    const box = await page.locator('#command').evaluate((code) => {
+      const pre = code.parentElement!;
+      return { lines: code.getClientRects().length, scrollWidth: pre.scrollWidth, clientWidth: pre.clientWidth, overflowX: getComputedStyle(pre).overflowX };
+    });
+    // One line box: no break anywhere inside the command, the hyphens included; wider than the phone, so it scrolls.
+    expect(box.lines, 'line boxes of the command').to.equal(1);
+    expect(box.overflowX).to.equal('auto');
+    expect(box.scrollWidth).to.be.greaterThan(box.clientWidth);
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: `${SCREENSHOTS}/authorize-command-phone.png`, fullPage: true });
+    // By keyboard: the command's box takes focus and scrolls sideways with the arrow keys.
+    await page.locator('pre.command').focus();
+    await page.keyboard.press('ArrowRight');
+    await eventually(async () => (await page.locator('pre.command').evaluate((pre) => pre.scrollLeft)) > 0, 5000, 'the command scrolled by keyboard');
+
+    await page.getByRole('button', { name: 'Copy the command' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(command);
+  });
+
+  it('a passkey this browser never used is asked for from the methods screen: no login/begin until then, and then the passkey logs in', async () => {
+    await enrolGammaPasskey(suite.f, suite.tab, { remembered: false });
+    const problems = consoleProblems(page);
+    await open();
+    await enterAsn('AS4242420010');
+    await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor({ timeout: 60_000 });
+    expect(problems()).to.deep.equal([]);
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.getByRole('heading', { name: `Log in to AS${GAMMA_ASN}` }).waitFor();
+    await page.getByRole('button', { name: 'Use passkey' }).click();
+    await page.getByRole('heading', { name: 'Allow Gamma Looking Glass to sign you in?' }).waitFor();
+    expect(problems(), 'the passkey login asked for, and nothing failed').to.deep.equal([
+      'POST /api/v1/passkeys/login/begin',
+      'POST /api/v1/passkeys/login/finish',
+    ]);
+    expect(await page.evaluate(() => localStorage.getItem('dn42.passkey-asns'))).to.equal(JSON.stringify([GAMMA_ASN]));
+  });
+
+  it('"Use a passkey" for an AS without one says so and stays on the methods', async () => {
+    await open();
+    await enterAsn('AS4242420010');
+    await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await eventually(
+      async () => (await page.locator('#status').textContent()) === `No passkey is registered for AS${GAMMA_ASN}. Choose another way below.`,
+      10_000,
+      'the notice',
+    );
+    expect(await page.locator('#error').count()).to.equal(0);
+    expect(await page.getByRole('heading', { name: `Verify AS${GAMMA_ASN} (GAMMA-AS)` }).count()).to.equal(1);
   });
 
   it('logs in with the passkey of the virtual authenticator and lands on the redirect URI with code and state', async () => {
@@ -232,6 +302,22 @@ describe('Authorization page in a browser (Chromium, real provider)', function (
     expect(await focusedId(page), 'the new screen focuses its field').to.equal('asn');
   });
 });
+
+/**
+ * What went wrong in the page's console (errors, failed requests as Chromium
+ * logs them) and every request to the passkey login, from now on: `problems()`
+ * lists them, a request as `METHOD path`.
+ */
+function consoleProblems(page: Page): () => string[] {
+  const seen: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') seen.push(`console: ${message.text()}`);
+  });
+  page.on('request', (request) => {
+    if (request.url().includes('/passkeys/login/')) seen.push(`${request.method()} ${new URL(request.url()).pathname}`);
+  });
+  return () => [...seen];
+}
 
 /** A throw-away home whose `~/.ssh/id_ed25519` is the registered key, for the command the page shows. */
 function homeWithKey(privateKeyPath: string): string {

@@ -7,7 +7,7 @@ import { WEB_BUILD_DIR } from '../../web/files.js';
 import { api, expectResponse } from '../support/http.js';
 import { eventually } from '../support/wait.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
-import { openPage, shot, signInWithToken, startConsoleFleet, type ConsoleFleet, type ConsolePage } from './console-support.js';
+import { openPage, shot, signInWithToken, startConsoleFleet, type ConsoleFleet, type ConsolePage, SCREENSHOTS } from './console-support.js';
 
 /**
  * Issue 22: the dashboard, the node list and the node tabs (overview, status
@@ -241,6 +241,85 @@ describe('console pages: dashboard, nodes, node overview, events, routing, topol
       expect(await never.page.locator('[data-liveness]').innerText()).to.equal('offline');
       expect(await never.page.getByText('The agent reported no metrics in the last 24 hours.').count()).to.equal(1);
       await done(never);
+    });
+  });
+
+  describe('node tabs on a phone', () => {
+    it('the tab strip shows that it scrolls (a fade and an arrow at the edge with more), follows the keyboard, and shows the current tab of a deep link', async () => {
+      const tab = await open(`/nodes/${f.nodes.core}`, 'phone');
+      const { page } = tab;
+      await page.getByRole('heading', { name: 'State' }).waitFor();
+      const nav = page.getByRole('navigation', { name: `Node ${f.nodes.core}` });
+      const strip = () =>
+        nav.evaluate((el) => ({
+          scrollLeft: el.scrollLeft,
+          overflows: el.scrollWidth > el.clientWidth,
+          classes: el.parentElement!.className,
+          mask: getComputedStyle(el).maskImage,
+        }));
+      const start = await strip();
+      expect(start.overflows, 'a dozen tabs are wider than 390 px').to.equal(true);
+      expect(start.scrollLeft).to.equal(0);
+      expect(start.classes).to.include('more-right').and.not.include('more-left');
+      expect(start.mask, 'the right edge fades').to.include('linear-gradient');
+      const right = page.getByRole('button', { name: 'Scroll the tabs right' });
+      expect(await right.isVisible()).to.equal(true);
+      expect(await page.getByRole('button', { name: 'Scroll the tabs left' }).count()).to.equal(0);
+      await shot(page, 'node-tabs-phone');
+      await page.screenshot({ path: `${SCREENSHOTS}/console-node-tabs-phone-top.png`, clip: { x: 0, y: 0, width: 390, height: 220 } });
+
+      // By keyboard: the tabs are links in order; the last one focused is scrolled fully into view (1 px: subpixel layout).
+      const links = nav.getByRole('link');
+      const last = links.last();
+      await links.first().focus();
+      for (let i = 1; i < (await links.count()); i++) await page.keyboard.press('Tab');
+      expect(await last.textContent()).to.equal('Agent tokens');
+      expect(await last.evaluate((el) => el === document.activeElement)).to.equal(true);
+      await eventually(
+        async () => {
+          const [link, box] = await Promise.all([last.boundingBox(), nav.boundingBox()]);
+          const s = await strip();
+          return (
+            link &&
+            box &&
+            link.x >= box.x &&
+            link.x + link.width <= box.x + box.width + 1 &&
+            s.classes.includes('more-left') &&
+            !s.classes.includes('more-right')
+          );
+        },
+        {
+          timeoutMs: 5000,
+          what: 'the last tab in view, the strip marked scrolled to its end',
+          explain: async () => ({
+            link: await last.boundingBox(),
+            nav: await nav.boundingBox(),
+            strip: await strip(),
+            widths: await nav.evaluate((el) => [el.scrollWidth, el.clientWidth]),
+          }),
+        },
+      );
+      await page.screenshot({ path: `${SCREENSHOTS}/console-node-tabs-phone-end-top.png`, clip: { x: 0, y: 0, width: 390, height: 220 } });
+
+      // By pointer: the arrow scrolls back.
+      await page.getByRole('button', { name: 'Scroll the tabs left' }).click();
+      const before = (await strip()).scrollLeft;
+      expect(before).to.be.greaterThan(0);
+      await done(tab);
+
+      // A deep link to the last tab shows it at once.
+      const deep = await open(`/nodes/${f.nodes.core}/tokens`, 'phone');
+      const current = deep.page.getByRole('navigation', { name: `Node ${f.nodes.core}` }).getByRole('link', { name: 'Agent tokens' });
+      await current.waitFor();
+      await eventually(
+        async () => {
+          const [link, box] = await Promise.all([current.boundingBox(), deep.page.getByRole('navigation', { name: `Node ${f.nodes.core}` }).boundingBox()]);
+          return link && box && link.x + link.width <= box.x + box.width + 1;
+        },
+        { timeoutMs: 5000, what: 'the current tab scrolled into view' },
+      );
+      expect(await current.getAttribute('aria-current')).to.equal('page');
+      await done(deep);
     });
   });
 

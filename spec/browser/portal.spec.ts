@@ -5,12 +5,14 @@ import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { buildWeb } from '../../web/build.js';
 import { WEB_BUILD_DIR, WEB_SOURCE_DIR } from '../../web/files.js';
-import { expectResponse } from '../support/http.js';
+import { node } from '../http/control/fleet/support.js';
+import { issueAgentToken } from '../support/agents.js';
+import { api, expectResponse } from '../support/http.js';
 import { checkBirdSnippet, checkWireguardSnippet, wgGenkey, wgPubkey } from '../support/peer-config-check.js';
 import { eventually } from '../support/wait.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
 import { openPage, SCREENSHOTS, type ConsolePage } from './console-support.js';
-import { answerProbe, loginThroughBrowser, postSnapshot, startPortalWorld, type PortalWorld } from './portal-support.js';
+import { answerProbe, loginThroughBrowser, PORTAL_ADMIN_TOKEN, postSnapshot, startPortalWorld, type PortalWorld } from './portal-support.js';
 
 const TOKEN_KEY = 'dn42.portal.token';
 
@@ -422,6 +424,62 @@ describe('peering portal pages', function () {
     const offers = (await world.portal.get('/autopeering/nodes', { token })).body.nodes as { node_id: string; remaining: number }[];
     expect(offers.find((n) => n.node_id === 'fra1')?.remaining).to.equal(5);
     await shot(page, 'deleted');
+  });
+
+  it('shows a node whose WireGuard key we do not know yet as not ready, with the server’s reason, and does not offer it for peering', async () => {
+    const reason = "our node's WireGuard public key is not known yet: its agent has not registered";
+    // muc1 is open for peering but its agent never registered: no key of ours to give the peer.
+    expectResponse(await world.admin.post('/admin/nodes', node('muc1', { router_id: '172.20.0.9' }))).status(201);
+    expectResponse(await world.admin.put('/admin/autopeering/nodes/muc1', { enabled: true, endpoint_host: '192.0.2.9', max_sessions: 31 })).status(200);
+    let requestId: number | undefined;
+    try {
+      await page.goto(url('/'));
+      const muc = page.getByRole('article', { name: 'muc1' });
+      await muc.waitFor();
+      expect(await muc.textContent())
+        .to.include('not ready yet')
+        .and.include(reason)
+        .and.not.include('seats free');
+      expect(await muc.getByRole('link', { name: 'Peer with muc1' }).count()).to.equal(0);
+      // The ready nodes' seats only, as the server counts them.
+      const offers = (await world.portal.get('/autopeering/nodes', { token })).body.nodes as { node_id: string; remaining: number; not_ready: string | null }[];
+      const ready = offers.filter((o) => o.not_ready === null).reduce((n, o) => n + o.remaining, 0);
+      expect(offers.find((o) => o.node_id === 'muc1')).to.deep.include({ remaining: 31, not_ready: reason });
+      expect(await page.getByRole('status').filter({ hasText: 'nodes open' }).textContent()).to.include(`${ready} seats free`);
+      await shot(page, 'network-not-ready');
+
+      // Asked for by address, the form shows the reason and cannot be sent; the option cannot be picked.
+      await page.goto(url('/peerings/new?node=muc1'));
+      await page.getByLabel('Our node').waitFor();
+      const option = page.locator('#f-node_id option[value="muc1"]');
+      await eventually(async () => (await option.textContent())?.includes('not ready yet'), 5000, 'muc1 marked not ready');
+      expect(await option.isDisabled()).to.equal(true);
+      expect(await page.locator('#node_id-hint').textContent()).to.include(reason);
+      expect(await page.getByRole('button', { name: 'Create the peering' }).isDisabled()).to.equal(true);
+      await shot(page, 'new-peering-not-ready');
+
+      // A peering asked for through the API all the same (the server takes it): its page says the configuration
+      // is not ready and why, not as an error, and shows it once the node's agent has registered our key.
+      const made = await world.portal.post('/autopeering/requests', { node_id: 'muc1', public_key: await wgPubkey(await wgGenkey()) }, { token });
+      expectResponse(made).status(201);
+      requestId = made.body.id as number;
+      await page.goto(url(`/peerings/${requestId}`));
+      const pending = page.locator('#config-pending');
+      await pending.waitFor();
+      expect(await pending.textContent()).to.include('not known until its agent registers');
+      expect(await page.getByRole('alert').count(), 'no error shown').to.equal(0);
+      await shot(page, 'peering-config-pending');
+      const agent = api(`${world.controlUrl}/control/v1`, { token: (await issueAgentToken(world.controlUrl, PORTAL_ADMIN_TOKEN, 'muc1')).token });
+      const nodeKey = await wgPubkey(await wgGenkey());
+      expectResponse(await agent.post('/agent/wireguard-keys', { node_id: 'muc1', public_key: nodeKey })).status(200);
+      await page.reload();
+      await page.locator('#wg-config').waitFor();
+      expect(await page.locator('#wg-config').textContent()).to.include(`PublicKey = ${nodeKey}`);
+      expect(await page.locator('#config-pending').count()).to.equal(0);
+    } finally {
+      if (requestId !== undefined) expectResponse(await world.portal.delete(`/autopeering/requests/${requestId}`, { token })).status(200);
+      expectResponse(await world.admin.patch('/admin/autopeering/nodes/muc1', { enabled: false })).status(200);
+    }
   });
 
   it('an ended session leads back to the login keeping the page; logging out ends the session at the server', async () => {

@@ -81,10 +81,51 @@ describe('Authorization page flow', () => {
       expect(model.asnText, 'what was typed stays in the field').to.equal('AS0');
     });
 
-    it('tries passkey login first when the browser has passkeys, else goes straight to the options', () => {
+    it('tries passkey login first only for an AS this browser used a passkey for (no 404 to log otherwise), else goes straight to the options', () => {
       const base = { ...initialModel(), screen: { name: 'asn' } as const };
-      expect(update({ ...base, passkeys: true }, { type: 'asnEntered', text: '4242420010' })[1]).to.deep.equal({ kind: 'passkeyBegin', asn: 4242420010 });
-      expect(update({ ...base, passkeys: false }, { type: 'asnEntered', text: '4242420010' })[1]).to.deep.equal({ kind: 'options', asn: 4242420010 });
+      const known = { ...base, passkeys: true, passkeyAsns: [4242420010] };
+      expect(update(known, { type: 'asnEntered', text: '4242420010' })[1]).to.deep.equal({ kind: 'passkeyBegin', asn: 4242420010 });
+      expect(update(known, { type: 'asnEntered', text: '4242420011' })[1]).to.deep.equal({ kind: 'options', asn: 4242420011 });
+      expect(update({ ...base, passkeys: true }, { type: 'asnEntered', text: '4242420010' })[1]).to.deep.equal({ kind: 'options', asn: 4242420010 });
+      expect(update({ ...known, passkeys: false }, { type: 'asnEntered', text: '4242420010' })[1]).to.deep.equal({ kind: 'options', asn: 4242420010 });
+      // The runner starts the page with the list it kept.
+      const [started] = update(initialModel(), { type: 'start', secure: true, passkeys: true, passkeyAsns: [4242420010] });
+      expect(started.passkeyAsns).to.deep.equal([4242420010]);
+    });
+
+    it('"Use a passkey" on the methods screen asks login/begin; a 404 then says so and stays on the methods, anything else offers the passkey', () => {
+      const methods = onMethods();
+      expect(methods.passkeyAsns).to.deep.equal([]);
+      const [asking, begin] = update(methods, { type: 'tryPasskey' });
+      expect(begin).to.deep.equal({ kind: 'passkeyBegin', asn: 4242420010, asked: true });
+      const [none, next] = update(asking, answer(begin!, 404, { detail: 'no passkey', error: 'not_found', fatal: false }));
+      expect(next).to.equal(undefined);
+      expect(none.screen.name).to.equal('methods');
+      expect(none.error).to.equal(undefined);
+      expect(none.notice).to.equal('No passkey is registered for AS4242420010. Choose another way below.');
+      const ceremony = { ceremony_id: 'c-1', options: {} };
+      expect(update(asking, answer(begin!, 200, ceremony))[0].screen).to.deep.equal({ name: 'passkey', ceremony });
+      // Without WebAuthn there is nothing to ask.
+      expect(update(onMethods(false), { type: 'tryPasskey' })[1]).to.equal(undefined);
+    });
+
+    it('remembers the AS once a passkey logged in to it or was saved for it, and forgets it when login/begin finds none', () => {
+      const offer: Model = { ...initialModel(), passkeys: true, asn: 4242420010, screen: { name: 'passkey', ceremony: { ceremony_id: 'c-1', options: {} } } };
+      const [, login] = update(offer, { type: 'usePasskey' });
+      const [loggedIn] = update(offer, answer(login!, 200, { ...GRANT, method: 'passkey' }));
+      expect(loggedIn.passkeyAsns).to.deep.equal([4242420010]);
+
+      const enrolling: Model = { ...onMethods(), grant: { ...GRANT, method: 'ssh', passkey_enrollment_available: true }, screen: { name: 'enrol' } };
+      const [, enrol] = update(enrolling, { type: 'enrol' });
+      expect(update(enrolling, answer(enrol!, 201, {}))[0].passkeyAsns).to.deep.equal([GRANT.asn]);
+
+      const known: Model = { ...initialModel(), passkeys: true, passkeyAsns: [4242420010, 4242420011], asn: 4242420010, screen: { name: 'asn' } };
+      const [forgot, options] = update(
+        known,
+        answer({ kind: 'passkeyBegin', asn: 4242420010 }, 404, { detail: 'no passkey', error: 'not_found', fatal: false }),
+      );
+      expect(options).to.deep.equal({ kind: 'options', asn: 4242420010 });
+      expect(forgot.passkeyAsns).to.deep.equal([4242420011]);
     });
 
     it('falls back silently to the options when login/begin answers 404', () => {

@@ -23,6 +23,8 @@ export interface NodeOffer {
   bandwidth_mbps: number | null;
   monthly_quota_gb: number | null;
   notice: string | null;
+  /** Why the node takes no peering yet (the server's reason); null: ready. */
+  not_ready: string | null;
 }
 
 export interface Provision {

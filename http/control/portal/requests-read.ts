@@ -31,7 +31,16 @@ export interface NodeOffer extends Capacity {
   bandwidth_mbps: number | null;
   monthly_quota_gb: number | null;
   notice: string | null;
+  not_ready: string | null;
 }
+
+/**
+ * Why a node open for peering cannot serve a peering yet, or null. Our node's
+ * WireGuard public key comes from its agent when it registers (`POST
+ * /agent/wireguard-keys`); without it no configuration for the peer's side can
+ * be made, so the portal must not offer the node.
+ */
+export const NOT_READY_NO_WIREGUARD_KEY = "our node's WireGuard public key is not known yet: its agent has not registered";
 
 /** Enabled, active nodes with their seats (`GET /autopeering/nodes`), ordered by node_id. Operator notes stay out. */
 export async function nodeOffers(db: Queryable): Promise<NodeOffer[]> {
@@ -56,6 +65,7 @@ export async function nodeOffers(db: Queryable): Promise<NodeOffer[]> {
       bandwidth_mbps: p.bandwidth_mbps,
       monthly_quota_gb: p.monthly_quota_gb,
       notice: p.notice,
+      not_ready: node.wireguard_public_key ? null : NOT_READY_NO_WIREGUARD_KEY,
     };
   });
 }

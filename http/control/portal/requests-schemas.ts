@@ -23,6 +23,12 @@ export const NodeOfferSchema = Type.Object({
   bandwidth_mbps: Nullable(Type.Integer()),
   monthly_quota_gb: Nullable(Type.Integer()),
   notice: Nullable(Type.String()),
+  not_ready: Nullable(
+    Type.String({
+      description:
+        "why the node takes no peering yet (the portal offers it as not ready, with this reason); null: ready. Today: our node's WireGuard public key is not known until its agent registers",
+    }),
+  ),
 });
 
 const Form = Type.Union([Type.Literal('link-local-mp'), Type.Literal('ula-mp'), Type.Literal('dual-plain')]);

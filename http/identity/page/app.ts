@@ -1,7 +1,7 @@
 import { call, PATHS, type ApiResult } from './api.js';
 import { captchaSource, type CaptchaSource } from './captcha.js';
 import { approveBody, initialModel, update, type Effect, type Model, type Msg } from './flow.js';
-import { ceremonyProblem, createCredential, getAssertion, passkeysAvailable } from './passkey.js';
+import { ceremonyProblem, createCredential, getAssertion, passkeysAvailable, storedPasskeyAsns, storePasskeyAsns } from './passkey.js';
 import type { Ceremony, VerificationOptions } from './types.js';
 import { ERROR_ID, HEADING_ID } from './view-parts.js';
 import { screenOf } from './view.js';
@@ -23,6 +23,7 @@ function dispatch(msg: Msg): void {
   const previous = model;
   const [next, effect] = update(model, msg);
   model = next;
+  if (model.passkeyAsns !== previous.passkeyAsns) storePasskeyAsns(model.passkeyAsns);
   render(previous);
   if (model.context && !captcha) {
     captcha = captchaSource(model.context.captcha, { fetch: fetchFn, widgetSlot: () => document.getElementById('captcha')!, loadScript });
@@ -162,4 +163,5 @@ function loadScript(src: string): Promise<void> {
   });
 }
 
-dispatch({ type: 'start', secure: globalThis.isSecureContext === true, passkeys: passkeysAvailable() });
+const passkeys = passkeysAvailable();
+dispatch({ type: 'start', secure: globalThis.isSecureContext === true, passkeys, passkeyAsns: passkeys ? storedPasskeyAsns() : [] });

@@ -17,20 +17,23 @@ export function update(model: Model, msg: Msg): Step {
     case 'start':
       // Outside a secure context nothing is asked: a session token must not travel in clear.
       if (!msg.secure) return [{ ...initialModel(), screen: { name: 'fatal', detail: INSECURE_CONTEXT, explanation: INSECURE_EXPLANATION } }];
-      return run({ ...initialModel(), passkeys: msg.passkeys }, { kind: 'context' });
+      return run({ ...initialModel(), passkeys: msg.passkeys, passkeyAsns: msg.passkeyAsns ?? [] }, { kind: 'context' });
     case 'retry':
       return model.retry ? run(model, model.retry) : [model];
     case 'asnEntered': {
       const asn = parseAsn(msg.text);
       if (asn === undefined) return [{ ...calm(model), asnText: msg.text, screen: { name: 'asn' }, error: localProblem(INVALID_ASN) }];
       const next: Model = { ...calm(model), asn, asnText: msg.text, options: undefined, screen: { name: 'asn' } };
-      return run(next, model.passkeys ? { kind: 'passkeyBegin', asn } : { kind: 'options', asn });
+      // Only for an AS this browser used a passkey for: any other would get the begin's 404, which the browser logs as an error.
+      return run(next, model.passkeys && model.passkeyAsns.includes(asn) ? { kind: 'passkeyBegin', asn } : { kind: 'options', asn });
     }
     case 'changeAsn':
       return [{ ...calm(model), screen: { name: 'asn' }, options: undefined, draft: undefined }];
     case 'usePasskey':
       if (model.screen.name !== 'passkey' || model.asn === undefined) return [model];
       return run(model, { kind: 'passkeyLogin', asn: model.asn, ceremony: model.screen.ceremony });
+    case 'tryPasskey':
+      return model.asn === undefined || !model.passkeys ? [model] : run(model, { kind: 'passkeyBegin', asn: model.asn, asked: true });
     case 'useOtherMethod':
       return model.asn === undefined ? [model] : run(model, { kind: 'options', asn: model.asn });
     case 'optionChosen':

@@ -21,7 +21,8 @@ export type Screen =
 
 export type Effect =
   | { kind: 'context' }
-  | { kind: 'passkeyBegin'; asn: number }
+  /** `asked`: the user asked for a passkey from the methods screen (a 404 is then told, not skipped). */
+  | { kind: 'passkeyBegin'; asn: number; asked?: boolean }
   /** Begin (when no ceremony is at hand), browser assertion, finish. */
   | { kind: 'passkeyLogin'; asn: number; ceremony?: Ceremony }
   | { kind: 'options'; asn: number }
@@ -34,11 +35,13 @@ export type Effect =
 
 export type Msg =
   /** `secure`: the page runs in a secure context (HTTPS or localhost); `passkeys`: the browser can run the ceremonies. */
-  | { type: 'start'; secure: boolean; passkeys: boolean }
+  | { type: 'start'; secure: boolean; passkeys: boolean; passkeyAsns?: readonly number[] }
   | { type: 'retry' }
   | { type: 'asnEntered'; text: string }
   | { type: 'changeAsn' }
   | { type: 'usePasskey' }
+  /** "Use a passkey" on the methods screen: for an AS this browser has no passkey on record for. */
+  | { type: 'tryPasskey' }
   | { type: 'useOtherMethod' }
   | { type: 'optionChosen'; optionId: string; at: number }
   | { type: 'otherMethod' }
@@ -55,6 +58,14 @@ export interface Model {
   screen: Screen;
   /** The browser offers WebAuthn (and the page runs in a secure context). */
   passkeys: boolean;
+  /**
+   * AS numbers this browser logged in to with a passkey or saved one for (kept in
+   * local storage by the runner). `login/begin` is asked on its own only for these:
+   * its 404 for any other AS is the contract's normal branch, but the browser logs
+   * it in the console as a failed request. Any other AS can still ask from the
+   * methods screen ("Use a passkey").
+   */
+  passkeyAsns: readonly number[];
   context?: AuthorizeContext;
   asn?: number;
   /** The AS number as typed, shown again after a refusal. */
@@ -75,6 +86,14 @@ export interface Model {
 
 export const INVALID_ASN = 'Enter an AS number from 1 to 4294967295, for example 4242420000 or AS4242420000.';
 export const PASSKEY_SAVED = 'Passkey saved. Next time you can log in with it.';
+/** The answer to "Use a passkey" when the service knows none for the AS (login/begin 404). */
+export const noPasskeyFor = (asn: number): string => `No passkey is registered for AS${asn}. Choose another way below.`;
+
+/** `list` with `asn` (first, once) or without it: the model's `passkeyAsns` after a passkey was used or found missing. */
+export function withPasskeyAsn(list: readonly number[], asn: number | undefined, present: boolean): readonly number[] {
+  if (asn === undefined || list.includes(asn) === present) return list;
+  return present ? [asn, ...list].slice(0, 20) : list.filter((a) => a !== asn);
+}
 /** Document 1: the page must run in a secure context; it then stops before any call. */
 export const INSECURE_CONTEXT = 'This page must be opened over HTTPS (or on localhost): it signs you in, and that must not travel unencrypted.';
 export const INSECURE_EXPLANATION =
@@ -82,7 +101,7 @@ export const INSECURE_EXPLANATION =
 const MAX_ASN = 4294967295;
 
 export function initialModel(): Model {
-  return { screen: { name: 'loading' }, passkeys: false };
+  return { screen: { name: 'loading' }, passkeys: false, passkeyAsns: [] };
 }
 
 /** `AS4242420000`, `as4242420000` or `4242420000`; anything else, or out of range, is undefined. */

@@ -48,3 +48,24 @@ export function ceremonyProblem(err: unknown): string {
       return `The passkey could not be used (${name ?? 'unknown error'}).`;
   }
 }
+
+const PASSKEY_ASNS_KEY = 'dn42.passkey-asns';
+
+/** The AS numbers this browser used or saved a passkey for (local storage; none when it is unreadable). */
+export function storedPasskeyAsns(): number[] {
+  try {
+    const list: unknown = JSON.parse(localStorage.getItem(PASSKEY_ASNS_KEY) ?? '[]');
+    return Array.isArray(list) ? list.filter((a): a is number => Number.isInteger(a) && a >= 1 && a <= 4294967295) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Keeps the list for the next visit; a browser that refuses storage just asks from the methods screen. */
+export function storePasskeyAsns(list: readonly number[]): void {
+  try {
+    localStorage.setItem(PASSKEY_ASNS_KEY, JSON.stringify(list));
+  } catch {
+    // Storage off or full: nothing to keep, nothing breaks.
+  }
+}

@@ -1,6 +1,6 @@
 import type { ApiResult } from './api.js';
 import { classifyContext } from './context.js';
-import { PASSKEY_SAVED, type Effect, type Model, type Step } from './model.js';
+import { noPasskeyFor, PASSKEY_SAVED, withPasskeyAsn, type Effect, type Model, type Step } from './model.js';
 import { problemOf } from './problem.js';
 import { failed, granted, run } from './steps.js';
 import type { Ceremony, Challenge, SessionGrant, VerificationOptions } from './types.js';
@@ -13,12 +13,17 @@ export function settle(model: Model, effect: Effect, result: ApiResult, at: numb
     case 'passkeyBegin':
       // Also the answer of the begin a later passkey try starts (the runner reports it as this effect).
       if (result.status === 200) return [{ ...model, screen: { name: 'passkey', ceremony: result.body as Ceremony } }];
-      // Contract: a 404 is the normal branch and falls back silently; so does any other refusal (the passkey is a shortcut only).
-      if (result.status !== 0) return run(model, { kind: 'options', asn: effect.asn });
+      // Asked for from the methods screen: say there is none and stay there.
+      if (result.status === 404 && effect.asked)
+        return [{ ...model, passkeyAsns: withPasskeyAsn(model.passkeyAsns, effect.asn, false), notice: noPasskeyFor(effect.asn) }];
+      // Contract: a 404 is the normal branch and falls back silently (the passkey is gone: not asked again); so does any other refusal (the passkey is a shortcut only).
+      if (result.status === 404)
+        return run({ ...model, passkeyAsns: withPasskeyAsn(model.passkeyAsns, effect.asn, false) }, { kind: 'options', asn: effect.asn });
+      if (result.status !== 0) return effect.asked ? failed(model, effect, result) : run(model, { kind: 'options', asn: effect.asn });
       return failed(model, effect, result);
     case 'passkeyLogin':
       // Only `login/finish` answers here: its 400, 403, 404 (ceremony used) and 410 are shown, and the next try begins anew.
-      if (result.status === 200) return granted(model, result.body as SessionGrant);
+      if (result.status === 200) return granted({ ...model, passkeyAsns: withPasskeyAsn(model.passkeyAsns, effect.asn, true) }, result.body as SessionGrant);
       return failed({ ...model, screen: { name: 'passkey' } }, { ...effect, ceremony: undefined }, result);
     case 'options':
       if (result.status === 200) return [{ ...model, options: result.body as VerificationOptions, screen: { name: 'methods' } }];
@@ -28,7 +33,8 @@ export function settle(model: Model, effect: Effect, result: ApiResult, at: numb
     case 'submit':
       return settleSubmit(model, effect, result);
     case 'enrol':
-      if (result.status === 201) return [{ ...model, screen: { name: 'consent' }, notice: PASSKEY_SAVED }];
+      if (result.status === 201)
+        return [{ ...model, passkeyAsns: withPasskeyAsn(model.passkeyAsns, model.grant?.asn, true), screen: { name: 'consent' }, notice: PASSKEY_SAVED }];
       return failed(model, effect, result);
     case 'approve':
       return settleApprove(model, effect, result);

@@ -59,7 +59,9 @@ export function methodsScreen(model: Model, dispatch: Dispatch): HTMLElement {
     retryButton(model, dispatch),
     h(
       'p',
-      {},
+      { class: 'actions' },
+      // A passkey this browser never used for the AS (a new browser, one synced from elsewhere, a phone nearby): asked for only on request.
+      model.passkeys && button(model, 'Use a passkey', () => dispatch({ type: 'tryPasskey' })),
       button(model, 'Change AS number', () => dispatch({ type: 'changeAsn' })),
     ),
   );
@@ -138,11 +140,42 @@ function howTo(screen: AnswerScreen): Node[] {
     challenge.method === 'ssh'
       ? `Run this command where the SSH key registered on ${option.mntner} is (change the key file after -f if yours is elsewhere), then paste the signature it prints, from -----BEGIN SSH SIGNATURE----- to -----END SSH SIGNATURE-----.`
       : `Run this command where the PGP key registered on ${option.mntner} is, then paste the whole signed message it prints.`;
-  return [
-    h('p', { id: 'answer-hint' }, what),
-    h('pre', { class: 'command' }, h('code', { id: 'command' }, command)),
-    h('p', { class: 'hint' }, 'The text to sign: ', h('code', { id: 'nonce' }, nonce)),
-  ];
+  return [h('p', { id: 'answer-hint' }, what), commandBlock(command), h('p', { class: 'hint' }, 'The text to sign: ', h('code', { id: 'nonce' }, nonce))];
+}
+
+/**
+ * The command on one line that never breaks (a break at a hyphen reads as
+ * another command when retyped; on a narrow screen it scrolls sideways, by
+ * keyboard too), and a Copy button that copies exactly it.
+ */
+function commandBlock(command: string): Node {
+  const code = h('code', { id: 'command' }, command);
+  const status = h('span', { id: 'command-copied', class: 'hint', role: 'status' });
+  const copy = () => {
+    const copied = navigator.clipboard?.writeText(command);
+    if (!copied) return selectCommand(code, status);
+    copied.then(
+      () => (status.textContent = 'Copied to the clipboard.'),
+      () => selectCommand(code, status),
+    );
+  };
+  return h(
+    'div',
+    { class: 'command-block' },
+    h('pre', { class: 'command', tabindex: 0, role: 'region', 'aria-label': 'Command to run' }, code),
+    h(
+      'p',
+      { class: 'command-actions' },
+      h('button', { type: 'button', id: 'button-copy-command', class: 'secondary', onclick: copy }, 'Copy the command'),
+      status,
+    ),
+  );
+}
+
+/** Without clipboard access (a browser that refuses it): the command selected, to copy by hand. */
+function selectCommand(code: HTMLElement, status: HTMLElement): void {
+  getSelection()?.selectAllChildren(code);
+  status.textContent = 'Selected: press Ctrl+C (⌘C) to copy.';
 }
 
 function publicKeyField(model: Model, open: boolean): HTMLElement {

@@ -106,18 +106,25 @@ export function flapHistoryRoutes(ctx: ServiceContext): ApiRouter {
     });
 }
 
+const at = (s: number) => new Date(s * 1000);
+
+/** The complete minutes of the gauge's window before `now` (missing ones null). */
+async function gaugeMinutes(ctx: Pick<ServiceContext, 'pool'>, now: Date) {
+  const gauge = gridOf(GAUGE.bucket_s, GAUGE.window_s / GAUGE.bucket_s, now);
+  return seriesOf(gauge.starts, GAUGE.bucket_s, await flapRateBuckets(ctx.pool, at(gauge.from), at(gauge.to), GAUGE.bucket_s));
+}
+
+/** The flap-rate gauge's `rate_per_s` now (also `dn42_prefix_flap_changes_per_second` on /metrics). */
+export async function flapRateNow(ctx: Pick<ServiceContext, 'pool' | 'now'>): Promise<number> {
+  return trimmedRate((await gaugeMinutes(ctx, ctx.now())).map((p) => p.changes));
+}
+
 /** `GET /ui/fleet/flap-stats`: the series of complete buckets of `range` and the gauge; also the portal's, through its allow-list. */
 export async function flapStats(ctx: ServiceContext, range: FlapStatsRange) {
   const now = ctx.now();
   const { bucket_s, points } = FLAP_STATS_RANGES[range];
   const grid = gridOf(bucket_s, points, now);
-  const gauge = gridOf(GAUGE.bucket_s, GAUGE.window_s / GAUGE.bucket_s, now);
-  const at = (s: number) => new Date(s * 1000);
-  const [stored, minutes] = await Promise.all([
-    flapRateBuckets(ctx.pool, at(grid.from), at(grid.to), bucket_s),
-    flapRateBuckets(ctx.pool, at(gauge.from), at(gauge.to), GAUGE.bucket_s),
-  ]);
-  const recent = seriesOf(gauge.starts, GAUGE.bucket_s, minutes);
+  const [stored, recent] = await Promise.all([flapRateBuckets(ctx.pool, at(grid.from), at(grid.to), bucket_s), gaugeMinutes(ctx, now)]);
   return {
     range,
     window_s: points * bucket_s,

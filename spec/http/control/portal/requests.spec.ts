@@ -156,9 +156,17 @@ describe('Portal: node offers and autopeering requests', function () {
         bandwidth_mbps: null,
         monthly_quota_gb: null,
         notice: null,
+        not_ready: "our node's WireGuard public key is not known yet: its agent has not registered",
       });
       expect(res.body.nodes.find((n: { node_id: string }) => n.node_id === 'ams1')).to.deep.include({ capacity: 31, remaining: 1, max_sessions: 1 });
       expect(res.body.nodes.find((n: { node_id: string }) => n.node_id === 'tiny1')).to.deep.include({ capacity: 1, free_ports: 1, remaining: 1 });
+    });
+
+    it('says a node is not ready while our WireGuard public key is unknown, and ready once its agent registers the key', async () => {
+      expect(await offer('tiny1')).to.deep.include({ not_ready: "our node's WireGuard public key is not known yet: its agent has not registered" });
+      const { token } = await issueAgentToken(url, ADMIN_TOKEN, 'tiny1');
+      expectResponse(await api(`${url}/control/v1`, { token }).post('/agent/wireguard-keys', { node_id: 'tiny1', public_key: KEY2 })).status(200);
+      expect(await offer('tiny1')).to.deep.include({ not_ready: null, remaining: 1 });
     });
 
     it('wants a portal session', async () => {

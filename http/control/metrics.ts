@@ -1,0 +1,29 @@
+import type { Registry } from 'prom-client';
+import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
+import { replicaLagGauge } from '../../infra/metrics/database.js';
+import { bgpSessionsGauge, flapGauges, ingestLagGauge } from '../../infra/metrics/telemetry.js';
+import { snapshotIngestLags } from '../../infra/telemetry/store.js';
+import { openFlapAlertCounts } from '../../projections/flap-alerts/queries.js';
+import { listNodes } from '../../projections/fleet/queries.js';
+import type { ServiceContext } from '../shared/context.js';
+import { fleetHealth } from './health/routes.js';
+import { flapRateNow } from './ui/flaps/history.js';
+import { fleetSessionRows } from './ui/flaps/sessions.js';
+
+/**
+ * The control service's gauges read from its read models at each scrape (one
+ * query or a few each; no writer pays for them): node health, BGP sessions,
+ * telemetry ingest lag, flap rate and open flap alerts, and the database's
+ * replica lag. The alert rules of `examples/prometheus/alerts.yml` stand on them.
+ */
+export function controlGauges(ctx: ServiceContext, registry: Registry): void {
+  nodeHealthGauge(registry, ctx.log, async () => (await fleetHealth(ctx)).map((line) => line.health));
+  bgpSessionsGauge(registry, ctx.log, async () => await fleetSessionRows(ctx.pool, ctx.now()));
+  ingestLagGauge(registry, ctx.log, async () => {
+    const [lags, nodes] = await Promise.all([snapshotIngestLags(ctx.pool), listNodes(ctx.pool)]);
+    const active = new Set(nodes.filter((n) => n.lifecycle !== 'decommissioned').map((n) => n.node_id));
+    return lags.filter((l) => active.has(l.node_id));
+  });
+  flapGauges(registry, ctx.log, { rate: () => flapRateNow(ctx), openAlerts: () => openFlapAlertCounts(ctx.pool) });
+  replicaLagGauge(registry, ctx.log, ctx.pool);
+}
