@@ -81,7 +81,7 @@ export function writeAgentConfig(state: LabState, n: LabNodeRecord, enrollmentTo
     `hostname = ${n.node_id}.lab.dn42`,
     `state_dir = ${join(n.dir, 'agent')}`,
     `bird_socket = ${n.bird_socket}`,
-    'reconcile_interval_seconds = 30',
+    'reconcile_interval_seconds = 300',
     'heartbeat_interval_seconds = 5',
     'routing_interval_seconds = 15',
     'prefix_flaps_interval_seconds = 10',
