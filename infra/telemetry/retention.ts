@@ -18,3 +18,22 @@ export async function pruneTelemetry(db: Queryable, now: Date, days = RETENTION_
   }
   return deleted;
 }
+
+/**
+ * Telemetry tables that hold the latest value per node (or one set for the
+ * fleet), replaced or updated in place as reports arrive: their size follows the
+ * fleet, not time, so they are never counted as growth (bench telemetry-ingest
+ * and storage). Vacuum has to keep up with them instead.
+ */
+export const LATEST_VALUE_TABLES: readonly string[] = [
+  'node_status',
+  'wireguard_traffic_latest',
+  'interface_counters_latest',
+  'series_cursors',
+  'routing_tables',
+  'routing_routes',
+  'routing_fleet_origins',
+  'prefix_flaps',
+  'prefix_flap_feeds',
+  'agent_liveness',
+];
