@@ -137,7 +137,7 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
   // Runtime snapshots: the interface archive (the bucket's first snapshot) and the self-metrics archive.
   await run(
     'interface_traffic_samples',
-    `INSERT INTO interface_traffic_samples (node_id, interface, at, rx_bytes, tx_bytes) SELECT node_id, iface, b, c_rx, c_tx FROM seed_buckets ORDER BY node_id, iface, b`,
+    `INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes) SELECT node_id, iface, b, b, c_rx, c_tx FROM seed_buckets ORDER BY node_id, iface, b`,
   );
   await run(
     'self_metrics_samples',

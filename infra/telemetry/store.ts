@@ -20,6 +20,18 @@ export interface StatusEventRow {
   payload: unknown;
 }
 
+/**
+ * A table the retention job keeps 60 days of, by `column`. `partitionKey`: the
+ * table is partitioned by UTC day on that column, which is never later than
+ * `column` (a row's 5-minute bucket, or `column` itself), so a partition that ends
+ * at or before the cutoff holds only rows to delete.
+ */
+export interface RetainedTable {
+  table: string;
+  column: string;
+  partitionKey?: string;
+}
+
 const iso = (t: Date | string | null) => (t === null ? null : new Date(t).toISOString());
 
 /** Appends one status event (one per report) and returns its id. */
@@ -146,8 +158,8 @@ export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStat
 export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
   if (snapshot.interfaces.length === 0) return;
   await db.query(
-    `INSERT INTO interface_traffic_samples (node_id, interface, at, rx_bytes, tx_bytes)
-     SELECT $1, i.name, $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
+    `INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes)
+     SELECT $1, i.name, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
      ON CONFLICT DO NOTHING`,
     [snapshot.node_id, now, snapshot.interfaces.map((i) => i.name), snapshot.interfaces.map((i) => i.rx_bytes), snapshot.interfaces.map((i) => i.tx_bytes)],
   );
@@ -279,12 +291,16 @@ export async function prefixFlapsOf(db: Queryable, nodeId: string): Promise<Pref
   }));
 }
 
-/** Sample tables and their time column: what the retention job prunes. */
-export const RETAINED_TABLES: readonly { table: string; column: string }[] = [
+/**
+ * Sample tables and their time column: what the retention job prunes. A table
+ * partitioned by day (migrations/0030) names its partition key, a time column
+ * no later than `column` (see `RetainedTable`).
+ */
+export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: 'status_events', column: 'created_at' },
-  { table: 'interface_traffic_samples', column: 'at' },
+  { table: 'interface_traffic_samples', column: 'at', partitionKey: 'bucket' },
   { table: 'self_metrics_samples', column: 'at' },
-  { table: 'wireguard_traffic_samples', column: 'at' },
+  { table: 'wireguard_traffic_samples', column: 'at', partitionKey: 'at' },
   { table: 'routing_observations', column: 'received_at' },
   { table: 'routing_fleet_observations', column: 'received_at' },
 ];
