@@ -365,10 +365,13 @@ function latencies(outcomes: readonly Outcome[]) {
   };
 }
 
-/** Total size (table, TOAST and indexes) of every table of the public schema, in bytes. */
+/** Total size (table, TOAST and indexes) of every table of the public schema, in bytes; a partitioned table's partitions counted as the table. */
 async function tableSizes(pool: import('pg').Pool): Promise<Map<string, number>> {
   const { rows } = await pool.query(
-    `SELECT c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public'`,
+    `SELECT coalesce(p.relname, c.relname) AS name, sum(pg_total_relation_size(c.oid))::bigint AS bytes
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent AND p.relkind = 'p'
+     WHERE c.relkind = 'r' AND n.nspname = 'public' GROUP BY 1`,
   );
   return new Map(rows.map((r: { name: string; bytes: string }) => [r.name, Number(r.bytes)]));
 }

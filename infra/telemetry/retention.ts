@@ -31,7 +31,7 @@ export async function pruneTelemetry(db: Queryable, now: Date, days = RETENTION_
   await ensureTelemetryPartitions(db, now);
   const cutoff = new Date(now.getTime() - days * 86_400_000);
   const deleted: Record<string, number> = {};
-  for (const { table, column, partitionKey } of ALL_RETAINED_TABLES) {
+  for (const { table, column, partitionKey, byDay } of ALL_RETAINED_TABLES) {
     let count = 0;
     if (partitionKey) {
       const dropped = await db.query<{ n: string }>(`SELECT telemetry_drop_partitions_before($1, $2) AS n`, [table, cutoff]);
@@ -39,7 +39,8 @@ export async function pruneTelemetry(db: Queryable, now: Date, days = RETENTION_
     }
     // The partition key too, when there is one: the planner then reads only the partitions that can hold such rows.
     const pruneBy = partitionKey && partitionKey !== column ? ` AND ${partitionKey} < $1` : '';
-    const result = await db.query(`DELETE FROM ${table} WHERE ${column} < $1${pruneBy}`, [cutoff]);
+    const before = byDay ? `($1::timestamptz AT TIME ZONE 'UTC')::date` : '$1';
+    const result = await db.query(`DELETE FROM ${table} WHERE ${column} < ${before}${pruneBy}`, [cutoff]);
     deleted[table] = count + (result.rowCount ?? 0);
   }
   return deleted;

@@ -1,6 +1,7 @@
 import type { HealthInputs } from '../../domain/telemetry/health.js';
 import type { ApplyResult, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
 import type { Queryable } from '../db/pool.js';
+import { changeAgainstBase, statusBodies, type StoredStatusBody } from './status-bodies.js';
 
 /**
  * The telemetry tables (migrations/0002_telemetry.sql), method by method. Times
@@ -30,32 +31,47 @@ export interface RetainedTable {
   table: string;
   column: string;
   partitionKey?: string;
+  /** `column` is a UTC date: rows of days before the cutoff's day go (the cutoff's day is still read). */
+  byDay?: boolean;
 }
 
 const iso = (t: Date | string | null) => (t === null ? null : new Date(t).toISOString());
 
-/** Appends one status event (one per report) and returns its id. */
+/**
+ * Appends one status snapshot (one per report; what its body changed against the
+ * day's base, see status-bodies.ts) and returns its id.
+ */
 export async function insertStatusEvent(
   db: Queryable,
   nodeId: string,
   event: { kind: StatusEventKind; generation: number | null; status: string | null; drift_count: number | null; payload: unknown },
   now: Date,
 ): Promise<number> {
+  const change = await changeAgainstBase(db, nodeId, event.kind, now, event.payload);
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO status_events (node_id, kind, generation, status, drift_count, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-    [nodeId, event.kind, event.generation, event.status, event.drift_count, JSON.stringify(event.payload), now],
+    `INSERT INTO status_snapshots (node_id, kind, generation, status, drift_count, change, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+    [nodeId, event.kind, event.generation, event.status, event.drift_count, JSON.stringify(change), now],
   );
   return Number(rows[0].id);
 }
 
-/** A node's status events, newest first, optionally of one kind. */
+/** A node's status events, newest first, optionally of one kind, with their whole bodies. */
 export async function listStatusEvents(db: Queryable, nodeId: string, kind: StatusEventKind | undefined, limit: number): Promise<StatusEventRow[]> {
   const { rows } = await db.query(
-    `SELECT id, kind, generation, status, drift_count, created_at, payload FROM status_events
+    `SELECT id, node_id, kind, generation, status, drift_count, created_at, change, body FROM status_snapshots
      WHERE node_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY id DESC LIMIT $3`,
     [nodeId, kind ?? null, limit],
   );
-  return rows.map((r: Record<string, any>) => ({ ...r, id: Number(r.id), created_at: iso(r.created_at)! }) as StatusEventRow);
+  const payloads = await statusBodies(db, rows as StoredStatusBody[]);
+  return rows.map((r: Record<string, any>, i) => ({
+    id: Number(r.id),
+    kind: r.kind,
+    generation: r.generation,
+    status: r.status,
+    drift_count: r.drift_count,
+    created_at: iso(r.created_at)!,
+    payload: payloads[i],
+  }));
 }
 
 const NOT_RUNNING = (s: RuntimeSnapshot) => s.containers.filter((c) => c.state !== 'running').length;
@@ -297,7 +313,8 @@ export async function prefixFlapsOf(db: Queryable, nodeId: string): Promise<Pref
  * no later than `column` (see `RetainedTable`).
  */
 export const RETAINED_TABLES: readonly RetainedTable[] = [
-  { table: 'status_events', column: 'created_at' },
+  { table: 'status_snapshots', column: 'created_at', partitionKey: 'created_at' },
+  { table: 'status_bases', column: 'day', byDay: true },
   { table: 'interface_traffic_samples', column: 'at', partitionKey: 'bucket' },
   { table: 'self_metrics_samples', column: 'at' },
   { table: 'wireguard_traffic_samples', column: 'at', partitionKey: 'at' },

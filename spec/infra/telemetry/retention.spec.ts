@@ -17,7 +17,7 @@ import { snapshot } from '../../http/control/agent/telemetry-support.js';
 
 const DAY = 86_400_000;
 const TABLES = [
-  'status_events',
+  'status_snapshots',
   'interface_traffic_samples',
   'self_metrics_samples',
   'wireguard_traffic_samples',
