@@ -274,10 +274,10 @@ export async function insertRoutingTable(db: Queryable, table: RoutingTable, now
   const id = Number(rows[0].id);
   // The routes themselves are rows (`storeRoutingAnalytics`); `routes` (jsonb) is only what a table stored before migration 0010 left.
   await db.query(
-    `INSERT INTO routing_tables (node_id, observation_id, captured_at, rpki_observed) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, captured_at = EXCLUDED.captured_at,
+    `INSERT INTO routing_tables (node_id, observation_id, observation_received_at, captured_at, rpki_observed) VALUES ($1, $2, $5, $3, $4)
+     ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, observation_received_at = EXCLUDED.observation_received_at, captured_at = EXCLUDED.captured_at,
        rpki_observed = EXCLUDED.rpki_observed, routes = NULL`,
-    [table.node_id, id, table.captured_at, table.rpki_observed],
+    [table.node_id, id, table.captured_at, table.rpki_observed, now],
   );
   return id;
 }
@@ -318,13 +318,15 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: 'interface_traffic_samples', column: 'at', partitionKey: 'bucket' },
   { table: 'self_metrics_samples', column: 'at' },
   { table: 'wireguard_traffic_samples', column: 'at', partitionKey: 'at' },
-  { table: 'routing_observations', column: 'received_at' },
+  { table: 'routing_observations', column: 'received_at', partitionKey: 'received_at' },
   { table: 'routing_fleet_observations', column: 'received_at' },
 ];
 
 /** Routes of every node's latest routing-table observation, by node id (nodes that never reported one are absent). */
 export async function latestTableSizes(db: Queryable): Promise<Map<string, number>> {
-  const { rows } = await db.query(`SELECT t.node_id, o.size FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id`);
+  const { rows } = await db.query(
+    `SELECT t.node_id, o.size FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id AND o.received_at = t.observation_received_at`,
+  );
   return new Map(rows.map((r: { node_id: string; size: number }) => [r.node_id, r.size]));
 }
 

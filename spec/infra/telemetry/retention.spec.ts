@@ -71,7 +71,7 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
     // Partitions made ahead of time, as the job makes them, for the days the rows fall in.
     for (const at of [cutoff - 2 * DAY, cutoff, now.getTime()]) await ensureTelemetryPartitions(sys.pool, new Date(at));
     const day = (t: number) => new Date(t).toISOString().slice(0, 10).replaceAll('-', '');
-    const partitioned = ['wireguard_traffic_samples', 'interface_traffic_samples', 'interface_traffic_rollups'];
+    const partitioned = ['wireguard_traffic_samples', 'interface_traffic_samples', 'interface_traffic_rollups', 'routing_observations'];
     const partitionOf = async (table: string, t: number) =>
       (await sys.pool.query(`SELECT to_regclass($1)::text AS p`, [`${table}_p${day(t)}`])).rows[0].p as string | null;
     for (const table of partitioned) expect(await partitionOf(table, cutoff - 2 * DAY)).to.equal(`${table}_p${day(cutoff - 2 * DAY)}`);
@@ -84,6 +84,7 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
       await insertWireguardTraffic(sys.pool, traffic, trafficTotals(traffic), new Date(at));
       await archiveInterfaceTraffic(sys.pool, { ...s, interfaces: [s.interfaces[0]] }, new Date(at));
       await rollup(at);
+      await insertRoutingTable(sys.pool, { node_id: 'n1', captured_at: new Date(at).toISOString(), rpki_observed: false, routes: [] }, new Date(at));
     }
     // Every row in a partition of its own day, none in the default partition.
     for (const table of partitioned) expect((await sys.pool.query(`SELECT count(*)::int AS n FROM ${table}_default`)).rows[0].n).to.equal(0);
