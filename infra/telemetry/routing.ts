@@ -130,11 +130,19 @@ export interface LatestRouting extends RoutingObservation {
   summary: RoutingSummary;
 }
 
+/**
+ * A node's latest observation (routing_tables `t`), as a lateral subquery: a
+ * nested loop whose probe run-time pruning sends to the one day's partition. A
+ * plain join on (id, received_at) was planned as a hash join over every
+ * partition (90 ms against 4 ms for 1,000 nodes and 30 days).
+ */
+export const LATEST_OBSERVATION = `SELECT * FROM routing_observations WHERE id = t.observation_id AND received_at = t.observation_received_at LIMIT 1`;
+
 /** Each node's latest observation with its summary, by node id (nodes that never sent a table are absent). */
 export async function latestRouting(db: Queryable, nodeIds?: readonly string[]): Promise<Map<string, LatestRouting>> {
   const { rows } = await db.query(
     `SELECT ${OBSERVATION_COLUMNS}, o.summary, CASE WHEN o.summary IS NULL THEN t.routes END AS routes
-     FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id AND o.received_at = t.observation_received_at
+     FROM routing_tables t CROSS JOIN LATERAL (${LATEST_OBSERVATION}) o
      WHERE $1::text[] IS NULL OR t.node_id = ANY($1) ORDER BY t.node_id`,
     [nodeIds ?? null],
   );

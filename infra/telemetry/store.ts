@@ -1,6 +1,7 @@
 import type { HealthInputs } from '../../domain/telemetry/health.js';
 import type { ApplyResult, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
 import type { Queryable } from '../db/pool.js';
+import { LATEST_OBSERVATION } from './routing.js';
 import { changeAgainstBase, statusBodies, type StoredStatusBody } from './status-bodies.js';
 
 /**
@@ -324,9 +325,7 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
 
 /** Routes of every node's latest routing-table observation, by node id (nodes that never reported one are absent). */
 export async function latestTableSizes(db: Queryable): Promise<Map<string, number>> {
-  const { rows } = await db.query(
-    `SELECT t.node_id, o.size FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id AND o.received_at = t.observation_received_at`,
-  );
+  const { rows } = await db.query(`SELECT t.node_id, o.size FROM routing_tables t CROSS JOIN LATERAL (${LATEST_OBSERVATION}) o`);
   return new Map(rows.map((r: { node_id: string; size: number }) => [r.node_id, r.size]));
 }
 
