@@ -18,6 +18,7 @@ DECLARE
   v_from  timestamptz := p_day::timestamp AT TIME ZONE 'UTC';
   v_to    timestamptz := (p_day + 1)::timestamp AT TIME ZONE 'UTC';
   v_taken boolean;
+  v_timeout text := current_setting('lock_timeout');
 BEGIN
   IF to_regclass(quote_ident(v_name)) IS NOT NULL THEN
     RETURN true;
@@ -32,7 +33,17 @@ BEGIN
   IF v_taken THEN
     RETURN false;
   END IF;
-  EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)', v_name, p_parent, v_from, v_to);
+  -- Making a partition locks the whole table (ACCESS EXCLUSIVE) for a moment. Behind a
+  -- long read it would queue every insert behind it: give up after a second instead,
+  -- and the job tries again a minute later (partitions are made two days ahead).
+  PERFORM set_config('lock_timeout', '1s', true);
+  BEGIN
+    EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)', v_name, p_parent, v_from, v_to);
+  EXCEPTION WHEN lock_not_available THEN
+    PERFORM set_config('lock_timeout', v_timeout, true);
+    RETURN false;
+  END;
+  PERFORM set_config('lock_timeout', v_timeout, true);
   RETURN true;
 END $$;
 
