@@ -2,6 +2,7 @@
 // 1 and 16 concurrent writers, each on streams of its own, against raw INSERTs of
 // the same rows into a copy of the events table (one INSERT per transaction).
 import { randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
 import type pg from 'pg';
 import { createPool } from '../infra/db/pool.js';
 import { PgEventStore } from '../infra/eventstore/postgres/store.js';
@@ -32,6 +33,25 @@ interface PhaseResult {
   p50: number;
   p99: number;
   memory: MemoryFigures;
+  /** Every append's latency (ms), sorted. */
+  latencies: Float64Array;
+}
+
+/** Rounds of one side as one phase: events over total time, percentiles over every latency, the highest memory figures. */
+function combine(rounds: readonly PhaseResult[]): PhaseResult {
+  const events = rounds.reduce((n, r) => n + r.events, 0);
+  const seconds = rounds.reduce((n, r) => n + r.seconds, 0);
+  const latencies = new Float64Array(events);
+  let at = 0;
+  for (const r of rounds) {
+    latencies.set(r.latencies, at);
+    at += r.latencies.length;
+  }
+  latencies.sort();
+  const memory = Object.fromEntries(
+    Object.keys(rounds[0].memory).map((k) => [k, Math.max(...rounds.map((r) => r.memory[k as keyof MemoryFigures] as number))]),
+  ) as unknown as MemoryFigures;
+  return { events, seconds, eventsPerSecond: events / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), memory, latencies };
 }
 
 /**
@@ -69,6 +89,7 @@ async function runWriters(
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     memory,
+    latencies,
   };
 }
 
@@ -133,6 +154,7 @@ export const appendBench: Benchmark = {
       { writers: 1, events: envInt('BENCH_APPEND_EVENTS_1', 5_000) },
       { writers: 16, events: envInt('BENCH_APPEND_EVENTS_16', 20_000) },
     ];
+    const rounds = envInt('BENCH_APPEND_ROUNDS', 4);
     await withBenchDatabase({ poolSize: 2 }, async ({ db, pool }) => {
       // Same columns, defaults, identity, constraints and indexes as `events`.
       await pool.query('CREATE TABLE bench_raw_events (LIKE events INCLUDING ALL)');
@@ -142,13 +164,22 @@ export const appendBench: Benchmark = {
         const rawPool = createPool(db.url, writers);
         try {
           const writerStore = new PgEventStore({ pool: storePool, log: silentLog });
-          progress(`append: ${writers} writer(s), ${events} raw INSERTs`);
-          const raw = await rawPhase(rawPool, writers, events, `${writers}`);
-          progress(`append: ${writers} writer(s), ${events} event store appends`);
-          const subject = await storePhase(writerStore, writers, events, `${writers}`);
+          // Raw and store alternate in rounds: on a machine shared with other work, the load
+          // then changes under both sides alike instead of under one phase.
+          const rawRounds: PhaseResult[] = [];
+          const storeRounds: PhaseResult[] = [];
+          for (let r = 0; r < rounds; r++) {
+            progress(`append: ${writers} writer(s), round ${r + 1}/${rounds}: ${Math.ceil(events / rounds)} raw INSERTs, then as many appends`);
+            rawRounds.push(await rawPhase(rawPool, writers, Math.ceil(events / rounds), `${writers}-${r}`));
+            storeRounds.push(await storePhase(writerStore, writers, Math.ceil(events / rounds), `${writers}-${r}`));
+          }
+          const raw = combine(rawRounds);
+          const subject = combine(storeRounds);
           report({
             bench: 'append',
             writers,
+            rounds,
+            load_average: loadavg().map((l) => round(l, 1)),
             events: subject.events,
             seconds: round(subject.seconds),
             events_per_s: round(subject.eventsPerSecond),

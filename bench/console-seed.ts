@@ -50,7 +50,7 @@ const SEEDED_TABLES = [
   'interface_counters_latest',
   'series_cursors',
   'wireguard_traffic_samples',
-  'status_events',
+  'status_snapshots',
   'routing_observations',
   'routing_fleet_observations',
 ];
@@ -84,8 +84,8 @@ export interface SeedFigures {
  * Writes the history of `nodes` over `window` through `client` (one connection:
  * the scratch table lives in its session). Every table the report handlers
  * write, except the latest-value rows (node_status, wireguard_traffic_latest,
- * routing_tables) the real reports then write. status_events rows carry a small
- * payload instead of the full report body (their count and indexes are real;
+ * routing_tables) the real reports then write. status_snapshots rows carry a small
+ * whole body instead of the report's changes against a day's base (their count and indexes are real;
  * none of the measured endpoints reads the payload of history rows).
  */
 export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonly SeedNode[], window: SeedWindow): Promise<SeedFigures> {
@@ -137,7 +137,7 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
   // Runtime snapshots: the interface archive (the bucket's first snapshot) and the self-metrics archive.
   await run(
     'interface_traffic_samples',
-    `INSERT INTO interface_traffic_samples (node_id, interface, at, rx_bytes, tx_bytes) SELECT node_id, iface, b, c_rx, c_tx FROM seed_buckets ORDER BY node_id, iface, b`,
+    `INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes) SELECT node_id, iface, b, b, c_rx, c_tx FROM seed_buckets ORDER BY node_id, iface, b`,
   );
   await run(
     'self_metrics_samples',
@@ -198,8 +198,8 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
   );
   // Status events: a snapshot a minute, a reconciliation report every 5 minutes (ids in time order, like arrivals).
   await run(
-    'status_events',
-    `INSERT INTO status_events (node_id, kind, generation, status, drift_count, payload, created_at)
+    'status_snapshots',
+    `INSERT INTO status_snapshots (node_id, kind, generation, status, drift_count, body, created_at)
      SELECT node_id, kind, 1, status, drift, '{"seeded":true}', at FROM (
        SELECT node_id, 'snapshot' AS kind, 'healthy' AS status, NULL::int AS drift, b + m * interval '1 minute' AS at FROM (SELECT DISTINCT node_id, b FROM seed_buckets) s, generate_series(0, 4) AS m
        UNION ALL
@@ -234,7 +234,8 @@ export async function seedTelemetryHistory(client: pg.ClientBase, nodes: readonl
   );
   await client.query(`DROP TABLE seed_buckets`);
   const rebuild = Date.now();
-  for (const index of indexes) await client.query(index.definition);
+  // A partitioned table's index reads `ON ONLY` (that table alone): built without it, it is built on every partition too.
+  for (const index of indexes) await client.query(index.definition.replace(' ON ONLY ', ' ON '));
   tableSeconds.indexes = (Date.now() - rebuild) / 1000;
   const vacuum = Date.now();
   for (const table of Object.keys(rows)) await client.query(`VACUUM ANALYZE ${table}`);

@@ -13,6 +13,7 @@ import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
 import { siteBench } from './site.js';
+import { storageBench } from './storage.js';
 import { progress, type Benchmark } from './support.js';
 import { telemetryIngestBench } from './telemetry-ingest.js';
 import { concurrentWritesBench, fleetScaleBench } from './writes.js';
@@ -27,6 +28,7 @@ const benchmarks: readonly Benchmark[] = [
   publicMapBench,
   siteBench,
   telemetryIngestBench,
+  storageBench,
   concurrentWritesBench,
   fleetScaleBench,
   consoleCostBench,

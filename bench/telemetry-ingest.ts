@@ -29,6 +29,11 @@ import { handleCommand } from '../commands/handle.js';
 import { startTelemetryJob } from '../commands/telemetry.js';
 import { agentTokenDecider, agentTokenStream } from '../domain/agent/agent-token.js';
 import { createControlApp } from '../http/control/app.js';
+import { FLAP_RATE_RETAINED_TABLES } from '../infra/telemetry/flap-rate.js';
+import { LATEST_VALUE_TABLES } from '../infra/telemetry/retention.js';
+import { ROUTE_COUNT_RETAINED_TABLES } from '../infra/telemetry/route-counts.js';
+import { SERIES_RETAINED_TABLES } from '../infra/telemetry/series.js';
+import { RETAINED_TABLES } from '../infra/telemetry/store.js';
 import { createTestSystem, startApp } from '../spec/support/system.js';
 import { envInt, mb, percentile, progress, report, round, type Benchmark } from './support.js';
 
@@ -360,10 +365,13 @@ function latencies(outcomes: readonly Outcome[]) {
   };
 }
 
-/** Total size (table, TOAST and indexes) of every table of the public schema, in bytes. */
+/** Total size (table, TOAST and indexes) of every table of the public schema, in bytes; a partitioned table's partitions counted as the table. */
 async function tableSizes(pool: import('pg').Pool): Promise<Map<string, number>> {
   const { rows } = await pool.query(
-    `SELECT c.relname AS name, pg_total_relation_size(c.oid)::bigint AS bytes FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = 'public'`,
+    `SELECT coalesce(p.relname, c.relname) AS name, sum(pg_total_relation_size(c.oid))::bigint AS bytes
+     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent AND p.relkind = 'p'
+     WHERE c.relkind = 'r' AND n.nspname = 'public' GROUP BY 1`,
   );
   return new Map(rows.map((r: { name: string; bytes: string }) => [r.name, Number(r.bytes)]));
 }
@@ -378,21 +386,40 @@ async function rowCounts(pool: import('pg').Pool, tables: readonly string[]): Pr
 /** Archives keeping one row per node (and interface) per 5-minute bucket (infra/telemetry/migrations/0006). */
 const ARCHIVE_TABLES = new Set(['interface_traffic_samples', 'self_metrics_samples']);
 
+/** Rollups keeping one row per node (and interface) per bucket of each width (`width_s`): each width has its own cadence. */
+const ROLLUP_TABLES = new Set(['interface_traffic_rollups', 'node_series_rollups']);
+
 /**
- * Tables holding one row (or one set of rows) per node that each report replaces:
- * their size is bounded by the fleet, not by time, so they are not extrapolated.
+ * Tables whose size is bounded by the fleet, not by time, so they are not
+ * extrapolated: telemetry's latest-value tables (each report replaces a node's
+ * rows; `routing_routes` alone is most of a day's writes), and the read models
+ * and bookkeeping the reports touch that keep one row per node, session or
+ * stream, or prune themselves to a bound (flap alerts, session flap transitions).
  */
-const LATEST_VALUE_TABLES = new Set([
-  'wireguard_traffic_latest',
-  'node_status',
+const BOUNDED_TABLES = new Set([
+  ...LATEST_VALUE_TABLES,
   'node_status_current',
-  'routing_tables',
-  'prefix_flaps',
-  'prefix_flap_feeds',
+  'session_flaps',
+  'session_flap_transitions',
+  'flap_alerts',
+  'flap_alerts_stream',
+  'agent_connections',
   'streams',
-  'agent_liveness',
   'projection_checkpoints',
 ]);
+
+/** Tables the retention job keeps 60 days of: growth that stops at 60 days. */
+const RETAINED = new Set(
+  [...RETAINED_TABLES, ...SERIES_RETAINED_TABLES, ...FLAP_RATE_RETAINED_TABLES, ...ROUTE_COUNT_RETAINED_TABLES]
+    .map((t) => t.table)
+    .filter((t) => !BOUNDED_TABLES.has(t)),
+);
+
+/** Rows added per width of a rollup table during the replay. */
+async function rollupRowsByWidth(pool: import('pg').Pool, table: string): Promise<Map<number, number>> {
+  const { rows } = await pool.query(`SELECT width_s, count(*)::bigint AS n FROM "${table}" GROUP BY width_s`);
+  return new Map(rows.map((r: { width_s: number; n: string }) => [r.width_s, Number(r.n)]));
+}
 
 /**
  * CPU time of this database's PostgreSQL backends (the server's pool connections),
@@ -499,6 +526,7 @@ async function runServer(): Promise<void> {
     await sys.pool.query('VACUUM ANALYZE');
     const sizesBefore = await tableSizes(sys.pool);
     const rowsBefore = await rowCounts(sys.pool, [...sizesBefore.keys()]);
+    const rollupsBefore = new Map(await Promise.all([...ROLLUP_TABLES].map(async (t) => [t, await rollupRowsByWidth(sys.pool, t)] as const)));
     const cpuReplay = process.cpuUsage();
     const pgReplay = new BackendCpu(sys.pool);
     const replay = await agents.ask<{ done: true; wall_s: number; outcomes: Outcome[] }>({ cmd: 'replay', minutes });
@@ -507,16 +535,28 @@ async function runServer(): Promise<void> {
     const replayPgSeconds = await pgReplay.stop();
     const sizesAfter = await tableSizes(sys.pool);
     const rowsAfter = await rowCounts(sys.pool, [...sizesAfter.keys()]);
+    const rollupsAfter = new Map(await Promise.all([...ROLLUP_TABLES].map(async (t) => [t, await rollupRowsByWidth(sys.pool, t)] as const)));
     const required = replay.outcomes.length / (minutes * 60);
     const sustained = replay.outcomes.length / replay.wall_s;
 
     // Growth per day of each table that grows with time: bytes per row over the replay
     // (size and row count before and after) times rows per day. A replay of M simulated
     // minutes adds M/1440 of a day's rows, except to the 5-minute archives, whose rows
-    // cover ceil(M/5) buckets (the schedule starts at a bucket start).
-    const rowsPerDay = (table: string, added: number) => (ARCHIVE_TABLES.has(table) ? (added * 288) / Math.ceil(minutes / 5) : (added * 1440) / minutes);
-    const growing = [...sizesAfter.keys()]
-      .filter((table) => !LATEST_VALUE_TABLES.has(table) && (sizesAfter.get(table) ?? 0) !== (sizesBefore.get(table) ?? 0))
+    // cover ceil(M/5) buckets (the schedule starts at a bucket start), and to the rollups,
+    // whose rows of width w cover ceil(M*60/w) buckets of the 86,400/w of a day.
+    // Bytes per row include the dead versions the replay's updates left (upserted rollups):
+    // an upper bound; `npm run bench -- storage` measures a whole day with vacuum.
+    const rowsPerDay = (table: string, added: number) => {
+      if (ARCHIVE_TABLES.has(table)) return (added * 288) / Math.ceil(minutes / 5);
+      if (ROLLUP_TABLES.has(table)) {
+        const before = rollupsBefore.get(table)!;
+        return [...rollupsAfter.get(table)!].reduce((sum, [w, n]) => sum + ((n - (before.get(w) ?? 0)) * (86_400 / w)) / Math.ceil((minutes * 60) / w), 0);
+      }
+      return (added * 1440) / minutes;
+    };
+    const changed = [...sizesAfter.keys()].filter((table) => (sizesAfter.get(table) ?? 0) !== (sizesBefore.get(table) ?? 0));
+    const growing = changed
+      .filter((table) => !BOUNDED_TABLES.has(table))
       .map((table) => {
         const addedRows = (rowsAfter.get(table) ?? 0) - (rowsBefore.get(table) ?? 0);
         const addedBytes = (sizesAfter.get(table) ?? 0) - (sizesBefore.get(table) ?? 0);
@@ -525,7 +565,13 @@ async function runServer(): Promise<void> {
       })
       .sort((a, b) => b.perDay - a.perDay);
     const growingPerDay = growing.reduce((sum, g) => sum + g.perDay, 0);
-    const bounded = [...sizesAfter].filter(([table]) => LATEST_VALUE_TABLES.has(table)).sort((a, b) => b[1] - a[1]);
+    // Growth that retention stops at 60 days, and growth nothing stops (the event log).
+    const retainedPerDay = growing.filter((g) => RETAINED.has(g.table)).reduce((sum, g) => sum + g.perDay, 0);
+    const bounded = [...sizesAfter].filter(([table]) => BOUNDED_TABLES.has(table)).sort((a, b) => b[1] - a[1]);
+    const boundedChange = changed
+      .filter((table) => BOUNDED_TABLES.has(table))
+      .map((table): [string, number] => [table, (sizesAfter.get(table) ?? 0) - (sizesBefore.get(table) ?? 0)])
+      .sort((a, b) => b[1] - a[1]);
 
     progress(`telemetry-ingest: ${windowSeconds} s at the real rate`);
     const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -583,10 +629,13 @@ async function runServer(): Promise<void> {
       },
       database: {
         growth_per_day_mb: mb(growingPerDay),
-        retained_60_days_gb: round((growingPerDay * 60) / 1024 ** 3, 1),
-        growing_tables_per_day_mb: Object.fromEntries(growing.slice(0, 10).map((g) => [g.table, mb(g.perDay)])),
-        bytes_per_row: Object.fromEntries(growing.slice(0, 10).map((g) => [g.table, Math.round(g.bytesPerRow)])),
-        latest_value_tables_mb: Object.fromEntries(bounded.slice(0, 6).map(([table, bytes]) => [table, mb(bytes)])),
+        growth_per_day_retained_mb: mb(retainedPerDay),
+        growth_per_day_unbounded_mb: mb(growingPerDay - retainedPerDay),
+        retained_60_days_gb: round((retainedPerDay * 60) / 1024 ** 3, 1),
+        growing_tables_per_day_mb: Object.fromEntries(growing.slice(0, 12).map((g) => [g.table, mb(g.perDay)])),
+        bytes_per_row: Object.fromEntries(growing.slice(0, 12).map((g) => [g.table, Math.round(g.bytesPerRow)])),
+        bounded_tables_mb: Object.fromEntries(bounded.slice(0, 12).map(([table, bytes]) => [table, mb(bytes)])),
+        bounded_tables_change_during_replay_mb: Object.fromEntries(boundedChange.slice(0, 12).map(([table, bytes]) => [table, mb(bytes)])),
       },
       ok: replayFigures.not_200 === 0 && windowFigures.not_200 === 0,
     });

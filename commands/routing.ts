@@ -18,7 +18,7 @@ export async function recordRoutingTable(deps: TelemetryDeps, table: RoutingTabl
     await lockNodeRouting(tx, table.node_id);
     const churn = await churnAgainstLatest(tx, table);
     const observation = await insertRoutingTable(tx, table, now);
-    await storeRoutingAnalytics(tx, observation, table, churn);
+    await storeRoutingAnalytics(tx, observation, now, table, churn);
     return observation;
   });
   try {

@@ -39,7 +39,7 @@ export interface StatusPoint {
 export async function statusPointsSince(db: Queryable, nodeId: string, kind: 'report' | 'apply', since: Date): Promise<StatusPoint[]> {
   const { rows } = await db.query(
     `SELECT * FROM (
-       SELECT id, created_at, status, drift_count FROM status_events
+       SELECT id, created_at, status, drift_count FROM status_snapshots
        WHERE node_id = $1 AND kind = $2 AND created_at >= $3 ORDER BY id DESC LIMIT ${MAX_TREND_ROWS}
      ) newest ORDER BY id`,
     [nodeId, kind, since],

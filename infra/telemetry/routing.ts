@@ -44,7 +44,7 @@ export async function churnAgainstLatest(db: Queryable, table: RoutingTable): Pr
 }
 
 /** Replaces the node's route rows with the table's, and completes observation `id` with its summary and churn. */
-export async function storeRoutingAnalytics(db: Queryable, id: number, table: RoutingTable, churn: Churn | null): Promise<void> {
+export async function storeRoutingAnalytics(db: Queryable, id: number, receivedAt: Date, table: RoutingTable, churn: Churn | null): Promise<void> {
   const r = table.routes;
   await db.query(`DELETE FROM routing_routes WHERE node_id = $1`, [table.node_id]);
   if (r.length > 0) {
@@ -68,11 +68,13 @@ export async function storeRoutingAnalytics(db: Queryable, id: number, table: Ro
       ],
     );
   }
-  await db.query(`UPDATE routing_observations SET summary = $2, announced = $3, withdrawn = $4 WHERE id = $1`, [
+  // received_at too: the partition key, so only the observation's own day is read.
+  await db.query(`UPDATE routing_observations SET summary = $2, announced = $3, withdrawn = $4 WHERE id = $1 AND received_at = $5`, [
     id,
     JSON.stringify(summarizeRoutes(table)),
     churn?.announced ?? null,
     churn?.withdrawn ?? null,
+    receivedAt,
   ]);
 }
 
@@ -128,11 +130,19 @@ export interface LatestRouting extends RoutingObservation {
   summary: RoutingSummary;
 }
 
+/**
+ * A node's latest observation (routing_tables `t`), as a lateral subquery: a
+ * nested loop whose probe run-time pruning sends to the one day's partition. A
+ * plain join on (id, received_at) was planned as a hash join over every
+ * partition (90 ms against 4 ms for 1,000 nodes and 30 days).
+ */
+export const LATEST_OBSERVATION = `SELECT * FROM routing_observations WHERE id = t.observation_id AND received_at = t.observation_received_at LIMIT 1`;
+
 /** Each node's latest observation with its summary, by node id (nodes that never sent a table are absent). */
 export async function latestRouting(db: Queryable, nodeIds?: readonly string[]): Promise<Map<string, LatestRouting>> {
   const { rows } = await db.query(
     `SELECT ${OBSERVATION_COLUMNS}, o.summary, CASE WHEN o.summary IS NULL THEN t.routes END AS routes
-     FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id
+     FROM routing_tables t CROSS JOIN LATERAL (${LATEST_OBSERVATION}) o
      WHERE $1::text[] IS NULL OR t.node_id = ANY($1) ORDER BY t.node_id`,
     [nodeIds ?? null],
   );

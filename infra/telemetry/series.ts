@@ -2,6 +2,7 @@ import { trafficContributions, type CounterReading } from '../../domain/series/c
 import { ROLLUP_WIDTHS } from '../../domain/series/grid.js';
 import type { RuntimeSnapshot } from '../../domain/telemetry/reports.js';
 import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import type { RetainedTable } from './store.js';
 
 /**
  * The console's time series (migrations/0007_series_rollups.sql): what a snapshot
@@ -149,8 +150,8 @@ export async function addReportToSeries(pool: Pool, nodeId: string, failed: bool
 }
 
 /** Rollup tables and their time column, pruned by the retention job like the samples. */
-export const SERIES_RETAINED_TABLES: readonly { table: string; column: string }[] = [
-  { table: 'interface_traffic_rollups', column: 'bucket' },
+export const SERIES_RETAINED_TABLES: readonly RetainedTable[] = [
+  { table: 'interface_traffic_rollups', column: 'bucket', partitionKey: 'bucket' },
   { table: 'node_series_rollups', column: 'bucket' },
   { table: 'interface_counters_latest', column: 'at' },
 ];

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/pool.js';
+import { statusBodies, type StoredStatusBody } from './status-bodies.js';
 import type { StatusEventKind, StatusEventRow } from './store.js';
 
 /** A status event without its payload: what a list shows. */
@@ -13,7 +14,7 @@ export async function leanStatusEvents(
   page: { kind?: StatusEventKind; limit: number; beforeId?: number },
 ): Promise<LeanStatusEvent[]> {
   const { rows } = await db.query(
-    `SELECT id, kind, generation, status, created_at, drift_count FROM status_events
+    `SELECT id, kind, generation, status, created_at, drift_count FROM status_snapshots
      WHERE node_id = $1 AND ($2::text IS NULL OR kind = $2) AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
     [nodeId, page.kind ?? null, page.beforeId ?? null, page.limit],
   );
@@ -27,11 +28,14 @@ export async function leanStatusEvents(
   }));
 }
 
-/** One status event with its node and payload; undefined when there is none with that id. */
+/** One status event with its node and whole body; undefined when there is none with that id. */
 export async function statusEventById(db: Queryable, id: number): Promise<(StatusEventRow & { node_id: string }) | undefined> {
-  const { rows } = await db.query(`SELECT id, node_id, kind, generation, status, drift_count, created_at, payload FROM status_events WHERE id = $1`, [id]);
+  const { rows } = await db.query(`SELECT id, node_id, kind, generation, status, drift_count, created_at, change, body FROM status_snapshots WHERE id = $1`, [
+    id,
+  ]);
   const r = rows[0];
   if (!r) return undefined;
+  const [payload] = await statusBodies(db, [r as StoredStatusBody]);
   return {
     id: Number(r.id),
     node_id: r.node_id,
@@ -40,6 +44,6 @@ export async function statusEventById(db: Queryable, id: number): Promise<(Statu
     status: r.status,
     drift_count: r.drift_count,
     created_at: iso(r.created_at),
-    payload: r.payload,
+    payload,
   };
 }

@@ -1,6 +1,8 @@
 import type { HealthInputs } from '../../domain/telemetry/health.js';
 import type { ApplyResult, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
 import type { Queryable } from '../db/pool.js';
+import { LATEST_OBSERVATION } from './routing.js';
+import { changeAgainstBase, statusBodies, type StoredStatusBody } from './status-bodies.js';
 
 /**
  * The telemetry tables (migrations/0002_telemetry.sql), method by method. Times
@@ -20,30 +22,57 @@ export interface StatusEventRow {
   payload: unknown;
 }
 
+/**
+ * A table the retention job keeps 60 days of, by `column`. `partitionKey`: the
+ * table is partitioned by UTC day on that column, which is never later than
+ * `column` (a row's 5-minute bucket, or `column` itself), so a partition that ends
+ * at or before the cutoff holds only rows to delete.
+ */
+export interface RetainedTable {
+  table: string;
+  column: string;
+  partitionKey?: string;
+  /** `column` is a UTC date: rows of days before the cutoff's day go (the cutoff's day is still read). */
+  byDay?: boolean;
+}
+
 const iso = (t: Date | string | null) => (t === null ? null : new Date(t).toISOString());
 
-/** Appends one status event (one per report) and returns its id. */
+/**
+ * Appends one status snapshot (one per report; what its body changed against the
+ * day's base, see status-bodies.ts) and returns its id.
+ */
 export async function insertStatusEvent(
   db: Queryable,
   nodeId: string,
   event: { kind: StatusEventKind; generation: number | null; status: string | null; drift_count: number | null; payload: unknown },
   now: Date,
 ): Promise<number> {
+  const change = await changeAgainstBase(db, nodeId, event.kind, now, event.payload);
   const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO status_events (node_id, kind, generation, status, drift_count, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-    [nodeId, event.kind, event.generation, event.status, event.drift_count, JSON.stringify(event.payload), now],
+    `INSERT INTO status_snapshots (node_id, kind, generation, status, drift_count, change, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+    [nodeId, event.kind, event.generation, event.status, event.drift_count, JSON.stringify(change), now],
   );
   return Number(rows[0].id);
 }
 
-/** A node's status events, newest first, optionally of one kind. */
+/** A node's status events, newest first, optionally of one kind, with their whole bodies. */
 export async function listStatusEvents(db: Queryable, nodeId: string, kind: StatusEventKind | undefined, limit: number): Promise<StatusEventRow[]> {
   const { rows } = await db.query(
-    `SELECT id, kind, generation, status, drift_count, created_at, payload FROM status_events
+    `SELECT id, node_id, kind, generation, status, drift_count, created_at, change, body FROM status_snapshots
      WHERE node_id = $1 AND ($2::text IS NULL OR kind = $2) ORDER BY id DESC LIMIT $3`,
     [nodeId, kind ?? null, limit],
   );
-  return rows.map((r: Record<string, any>) => ({ ...r, id: Number(r.id), created_at: iso(r.created_at)! }) as StatusEventRow);
+  const payloads = await statusBodies(db, rows as StoredStatusBody[]);
+  return rows.map((r: Record<string, any>, i) => ({
+    id: Number(r.id),
+    kind: r.kind,
+    generation: r.generation,
+    status: r.status,
+    drift_count: r.drift_count,
+    created_at: iso(r.created_at)!,
+    payload: payloads[i],
+  }));
 }
 
 const NOT_RUNNING = (s: RuntimeSnapshot) => s.containers.filter((c) => c.state !== 'running').length;
@@ -146,8 +175,8 @@ export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStat
 export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
   if (snapshot.interfaces.length === 0) return;
   await db.query(
-    `INSERT INTO interface_traffic_samples (node_id, interface, at, rx_bytes, tx_bytes)
-     SELECT $1, i.name, $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
+    `INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes)
+     SELECT $1, i.name, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
      ON CONFLICT DO NOTHING`,
     [snapshot.node_id, now, snapshot.interfaces.map((i) => i.name), snapshot.interfaces.map((i) => i.rx_bytes), snapshot.interfaces.map((i) => i.tx_bytes)],
   );
@@ -246,10 +275,10 @@ export async function insertRoutingTable(db: Queryable, table: RoutingTable, now
   const id = Number(rows[0].id);
   // The routes themselves are rows (`storeRoutingAnalytics`); `routes` (jsonb) is only what a table stored before migration 0010 left.
   await db.query(
-    `INSERT INTO routing_tables (node_id, observation_id, captured_at, rpki_observed) VALUES ($1, $2, $3, $4)
-     ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, captured_at = EXCLUDED.captured_at,
+    `INSERT INTO routing_tables (node_id, observation_id, observation_received_at, captured_at, rpki_observed) VALUES ($1, $2, $5, $3, $4)
+     ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, observation_received_at = EXCLUDED.observation_received_at, captured_at = EXCLUDED.captured_at,
        rpki_observed = EXCLUDED.rpki_observed, routes = NULL`,
-    [table.node_id, id, table.captured_at, table.rpki_observed],
+    [table.node_id, id, table.captured_at, table.rpki_observed, now],
   );
   return id;
 }
@@ -279,19 +308,24 @@ export async function prefixFlapsOf(db: Queryable, nodeId: string): Promise<Pref
   }));
 }
 
-/** Sample tables and their time column: what the retention job prunes. */
-export const RETAINED_TABLES: readonly { table: string; column: string }[] = [
-  { table: 'status_events', column: 'created_at' },
-  { table: 'interface_traffic_samples', column: 'at' },
+/**
+ * Sample tables and their time column: what the retention job prunes. A table
+ * partitioned by day (migrations/0030) names its partition key, a time column
+ * no later than `column` (see `RetainedTable`).
+ */
+export const RETAINED_TABLES: readonly RetainedTable[] = [
+  { table: 'status_snapshots', column: 'created_at', partitionKey: 'created_at' },
+  { table: 'status_bases', column: 'day', byDay: true },
+  { table: 'interface_traffic_samples', column: 'at', partitionKey: 'bucket' },
   { table: 'self_metrics_samples', column: 'at' },
-  { table: 'wireguard_traffic_samples', column: 'at' },
-  { table: 'routing_observations', column: 'received_at' },
+  { table: 'wireguard_traffic_samples', column: 'at', partitionKey: 'at' },
+  { table: 'routing_observations', column: 'received_at', partitionKey: 'received_at' },
   { table: 'routing_fleet_observations', column: 'received_at' },
 ];
 
 /** Routes of every node's latest routing-table observation, by node id (nodes that never reported one are absent). */
 export async function latestTableSizes(db: Queryable): Promise<Map<string, number>> {
-  const { rows } = await db.query(`SELECT t.node_id, o.size FROM routing_tables t JOIN routing_observations o ON o.id = t.observation_id`);
+  const { rows } = await db.query(`SELECT t.node_id, o.size FROM routing_tables t CROSS JOIN LATERAL (${LATEST_OBSERVATION}) o`);
   return new Map(rows.map((r: { node_id: string; size: number }) => [r.node_id, r.size]));
 }
 

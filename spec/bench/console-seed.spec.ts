@@ -122,7 +122,7 @@ describe('bench console-seed: the bulk telemetry history', function () {
 
     const snapshots = await snapshotsOf(node);
     const reports = (
-      await sys.pool.query(`SELECT status, created_at FROM status_events WHERE node_id = $1 AND kind = 'report' ORDER BY created_at`, [node.node_id])
+      await sys.pool.query(`SELECT status, created_at FROM status_snapshots WHERE node_id = $1 AND kind = 'report' ORDER BY created_at`, [node.node_id])
     ).rows;
     expect(snapshots).to.have.length(120);
     expect(reports).to.have.length(24);

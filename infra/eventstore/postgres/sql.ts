@@ -15,6 +15,39 @@ export const append = `SELECT event_id, position, tx_id::text AS tx_text, stream
   FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[],
     ARRAY(SELECT d FROM jsonb_array_elements($6::jsonb) WITH ORDINALITY AS t(d, k) ORDER BY k), $7::jsonb)`;
 
+/**
+ * The common append in one plain statement: one stream, an exact expected
+ * version, at least one event. The UPDATE takes the stream's row lock and moves
+ * its version forward only when it is the one expected (a writer that waited for
+ * the lock re-checks the committed row), and the events are inserted from the
+ * version it returns. No row back means the version was not the expected one
+ * (or the stream does not exist): the caller then runs `append`, which raises
+ * the conflict with what is there. Statement triggers on both tables enter the
+ * writer protocol before the transaction has an id, as for every write.
+ * $1 stream, $2 expected version, $3 event count, $4 ids, $5 types, $6 data
+ * (one JSON array), $7 metadata.
+ */
+export const appendToVersion = `WITH moved AS (
+    UPDATE streams SET version = version + $3::int
+    WHERE stream_id = $1::text AND version = $2::int
+    RETURNING version)
+  INSERT INTO events (event_id, stream_id, version, type, data, metadata)
+  SELECT coalesce(e.id, gen_random_uuid()), $1::text, moved.version - $3::int + e.k::int, e.type, d.data, $7::jsonb
+  FROM moved,
+    unnest($4::uuid[], $5::text[]) WITH ORDINALITY AS e(id, type, k)
+    JOIN jsonb_array_elements($6::jsonb) WITH ORDINALITY AS d(data, k) ON d.k = e.k
+  ORDER BY e.k
+  RETURNING event_id, position, tx_id::text AS tx_text, stream_id, version, type, recorded_at`;
+
+/**
+ * Names of the append statements, prepared once per connection: planning them
+ * (the CTE, the function's call) cost about as much as running them (bench
+ * `append`, 16 writers: 0.39x raw INSERT unnamed, 0.73x named). Each name is
+ * only ever used for its one text.
+ */
+export const APPEND_STATEMENT = 'dn42_event_store_append';
+export const APPEND_TO_VERSION_STATEMENT = 'dn42_event_store_append_to_version';
+
 export const streamVersions = `SELECT stream_id, version FROM streams WHERE stream_id = ANY($1::text[])`;
 
 export const notify = `SELECT pg_notify($1, '')`;

@@ -107,7 +107,7 @@ export class PgEventStore implements EventStore {
     try {
       if (inline.length === 0) {
         // Nothing else to do in the transaction: one autocommitted statement.
-        events = prepared.toWritten((await this.pool.query<AppendedRow>(sql.append, prepared.params)).rows);
+        events = prepared.toWritten(await prepared.write(this.pool));
       } else {
         events = await withTransaction(this.pool, (client) => this.appendIn(client, prepared, inline));
       }
@@ -124,7 +124,7 @@ export class PgEventStore implements EventStore {
   }
 
   private async appendIn(client: pg.PoolClient, prepared: PreparedAppend, inline: readonly { handler: InlineHandler }[]): Promise<RecordedEvent[]> {
-    const written = prepared.toWritten((await client.query<AppendedRow>(sql.append, prepared.params)).rows);
+    const written = prepared.toWritten(await prepared.write(client));
     for (const { handler } of inline) await handler(client, written);
     return written;
   }
@@ -316,11 +316,12 @@ export class PgEventStore implements EventStore {
 interface PreparedAppend {
   ordered: StreamWrite[];
   flat: StreamWrite['events'][number][];
-  params: unknown[];
+  /** Runs the append on the pool (autocommitted) or in a caller's transaction; the rows written, in the order sent. */
+  write(db: Queryable): Promise<AppendedRow[]>;
   toWritten(rows: AppendedRow[]): RecordedEvent[];
 }
 
-/** The parameters of one `event_store_append` call, and how to read its rows back. */
+/** One append's statement (the one-stream exact-version statement, else `event_store_append`), and how to read its rows back. */
 function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata): PreparedAppend {
   // Streams are locked in a fixed order so that two multi-stream appends over the
   // same streams cannot deadlock.
@@ -331,15 +332,39 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
   const flat = ordered.flatMap((w) => w.events);
   const dataText = JSON.stringify(flat.map((e) => e.data ?? null));
   const metadataText = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
-  const params = [
-    ordered.map((w) => w.streamId),
-    ordered.map((w) => String(w.expected)),
-    ordered.map((w) => w.events.length),
-    flat.map((e) => e.id ?? null),
-    flat.map((e) => e.type),
-    dataText,
-    metadataText,
-  ];
+  const ids = flat.map((e) => e.id ?? null);
+  const types = flat.map((e) => e.type);
+  const general = async (db: Queryable) =>
+    (
+      await db.query<AppendedRow>({
+        name: sql.APPEND_STATEMENT,
+        text: sql.append,
+        values: [
+          ordered.map((w) => w.streamId),
+          ordered.map((w) => String(w.expected)),
+          ordered.map((w) => w.events.length),
+          ids,
+          types,
+          dataText,
+          metadataText,
+        ],
+      })
+    ).rows;
+  const only = ordered.length === 1 ? ordered[0] : undefined;
+  const write =
+    only && typeof only.expected === 'number' && only.events.length > 0
+      ? async (db: Queryable) => {
+          const rows = (
+            await db.query<AppendedRow>({
+              name: sql.APPEND_TO_VERSION_STATEMENT,
+              text: sql.appendToVersion,
+              values: [only.streamId, only.expected, only.events.length, ids, types, dataText, metadataText],
+            })
+          ).rows;
+          // Nothing written: not the expected version. The general append raises the conflict with what is there.
+          return rows.length > 0 ? rows : general(db);
+        }
+      : general;
   // The statement returns the written rows in the order they were sent (stream by stream, in order).
   const toWritten = (rows: AppendedRow[]): RecordedEvent[] => {
     if (rows.length !== flat.length) throw new Error(`append wrote ${rows.length} events, expected ${flat.length}`);
@@ -352,7 +377,7 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
       return toRecorded({ ...row, data: data[i], metadata: meta });
     });
   };
-  return { ordered, flat, params, toWritten };
+  return { ordered, flat, write, toWritten };
 }
 
 /** Each written stream's version: its last new event's, or for a pure guard what it was checked to be. */

@@ -94,7 +94,7 @@ describe('agent self-update (local release tarballs, real control server, detach
     expect(agent.ring.lastHour().last_error_message).to.match(/^agent update 1\.0\.2: discarded: sha256 mismatch/);
 
     // And the periodic check does not download it again; only a new offer retries
-    await server.control.sys.pool.query(`DELETE FROM status_events WHERE node_id = $1`, [server.nodeId]);
+    await server.control.sys.pool.query(`DELETE FROM status_snapshots WHERE node_id = $1`, [server.nodeId]);
     await checkForUpdate(agent.rt, undefined, options);
     expect((await records.failure.read(agent.stateDir))?.version).to.equal('1.0.2');
     expect((await server.control.admin.get(`/admin/nodes/${server.nodeId}/status-events`)).body.events).to.deep.equal([]);

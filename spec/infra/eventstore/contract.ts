@@ -62,6 +62,27 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         expect((await store.readStream(id('c'))).map((e) => e.version)).to.deep.equal([0, 1]);
       });
 
+      it('refuses an exact version on a stream that does not exist, and writes several events at an exact version in order', async () => {
+        const missing = await store.append([{ streamId: id('e'), expected: 0, events: [ev('E0')] }], meta).catch((e) => e);
+        expect(missing).to.be.instanceOf(WrongExpectedVersion);
+        expect(missing.actual).to.equal('no_stream');
+        expect(await store.streamVersion(id('e'))).to.equal(-1);
+        await store.append([{ streamId: id('e'), expected: 'no_stream', events: [ev('E0')] }], meta);
+        const res = await store.append([{ streamId: id('e'), expected: 0, events: [ev('E1', { n: 1 }), ev('E2', { n: 2 }), ev('E3', { n: 3 })] }], meta);
+        expect(res.versions[id('e')]).to.equal(3);
+        expect(res.events.map((e) => [e.type, e.version, e.data])).to.deep.equal([
+          ['E1', 1, { n: 1 }],
+          ['E2', 2, { n: 2 }],
+          ['E3', 3, { n: 3 }],
+        ]);
+        expect((await store.readStream(id('e'))).map((e) => [e.type, e.version, e.data])).to.deep.equal([
+          ['E0', 0, {}],
+          ['E1', 1, { n: 1 }],
+          ['E2', 2, { n: 2 }],
+          ['E3', 3, { n: 3 }],
+        ]);
+      });
+
       it("tells a stream's version without reading its events, -1 for a missing stream", async () => {
         expect(await store.streamVersion(id('v'))).to.equal(-1);
         await store.append([{ streamId: id('v'), expected: 'no_stream', events: [ev('V1'), ev('V2')] }], meta);

@@ -3,6 +3,7 @@ import { execute, handleCommand } from '../../../commands/handle.js';
 import { createPool } from '../../../infra/db/pool.js';
 import { PgEventStore } from '../../../infra/eventstore/postgres/store.js';
 import { KeyedLocks } from '../../../infra/eventstore/postgres/write-locks.js';
+import { WrongExpectedVersion } from '../../../infra/eventstore/types.js';
 import { createLogger } from '../../../infra/logger.js';
 import { counter } from '../../fixtures/counter.js';
 import { createTestSystem, type TestSystem } from '../../support/system.js';
@@ -97,6 +98,21 @@ describe('writer locks: PostgreSQL', () => {
     const values = (await sys.store.readStream('counter-side')).slice(1).map((e) => (e.data as { value: number }).value);
     expect(values).to.deep.equal(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(results.map((r) => r.result).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('refuses a stale exact version inside a write session with the typed conflict, and the session’s other writes roll back with it', async () => {
+    await sys.store.append([{ streamId: 'session-stale', expected: 'no_stream', events: [{ type: 'Tick', data: {} }] }], meta);
+    await sys.store.append([{ streamId: 'session-stale', expected: 0, events: [{ type: 'Tick', data: {} }] }], meta);
+    const failed = await sys.store
+      .withWriteLocks([{ name: 'session-stale' }], async (session) => {
+        await session.append([{ streamId: 'session-other', expected: 'no_stream', events: [{ type: 'Tick', data: {} }] }], meta);
+        return session.append([{ streamId: 'session-stale', expected: 0, events: [{ type: 'Tick', data: {} }] }], meta);
+      })
+      .catch((e: unknown) => e);
+    expect(failed).to.be.instanceOf(WrongExpectedVersion);
+    expect(failed).to.include({ expected: 0, actual: 1 });
+    expect(await sys.store.streamVersion('session-other')).to.equal(-1);
+    expect(await sys.store.streamVersion('session-stale')).to.equal(1);
   });
 
   it('reads the answer in the append’s transaction, before any later writer commits', async () => {

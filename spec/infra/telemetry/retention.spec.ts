@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { startTelemetryJob, type TelemetryDeps } from '../../../commands/telemetry.js';
-import { pruneTelemetry, RETENTION_DAYS } from '../../../infra/telemetry/retention.js';
+import { ensureTelemetryPartitions, pruneTelemetry, RETENTION_DAYS } from '../../../infra/telemetry/retention.js';
 import {
   archiveInterfaceTraffic,
   archiveSelfMetrics,
@@ -17,7 +17,7 @@ import { snapshot } from '../../http/control/agent/telemetry-support.js';
 
 const DAY = 86_400_000;
 const TABLES = [
-  'status_events',
+  'status_snapshots',
   'interface_traffic_samples',
   'self_metrics_samples',
   'wireguard_traffic_samples',
@@ -63,6 +63,39 @@ describe('Telemetry retention (60 days, single-instance job)', function () {
     expect(await counts()).to.deep.equal(each(3));
     expect(await pruneTelemetry(sys.pool, now)).to.deep.include(each(1));
     expect(await counts()).to.deep.equal(each(2));
+  });
+
+  it('drops the daily partitions that end before the cutoff and deletes only the older rows of the partition that holds it', async () => {
+    const now = sys.clock.now();
+    const cutoff = now.getTime() - RETENTION_DAYS * DAY;
+    // Partitions made ahead of time, as the job makes them, for the days the rows fall in.
+    for (const at of [cutoff - 2 * DAY, cutoff, now.getTime()]) await ensureTelemetryPartitions(sys.pool, new Date(at));
+    const day = (t: number) => new Date(t).toISOString().slice(0, 10).replaceAll('-', '');
+    const partitioned = ['wireguard_traffic_samples', 'interface_traffic_samples', 'interface_traffic_rollups', 'routing_observations'];
+    const partitionOf = async (table: string, t: number) =>
+      (await sys.pool.query(`SELECT to_regclass($1)::text AS p`, [`${table}_p${day(t)}`])).rows[0].p as string | null;
+    for (const table of partitioned) expect(await partitionOf(table, cutoff - 2 * DAY)).to.equal(`${table}_p${day(cutoff - 2 * DAY)}`);
+
+    const s = snapshot('n1') as unknown as RuntimeSnapshot;
+    const rollup = (at: number) =>
+      sys.pool.query(`INSERT INTO interface_traffic_rollups VALUES (300, 'n1', $1, 'wg0', 1, 2, 300)`, [new Date(Math.floor(at / 300_000) * 300_000)]);
+    for (const at of [cutoff - 2 * DAY, cutoff - 5 * 60_000, cutoff + 5 * 60_000, now.getTime()]) {
+      const traffic = { node_id: 'n1', captured_at: new Date(at).toISOString(), peers: [{ interface: 'wg0', rx_bytes: 1, tx_bytes: 2 }] };
+      await insertWireguardTraffic(sys.pool, traffic, trafficTotals(traffic), new Date(at));
+      await archiveInterfaceTraffic(sys.pool, { ...s, interfaces: [s.interfaces[0]] }, new Date(at));
+      await rollup(at);
+      await insertRoutingTable(sys.pool, { node_id: 'n1', captured_at: new Date(at).toISOString(), rpki_observed: false, routes: [] }, new Date(at));
+    }
+    // Every row in a partition of its own day, none in the default partition.
+    for (const table of partitioned) expect((await sys.pool.query(`SELECT count(*)::int AS n FROM ${table}_default`)).rows[0].n).to.equal(0);
+
+    const deleted = await pruneTelemetry(sys.pool, now);
+    for (const table of partitioned) {
+      expect(deleted[table], table).to.equal(2);
+      expect(await partitionOf(table, cutoff - 2 * DAY), table).to.equal(null);
+      expect(await partitionOf(table, cutoff), table).to.equal(`${table}_p${day(cutoff)}`);
+      expect((await sys.pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n, table).to.equal(2);
+    }
   });
 
   it('archives a snapshot per 5-minute bucket: the first of the bucket, per interface and for the self metrics', async () => {
