@@ -13,6 +13,8 @@ import {
 import type { ApplyResult, PrefixFlaps, ReconciliationReport, RuntimeSnapshot, WireguardReresolve, WireguardTraffic } from '../domain/telemetry/reports.js';
 import type { BackgroundTasks } from '../infra/background.js';
 import { withTransaction } from '../infra/db/pool.js';
+import { applyFailed } from '../domain/notify/from-facts.js';
+import { fanOut } from './notify/fanout.js';
 import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
@@ -50,6 +52,8 @@ export interface TelemetryDeps {
   background: BackgroundTasks;
   /** Orders the snapshots of each node in this process (see `NodeQueue`); absent: no ordering beyond the row lock. */
   snapshotOrder?: NodeQueue;
+  /** `NOTIFY_FLOOD_LIMIT` for the apply-failed notifications (default 20). */
+  notifyFloodLimit?: number;
 }
 
 /**
@@ -228,6 +232,9 @@ export async function recordApply(deps: TelemetryDeps, apply: ApplyResult, metad
   await withTransaction(deps.pool, async (tx) => {
     await upsertApply(tx, apply, now);
     await insertStatusEvent(tx, apply.node_id, { kind: 'apply', generation: apply.generation, status: apply.status, drift_count: null, payload: apply }, now);
+    // No event records an apply: its failure is fanned out to the notification outbox with the row, in the same transaction.
+    const failed = applyFailed(apply);
+    if (failed) await fanOut(tx, failed, { floodLimit: deps.notifyFloodLimit ?? 20 });
   });
   await refreshHealth(deps, apply.node_id, metadata, now);
 }

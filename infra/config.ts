@@ -314,6 +314,18 @@ export const settings = {
     positiveInt,
     1,
   ),
+  notifyWebhookAllow: setting(
+    'NOTIFY_WEBHOOK_ALLOW',
+    'comma-separated CIDRs notification webhooks may reach although loopback, private, link-local or dn42 (refused by default)',
+    cidrList,
+    [] as string[],
+  ),
+  notifyPollMs: setting('NOTIFY_POLL_MS', 'how often the notification deliverer looks for due notifications when nothing woke it (ms)', positiveInt, 1000),
+  notifyRetryBaseMs: setting('NOTIFY_RETRY_BASE_MS', 'first retry delay of a failed notification, doubled per attempt up to an hour (ms)', positiveInt, 30_000),
+  notifyPauseAfter: setting('NOTIFY_PAUSE_AFTER', 'consecutive failed deliveries after which a notification channel is paused', positiveInt, 10),
+  notifyLeaseMs: setting('NOTIFY_LEASE_MS', 'how long an instance holds a notification it is sending before another may take it (ms)', positiveInt, 60_000),
+  notifyTimeoutMs: setting('NOTIFY_TIMEOUT_MS', 'deadline of one webhook request or mail submission (ms)', positiveInt, 10_000),
+  notifyFloodLimit: setting('NOTIFY_FLOOD_LIMIT', 'notifications to one channel per minute before the rest of the minute becomes one summary', positiveInt, 20),
   projectionPollMs: setting('PROJECTION_POLL_MS', 'how often async projections poll when no NOTIFY arrives (ms)', positiveInt, 1000),
 } as const;
 

@@ -6,6 +6,7 @@ import { dnsProjection } from './dns/projection.js';
 import { fleetProjection } from './fleet/projection.js';
 import { nodeStatusProjection } from './node-status/projection.js';
 import { oidcProjection } from './oidc/projection.js';
+import { notifyChannelsProjection } from './notify/projection.js';
 import { flapAlertsProjection } from './flap-alerts/projection.js';
 import { sessionFlapsProjection } from './session-flaps/projection.js';
 import type { Projection } from './runtime/projection.js';
@@ -22,4 +23,5 @@ export const allProjections: readonly Projection[] = [
   oidcProjection,
   autopeeringProjection,
   dnsProjection,
+  notifyChannelsProjection,
 ];

@@ -53,6 +53,7 @@ import { controlGauges } from './metrics.js';
 import { appPageRoutes } from './pages.js';
 import { portalGate } from './portal/auth.js';
 import { portalRoutes, type PortalOptions } from './portal/routes.js';
+import { adminNotificationRoutes } from './notifications/routes.js';
 
 export const CONTROL_PREFIX = '/control/v1';
 
@@ -130,6 +131,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     agentUpdateRoutes(ctx),
     fleetOpsRoutes(ctx),
     autopeeringAdminRoutes(ctx),
+    adminNotificationRoutes(ctx),
     ...dnsRoutes(ctx),
     ...portalRoutes(ctx, options.portal),
   ];

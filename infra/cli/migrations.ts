@@ -8,10 +8,11 @@ import { telemetryMigrations } from '../telemetry/migrations.js';
 import { rateLimitMigrations } from '../rate-limit.js';
 import { signingKeyMigrations } from '../identity/keys.js';
 import { portalMigrations } from '../portal/sessions.js';
+import { notifyMigrations } from '../notify/outbox.js';
 
 /**
  * Tables that are neither events nor projections (rebuilt from events):
- * id sequences, telemetry samples, rate-limit counters, release files, keys, portal sessions.
+ * id sequences, telemetry samples, rate-limit counters, release files, keys, portal sessions, the notification outbox.
  * Applied, in this order, before the projections' own sets by `serve` and by
  * the test system. A module with tables of this kind adds its set here.
  */
@@ -25,4 +26,5 @@ export const stateMigrations: readonly MigrationSet[] = [
   signingKeyMigrations,
   portalMigrations,
   jobMigrations,
+  notifyMigrations,
 ];

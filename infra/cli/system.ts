@@ -32,6 +32,9 @@ import { Conflict } from '../../domain/errors.js';
 import { startTelemetryJob } from '../../commands/telemetry.js';
 import { FLAP_ALERT_JOB_INTERVAL_MS, startFlapAlertJob } from '../../commands/flap-alerts.js';
 import { setSessionFlapTimeScale } from '../../domain/flaps/session.js';
+import { notifierDeps, startNotifier } from '../../commands/notify/notifier.js';
+import { raiseSignal } from '../../commands/notify/fanout.js';
+import { registrySyncFailed } from '../../domain/notify/from-facts.js';
 import { pruneRateLimits } from '../rate-limit.js';
 import { prunePortal } from '../portal/sessions.js';
 import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
@@ -177,6 +180,8 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
     ? startFlapAlertJob(context, context.now, Math.max(1_000, Math.round(FLAP_ALERT_JOB_INTERVAL_MS / config.flapTimeScale)))
     : undefined;
   const housekeeping = wanted.has('projections') ? startHousekeeping(context) : undefined;
+  // Notifications (issue 32): any number of instances may run it; the outbox rows and the subscriber's cursor are claimed with SKIP LOCKED.
+  const notifier = wanted.has('projections') ? startNotifier(notifierDeps(context)) : undefined;
   return {
     servers,
     async stop() {
@@ -185,6 +190,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
       await telemetryJob?.stop();
       await flapAlertJob?.stop();
       await housekeeping?.stop();
+      await notifier?.stop();
       // Agent sockets first: they close with 1001 and take this instance's presence rows along.
       await Promise.all(sockets.map((s) => s.close()));
       await Promise.all(
@@ -241,9 +247,13 @@ function startRegistrySync(context: ServiceContext): SingletonJob | undefined {
     config.registrySyncIntervalSeconds * 1000,
     async () => {
       // A failed round keeps the loaded data; the next tick tries again.
-      await syncer
-        .sync({ metadata: { actor: 'registry-sync-loop' } })
-        .catch((err) => log[err instanceof Conflict ? 'warn' : 'error']({ err }, 'periodic registry sync failed'));
+      await syncer.sync({ metadata: { actor: 'registry-sync-loop' } }).catch(async (err) => {
+        log[err instanceof Conflict ? 'warn' : 'error']({ err }, 'periodic registry sync failed');
+        if (err instanceof Conflict) return;
+        await raiseSignal(pool, registrySyncFailed(err instanceof Error ? err.message : String(err), context.now()), {
+          floodLimit: config.notifyFloodLimit,
+        }).catch((raiseErr: unknown) => log.error({ err: raiseErr }, 'registry sync failure notification failed'));
+      });
     },
     log,
   );

@@ -68,7 +68,14 @@ const bodyNodeFirst: RequestHandler = (req, res, next) => {
 };
 
 export function telemetryDeps(ctx: ServiceContext): TelemetryDeps {
-  return { pool: ctx.pool, store: ctx.store, log: ctx.log, background: ctx.background, snapshotOrder: new NodeQueue() };
+  return {
+    pool: ctx.pool,
+    store: ctx.store,
+    log: ctx.log,
+    background: ctx.background,
+    snapshotOrder: new NodeQueue(),
+    notifyFloodLimit: ctx.config.notifyFloodLimit,
+  };
 }
 
 const Accepted = <P extends Record<string, TSchema>>(props: P) =>

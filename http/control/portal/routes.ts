@@ -11,6 +11,7 @@ import { portalRequestRoutes } from './requests.js';
 import { portalSessionRoutes } from './session.js';
 import { portalFlapViewRoutes } from './view-flaps.js';
 import { portalFleetViewRoutes } from './view-fleet.js';
+import { portalNotificationRoutes } from '../notifications/routes.js';
 
 export interface PortalOptions {
   /** The portal's client at the identity service of this process (`registerLocalPortalClient`); absent: the PORTAL_* settings. */
@@ -34,5 +35,6 @@ export function portalRoutes(ctx: ServiceContext, options: PortalOptions = {}): 
     portalObserveRoutes(ctx),
     portalFleetViewRoutes(ctx),
     portalFlapViewRoutes(ctx),
+    portalNotificationRoutes(ctx),
   ];
 }
