@@ -233,7 +233,7 @@ export async function recordApply(deps: TelemetryDeps, apply: ApplyResult, metad
     await upsertApply(tx, apply, now);
     await insertStatusEvent(tx, apply.node_id, { kind: 'apply', generation: apply.generation, status: apply.status, drift_count: null, payload: apply }, now);
     // No event records an apply: its failure is fanned out to the notification outbox with the row, in the same transaction.
-    const failed = applyFailed(apply);
+    const failed = applyFailed(apply, now);
     if (failed) await fanOut(tx, failed, { floodLimit: deps.notifyFloodLimit ?? 20 });
   });
   await refreshHealth(deps, apply.node_id, metadata, now);

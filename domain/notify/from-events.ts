@@ -155,3 +155,13 @@ export function fromEvent(event: SourceEvent, id: string, at: string, lookups: L
       return unreachable(event);
   }
 }
+
+/** The lines a flap alert's notification gives its localisation (the flap page's zones). */
+export function localizationLines(
+  l: { zone: string; confidence: number; culprit_asn: number | null; culprit_name: string | null; culprit_edge: [number, number] | null } | null,
+): string[] {
+  if (!l) return ['localised: not yet (too few observations)'];
+  const culprit = l.culprit_asn === null ? '' : ` at AS${l.culprit_asn}${l.culprit_name ? ` (${l.culprit_name})` : ''}`;
+  const edge = l.culprit_edge ? `, edge AS${l.culprit_edge[0]}-AS${l.culprit_edge[1]}` : '';
+  return [`localised: ${l.zone}${culprit}${edge}, confidence ${Math.round(l.confidence * 100)} %`];
+}

@@ -8,7 +8,7 @@ import type { Signal } from './signals.js';
  */
 
 /** An apply that did not succeed (`failed`, or `rolled_back` after a failed step). */
-export function applyFailed(apply: ApplyResult): Signal | null {
+export function applyFailed(apply: ApplyResult, receivedAt: Date): Signal | null {
   if (apply.status === 'succeeded') return null;
   const failedSteps = (apply.steps ?? []).filter((s) => s.status === 'failed').map((s) => `step ${s.name} failed${s.detail ? `: ${s.detail}` : ''}`);
   return {
@@ -21,8 +21,9 @@ export function applyFailed(apply: ApplyResult): Signal | null {
     group: `apply_failed ${apply.node_id} ${apply.generation}`,
     title: `Apply of generation ${apply.generation} on ${apply.node_id} ${apply.status.replace('_', ' ')}`,
     lines: [...(apply.error ? [apply.error] : []), ...failedSteps],
-    at: apply.finished_at,
-    facts: { generation: apply.generation, status: apply.status, error: apply.error },
+    // When the server heard of it: an agent's clock may be off, and subscriptions compare with the server's.
+    at: receivedAt.toISOString(),
+    facts: { generation: apply.generation, status: apply.status, error: apply.error, finished_at: apply.finished_at },
   };
 }
 

@@ -35,6 +35,9 @@ import { setSessionFlapTimeScale } from '../../domain/flaps/session.js';
 import { notifierDeps, startNotifier } from '../../commands/notify/notifier.js';
 import { raiseSignal } from '../../commands/notify/fanout.js';
 import { registrySyncFailed } from '../../domain/notify/from-facts.js';
+import { localizationLines } from '../../domain/notify/from-events.js';
+import { prefixLocalization } from '../../http/control/ui/views/prefix-flaps.js';
+import type { Localize } from '../../commands/notify/subscriber.js';
 import { pruneRateLimits } from '../rate-limit.js';
 import { prunePortal } from '../portal/sessions.js';
 import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
@@ -181,7 +184,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
     : undefined;
   const housekeeping = wanted.has('projections') ? startHousekeeping(context) : undefined;
   // Notifications (issue 32): any number of instances may run it; the outbox rows and the subscriber's cursor are claimed with SKIP LOCKED.
-  const notifier = wanted.has('projections') ? startNotifier(notifierDeps(context)) : undefined;
+  const notifier = wanted.has('projections') ? startNotifier(notifierDeps({ ...context, localize: notifyLocalize(context) })) : undefined;
   return {
     servers,
     async stop() {
@@ -208,6 +211,11 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
       }
     },
   };
+}
+
+/** The flap page's localisation of a prefix, for the notifications of its alerts. */
+export function notifyLocalize(context: ServiceContext): Localize {
+  return async (prefix, at) => localizationLines(await prefixLocalization(context, prefix, at));
 }
 
 /** `http://host:port` of a service of this process: a wildcard bind address is reached on loopback. */

@@ -72,3 +72,11 @@ export async function prefixFlapLocalizationsView(ctx: ServiceContext) {
   const names = await originNames(ctx, asnsOf(rows.filter((r) => prefixes.has(r.prefix))));
   return { localizations: kept.map(([prefix, l]) => ({ prefix, ...withNames(l, names) })) };
 }
+
+/** One prefix's localisation now (the notifier's flap alert lines), with the culprit's registry name when the replica has it. */
+export async function prefixLocalization(ctx: ServiceContext, prefix: string, now: Date): Promise<Localization | null> {
+  const { rows, localize } = await snapshot(ctx, now);
+  const located = localize(new Map()).get(prefix) ?? null;
+  if (!located) return null;
+  return withNames(located, await originNames(ctx, asnsOf(rows.filter((r) => r.prefix === prefix))));
+}

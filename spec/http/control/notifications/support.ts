@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { notifierDeps, startNotifier, type Notifier, type NotifierDeps } from '../../../../commands/notify/notifier.js';
+import { notifyLocalize } from '../../../../infra/cli/system.js';
 import type { TestSystem } from '../../../support/system.js';
 
 /** One request a receiver got. */
@@ -79,7 +80,7 @@ export const NOTIFY_ENV = {
 
 /** The notifier of a test system, on its clock. */
 export function startTestNotifier(sys: TestSystem, overrides: Partial<NotifierDeps> = {}): Notifier {
-  return startNotifier({ ...notifierDeps({ ...sys.context, store: sys.context.store }), ...overrides });
+  return startNotifier({ ...notifierDeps({ ...sys.context, localize: notifyLocalize(sys.context) }), ...overrides });
 }
 
 /**
