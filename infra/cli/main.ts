@@ -4,6 +4,7 @@ import type { Logger } from '../logger.js';
 import type { OpenOptions, System } from './system.js';
 import { ROLES, type Role } from './roles.js';
 import { ApiError, registerManagementCommands } from './manage.js';
+import { registerNotificationCommands } from './manage-notifications.js';
 import { projectVersion } from '../version.js';
 
 /**
@@ -263,7 +264,7 @@ program
     process.stdout.write(`${describeConfig(config).join('\n')}\n`);
   });
 
-const httpOnly = new Set(registerManagementCommands(program));
+const httpOnly = new Set([...registerManagementCommands(program), ...registerNotificationCommands(program)]);
 
 /** Defined (true) only in the prebuilt bundle of this file (infra/cli/build-bundle.mjs). */
 declare const DN42_CLI_BUNDLE: boolean | undefined;

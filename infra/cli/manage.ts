@@ -20,7 +20,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
  * and exits 1.
  */
 
-interface RemoteOptions {
+export interface RemoteOptions {
   server: string;
   identity: string;
   token?: string;
@@ -40,7 +40,7 @@ export class ApiError extends Error {
 
 type Service = 'control' | 'identity';
 
-async function call<T = unknown>(o: RemoteOptions, service: Service, method: string, path: string, body?: unknown, open = false): Promise<T> {
+export async function call<T = unknown>(o: RemoteOptions, service: Service, method: string, path: string, body?: unknown, open = false): Promise<T> {
   const base = (service === 'control' ? o.server : o.identity).replace(/\/+$/, '');
   const prefix = service === 'control' ? '/control/v1' : '/api/v1';
   const token = service === 'control' ? o.token : (o.identityToken ?? o.token);
@@ -71,12 +71,20 @@ async function call<T = unknown>(o: RemoteOptions, service: Service, method: str
   }
   if (!res.ok) {
     const detail = (payload as { detail?: unknown } | null)?.detail;
-    throw new ApiError(res.status, typeof detail === 'string' ? detail : Array.isArray(detail) ? JSON.stringify(detail) : String(text || res.statusText));
+    // A 422 of the control API says `{detail: {message, errors}}`: its message is the line to print.
+    const message =
+      detail && typeof detail === 'object' && typeof (detail as { message?: unknown }).message === 'string'
+        ? (detail as { message: string }).message
+        : undefined;
+    throw new ApiError(
+      res.status,
+      message ?? (typeof detail === 'string' ? detail : Array.isArray(detail) ? JSON.stringify(detail) : String(text || res.statusText)),
+    );
   }
   return payload as T;
 }
 
-function remote(command: Command): Command {
+export function remote(command: Command): Command {
   return command
     .addOption(new Option('--server <url>', 'control server URL').env('DN42_CONTROL_URL').default('http://127.0.0.1:8080'))
     .addOption(new Option('--identity <url>', 'identity service URL').env('DN42_IDENTITY_URL').default('http://127.0.0.1:8081'))
@@ -85,11 +93,11 @@ function remote(command: Command): Command {
     .option('--json', 'print JSON');
 }
 
-const print = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-const json = (value: unknown) => print(JSON.stringify(value, null, 2));
+export const print = (text: string) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+export const json = (value: unknown) => print(JSON.stringify(value, null, 2));
 
 /** Rows as aligned columns, with a header. */
-function table(rows: Record<string, unknown>[], columns: string[]): string {
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
   const cells = [
     columns,
     ...rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : Array.isArray(r[c]) ? (r[c] as unknown[]).join(',') : String(r[c])))),
@@ -105,23 +113,23 @@ function table(rows: Record<string, unknown>[], columns: string[]): string {
     .join('\n');
 }
 
-function show(o: RemoteOptions, value: unknown, human: () => string): void {
+export function show(o: RemoteOptions, value: unknown, human: () => string): void {
   if (o.json) json(value);
   else print(human());
 }
 
 /** `key: value` lines of an object, nested values as JSON. */
-function fields(value: Record<string, unknown>): string {
+export function fields(value: Record<string, unknown>): string {
   return Object.entries(value)
     .map(([k, v]) => `${`${k}:`.padEnd(24)}${typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
     .join('\n');
 }
 
-const integer = (name: string) => (raw: string) => {
+export const integer = (name: string) => (raw: string) => {
   if (!/^\d+$/.test(raw)) throw new InvalidArgumentError(`${name} must be a whole number`);
   return Number(raw);
 };
-const collect = (value: string, previous: string[] = []) => [...previous, value];
+export const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 function readJsonFile(path: string): Record<string, unknown> {
   const text = path === '-' ? readFileSync(0, 'utf8') : readFileSync(path, 'utf8');
