@@ -27,9 +27,9 @@ export function runCli(args: string[], env: Record<string, string>): CliProcess 
   return { child, output: () => output, closed };
 }
 
-/** `serve control` on `port`, resolved once `/control/v1/healthz` answers. */
-export async function serveControl(port: number, env: Record<string, string>): Promise<CliProcess> {
-  const p = runCli(['serve', 'control'], { ...env, CONTROL_PORT: String(port) });
+/** `serve control` (and any further `roles`) on `port`, resolved once `/control/v1/healthz` answers. */
+export async function serveControl(port: number, env: Record<string, string>, roles: string[] = []): Promise<CliProcess> {
+  const p = runCli(['serve', 'control', ...roles], { ...env, CONTROL_PORT: String(port) });
   await eventually(
     async () => {
       if (p.child.exitCode !== null) throw new Error(`serve control exited: ${p.output()}`);

@@ -12,6 +12,8 @@ export interface Received {
   body: string;
   /** performance.now() when it arrived. */
   at: number;
+  /** Date.now() when it arrived (to compare with times of other processes). */
+  wallAt: number;
 }
 
 /**
@@ -30,7 +32,13 @@ export class Receiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const received = { path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: performance.now() };
+        const received = {
+          path: req.url ?? '/',
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          at: performance.now(),
+          wallAt: Date.now(),
+        };
         this.requests.push(received);
         this.respond(received, res);
       });
