@@ -15,6 +15,7 @@ export const ROUTES: PageRoute[] = [
   { name: 'flaps', pattern: '/flaps', title: 'Prefix flaps', load: () => import('./pages/flaps/FlapsPage.svelte') },
   { name: 'flaps-tab', pattern: '/flaps/:tab', title: 'Flaps', load: () => import('./pages/flaps/FlapsPage.svelte') },
   { name: 'flap-peer', pattern: '/flaps/peers/:asn', title: 'Flap peer', load: () => import('./pages/flaps/FlapPeer.svelte') },
+  { name: 'notifications', pattern: '/notifications', title: 'Notifications', load: () => import('./pages/notifications/Notifications.svelte') },
   { name: 'audit', pattern: '/audit', title: 'Audit', load: () => import('./pages/Audit.svelte') },
   { name: 'registry', pattern: '/registry', title: 'Registry', load: () => import('./pages/Registry.svelte') },
   { name: 'account', pattern: '/account', title: 'Account', load: () => import('./pages/Account.svelte') },
@@ -44,6 +45,7 @@ export const NAV: { group: string; links: { path: string; label: string }[] }[] 
   {
     group: 'Records',
     links: [
+      { path: '/notifications', label: 'Notifications' },
       { path: '/audit', label: 'Audit' },
       { path: '/registry', label: 'Registry' },
     ],
