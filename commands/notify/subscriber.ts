@@ -20,8 +20,9 @@ export interface SubscriberDeps {
 }
 
 /**
- * Puts the cursor at the settled head when it has none yet: a first start
- * notifies about what happens from now on, not about the store's history.
+ * Puts the cursor at the settled head when it has none (the migration that
+ * makes the table puts it at the head of that moment; this covers a row
+ * removed by hand): notifications are about what happens from now on.
  */
 export async function initCursor(deps: Pick<SubscriberDeps, 'pool' | 'store'>): Promise<void> {
   const { rows } = await deps.pool.query(`SELECT 1 FROM notify_cursor WHERE name = $1`, [CURSOR]);

@@ -68,3 +68,11 @@ CREATE TABLE notify_cursor (
   pos        bigint NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- The cursor starts where the store stands when the table is made: notifications are about what happens from
+-- the deployment on (not the history), whether or not a notifier is running yet. (A writer that took its
+-- transaction id before this statement and commits after it could be passed over: once, at the deployment.)
+INSERT INTO notify_cursor (name, tx, pos)
+SELECT 'signals',
+       COALESCE((SELECT tx_id::text::bigint FROM events ORDER BY tx_id DESC, position DESC LIMIT 1), 0),
+       COALESCE((SELECT position FROM events ORDER BY tx_id DESC, position DESC LIMIT 1), 0);
