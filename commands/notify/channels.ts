@@ -49,13 +49,15 @@ async function checkedTarget(deps: ChannelDeps, target: ChannelTargetIn, secret:
       ]);
     return { type: 'email', address: target.address };
   }
+  let url: URL;
   try {
-    await checkWebhookUrl(target.url, deps.webhookAllow);
+    url = await checkWebhookUrl(target.url, deps.webhookAllow);
   } catch (err) {
     if (err instanceof RefusedTarget) throw new Validation(err.message, [{ loc: ['body', 'url'], msg: err.message, type: 'value_error' }]);
     throw err;
   }
-  return { type: 'webhook', url: target.url, payload: target.payload ?? 'json', secret };
+  // Kept as parsed (`http://0x7f.1/` is `http://127.0.0.1/`): what was judged is what is shown and sent to.
+  return { type: 'webhook', url: url.href, payload: target.payload ?? 'json', secret };
 }
 
 /** A fresh confirmation code for a peer's address: the hash goes into the event, the code into the mail. */

@@ -47,7 +47,7 @@ export function judgeAddress(address: string, allow: readonly Cidr[]): AddressVe
   if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address();
   if (within(ip, allow)) return { allowed: true };
   const range = ip.range();
-  if (range !== 'unicast') return { allowed: false, reason: `${ip.toString()} is a ${range} address` };
-  if (within(ip, refused)) return { allowed: false, reason: `${ip.toString()} is a private or reserved address` };
+  if (range !== 'unicast') return { allowed: false, reason: `${ip.toString()} is not a public address (${range})` };
+  if (within(ip, refused)) return { allowed: false, reason: `${ip.toString()} is not a public address (dn42, metadata or reserved range)` };
   return { allowed: true };
 }

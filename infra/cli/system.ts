@@ -40,6 +40,7 @@ import { prefixLocalization } from '../../http/control/ui/views/prefix-flaps.js'
 import type { Localize } from '../../commands/notify/subscriber.js';
 import { pruneRateLimits } from '../rate-limit.js';
 import { prunePortal } from '../portal/sessions.js';
+import { pruneOutbox } from '../notify/outbox.js';
 import { pruneOidcStorage } from '../../http/identity/oidc/prune.js';
 import { SystemMetrics } from '../metrics/system.js';
 
@@ -224,7 +225,7 @@ function loopbackUrl(bindHost: string, port: number): string {
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }
 
-/** Prunes state that only ages: rate-limit rows of keys not seen for a day, expired OIDC grants, codes and tokens, expired portal sessions and logins. One instance at a time, every 10 minutes. */
+/** Prunes state that only ages: rate-limit rows of keys not seen for a day, expired OIDC grants, codes and tokens, expired portal sessions and logins, notifications finished 30 days ago. One instance at a time, every 10 minutes. */
 function startHousekeeping(context: ServiceContext): SingletonJob {
   return scheduleSingleton(
     context.pool,
@@ -234,7 +235,9 @@ function startHousekeeping(context: ServiceContext): SingletonJob {
       const rateLimitRows = await pruneRateLimits(context.pool, context.now());
       const oidcRows = await pruneOidcStorage(context.pool, context.now());
       const portalRows = await prunePortal(context.pool, context.now());
-      if (rateLimitRows > 0 || oidcRows > 0 || portalRows > 0) context.log.info({ rateLimitRows, oidcRows, portalRows }, 'housekeeping pruned');
+      const notificationRows = await pruneOutbox(context.pool, context.now());
+      if (rateLimitRows > 0 || oidcRows > 0 || portalRows > 0 || notificationRows > 0)
+        context.log.info({ rateLimitRows, oidcRows, portalRows, notificationRows }, 'housekeeping pruned');
     },
     context.log,
   );

@@ -242,3 +242,16 @@ export async function recordAttempt(db: Queryable, c: Claimed, instance: string,
 export async function resetFailures(db: Queryable, channelId: string): Promise<void> {
   await db.query(`UPDATE notify_channel_state SET consecutive_failures = 0 WHERE channel_id = $1`, [channelId]);
 }
+
+/** Finished notifications (and their attempts) are kept this long for the delivery log, then pruned. */
+export const OUTBOX_KEPT_MS = 30 * 86_400_000;
+
+/** Deletes notifications finished (delivered, failed, cancelled) more than OUTBOX_KEPT_MS ago; answers how many. */
+export async function pruneOutbox(db: Queryable, now: Date): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM notify_outbox
+      WHERE status IN ('delivered', 'failed', 'cancelled') AND COALESCE(delivered_at, next_attempt_at, created_at) < $1::timestamptz - $2 * interval '1 millisecond'`,
+    [now, OUTBOX_KEPT_MS],
+  );
+  return rowCount ?? 0;
+}

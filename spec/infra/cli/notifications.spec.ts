@@ -81,6 +81,6 @@ describe('dn42-control notifications (the admin API from the command line)', fun
     expect(both.stderr).to.match(/give exactly one of --webhook and --email/);
     const refused = await dn42Control(['notifications', 'channels', 'add', '--name', 'x', '--webhook', 'http://169.254.169.254/'], env);
     expect(refused.code).to.equal(1);
-    expect(refused.stderr).to.equal('dn42-control: 422 url refused: 169.254.169.254 is a linkLocal address\n');
+    expect(refused.stderr).to.equal('dn42-control: 422 url refused: 169.254.169.254 is not a public address (linkLocal)\n');
   });
 });

@@ -166,6 +166,41 @@ describe('Notification channels: webhooks with signatures, retries, pausing and 
     expectResponse(await h.admin.delete(`${BASE}/channels/${ch.channel_id}`)).status(204);
   });
 
+  it('prunes notifications finished 30 days ago, with their attempts, and keeps waiting ones', async () => {
+    const { channel: ch } = await webhook('/prune');
+    const test = await h.admin.post(`${BASE}/channels/${ch.channel_id}/test`);
+    await eventually(async () => (await deliveries(ch.channel_id))[0]?.status === 'delivered');
+    const { enqueue, pruneOutbox } = await import('../../../../infra/notify/outbox.js');
+    await h.admin.post(`${BASE}/channels/${ch.channel_id}/pause`);
+    const old = new Date(Date.now() - 40 * 86_400_000);
+    await enqueue(h.sys.pool, {
+      channel_id: ch.channel_id,
+      subscription_id: null,
+      signal: {
+        id: 'old-waiting',
+        kind: 'node_health',
+        severity: 'info',
+        node_id: null,
+        nodes: [],
+        peer_asn: null,
+        group: 'old',
+        title: 'old and waiting',
+        lines: [],
+        at: old.toISOString(),
+        facts: {},
+      },
+      not_before: old,
+      cancel_key: null,
+      repeat_window_s: 0,
+      flood_limit: 100,
+    });
+    expect(await pruneOutbox(h.sys.pool, new Date(Date.now() + 31 * 86_400_000))).to.be.at.least(1);
+    const left = await deliveries(ch.channel_id);
+    expect(left.map((d) => d.title)).to.deep.equal(['old and waiting']);
+    expect((await h.sys.pool.query(`SELECT count(*)::int AS n FROM notify_attempts WHERE outbox_id = $1`, [test.body.notification_id])).rows[0].n).to.equal(0);
+    expectResponse(await h.admin.delete(`${BASE}/channels/${ch.channel_id}`)).status(204);
+  });
+
   it('answers bad input with 4xx problem details', async () => {
     expectResponse(await h.admin.post(`${BASE}/channels`, { name: 'x', type: 'webhook' })).status(422);
     expectResponse(await h.admin.post(`${BASE}/channels`, { name: 'x', type: 'webhook', url: 'ftp://example.net/' }))
@@ -185,6 +220,18 @@ describe('Notification channels: webhooks with signatures, retries, pausing and 
     expectResponse(await h.admin.patch(`${BASE}/channels/${ch.channel_id}`, {})).status(422);
     expectResponse(await h.admin.patch(`${BASE}/channels/${ch.channel_id}`, { address: 'a@example.net' })).status(422);
     expectResponse(await h.admin.post(`${BASE}/channels`, { name: 'x', type: 'webhook', url: 'http://' })).status(422);
+    // Odd hosts are refused with a reason, never a 5xx.
+    for (const url of [
+      'http://exa\u0000mple.net/',
+      'http://[fe80::1%25eth0]/',
+      `http://${'a'.repeat(70)}.example/`,
+      'http://256.1.1.1/',
+      'http://user:pw@example.net/',
+      'http://\ud800.example/',
+    ]) {
+      const res = await h.admin.post(`${BASE}/channels`, { name: 'x', type: 'webhook', url });
+      expect(res.status, `${url}: ${res.text}`).to.equal(422);
+    }
   });
 });
 
@@ -212,6 +259,8 @@ describe('Notification webhooks refuse private, loopback and metadata targets (n
     ['dn42 IPv4', 'http://172.20.0.1/hook'],
     ['an IPv4-mapped loopback', 'http://[::ffff:127.0.0.1]/hook'],
     ['a name resolving to loopback', 'http://localhost:9/hook'],
+    ['a legacy IPv4 form of loopback', 'http://0x7f.1/hook'],
+    ['a decimal IPv4 form of the metadata address', 'http://2852039166/'],
   ] as const) {
     it(`refuses ${what}`, async () => {
       const res = await h.admin.post('/admin/notifications/channels', { name: 'x', type: 'webhook', url });
@@ -229,7 +278,7 @@ describe('Notification webhooks refuse private, loopback and metadata targets (n
       (e: Error) => e,
     );
     expect(err).to.be.instanceOf(RefusedTarget);
-    expect(err!.message).to.match(/localhost resolves to a refused address: .* is a loopback address/);
+    expect(err!.message).to.match(/localhost resolves to a refused address: .* is not a public address \(loopback\)/);
     // Barrier: an allowed request reaches the receiver afterwards; the refused one never did.
     await postWebhook(`${receiver.url}/allowed`, '{}', {}, { ...policy, allow: ['127.0.0.0/8'] });
     expect(receiver.requests.map((r) => r.path)).to.deep.equal(['/allowed']);
