@@ -43,7 +43,7 @@ describe('Notification channels: webhooks with signatures, retries, pausing and 
     expect(JSON.stringify(listed)).to.not.include(secret);
     const test = await h.admin.post(`${BASE}/channels/${ch.channel_id}/test`);
     expectResponse(test).status(202);
-    const [got] = await eventually(() => receiver.on('/signed').length === 1 && receiver.on('/signed'), { what: 'the test notification' });
+    const [got] = await eventually(() => receiver.on('/signed').length === 1 && receiver.on('/signed'), { what: 'the test notification', timeoutMs: 15_000 });
     expect(got.headers['idempotency-key']).to.equal(test.body.notification_id);
     expect(verifySignature(secret, got), 'signature verifies with the secret').to.equal(true);
     expect(verifySignature('whsec_wrong', got)).to.equal(false);
