@@ -27,19 +27,23 @@ export interface Notifier {
 export function startNotifier(deps: NotifierDeps): Notifier {
   let stopping = false;
   const sleeps = new Set<() => void>();
-  const nap = async (ms: number) => {
+  const nap = async (ms: number, bell?: Bell) => {
     const s = wakeableSleep(ms);
     sleeps.add(s.wake);
+    if (bell) bell.ring = s.wake;
     await s.done;
     sleeps.delete(s.wake);
+    if (bell) bell.ring = undefined;
   };
-  let deliveryWake: (() => void) | undefined;
-  let subscriberWake: (() => void) | undefined;
-  const unwatch = deps.store.watch(() => subscriberWake?.());
+  const subscriberBell: Bell = { rung: false };
+  const deliveryBell: Bell = { rung: false };
+  const unwatch = deps.store.watch(() => wake(subscriberBell));
 
-  const loop = async (name: string, round: () => Promise<boolean>, wakeSlot: (w: (() => void) | undefined) => void) => {
+  const loop = async (name: string, round: () => Promise<boolean>, bell: Bell) => {
     let failures = 0;
     while (!stopping) {
+      // A wake that came while the round ran is not lost: the round after it starts at once.
+      bell.rung = false;
       let busy: boolean;
       try {
         busy = await round();
@@ -50,42 +54,42 @@ export function startNotifier(deps: NotifierDeps): Notifier {
         await nap(failureBackoffMs(failures));
         continue;
       }
-      if (busy || stopping) continue;
-      const s = wakeableSleep(deps.pollMs);
-      wakeSlot(s.wake);
-      sleeps.add(s.wake);
-      await s.done;
-      sleeps.delete(s.wake);
-      wakeSlot(undefined);
+      if (busy || bell.rung || stopping) continue;
+      await nap(deps.pollMs, bell);
     }
   };
 
-  const subscriber = (async () => {
-    await loop(
-      'subscriber',
-      async () => {
-        await initCursor(deps);
-        const read = await subscriberBatch(deps);
-        if (read) deliveryWake?.();
-        return read !== null && read > 0;
-      },
-      (w) => (subscriberWake = w),
-    );
-  })();
-  const deliverer = loop(
-    'deliverer',
-    async () => (await deliverDue(deps)) > 0,
-    (w) => (deliveryWake = w),
+  const subscriber = loop(
+    'subscriber',
+    async () => {
+      await initCursor(deps);
+      const read = await subscriberBatch(deps);
+      if (read) wake(deliveryBell);
+      return read !== null && read > 0;
+    },
+    subscriberBell,
   );
+  const deliverer = loop('deliverer', async () => (await deliverDue(deps)) > 0, deliveryBell);
 
   return {
     async stop() {
       stopping = true;
       unwatch();
-      for (const wake of sleeps) wake();
+      for (const w of sleeps) w();
       await Promise.all([subscriber, deliverer]);
     },
   };
+}
+
+/** A loop's doorbell: `rung` remembers a wake while the loop is busy, `ring` ends its sleep. */
+interface Bell {
+  rung: boolean;
+  ring?: () => void;
+}
+
+function wake(bell: Bell): void {
+  bell.rung = true;
+  bell.ring?.();
 }
 
 /** The notifier's dependencies from the configuration (`NOTIFY_*`, `SMTP_URL`) and a system's parts. */

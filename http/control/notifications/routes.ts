@@ -1,4 +1,5 @@
-import type { Response } from 'express';
+import { Type } from '@sinclair/typebox';
+import type { Request, Response } from 'express';
 import {
   addSubscription,
   confirmEmail,
@@ -35,7 +36,6 @@ import {
   SubscriptionParams,
   TestQueued,
 } from './schemas.js';
-import { Type } from '@sinclair/typebox';
 
 /** Defaults of a subscription's optional fields. */
 const SUBSCRIPTION_DEFAULTS = { min_severity: 'info', repeat_window_s: 600, down_after_s: 600 } as const;
@@ -69,7 +69,7 @@ function channelRoutes(ctx: ServiceContext, s: Surface): ApiRouter {
   const r = new ApiRouter('/control/v1');
   const common = { security: s.security, tags: s.tags };
   const unknown = { 404: 'unknown notification channel', ...s.errors };
-  const meta = (req: Parameters<Parameters<ApiRouter['route']>[0]['handler']>[0], res: Response) => requestMetadata(req, res, ctx.now());
+  const meta = (req: Request, res: Response) => requestMetadata(req, res, ctx.now());
   r.route({
     ...common,
     method: 'get',
