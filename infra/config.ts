@@ -347,7 +347,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError(s.env, (err as Error).message);
     }
   }
-  return config as Config;
+  const checked = config as Config;
+  // A lease shorter than a request's deadline would hand a notification still being sent to another instance: sent twice.
+  if (checked.notifyLeaseMs <= checked.notifyTimeoutMs)
+    throw new ConfigError('NOTIFY_LEASE_MS', `must be longer than NOTIFY_TIMEOUT_MS (${checked.notifyTimeoutMs} ms)`);
+  return checked;
 }
 
 /** The effective configuration as `VARIABLE=value` lines, secrets and URL passwords masked. */

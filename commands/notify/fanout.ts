@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { PEER_SIGNAL_KINDS, filterMatches, type Severity, type Signal, type SignalKind } from '../../domain/notify/signals.js';
+import { downFor } from '../../domain/notify/from-events.js';
 import { withTransaction, type Queryable } from '../../infra/db/pool.js';
 import { enqueue, type EnqueueOutcome } from '../../infra/notify/outbox.js';
 
@@ -60,7 +61,7 @@ export async function fanOut(db: Queryable, signal: Signal, options: FanoutOptio
       await enqueue(db, {
         channel_id: sub.channel_id,
         subscription_id: sub.subscription_id,
-        signal,
+        signal: pending ? downFor(signal, sub.down_after_s) : signal,
         not_before: pending ? new Date(at.getTime() + sub.down_after_s * 1000) : at,
         cancel_key: pending?.cancelKey ?? null,
         repeat_window_s: sub.repeat_window_s,

@@ -34,6 +34,13 @@ export type FromEvent = { signal: Signal } | { pending: Signal; cancelKey: strin
 
 export const sessionCancelKey = (nodeId: string, session: string): string => `session_down ${nodeId} ${session}`;
 
+/** A session_down signal as one subscription sends it: said with the time it waited for (`has been down for 10 min`). */
+export function downFor(signal: Signal, downAfterS: number): Signal {
+  if (downAfterS === 0) return signal;
+  const span = downAfterS % 60 === 0 ? ` for ${downAfterS / 60} min` : ` for ${downAfterS} s`;
+  return { ...signal, title: `${signal.title.replace(/ is down$/, ' has been down')}${span}`, facts: { ...signal.facts, down_for_s: downAfterS } };
+}
+
 const asName = (asn: number | null | undefined) => (asn == null ? '' : ` (AS${asn})`);
 
 export function fromEvent(event: SourceEvent, id: string, at: string, lookups: Lookups): FromEvent {

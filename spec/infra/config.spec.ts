@@ -93,6 +93,13 @@ describe('Configuration', () => {
       const err = configError({ CONTROL_PORT: '8080', ADMIN_TOKEN: SECRET, SITE_PORT: 'eighty' });
       expect(err.variable).to.equal('SITE_PORT');
     });
+
+    it('refuses a notification lease no longer than the request deadline, and a bad CIDR in NOTIFY_WEBHOOK_ALLOW', () => {
+      const lease = configError({ NOTIFY_LEASE_MS: '5000', NOTIFY_TIMEOUT_MS: '5000' });
+      expect(lease.message).to.equal('NOTIFY_LEASE_MS: must be longer than NOTIFY_TIMEOUT_MS (5000 ms)');
+      expect(configError({ NOTIFY_WEBHOOK_ALLOW: '127.0.0.0/33' }).variable).to.equal('NOTIFY_WEBHOOK_ALLOW');
+      expect(loadConfig({ NOTIFY_WEBHOOK_ALLOW: '127.0.0.1, fd00::/8' }).notifyWebhookAllow).to.deep.equal(['127.0.0.1/32', 'fd00::/8']);
+    });
   });
 
   describe('describeConfig', () => {

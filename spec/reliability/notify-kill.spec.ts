@@ -59,6 +59,7 @@ describe('kill -9 of the delivering control process during a burst of notificati
       NOTIFY_POLL_MS: '200',
       // A killed instance's leased rows are taken again after this.
       NOTIFY_LEASE_MS: '3000',
+      NOTIFY_TIMEOUT_MS: '2000',
       NOTIFY_FLOOD_LIMIT: '100000',
     };
     let server = await serveControl(port, env, ['projections']);

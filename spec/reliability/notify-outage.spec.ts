@@ -32,7 +32,7 @@ describe('the notifier while its database goes away (issue 32)', function () {
     relayed.host = `127.0.0.1:${relay.port}`;
     cutOff = await createTestSystem({
       database: { ...db, url: relayed.toString() },
-      env: { ...NOTIFY_ENV, NOTIFY_LEASE_MS: '2000', NOTIFY_FLOOD_LIMIT: '100000' },
+      env: { ...NOTIFY_ENV, NOTIFY_LEASE_MS: '2000', NOTIFY_TIMEOUT_MS: '1500', NOTIFY_FLOOD_LIMIT: '100000' },
     });
     wallClock(writer);
     wallClock(cutOff);

@@ -115,11 +115,17 @@ describe('Notifications from what happens: flap alerts, health, sessions, applie
     await eventually(async () => (await deliveries(id)).some((d) => d.status === 'cancelled'), { what: 'p2 cancelled' });
     advance(MIN + 1000);
     const [down] = await eventually(() => docs('/sessions').length > 0 && docs('/sessions'), { what: 'p1 down notified' });
-    expect(down).to.include({ kind: 'session_down', severity: 'critical', node_id: 'n1', peer_asn: AS_A, title: `Session p1 on n1 (AS${AS_A}) is down` });
+    expect(down).to.include({
+      kind: 'session_down',
+      severity: 'critical',
+      node_id: 'n1',
+      peer_asn: AS_A,
+      title: `Session p1 on n1 (AS${AS_A}) has been down for 2 min`,
+    });
     const log = await deliveries(id);
     expect(log.map((d) => [d.title, d.status]).sort()).to.deep.equal([
-      [`Session p1 on n1 (AS${AS_A}) is down`, 'delivered'],
-      [`Session p2 on n1 (AS${AS_A}) is down`, 'cancelled'],
+      [`Session p1 on n1 (AS${AS_A}) has been down for 2 min`, 'delivered'],
+      [`Session p2 on n1 (AS${AS_A}) has been down for 2 min`, 'cancelled'],
     ]);
     expect(docs('/sessions')).to.have.length(1);
   });
