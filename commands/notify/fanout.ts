@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { PEER_SIGNAL_KINDS, filterMatches, type Severity, type Signal, type SignalKind } from '../../domain/notify/signals.js';
-import { downFor } from '../../domain/notify/from-events.js';
+import { downFor, forPeer } from '../../domain/notify/from-events.js';
 import { withTransaction, type Queryable } from '../../infra/db/pool.js';
 import { enqueue, type EnqueueOutcome } from '../../infra/notify/outbox.js';
 
@@ -61,7 +61,7 @@ export async function fanOut(db: Queryable, signal: Signal, options: FanoutOptio
       await enqueue(db, {
         channel_id: sub.channel_id,
         subscription_id: sub.subscription_id,
-        signal: pending ? downFor(signal, sub.down_after_s) : signal,
+        signal: tailored(signal, sub, pending !== undefined),
         not_before: pending ? new Date(at.getTime() + sub.down_after_s * 1000) : at,
         cancel_key: pending?.cancelKey ?? null,
         repeat_window_s: sub.repeat_window_s,
@@ -70,6 +70,12 @@ export async function fanOut(db: Queryable, signal: Signal, options: FanoutOptio
     );
   }
   return outcomes;
+}
+
+/** The signal as this subscription's channel sends it: with the down time it waited for, and a peer's own side named. */
+function tailored(signal: Signal, sub: SubscriptionRow, pending: boolean): Signal {
+  const waited = pending ? downFor(signal, sub.down_after_s) : signal;
+  return sub.owner_asn === null ? waited : forPeer(waited, Number(sub.owner_asn));
 }
 
 /**

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { fromEvent, SIGNAL_SOURCE_EVENT_TYPES, type SourceEvent } from '../../domain/notify/from-events.js';
+import { fromEvent, NOT_LOCALIZED, SIGNAL_SOURCE_EVENT_TYPES, type Localized, type SourceEvent } from '../../domain/notify/from-events.js';
 import { withTransaction, type Queryable } from '../../infra/db/pool.js';
 import { START, type EventStore, type GlobalPosition, type RecordedEvent } from '../../infra/eventstore/types.js';
 import { cancelPending } from '../../infra/notify/outbox.js';
@@ -9,8 +9,8 @@ import { fanOut, type FanoutOptions } from './fanout.js';
 const CURSOR = 'signals';
 const BATCH = 500;
 
-/** Lines localising a flapping prefix (the flap page's localisation), supplied by the composition root; none without it. */
-export type Localize = (prefix: string, at: Date) => Promise<string[]>;
+/** A flapping prefix's localisation (the flap page's), supplied by the composition root; none without it. */
+export type Localize = (prefix: string, at: Date) => Promise<Localized>;
 
 export interface SubscriberDeps {
   pool: pg.Pool;
@@ -88,9 +88,9 @@ async function sessionPeerAsn(db: Queryable, source: SourceEvent): Promise<numbe
   return rows[0]?.asn != null ? Number(rows[0].asn) : null;
 }
 
-async function localization(deps: SubscriberDeps, source: SourceEvent, at: Date): Promise<string[]> {
-  if (source.type !== 'FlapAlertOpened' && source.type !== 'FlapAlertResolved') return [];
+async function localization(deps: SubscriberDeps, source: SourceEvent, at: Date): Promise<Localized> {
+  if (source.type !== 'FlapAlertOpened' && source.type !== 'FlapAlertResolved') return NOT_LOCALIZED;
   const key = source.data.key;
-  if (key.kind === 'session') return [`localised: session ${key.session} on ${key.node_id}`];
-  return deps.localize ? deps.localize(key.prefix, at) : [];
+  if (key.kind === 'session') return { lines: [`localised: session ${key.session} on ${key.node_id}`], culprit_asn: null };
+  return deps.localize ? deps.localize(key.prefix, at) : NOT_LOCALIZED;
 }

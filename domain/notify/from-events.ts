@@ -26,9 +26,16 @@ export const SIGNAL_SOURCE_EVENT_TYPES: readonly SourceEvent['type'][] = [
 export interface Lookups {
   /** The remote AS of a node's BGP session, when it is an eBGP session the read models know. */
   sessionPeerAsn: number | null;
-  /** Lines that localise a prefix alert (the flap page's localisation), empty when unknown. */
-  localization: string[];
+  /** A flap alert's localisation (the flap page's): its lines, and the culprit AS when one is named. */
+  localization: Localized;
 }
+
+export interface Localized {
+  lines: string[];
+  culprit_asn: number | null;
+}
+
+export const NOT_LOCALIZED: Localized = { lines: [], culprit_asn: null };
 
 export type FromEvent = { signal: Signal } | { pending: Signal; cancelKey: string } | { recovered: string } | null;
 
@@ -66,13 +73,14 @@ export function fromEvent(event: SourceEvent, id: string, at: string, lookups: L
           lines: [
             `score ${score.toFixed(1)}${opened ? '' : ` (peak ${event.data.peak_score.toFixed(1)}, ${event.data.resolution.replaceAll('_', ' ')})`}`,
             `nodes: ${nodes.join(', ') || '-'}`,
-            ...lookups.localization,
+            ...lookups.localization.lines,
           ],
           at,
           facts: {
             alert_key: key,
             nodes,
             score,
+            culprit_asn: lookups.localization.culprit_asn,
             ...(opened ? {} : { alert_id: event.data.alert_id, peak_score: event.data.peak_score, resolution: event.data.resolution }),
           },
         },
@@ -163,12 +171,18 @@ export function fromEvent(event: SourceEvent, id: string, at: string, lookups: L
   }
 }
 
-/** The lines a flap alert's notification gives its localisation (the flap page's zones). */
-export function localizationLines(
+/** What a flap alert's notification says of its localisation (the flap page's zones). */
+export function localizationOf(
   l: { zone: string; confidence: number; culprit_asn: number | null; culprit_name: string | null; culprit_edge: [number, number] | null } | null,
-): string[] {
-  if (!l) return ['localised: not yet (too few observations)'];
+): Localized {
+  if (!l) return { lines: ['localised: not yet (too few observations)'], culprit_asn: null };
   const culprit = l.culprit_asn === null ? '' : ` at AS${l.culprit_asn}${l.culprit_name ? ` (${l.culprit_name})` : ''}`;
   const edge = l.culprit_edge ? `, edge AS${l.culprit_edge[0]}-AS${l.culprit_edge[1]}` : '';
-  return [`localised: ${l.zone}${culprit}${edge}, confidence ${Math.round(l.confidence * 100)} %`];
+  return { lines: [`localised: ${l.zone}${culprit}${edge}, confidence ${Math.round(l.confidence * 100)} %`], culprit_asn: l.culprit_asn };
+}
+
+/** A signal as a peer's channel sends it: a flap localised in the peer's own network says so. */
+export function forPeer(signal: Signal, asn: number): Signal {
+  if (signal.facts.culprit_asn !== asn) return signal;
+  return { ...signal, lines: [...signal.lines, `This is localised on your side: AS${asn} is where the flapping starts.`] };
 }

@@ -35,7 +35,7 @@ import { setSessionFlapTimeScale } from '../../domain/flaps/session.js';
 import { notifierDeps, startNotifier } from '../../commands/notify/notifier.js';
 import { raiseSignal } from '../../commands/notify/fanout.js';
 import { registrySyncFailed } from '../../domain/notify/from-facts.js';
-import { localizationLines } from '../../domain/notify/from-events.js';
+import { localizationOf } from '../../domain/notify/from-events.js';
 import { prefixLocalization } from '../../http/control/ui/views/prefix-flaps.js';
 import type { Localize } from '../../commands/notify/subscriber.js';
 import { pruneRateLimits } from '../rate-limit.js';
@@ -216,7 +216,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
 
 /** The flap page's localisation of a prefix, for the notifications of its alerts. */
 export function notifyLocalize(context: ServiceContext): Localize {
-  return async (prefix, at) => localizationLines(await prefixLocalization(context, prefix, at));
+  return async (prefix, at) => localizationOf(await prefixLocalization(context, prefix, at));
 }
 
 /** `http://host:port` of a service of this process: a wildcard bind address is reached on loopback. */

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { evaluateFlapAlerts } from '../../../../commands/flap-alerts.js';
 import type { Notifier } from '../../../../commands/notify/notifier.js';
 import { api, expectResponse } from '../../../support/http.js';
 import { givenPortalSession } from '../../../support/portal.js';
@@ -106,6 +107,28 @@ describe('Peer notifications in the portal API: own peerings only, confirmed add
     expect(((await peerB.get(`${BASE}/channels/${b}/deliveries`)).body as { title: string }[]).map((d) => d.title)).to.deep.equal([
       `Session peer_b on n1 (AS${AS_B}) is down`,
     ]);
+  });
+
+  it("tells each peer about flapping prefixes received from it, and nothing of another's", async () => {
+    const report = async (prefix: string, peerAsn: number) => {
+      const body = {
+        node_id: 'n1',
+        captured_at: h.sys.clock.now().toISOString(),
+        feed_state: 'established',
+        entries: [{ prefix, peer_asn: peerAsn, origin_asn: peerAsn, score: 150 }],
+      };
+      expectResponse(await h.agent.n1.post('/agent/prefix-flaps', body)).status(200);
+      expect(await evaluateFlapAlerts(h.sys.context, h.sys.clock.now())).to.include({ opened: 1 });
+    };
+    const flaps = (path: string) => docs(path).filter((d) => d.kind === 'flap_alert_opened');
+    await report('172.22.77.0/24', AS_B);
+    const [theirs] = await eventually(() => flaps('/peer-b').length === 1 && flaps('/peer-b'), { what: "B's prefix alert" });
+    expect(theirs).to.include({ peer_asn: AS_B, title: `Flap alert opened: prefix 172.22.77.0/24 from AS${AS_B}` });
+    // A's own alert comes later: the barrier for A's channel.
+    await report('172.22.10.0/24', AS_A);
+    await eventually(() => flaps('/peer-a').length === 1, { what: "A's prefix alert" });
+    expect(flaps('/peer-a').map((d) => d.title)).to.deep.equal([`Flap alert opened: prefix 172.22.10.0/24 from AS${AS_A}`]);
+    expect(flaps('/peer-b')).to.have.length(1);
   });
 
   it('refuses kinds that are not about a peering, and asks for a session with a verified ASN', async () => {
