@@ -1,6 +1,8 @@
 import type { Registry } from 'prom-client';
 import { nodeHealthGauge } from '../../infra/metrics/fleet.js';
 import { replicaLagGauge } from '../../infra/metrics/database.js';
+import { notificationGauges } from '../../infra/metrics/notifications.js';
+import { outboxCounts } from '../../infra/notify/outbox.js';
 import { bgpSessionsGauge, flapGauges, ingestLagGauge } from '../../infra/metrics/telemetry.js';
 import { snapshotIngestLags } from '../../infra/telemetry/store.js';
 import { openFlapAlertCounts } from '../../projections/flap-alerts/queries.js';
@@ -13,8 +15,8 @@ import { fleetSessionRows } from './ui/flaps/sessions.js';
 /**
  * The control service's gauges read from its read models at each scrape (one
  * query or a few each; no writer pays for them): node health, BGP sessions,
- * telemetry ingest lag, flap rate and open flap alerts, and the database's
- * replica lag. The alert rules of `examples/prometheus/alerts.yml` stand on them.
+ * telemetry ingest lag, flap rate and open flap alerts, the database's
+ * replica lag, and the notification outbox. The alert rules of `examples/prometheus/alerts.yml` stand on them.
  */
 export function controlGauges(ctx: ServiceContext, registry: Registry): void {
   nodeHealthGauge(registry, ctx.log, async () => (await fleetHealth(ctx)).map((line) => line.health));
@@ -26,4 +28,5 @@ export function controlGauges(ctx: ServiceContext, registry: Registry): void {
   });
   flapGauges(registry, ctx.log, { rate: () => flapRateNow(ctx), openAlerts: () => openFlapAlertCounts(ctx.pool) });
   replicaLagGauge(registry, ctx.log, ctx.pool);
+  notificationGauges(registry, ctx.log, () => outboxCounts(ctx.pool));
 }

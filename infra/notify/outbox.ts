@@ -255,3 +255,21 @@ export async function pruneOutbox(db: Queryable, now: Date): Promise<number> {
   );
   return rowCount ?? 0;
 }
+
+export interface OutboxCounts {
+  queued: number;
+  attempted: number;
+  failed: number;
+  paused_channels: number;
+}
+
+/** What the metrics show of the outbox: waiting and given-up notifications, and paused channels. */
+export async function outboxCounts(db: Queryable): Promise<OutboxCounts> {
+  const { rows } = await db.query(
+    `SELECT count(*) FILTER (WHERE status = 'queued')::int AS queued, count(*) FILTER (WHERE status = 'attempted')::int AS attempted,
+            count(*) FILTER (WHERE status = 'failed')::int AS failed,
+            (SELECT count(*)::int FROM notify_channels WHERE paused) AS paused_channels
+       FROM notify_outbox WHERE status IN ('queued', 'attempted', 'failed')`,
+  );
+  return rows[0] as OutboxCounts;
+}

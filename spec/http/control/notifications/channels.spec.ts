@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Notifier } from '../../../../commands/notify/notifier.js';
 import { postWebhook, RefusedTarget } from '../../../../infra/notify/webhook.js';
 import { expectResponse } from '../../../support/http.js';
+import { parsePrometheus, samplesOf } from '../../../support/prometheus.js';
 import { barrier, eventually } from '../../../support/wait.js';
 import { startAgents, type AgentHarness } from '../agent/telemetry-support.js';
 import { NOTIFY_ENV, Receiver, startTestNotifier, verifySignature, wallClock } from './support.js';
@@ -132,6 +133,10 @@ describe('Notification channels: webhooks with signatures, retries, pausing and 
     expect(paused).to.include({ pause_automatic: true, consecutive_failures: 3 });
     expect(paused.pause_reason).to.match(/3 consecutive failed deliveries; last: HTTP 503: nope/);
     expect(paused.last_error).to.equal('HTTP 503: nope');
+    // The metrics show it: one paused channel, three notifications waiting for a retry.
+    const metrics = parsePrometheus(await (await fetch(`${h.url}/metrics`)).text());
+    expect(Number(samplesOf(metrics, 'dn42_notification_channels_paused')[0].value)).to.equal(1);
+    expect(Number(samplesOf(metrics, 'dn42_notifications', { status: 'attempted' })[0].value)).to.equal(3);
     broken = false;
     // While paused, a test send still goes out (barrier: it is delivered, and the three waiting ones were not tried again).
     const tried = receiver.on('/broken').length;
