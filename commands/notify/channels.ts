@@ -84,15 +84,7 @@ async function mailCode(deps: ChannelDeps, channelId: string, code: string, now:
     at: now.toISOString(),
     facts: {},
   };
-  await enqueue(deps.pool, {
-    channel_id: channelId,
-    subscription_id: null,
-    signal,
-    not_before: now,
-    cancel_key: null,
-    repeat_window_s: 0,
-    flood_limit: Number.MAX_SAFE_INTEGER,
-  });
+  await enqueueNow(deps.pool, channelId, signal, now);
 }
 
 export interface CreateChannelIn {
@@ -248,7 +240,13 @@ export async function testSend(deps: ChannelDeps, owner: Owner, channelId: strin
     at: now.toISOString(),
     facts: {},
   };
-  await enqueue(deps.pool, {
+  await enqueueNow(deps.pool, channelId, signal, now);
+  return notificationId(id, channelId);
+}
+
+/** A notification for one channel outside any subscription (a test send, a confirmation code): due now, never suppressed or folded into a summary. */
+function enqueueNow(pool: Parameters<typeof enqueue>[0], channelId: string, signal: Parameters<typeof enqueue>[1]['signal'], now: Date) {
+  return enqueue(pool, {
     channel_id: channelId,
     subscription_id: null,
     signal,
@@ -257,5 +255,4 @@ export async function testSend(deps: ChannelDeps, owner: Owner, channelId: strin
     repeat_window_s: 0,
     flood_limit: Number.MAX_SAFE_INTEGER,
   });
-  return notificationId(id, channelId);
 }
