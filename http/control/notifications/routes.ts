@@ -68,7 +68,7 @@ function channelRoutes(ctx: ServiceContext, s: Surface): ApiRouter {
   const deps = channelDeps(ctx);
   const r = new ApiRouter('/control/v1');
   const common = { security: s.security, tags: s.tags };
-  const unknown = { 404: 'unknown notification channel', ...s.errors };
+  const unknown = { 404: 'unknown notification channel', 422: 'a malformed channel id (not ch_ and 20 hex digits)', ...s.errors };
   const meta = (req: Request, res: Response) => requestMetadata(req, res, ctx.now());
   r.route({
     ...common,
@@ -115,7 +115,7 @@ function channelRoutes(ctx: ServiceContext, s: Surface): ApiRouter {
     summary: s.confirms ? 'rename, or change the URL, payload or address (a new address is confirmed again)' : 'rename, or change the URL, payload or address',
     params: ChannelParams,
     body: ChannelPatch,
-    responses: { 200: ChannelOut, 422: 'invalid field or refused webhook address', ...unknown },
+    responses: { ...unknown, 200: ChannelOut, 422: 'invalid field, refused webhook address or malformed channel id' },
     handler: async (req, res) => {
       res.json(await updateChannel(deps, s.owner(res), req.params.channel_id, req.body, meta(req, res)));
     },
@@ -185,7 +185,7 @@ function channelRoutes(ctx: ServiceContext, s: Surface): ApiRouter {
     summary: `subscribe the channel to kinds (${s.kinds.join(', ')}), optionally nodes and a least severity`,
     params: ChannelParams,
     body: SubscriptionIn,
-    responses: { 201: ChannelOut, 409: 'too many subscriptions', 422: 'invalid field or a kind this owner cannot receive', ...unknown },
+    responses: { ...unknown, 201: ChannelOut, 409: 'too many subscriptions', 422: 'invalid field, a kind this owner cannot receive, or malformed channel id' },
     handler: async (req, res) => {
       const b = req.body;
       const input = {
@@ -204,7 +204,7 @@ function channelRoutes(ctx: ServiceContext, s: Surface): ApiRouter {
     path: `${s.base}/channels/{channel_id}/subscriptions/{subscription_id}`,
     summary: 'remove a subscription',
     params: SubscriptionParams,
-    responses: { 200: ChannelOut, 404: 'unknown notification channel or subscription', ...s.errors },
+    responses: { 200: ChannelOut, 404: 'unknown notification channel or subscription', 422: 'a malformed channel or subscription id', ...s.errors },
     handler: async (req, res) => {
       res.json(await removeSubscription(deps, s.owner(res), req.params.channel_id, req.params.subscription_id, meta(req, res)));
     },
@@ -217,7 +217,12 @@ function channelRoutes(ctx: ServiceContext, s: Surface): ApiRouter {
       summary: 'confirm an e-mail address with the code mailed to it',
       params: ChannelParams,
       body: ConfirmIn,
-      responses: { 200: ChannelOut, 409: 'nothing to confirm, or the code expired or was tried too often', 422: 'wrong confirmation code', ...unknown },
+      responses: {
+        ...unknown,
+        200: ChannelOut,
+        409: 'nothing to confirm, or the code expired or was tried too often',
+        422: 'wrong confirmation code or malformed channel id',
+      },
       handler: async (req, res) => {
         res.json(await confirmEmail(deps, s.owner(res), req.params.channel_id, req.body.code, meta(req, res)));
       },
