@@ -1,12 +1,14 @@
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import type { Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createControlApp } from '../../http/control/app.js';
 import { registerLocalPortalClient } from '../../http/control/portal/local-client.js';
 import { buildPage } from '../../http/identity/page-build.js';
 import { onlineAgentCount } from '../../infra/agent-hub/presence.js';
+import { buildWeb } from '../../web/build.js';
+import { WEB_BUILD_DIR, WEB_SOURCE_DIR } from '../../web/files.js';
 import { snapshot } from '../http/control/agent/telemetry-support.js';
 import { node } from '../http/control/fleet/support.js';
 import { agentSocket, type AgentClient } from '../support/agent-socket.js';
@@ -19,6 +21,7 @@ import { rpsl } from '../support/registry.js';
 import { startApp } from '../support/system.js';
 import { eventually } from '../support/wait.js';
 import { runAsShown } from './authorize-support.js';
+import { openPage, type ConsolePage } from './console-support.js';
 
 /**
  * The world a portal browser spec runs in: the real identity service (with its
@@ -31,6 +34,9 @@ import { runAsShown } from './authorize-support.js';
  */
 
 export const PORTAL_ADMIN_TOKEN = 'portal-browser-admin-token-0123456789';
+
+/** Where the portal keeps its session token (web/portal/session.svelte.ts). */
+export const TOKEN_KEY = 'dn42.portal.token';
 
 type Client = ReturnType<typeof api>;
 
@@ -79,6 +85,8 @@ export interface PortalWorldOptions {
   nodes?: string[];
   /** `max_sessions` of each node's policy (default 5). */
   maxSessions?: number;
+  /** More settings of the shared system (e.g. the notification specs' `NOTIFY_WEBHOOK_ALLOW`). */
+  env?: Record<string, string>;
 }
 
 /** Starts the identity service, registry replica, control server with the portal, and the opened nodes with their agents. */
@@ -86,7 +94,7 @@ export async function startPortalWorld(options: PortalWorldOptions = {}): Promis
   const ids = options.nodes ?? ['fra1', 'ams1', 'ber1'];
   await buildPage();
   const controlPort = await freePort();
-  const f = await startOidc({ CONTROL_URL: `http://127.0.0.1:${controlPort}`, ADMIN_TOKEN: PORTAL_ADMIN_TOKEN });
+  const f = await startOidc({ CONTROL_URL: `http://127.0.0.1:${controlPort}`, ADMIN_TOKEN: PORTAL_ADMIN_TOKEN, ...options.env });
   const routes = { route: ['172.20.42.0/27'], route6: ['fd42:4242:10::/48'] };
   for (const [kind, prefix] of [
     ['route', routes.route[0]],
@@ -174,6 +182,40 @@ export async function startPortalWorld(options: PortalWorldOptions = {}): Promis
     throw err;
   }
   return world;
+}
+
+/** Newest modification time (ms) of the files below `dir`. */
+function newest(dir: string): number {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/** Builds the portal unless its build is newer than its sources (the pretest build of `npm test` serves as is). */
+export async function ensurePortalBuilt(): Promise<void> {
+  const index = join(WEB_BUILD_DIR, 'portal', 'index.html');
+  const sources = Math.max(
+    newest(join(WEB_SOURCE_DIR, 'portal')),
+    newest(join(WEB_SOURCE_DIR, 'shared')),
+    statSync(new URL('../../domain/autopeering/peer-config.ts', import.meta.url)).mtimeMs,
+  );
+  if (!existsSync(index) || statSync(index).mtimeMs < sources) await buildWeb(['portal']);
+}
+
+/** Opens a tab already logged in with `token` (the portal's session storage, set before the app runs). */
+export async function loggedInTab(browser: Browser, world: PortalWorld, token: string, options: Parameters<typeof openPage>[1]): Promise<ConsolePage> {
+  const tab = await openPage(browser, options);
+  await tab.context.clock.install({ time: world.f.sys.clock.now() });
+  await tab.context.addInitScript(
+    ({ key, token }) => {
+      if (!window.sessionStorage.getItem(key)) window.sessionStorage.setItem(key, token);
+    },
+    { key: TOKEN_KEY, token },
+  );
+  return tab;
 }
 
 export interface BrowserLogin {

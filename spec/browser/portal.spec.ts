@@ -1,10 +1,6 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { buildWeb } from '../../web/build.js';
-import { WEB_BUILD_DIR, WEB_SOURCE_DIR } from '../../web/files.js';
 import { node } from '../http/control/fleet/support.js';
 import { issueAgentToken } from '../support/agents.js';
 import { api, expectResponse } from '../support/http.js';
@@ -12,48 +8,22 @@ import { checkBirdSnippet, checkWireguardSnippet, wgGenkey, wgPubkey } from '../
 import { eventually } from '../support/wait.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
 import { openPage, SCREENSHOTS, type ConsolePage } from './console-support.js';
-import { answerProbe, loginThroughBrowser, PORTAL_ADMIN_TOKEN, postSnapshot, startPortalWorld, type PortalWorld } from './portal-support.js';
-
-const TOKEN_KEY = 'dn42.portal.token';
+import {
+  answerProbe,
+  ensurePortalBuilt,
+  loggedInTab,
+  loginThroughBrowser,
+  PORTAL_ADMIN_TOKEN,
+  postSnapshot,
+  startPortalWorld,
+  TOKEN_KEY,
+  type PortalWorld,
+} from './portal-support.js';
 
 /** A full-page screenshot into `.data/screenshots/portal-<name>.png`. */
 async function shot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: `${SCREENSHOTS}/portal-${name}.png`, fullPage: true });
-}
-
-/** Newest modification time (ms) of the files below `dir`. */
-function newest(dir: string): number {
-  let t = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    t = Math.max(t, e.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-/** Builds the portal unless its build is newer than its sources (the pretest build of `npm test` serves as is). */
-async function ensurePortalBuilt(): Promise<void> {
-  const index = join(WEB_BUILD_DIR, 'portal', 'index.html');
-  const sources = Math.max(
-    newest(join(WEB_SOURCE_DIR, 'portal')),
-    newest(join(WEB_SOURCE_DIR, 'shared')),
-    statSync(new URL('../../domain/autopeering/peer-config.ts', import.meta.url)).mtimeMs,
-  );
-  if (!existsSync(index) || statSync(index).mtimeMs < sources) await buildWeb(['portal']);
-}
-
-/** Opens a tab already logged in with `token` (the portal's session storage, set before the app runs). */
-async function loggedInTab(browser: Browser, world: PortalWorld, token: string, options: Parameters<typeof openPage>[1]): Promise<ConsolePage> {
-  const tab = await openPage(browser, options);
-  await tab.context.clock.install({ time: world.f.sys.clock.now() });
-  await tab.context.addInitScript(
-    ({ key, token }) => {
-      if (!window.sessionStorage.getItem(key)) window.sessionStorage.setItem(key, token);
-    },
-    { key: TOKEN_KEY, token },
-  );
-  return tab;
 }
 
 interface Created {

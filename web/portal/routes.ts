@@ -7,6 +7,7 @@ export const ROUTES: PageRoute[] = [
   { name: 'peerings', pattern: '/peerings', title: 'My peerings', load: () => import('./pages/Peerings.svelte') },
   { name: 'peering', pattern: '/peerings/:id', title: 'Peering', load: () => import('./pages/Peering.svelte') },
   { name: 'flaps', pattern: '/flaps', title: 'My flaps', load: () => import('./pages/Flaps.svelte') },
+  { name: 'notifications', pattern: '/notifications', title: 'Notifications', load: () => import('./pages/notifications/Notifications.svelte') },
   { name: 'profile', pattern: '/profile', title: 'Profile', load: () => import('./pages/Profile.svelte') },
 ];
 
@@ -16,5 +17,6 @@ export const NAV: { path: string; label: string }[] = [
   { path: '/peerings/new', label: 'New peering' },
   { path: '/peerings', label: 'My peerings' },
   { path: '/flaps', label: 'My flaps' },
+  { path: '/notifications', label: 'Notifications' },
   { path: '/profile', label: 'Profile' },
 ];

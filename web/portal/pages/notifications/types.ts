@@ -1,0 +1,84 @@
+import { ApiError } from '../../../shared/api.js';
+
+/** `GET /autopeering/notifications/channels` row (http/control/notifications/schemas.ts NotificationChannel). */
+export interface Channel {
+  channel_id: string;
+  name: string;
+  type: 'webhook' | 'email';
+  url: string | null;
+  payload: 'json' | 'text' | null;
+  address: string | null;
+  confirmed: boolean;
+  paused: boolean;
+  paused_at: string | null;
+  pause_reason: string | null;
+  pause_automatic: boolean;
+  consecutive_failures: number;
+  last_error: string | null;
+  last_failure_at: string | null;
+  last_success_at: string | null;
+  queued: number;
+  failed: number;
+  subscriptions: Subscription[];
+  created_at: string;
+}
+
+export interface Subscription {
+  subscription_id: string;
+  kinds: string[];
+  node_ids: string[];
+  min_severity: string;
+  repeat_window_s: number;
+  down_after_s: number;
+  created_at: string;
+}
+
+/** NotificationDelivery. */
+export interface Delivery {
+  notification_id: string;
+  kind: string;
+  severity: string;
+  node_id: string | null;
+  title: string;
+  status: 'queued' | 'attempted' | 'delivered' | 'failed' | 'cancelled';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  suppressed: number;
+  created_at: string;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+}
+
+/** `POST …/channels` answer: the webhook's signing secret comes only here. */
+export interface ChannelCreated {
+  channel: Channel;
+  secret: string | null;
+}
+
+/** The kinds a peer may subscribe to (domain/notify/signals.ts PEER_SIGNAL_KINDS), said from the peer's side. */
+export const PEER_KINDS: { kind: string; label: string }[] = [
+  { kind: 'session_down', label: 'A session of mine stays down' },
+  { kind: 'flap_alert_opened', label: 'A flap alert opens on my session or prefix' },
+  { kind: 'flap_alert_cleared', label: 'That flap alert clears' },
+  { kind: 'peering_request', label: 'A peering of mine is set up' },
+];
+
+/** Kinds of the delivery log that are no subscription's (a test send, the code mail, a flood's summary). */
+const OTHER_KINDS: Record<string, string> = { test: 'Test', email_confirmation: 'Confirmation code', summary: 'Summary of a burst' };
+
+export const kindLabel = (kind: string): string => PEER_KINDS.find((k) => k.kind === kind)?.label ?? OTHER_KINDS[kind] ?? kind;
+
+/** The state pill of a channel: what the server says, in words. */
+export function channelState(c: Channel): { label: string; tone: 'ok' | 'warn' | 'bad' | 'unknown' } {
+  if (c.paused) return { label: c.pause_automatic ? 'paused after failures' : 'paused', tone: 'bad' };
+  if (!c.confirmed) return { label: 'waiting for the code', tone: 'unknown' };
+  if (c.consecutive_failures > 0) return { label: `failing (${c.consecutive_failures})`, tone: 'warn' };
+  return { label: 'active', tone: 'ok' };
+}
+
+export const deliveryTone = (d: Delivery): string =>
+  d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'bad' : d.status === 'attempted' ? 'warn' : 'unknown';
+
+/** Any failure as the `ApiError` the notices show (a thrown non-API error keeps its text). */
+export const asApiError = (err: unknown): ApiError => (err instanceof ApiError ? err : new ApiError(0, String(err)));
