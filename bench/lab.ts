@@ -92,14 +92,12 @@ export const labBench: Benchmark = {
     let threeFigures: Record<string, unknown>;
     try {
       const peer = three.peers[0];
-      const requests = (await three.admin.get('/autopeering/requests')).body as
-        { items?: { id: number; created_at: string }[] } | { id: number; created_at: string }[];
-      const list = Array.isArray(requests) ? requests : (requests.items ?? []);
-      const request = list.find((r) => r.id === peer.requestId);
+      // The peer's own view of its request (the portal API answers the session's ASN only).
+      const request = (await three.portal(peer.name).get(`/autopeering/requests/${peer.requestId}`)).body as { created_at?: string } | undefined;
       const protocols = (await bgpProtocols(peer.birdSocket)) ?? [];
       const established = protocols.filter((p) => peer.protocols.includes(p.name) && p.state === 'up').map((p) => sinceMs(p.since));
       const last = established.every((t) => t !== null) && established.length > 0 ? Math.max(...(established as number[])) : null;
-      const portalToEstablished = request && last !== null ? (last - Date.parse(request.created_at)) / 1000 : null;
+      const portalToEstablished = request?.created_at && last !== null ? (last - Date.parse(request.created_at)) / 1000 : null;
       threeFigures = {
         converge_s: three.convergeS,
         wireguard: three.wireguard,
