@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { addSubscription, createChannel, type ChannelDeps } from '../../commands/notify/channels.js';
+import type { ChannelDeps } from '../../commands/notify/channels.js';
 import { nodeStatusStream } from '../../domain/telemetry/health.js';
 import { notificationId } from '../../infra/notify/outbox.js';
-import { Receiver } from '../http/control/notifications/support.js';
+import { nodeHealthWebhook, Receiver } from '../http/control/notifications/support.js';
 import { freePort } from '../support/ports.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
 import { eventually } from '../support/wait.js';
@@ -40,14 +40,7 @@ describe('kill -9 of the delivering control process during a burst of notificati
     // Each answer takes a little while, so deliveries are in flight when the process dies.
     receiver.respond = (_r, res) => void setTimeout(() => res.writeHead(204).end(), 50);
     const deps: ChannelDeps = { pool: sys.pool, store: sys.context.store, now: () => new Date(), webhookAllow: ['127.0.0.0/8'], mailConfigured: false };
-    const { channel } = await createChannel(deps, null, { name: 'burst', target: { type: 'webhook', url: `${receiver.url}/burst` } }, { actor: 'spec' });
-    await addSubscription(
-      deps,
-      null,
-      channel.channel_id,
-      { kinds: ['node_health'], node_ids: [], min_severity: 'info', repeat_window_s: 0, down_after_s: 0 },
-      { actor: 'spec' },
-    );
+    const channel = await nodeHealthWebhook(deps, 'burst', `${receiver.url}/burst`);
 
     const port = await freePort();
     const env = {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { addSubscription, createChannel, type ChannelDeps } from '../../commands/notify/channels.js';
+import type { ChannelDeps } from '../../commands/notify/channels.js';
 import type { Notifier } from '../../commands/notify/notifier.js';
 import { nodeStatusStream } from '../../domain/telemetry/health.js';
 import { notificationId } from '../../infra/notify/outbox.js';
-import { NOTIFY_ENV, Receiver, startTestNotifier, wallClock } from '../http/control/notifications/support.js';
+import { NOTIFY_ENV, nodeHealthWebhook, Receiver, startTestNotifier, wallClock } from '../http/control/notifications/support.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { createTestSystem, type TestSystem } from '../support/system.js';
 import { TcpRelay } from '../support/tcp-relay.js';
@@ -49,14 +49,7 @@ describe('the notifier while its database goes away (issue 32)', function () {
   it('delivers what happened before, during and after the outage, each once to a deduplicating receiver, without a restart', async () => {
     receiver.respond = (_r, res) => void setTimeout(() => res.writeHead(204).end(), 5);
     const deps: ChannelDeps = { pool: writer.pool, store: writer.context.store, now: () => new Date(), webhookAllow: ['127.0.0.0/8'], mailConfigured: false };
-    const { channel } = await createChannel(deps, null, { name: 'outage', target: { type: 'webhook', url: `${receiver.url}/outage` } }, { actor: 'spec' });
-    await addSubscription(
-      deps,
-      null,
-      channel.channel_id,
-      { kinds: ['node_health'], node_ids: [], min_severity: 'info', repeat_window_s: 0, down_after_s: 0 },
-      { actor: 'spec' },
-    );
+    const channel = await nodeHealthWebhook(deps, 'outage', `${receiver.url}/outage`);
     notifier = startTestNotifier(cutOff);
     const keys: string[] = [];
     const burst = async (phase: string) => {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { addSubscription, createChannel, type ChannelDeps } from '../../../../commands/notify/channels.js';
 import { notifierDeps, startNotifier, type Notifier, type NotifierDeps } from '../../../../commands/notify/notifier.js';
 import { notifyLocalize } from '../../../../infra/cli/system.js';
 import type { TestSystem } from '../../../support/system.js';
@@ -97,4 +98,17 @@ export function startTestNotifier(sys: TestSystem, overrides: Partial<NotifierDe
  */
 export function wallClock(sys: TestSystem): void {
   Object.defineProperty(sys.clock, 'current', { configurable: true, get: () => new Date(), set: () => {} });
+}
+
+/** An operator's webhook channel `name` on `url`, subscribed to every node health change (the burst specs' events); answers the channel. */
+export async function nodeHealthWebhook(deps: ChannelDeps, name: string, url: string) {
+  const { channel } = await createChannel(deps, null, { name, target: { type: 'webhook', url } }, { actor: 'spec' });
+  await addSubscription(
+    deps,
+    null,
+    channel.channel_id,
+    { kinds: ['node_health'], node_ids: [], min_severity: 'info', repeat_window_s: 0, down_after_s: 0 },
+    { actor: 'spec' },
+  );
+  return channel;
 }

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { addSubscription, createChannel, type ChannelDeps } from '../../../../commands/notify/channels.js';
+import type { ChannelDeps } from '../../../../commands/notify/channels.js';
 import type { Notifier } from '../../../../commands/notify/notifier.js';
 import { nodeStatusStream } from '../../../../domain/telemetry/health.js';
 import { createTestSystem, type TestSystem } from '../../../support/system.js';
 import { eventually } from '../../../support/wait.js';
-import { NOTIFY_ENV, Receiver, startTestNotifier, wallClock } from './support.js';
+import { NOTIFY_ENV, nodeHealthWebhook, Receiver, startTestNotifier, wallClock } from './support.js';
 
 const COUNT = 300;
 
@@ -34,14 +34,7 @@ describe('Two instances on one database deliver each notification once (issue 32
     // Each delivery takes a little while, so both instances find due rows.
     receiver.respond = (_r, res) => void setTimeout(() => res.writeHead(204).end(), 5);
     const deps: ChannelDeps = { pool: a.pool, store: a.context.store, now: a.clock.now, webhookAllow: a.config.notifyWebhookAllow, mailConfigured: false };
-    const { channel } = await createChannel(deps, null, { name: 'both', target: { type: 'webhook', url: `${receiver.url}/both` } }, { actor: 'spec' });
-    await addSubscription(
-      deps,
-      null,
-      channel.channel_id,
-      { kinds: ['node_health'], node_ids: [], min_severity: 'info', repeat_window_s: 0, down_after_s: 0 },
-      { actor: 'spec' },
-    );
+    await nodeHealthWebhook(deps, 'both', `${receiver.url}/both`);
     notifiers.push(startTestNotifier(a), startTestNotifier(b));
     // Real events, appended through A's store while both run: both subscribers race for the cursor, both deliverers for the rows.
     for (let i = 0; i < COUNT; i++) {
