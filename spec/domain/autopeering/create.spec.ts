@@ -6,6 +6,18 @@ import type { LiveNode } from '../../../domain/node/state.js';
 import { Conflict, Validation } from '../../../domain/errors.js';
 
 const KEY = 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
+
+/** The portal's view of one link-local multiprotocol peering `autopeer_1` on interface `dn42_1` of node n. */
+const oneMultiprotocolSession = () =>
+  displayedOf(null, {
+    node_id: 'n',
+    name: 'autopeer_1',
+    notes: null,
+    interfaces: [{ name: 'dn42_1', spec: { name: 'dn42_1', listen_port: 51800, peer_link_local: 'fe80::1', peer: { public_key: KEY } } }],
+    sessions: [{ name: 'autopeer_1', spec: { name: 'autopeer_1', remote_asn: 1, neighbor_address: 'fe80::1', address_family: 'mp-bgp' } }],
+  });
+
+const IDLE_METRICS = { cpu: 0, rss: 0, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null };
 const holder = (ports: number[], range?: string) => ({
   fields: range ? { base_template: { runtime: { wireguard_port_range: range } } } : {},
   interfaces: ports.map((listen_port) => ({ spec: { listen_port } })),
@@ -119,13 +131,7 @@ describe('autopeering: request rules', () => {
   });
 
   it('live for one multiprotocol session: no sessions array, per-family routes unknown, seconds established up to the snapshot', () => {
-    const shown = displayedOf(null, {
-      node_id: 'n',
-      name: 'autopeer_1',
-      notes: null,
-      interfaces: [{ name: 'dn42_1', spec: { name: 'dn42_1', listen_port: 51800, peer_link_local: 'fe80::1', peer: { public_key: KEY } } }],
-      sessions: [{ name: 'autopeer_1', spec: { name: 'autopeer_1', remote_asn: 1, neighbor_address: 'fe80::1', address_family: 'mp-bgp' } }],
-    });
+    const shown = oneMultiprotocolSession();
     const live = liveOf(
       {
         node_id: 'n',
@@ -134,7 +140,7 @@ describe('autopeering: request rules', () => {
         interfaces: [],
         wireguard_interfaces: [{ name: 'dn42_1', peers: [{ public_key: KEY, rx_bytes: 1, tx_bytes: 2 }] }],
         bgp_protocols: [{ name: "'autopeer_1'", state: 'established', since: '2026-11-01T11:00:00Z', routes_imported: 7 }],
-        self_metrics: { cpu: 0, rss: 0, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null },
+        self_metrics: IDLE_METRICS,
       },
       shown,
     );
@@ -152,13 +158,7 @@ describe('autopeering: request rules', () => {
   });
 
   it("live for one multiprotocol session from an agent reporting per-family counts: each family's channel imported and exported", () => {
-    const shown = displayedOf(null, {
-      node_id: 'n',
-      name: 'autopeer_1',
-      notes: null,
-      interfaces: [{ name: 'dn42_1', spec: { name: 'dn42_1', listen_port: 51800, peer_link_local: 'fe80::1', peer: { public_key: KEY } } }],
-      sessions: [{ name: 'autopeer_1', spec: { name: 'autopeer_1', remote_asn: 1, neighbor_address: 'fe80::1', address_family: 'mp-bgp' } }],
-    });
+    const shown = oneMultiprotocolSession();
     const live = liveOf(
       {
         node_id: 'n',
@@ -178,7 +178,7 @@ describe('autopeering: request rules', () => {
             routes_exported_v6: 3,
           },
         ],
-        self_metrics: { cpu: 0, rss: 0, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null },
+        self_metrics: IDLE_METRICS,
       },
       shown,
     );
@@ -186,13 +186,7 @@ describe('autopeering: request rules', () => {
   });
 
   it('live finds the session under the protocol name the agent renders and reports (ebgp_<session>), as a real node lists it', () => {
-    const shown = displayedOf(null, {
-      node_id: 'n',
-      name: 'autopeer_1',
-      notes: null,
-      interfaces: [{ name: 'dn42_1', spec: { name: 'dn42_1', listen_port: 51800, peer_link_local: 'fe80::1', peer: { public_key: KEY } } }],
-      sessions: [{ name: 'autopeer_1', spec: { name: 'autopeer_1', remote_asn: 1, neighbor_address: 'fe80::1', address_family: 'mp-bgp' } }],
-    });
+    const shown = oneMultiprotocolSession();
     const live = liveOf(
       {
         node_id: 'n',
@@ -204,7 +198,7 @@ describe('autopeering: request rules', () => {
           { name: 'ebgp_autopeer_10', state: 'idle' },
           { name: 'ebgp_autopeer_1', state: 'established', since: '2026-11-01T11:59:00Z', routes_imported_v4: 3, routes_exported_v4: 2 },
         ],
-        self_metrics: { cpu: 0, rss: 0, total_failures: 0, log_warning_count: 0, log_error_count: 0, last_error_at: null, last_error_message: null },
+        self_metrics: IDLE_METRICS,
       },
       shown,
     );
