@@ -17,10 +17,10 @@ export interface FlapThresholds {
   alertClose: number;
 }
 
-export const SESSION_FLAP: FlapThresholds = { halfLifeSeconds: 1800, listLine: 3, alertOpen: 3, alertClose: 1.5 };
-
 /** Document 3's session half-life: 30 minutes. */
 export const SESSION_HALF_LIFE_SECONDS = 1800;
+
+export const SESSION_FLAP: FlapThresholds = { halfLifeSeconds: SESSION_HALF_LIFE_SECONDS, listLine: 3, alertOpen: 3, alertClose: 1.5 };
 
 /**
  * Speeds up the session flap clock by `scale` (the `FLAP_TIME_SCALE` setting,

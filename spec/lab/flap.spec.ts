@@ -161,18 +161,24 @@ describe('lab: a real flap of a portal peer (2 nodes, 1 portal peer)', function 
  * while it is down and once it is back, so the server sees both states.
  */
 async function flapOnce(lab: LabHandle, peer: string, socket: string, session: string, nodeId: string): Promise<void> {
-  const since = async () => (await bgpProtocols(socket))?.find((p) => p.name === session);
-  const before = await since();
+  const protocol = async () => (await bgpProtocols(socket))?.find((p) => p.name === session);
+  const before = await protocol();
   expect(before?.info, `${session} before the flap`).to.match(/^Established/);
   await lab.setPeerTunnel(peer, false);
   await lab.setPeerTunnel(peer, true);
-  await eventually(async () => !(await since())?.info.startsWith('Established') || (await since())?.since !== before!.since, {
-    timeoutMs: 60_000,
-    everyMs: 200,
-    what: `${session} on ${nodeId} dropped after the tunnel came back`,
-  });
+  await eventually(
+    async () => {
+      const now = await protocol();
+      return !now?.info.startsWith('Established') || now.since !== before!.since;
+    },
+    {
+      timeoutMs: 60_000,
+      everyMs: 200,
+      what: `${session} on ${nodeId} dropped after the tunnel came back`,
+    },
+  );
   await lab.admin.post(`/admin/nodes/${nodeId}/notify`, { event: 'snapshot_request', reason: 'lab spec: session down' });
-  await eventually(async () => (await since())?.info.startsWith('Established'), {
+  await eventually(async () => (await protocol())?.info.startsWith('Established'), {
     timeoutMs: 60_000,
     everyMs: 200,
     what: `${session} on ${nodeId} Established again`,
