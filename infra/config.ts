@@ -156,6 +156,18 @@ function cidrList(raw: string): string[] {
 
 export const settings = {
   databaseUrl: setting('DATABASE_URL', 'PostgreSQL URL; absent: embedded PostgreSQL under DATA_DIR/pg', optional(url('postgres:', 'postgresql:')), undefined),
+  databaseReadUrl: setting(
+    'DATABASE_READ_URL',
+    "PostgreSQL URL of a streaming replica (hot standby) of DATABASE_URL's database: the reads that tolerate lag (console views, public map and fleet, portal views) go there; writes, authentication and the answers to a client's own write stay on the primary. Absent: every read on the primary",
+    optional(url('postgres:', 'postgresql:')),
+    undefined,
+  ),
+  databaseReadMaxLagSeconds: setting(
+    'DATABASE_READ_MAX_LAG',
+    'seconds of replay lag the replica of DATABASE_READ_URL may have; more, or the replica unreachable: those reads fall back to the primary until it is back within bounds',
+    positiveInt,
+    30,
+  ),
   eventStoreUrl: setting(
     'EVENTSTORE_URL',
     'KurrentDB/EventStoreDB URL (esdb:// or kurrentdb://); absent: PostgreSQL event store',

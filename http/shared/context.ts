@@ -12,6 +12,13 @@ export interface ServiceContext {
   config: Config;
   log: Logger;
   pool: pg.Pool;
+  /**
+   * Where the reads that tolerate lag go (console views, public map and fleet,
+   * portal views): the streaming replica of DATABASE_READ_URL (falling back to
+   * the primary), or `pool` itself without one. Never for a write, an
+   * authentication check, or the answer to a client's own write.
+   */
+  readPool: pg.Pool;
   store: EventStore;
   projections: ProjectionRuntime;
   now: () => Date;

@@ -22,6 +22,7 @@ import { PgDoorbell } from '../doorbell.js';
 import { migrate } from '../db/migrate.js';
 import { scheduleSingleton, type SingletonJob } from '../db/singleton.js';
 import { createPool } from '../db/pool.js';
+import { ReadPool } from '../db/read-pool.js';
 import { createEventStore } from '../eventstore/index.js';
 import type { EventStore } from '../eventstore/types.js';
 import type { Logger } from '../logger.js';
@@ -53,6 +54,8 @@ export interface System {
   log: Logger;
   databaseUrl: string;
   pool: pg.Pool;
+  /** The streaming replica of DATABASE_READ_URL; absent: every read on `pool`. */
+  readPool?: ReadPool;
   listener: PgListener;
   store: EventStore;
   projections: ProjectionRuntime;
@@ -99,11 +102,14 @@ export async function openSystem(config: Config, log: Logger, options: OpenOptio
   await doorbell.start();
   const metrics = new SystemMetrics(log, { processMetrics: true });
   metrics.watchProjections(() => projections.status());
+  const readPool = await openReadPool(config, pool, log, metrics);
+  metrics.database.watch(pool, readPool);
   // The services append through the timed store; maintenance commands use `store` as it is.
   const context: ServiceContext = {
     config,
     log,
     pool,
+    readPool: readPool ?? pool,
     store: metrics.appends.measure(store),
     projections,
     now: () => new Date(),
@@ -118,6 +124,7 @@ export async function openSystem(config: Config, log: Logger, options: OpenOptio
     log,
     databaseUrl,
     pool,
+    readPool,
     listener,
     store,
     projections,
@@ -128,11 +135,21 @@ export async function openSystem(config: Config, log: Logger, options: OpenOptio
       await runtime.stop();
       await eventStore.close();
       await listener.close();
+      await readPool?.end();
       await pool.end();
       // Last, after everything that used it; what it says while stopping is of interest only when debugging.
       await embedded?.stop().catch((err: unknown) => log.debug({ err }, 'embedded PostgreSQL stop'));
     },
   };
+}
+
+/** The read pool on DATABASE_READ_URL, or none when it is not set (every read on the primary, as before issue 30). */
+export async function openReadPool(config: Config, primary: pg.Pool, log: Logger, metrics: SystemMetrics): Promise<ReadPool | undefined> {
+  if (!config.databaseReadUrl) return undefined;
+  const readPool = await ReadPool.open(config.databaseReadUrl, primary, { maxLagSeconds: config.databaseReadMaxLagSeconds, log, ...metrics.database.counters });
+  const { target, lag_seconds, fallback_reason } = readPool.state;
+  log.info({ target, lag_seconds, fallback_reason }, 'read replica (DATABASE_READ_URL)');
+  return readPool;
 }
 
 import { ROLES, type Role } from './roles.js';

@@ -8,8 +8,17 @@ export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 // bigint columns (positions, counts) come back as strings unless told otherwise;
 // we convert explicitly where we need them, so the default stays.
 
-export function createPool(connectionString: string, max = 10): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max, application_name: 'dn42-control' });
+export function createPool(
+  connectionString: string,
+  max = 10,
+  options: { applicationName?: string; connectionTimeoutMillis?: number } = {},
+): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    application_name: options.applicationName ?? 'dn42-control',
+    connectionTimeoutMillis: options.connectionTimeoutMillis,
+  });
   // An idle client losing its server must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   // Race: a checked-out client whose session dies between two queries (inside a

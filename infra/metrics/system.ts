@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Logger } from '../logger.js';
+import { DatabaseMetrics } from './database.js';
 import { AppendMetrics } from './event-store.js';
 import { sampledGauge } from './sampled.js';
 import { ServiceMetrics } from './service.js';
@@ -22,6 +23,8 @@ export interface ProjectionLag {
 export class SystemMetrics {
   readonly registry = new Registry();
   readonly appends: AppendMetrics;
+  /** The write and read pools (issue 30). */
+  readonly database: DatabaseMetrics;
   private projections: (() => Promise<readonly ProjectionLag[]>) | undefined;
 
   constructor(
@@ -31,6 +34,7 @@ export class SystemMetrics {
     // The process's own series (CPU, memory, event loop lag, GC): once per process, not per test system.
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
     this.appends = new AppendMetrics(this.registry);
+    this.database = new DatabaseMetrics(this.registry, log);
     sampledGauge(this.registry, log, {
       name: 'dn42_projection_lag_events',
       help: 'events a projection has not applied yet (async: behind the head; inline: history appended while nothing applied it)',

@@ -19,6 +19,8 @@ import { projectionMigrationSets, ProjectionRuntime } from '../../projections/ru
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 import { SystemMetrics } from '../../infra/metrics/system.js';
+import { openReadPool } from '../../infra/cli/system.js';
+import type { ReadPool } from '../../infra/db/read-pool.js';
 
 /** A test clock: starts at a fixed instant and moves only when told. */
 export class TestClock {
@@ -49,6 +51,8 @@ export interface TestSystem {
   config: Config;
   log: Logger;
   pool: pg.Pool;
+  /** The read pool when `env` sets DATABASE_READ_URL. */
+  readPool?: ReadPool;
   listener: PgListener;
   store: PgEventStore;
   projections: ProjectionRuntime;
@@ -94,10 +98,14 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
   // A registry of its own (no process series: a spec process starts hundreds of systems); the services append through the timed store.
   const metrics = new SystemMetrics(log);
   metrics.watchProjections(() => projections.status());
+  // DATABASE_READ_URL in `env`: the read pool on that replica, as `serve` makes it.
+  const readPool = await openReadPool(config, pool, log, metrics);
+  metrics.database.watch(pool, readPool);
   const context: ServiceContext = {
     config,
     log,
     pool,
+    readPool: readPool ?? pool,
     store: metrics.appends.measure(store),
     projections,
     now: clock.now,
@@ -110,6 +118,7 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
     config,
     log,
     pool,
+    readPool,
     listener,
     store,
     projections,
@@ -122,6 +131,7 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
       doorbell.stop();
       await projections.stop();
       await listener.close();
+      await readPool?.end();
       await pool.end();
       await db.drop();
     },
