@@ -1,5 +1,6 @@
 import type { RoutingTable } from '../domain/telemetry/reports.js';
 import { withTransaction, type Pool } from '../infra/db/pool.js';
+import { primaryOf } from '../infra/db/read-pool.js';
 import type { Logger } from '../infra/logger.js';
 import { NO_FLEET_ROUTING, refreshFleetRouting, storedFleetRouting, type FleetRouting } from '../infra/telemetry/routing-fleet.js';
 import { churnAgainstLatest, forgetNodeRouting, latestTableCapture, lockNodeRouting, storeRoutingAnalytics } from '../infra/telemetry/routing.js';
@@ -40,8 +41,10 @@ export async function fleetRouting(pool: Pool, now: Date): Promise<FleetRouting>
   if (stored) return stored;
   const captured = await latestTableCapture(pool);
   if (captured === null) return NO_FLEET_ROUTING;
-  await fleetRefresh(pool).request(captured, now);
-  return (await storedFleetRouting(pool)) ?? NO_FLEET_ROUTING;
+  // Read through a replica's pool (a view), the lazy refresh is a write: the primary makes it and answers it.
+  const primary = primaryOf(pool);
+  await fleetRefresh(primary).request(captured, now);
+  return (await storedFleetRouting(primary)) ?? NO_FLEET_ROUTING;
 }
 
 export type NodeLifecycleChange = 'decommissioned' | 'recommissioned' | 'deleted';

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { leanAccessLog } from '../shared/access-log.js';
 import { createServiceApp, finishServiceApp } from '../shared/app.js';
 import { auditWrites } from '../shared/audit.js';
-import type { ServiceContext } from '../shared/context.js';
+import { readsOf, type ServiceContext } from '../shared/context.js';
 import { healthz } from '../shared/healthz.js';
 import { referenceRoutes } from '../shared/reference.js';
 import { ApiRouter, openApiDocument } from '../shared/routes.js';
@@ -71,10 +71,12 @@ export interface ControlAppOptions {
 
 export function createControlApp(ctx: ServiceContext, options: ControlAppOptions = {}): Express {
   // The cached anonymous GETs answer ahead of pino-http, the body parser and the other routers (bench/README.md, public-map).
-  const publicApi = publicRoutes(ctx);
+  // The views that tolerate lag read from the replica of DATABASE_READ_URL (issue 30); writes and authentication stay on ctx.
+  const reads = readsOf(ctx);
+  const publicApi = publicRoutes(reads);
   const metrics = serviceMetrics(ctx, 'control');
   const agentMetrics = new AgentMetrics(metrics.service.registry, ctx.log);
-  controlGauges(ctx, metrics.service.registry);
+  controlGauges(ctx, reads, metrics.service.registry);
   const app = createServiceApp('control', ctx.log, {
     metrics,
     trustedProxies: ctx.config.trustedProxies,
@@ -105,10 +107,10 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     interfaceRoutes(ctx),
     generationRoutes(ctx),
     registryProxyRoutes(ctx),
-    ...consoleViewRoutes(ctx),
+    ...consoleViewRoutes(reads),
     routeTuningRoutes(ctx),
     peerDefaultsRoutes(ctx),
-    internalTopologyRoutes(ctx),
+    internalTopologyRoutes(reads),
     probeRoutes(ctx),
     agentTokenRoutes(ctx),
     agentRegisterRoutes(ctx),
@@ -119,13 +121,13 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     agentRoaRoutes(ctx, options.roaSource !== undefined ? options.roaSource : replicaRoaSource(ctx)),
     healthRoutes(ctx),
     adminTrafficRoutes(ctx),
-    trafficRoutes(ctx),
-    nodesMetricsRoutes(ctx),
-    dashboardRoutes(ctx),
+    trafficRoutes(reads),
+    nodesMetricsRoutes(reads),
+    dashboardRoutes(reads),
     routingRoutes(ctx),
-    uiRoutingRoutes(ctx),
-    uiPrefixFlapRoutes(ctx),
-    uiFlapPeerRoutes(ctx),
+    uiRoutingRoutes(reads),
+    uiPrefixFlapRoutes(reads),
+    uiFlapPeerRoutes(reads),
     notifyRoutes(ctx),
     releaseRoutes(ctx),
     agentUpdateRoutes(ctx),

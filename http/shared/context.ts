@@ -29,3 +29,12 @@ export interface ServiceContext {
   /** The system's metrics; each service app adds its own registry (`metrics.service(name)`). */
   metrics: SystemMetrics;
 }
+
+/**
+ * The context for routes and views that only read and tolerate lag: its `pool`
+ * is the read pool (the replica of DATABASE_READ_URL, else the write pool
+ * itself, when this is `ctx` unchanged). Authentication stays on `ctx`.
+ */
+export function readsOf(ctx: ServiceContext): ServiceContext {
+  return ctx.readPool === ctx.pool ? ctx : { ...ctx, pool: ctx.readPool };
+}

@@ -160,11 +160,21 @@ projections
           process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
           return;
         }
+        const { replicaStatus } = await import('./system.js');
+        const replicas = await replicaStatus(system);
         for (const s of status) {
           const failing = s.last_error ? `  FAILING since ${s.last_error_at}: ${s.last_error}` : '';
           process.stdout.write(
             `${s.name.padEnd(28)} ${s.mode.padEnd(7)} checkpoint ${s.checkpoint.padEnd(16)} head ${s.head.padEnd(16)} lag ${s.lag_events ?? '?'}${failing}\n`,
           );
+        }
+        // The database under the read models: its standbys and where the views read (issue 30); nothing without either.
+        for (const s of replicas.standbys) process.stdout.write(`standby ${s.name.padEnd(20)} replay lag ${s.lag_seconds.toFixed(3)} s\n`);
+        const read = replicas.read;
+        if (read) {
+          const lag = read.lag_seconds === null ? '?' : `${read.lag_seconds.toFixed(3)} s`;
+          const where = read.target === 'replica' ? 'views read from the replica' : `views read from the primary (${read.fallback_reason})`;
+          process.stdout.write(`read replica (DATABASE_READ_URL) replay lag ${lag}: ${where}\n`);
         }
       },
       { readOnly: true },

@@ -22,7 +22,8 @@ import { PgDoorbell } from '../doorbell.js';
 import { migrate } from '../db/migrate.js';
 import { scheduleSingleton, type SingletonJob } from '../db/singleton.js';
 import { createPool } from '../db/pool.js';
-import { ReadPool } from '../db/read-pool.js';
+import { ReadPool, type ReplicaState } from '../db/read-pool.js';
+import { REPLICA_LAG_SQL } from '../metrics/database.js';
 import { createEventStore } from '../eventstore/index.js';
 import type { EventStore } from '../eventstore/types.js';
 import type { Logger } from '../logger.js';
@@ -150,6 +151,22 @@ export async function openReadPool(config: Config, primary: pg.Pool, log: Logger
   const { target, lag_seconds, fallback_reason } = readPool.state;
   log.info({ target, lag_seconds, fallback_reason }, 'read replica (DATABASE_READ_URL)');
   return readPool;
+}
+
+/** What `projections status` shows of the replicas: the primary's streaming standbys and the read replica's routing. */
+export interface ReplicaStatus {
+  /** `pg_stat_replication` on the primary (as `dn42_db_replica_lag_seconds`). */
+  standbys: { name: string; lag_seconds: number }[];
+  /** The replica of DATABASE_READ_URL, checked now; null: not set. */
+  read: ReplicaState | null;
+}
+
+export async function replicaStatus(system: Pick<System, 'pool' | 'readPool'>): Promise<ReplicaStatus> {
+  const [{ rows }, read] = await Promise.all([
+    system.pool.query<{ application_name: string; lag_seconds: number }>(REPLICA_LAG_SQL),
+    system.readPool ? system.readPool.check() : null,
+  ]);
+  return { standbys: rows.map((r) => ({ name: r.application_name, lag_seconds: Number(r.lag_seconds) })), read };
 }
 
 import { ROLES, type Role } from './roles.js';

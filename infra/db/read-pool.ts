@@ -191,3 +191,8 @@ export function replicaTrouble(err: unknown): 'lost' | 'conflict' | null {
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
+
+/** The pool a write goes to: a read pool's primary, or the pool itself. For the rare view that writes (a lazily computed read model). */
+export function primaryOf(pool: pg.Pool): pg.Pool {
+  return pool instanceof ReadPool ? pool.primary : pool;
+}

@@ -1,5 +1,5 @@
 import type { LocalPortalClient } from '../../../infra/portal/settings.js';
-import type { ServiceContext } from '../../shared/context.js';
+import { readsOf, type ServiceContext } from '../../shared/context.js';
 import type { ApiRouter } from '../../shared/routes.js';
 import { portalClaimsRoutes } from './claims.js';
 import { portalLoginRoutes } from './login.js';
@@ -25,16 +25,18 @@ export interface PortalOptions {
  */
 export function portalRoutes(ctx: ServiceContext, options: PortalOptions = {}): ApiRouter[] {
   const wiring = portalLoginWiring(ctx.config, ctx.log, options.localClient);
+  // The views read from the replica of DATABASE_READ_URL; login, sessions and the requests (a client reads its own) stay on the primary.
+  const reads = readsOf(ctx);
   return [
     portalLoginRoutes(ctx, wiring),
     portalClaimsRoutes(ctx, wiring),
     portalSessionRoutes(ctx, wiring),
     portalMeRoutes(ctx),
-    portalNodeRoutes(ctx),
+    portalNodeRoutes(reads),
     portalRequestRoutes(ctx),
     portalObserveRoutes(ctx),
-    portalFleetViewRoutes(ctx),
-    portalFlapViewRoutes(ctx),
+    portalFleetViewRoutes(reads),
+    portalFlapViewRoutes(reads),
     portalNotificationRoutes(ctx),
   ];
 }
