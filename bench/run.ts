@@ -12,6 +12,7 @@ import { provisionBench } from './provision.js';
 import { publicMapBench } from './public-map.js';
 import { rebuildBench } from './rebuild.js';
 import { registryBench } from './registry.js';
+import { replicaReadsBench } from './replica-reads.js';
 import { siteBench } from './site.js';
 import { storageBench } from './storage.js';
 import { progress, type Benchmark } from './support.js';
@@ -32,6 +33,7 @@ const benchmarks: readonly Benchmark[] = [
   concurrentWritesBench,
   fleetScaleBench,
   consoleCostBench,
+  replicaReadsBench,
   cliHelpBench,
   flapLabBench,
   labBench,

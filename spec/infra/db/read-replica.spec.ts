@@ -5,7 +5,9 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { createControlApp } from '../../../http/control/app.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../../infra/db/embedded.js';
+import { createPool } from '../../../infra/db/pool.js';
 import { ReadPool } from '../../../infra/db/read-pool.js';
+import { replicaStatus } from '../../../infra/cli/system.js';
 import { createLogger } from '../../../infra/logger.js';
 import { ADMIN_TOKEN, node } from '../../http/control/fleet/support.js';
 import { api, expectResponse, type ApiResponse } from '../../support/http.js';
@@ -51,7 +53,7 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
     expectResponse(res).status(200);
     return res.body;
   };
-  const consoleNodeIds = async (s: { app: App }) => ((await ok(admin(s).get('/ui/nodes'))).nodes as { node_id: string }[]).map((n) => n.node_id);
+  const consoleNodeIds = async (s: { app: App }) => ((await ok(admin(s).get('/ui/nodes'))) as { node_id: string }[]).map((n) => n.node_id);
   const reads = async (s: { app: App }) => {
     const text = (await api(s.app.url).get('/metrics')).text;
     return Object.fromEntries(samplesOf(parsePrometheus(text), 'dn42_db_reads_total').map((x) => [x.labels!.target, Number(x.value)]));
@@ -113,8 +115,10 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
       expect(after.primary ?? 0, 'no view read fell back to the primary').to.equal(before.primary ?? 0);
       // Authentication stays on the primary: a portal session opened during the pause is accepted at once, its view read from the replica.
       const token = await givenPortalSession(tolerant!.sys);
-      const offers = await ok(api(`${tolerant!.app.url}/control/v1`, { token }).get('/autopeering/nodes'));
-      expect(offers.nodes.map((n: { node_id: string }) => n.node_id)).to.not.include('n2');
+      await ok(api(`${tolerant!.app.url}/control/v1`, { token }).get('/autopeering/nodes'));
+      const portal = await reads(tolerant!);
+      expect(portal.replica, 'the portal view read on the replica').to.be.above(after.replica);
+      expect(portal.primary ?? 0).to.equal(before.primary ?? 0);
     } finally {
       await resumeReplay();
     }
@@ -135,6 +139,10 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
         { timeoutMs: 30_000, everyMs: 250, what: 'the strict server falling back to the primary' },
       );
       expect(state.fallback_reason).to.match(/^replica lag \d+\.\d s over 1 s$/);
+      // What `projections status` prints: the primary's standby and where the views read.
+      const status = await replicaStatus(strict!.sys);
+      expect(status.standbys.map((s) => s.name)).to.deep.equal(['dn42-read-spec']);
+      expect(status.read).to.include({ target: 'primary', standby: true });
       expect(await consoleNodeIds(strict!), 'the strict server reads the primary').to.include('n3');
       expect(await consoleNodeIds(tolerant!), 'the tolerant server still reads the replica').to.not.include('n3');
       const metrics = parsePrometheus((await api(strict!.app.url).get('/metrics')).text);
@@ -166,7 +174,7 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
       '/ui/fleet/traffic-breakdown',
       '/ui/fleet/traffic',
       '/ui/nodes',
-      '/ui/nodes/n1',
+      '/ui/nodes/n1/overview',
       '/ui/nodes/n1/status-events',
       '/ui/nodes/metrics',
       '/ui/audit',
@@ -199,7 +207,7 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
 
   it('a replica that stops answering: the read in flight is answered by the primary, and the views read there until it is back', async () => {
     // Its own read pool (no timer): the fallback is the query's, not a check's.
-    const replica = new pg.Pool({ connectionString: standby!.url(), max: 2 });
+    const replica = createPool(standby!.url(), 2);
     const fellBack: string[] = [];
     const pool = new ReadPool(replica, primaryPool!, { maxLagSeconds: 600, log, onFallback: (r) => fellBack.push(r) });
     try {
