@@ -8,11 +8,7 @@ export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 // bigint columns (positions, counts) come back as strings unless told otherwise;
 // we convert explicitly where we need them, so the default stays.
 
-export function createPool(
-  connectionString: string,
-  max = 10,
-  options: { applicationName?: string; connectionTimeoutMillis?: number } = {},
-): pg.Pool {
+export function createPool(connectionString: string, max = 10, options: { applicationName?: string; connectionTimeoutMillis?: number } = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
     max,

@@ -127,7 +127,8 @@ export class ReadPool extends pg.Pool {
 
   /** A connection failure of the replica: reads go to the primary until the next good check. */
   private lost(err: unknown): void {
-    if (this.current.target === 'replica') this.route({ ...this.current, target: 'primary', lag_seconds: null, fallback_reason: `replica failed: ${messageOf(err)}` });
+    if (this.current.target === 'replica')
+      this.route({ ...this.current, target: 'primary', lag_seconds: null, fallback_reason: `replica failed: ${messageOf(err)}` });
   }
 
   // The overloads of pg.Pool.query all land here; the callback forms are not used in this code base.

@@ -74,7 +74,7 @@ export class DatabaseMetrics {
     });
     sampledGauge(registry, log, {
       name: 'dn42_db_read_replica_lag_seconds',
-      help: "replay lag of the read replica (DATABASE_READ_URL) as it reports it at the last check (at most a second old); no sample: no read replica, or its lag not known (unreachable)",
+      help: 'replay lag of the read replica (DATABASE_READ_URL) as it reports it at the last check (at most a second old); no sample: no read replica, or its lag not known (unreachable)',
       read: () => {
         const lag = this.pools.read?.state.lag_seconds;
         return lag === undefined || lag === null ? [] : [{ labels: {}, value: lag }];

@@ -107,7 +107,9 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
       expect(created.node_id).to.equal('n2');
       expectResponse(await admin(tolerant!).get('/admin/nodes/n2')).status(200);
       // The console's view comes from the replica, which has not replayed it.
-      expect(await consoleNodeIds(tolerant!)).to.include('n1').and.not.include('n2');
+      expect(await consoleNodeIds(tolerant!))
+        .to.include('n1')
+        .and.not.include('n2');
       const overview = await ok(admin(tolerant!).get('/ui/fleet/overview'));
       expect(overview.nodes.map((n: { node_id: string }) => n.node_id)).to.not.include('n2');
       const after = await reads(tolerant!);
@@ -151,7 +153,10 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
     } finally {
       await resumeReplay();
     }
-    await eventually(async () => (await strict!.sys.readPool!.check()).target === 'replica', { timeoutMs: 30_000, what: 'the strict server back on the replica' });
+    await eventually(async () => (await strict!.sys.readPool!.check()).target === 'replica', {
+      timeoutMs: 30_000,
+      what: 'the strict server back on the replica',
+    });
     await eventually(async () => (await consoleNodeIds(tolerant!)).includes('n3'), { timeoutMs: 30_000, what: 'n3 on the replica' });
     const metrics = parsePrometheus((await api(strict!.app.url).get('/metrics')).text);
     expect(samplesOf(metrics, 'dn42_db_read_replica_in_use').map((s) => Number(s.value))).to.deep.equal([1]);
