@@ -102,7 +102,13 @@ export const replicaReadsBench: Benchmark = {
         primary: (serverCpuSeconds(join(dir, 'primary', 'pg')) - idle.primary) / idleSeconds,
         standby: (serverCpuSeconds(join(dir, 'standby', 'pg')) - idle.standby) / idleSeconds,
       };
+      /** The replica-mode server's reads by where they went (`dn42_db_reads_total`). */
+      const readsOn = async (target: 'replica' | 'primary') => {
+        const metric = await onReplica.sys.context.metrics.registry.getSingleMetric('dn42_db_reads_total')!.get();
+        return metric.values.find((v) => v.labels.target === target)?.value ?? 0;
+      };
       for (const view of VIEWS) {
+        const fellBack = await readsOn('primary');
         const timings: Record<'primary' | 'replica', Timing[]> = { primary: [], replica: [] };
         const cpu = { primary: { onPrimary: 0, onStandby: 0 }, replica: { onPrimary: 0, onStandby: 0 } };
         for (let r = 0; r < rounds; r++) {
@@ -143,6 +149,7 @@ export const replicaReadsBench: Benchmark = {
           pg_cpu_ms_per_request_replica_mode_on_standby: ms(cpu.replica.onStandby),
           primary_load_freed: cpu.primary.onPrimary > 0 ? round(1 - cpu.replica.onPrimary / cpu.primary.onPrimary, 3) : null,
           reads_on_replica: onReplica.sys.readPool?.state.target === 'replica',
+          replica_mode_reads_on_primary: (await readsOn('primary')) - fellBack,
           loadavg_1m: round(loadavg()[0], 2),
         });
       }
