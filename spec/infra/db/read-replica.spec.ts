@@ -11,6 +11,7 @@ import { replicaStatus } from '../../../infra/cli/system.js';
 import { createLogger } from '../../../infra/logger.js';
 import { ADMIN_TOKEN, node } from '../../http/control/fleet/support.js';
 import { api, expectResponse, type ApiResponse } from '../../support/http.js';
+import { dn42Control } from '../../support/cli.js';
 import { givenPortalSession } from '../../support/portal.js';
 import { parsePrometheus, samplesOf } from '../../support/prometheus.js';
 import { startStandbyOf, type Standby } from '../../support/standby.js';
@@ -125,6 +126,13 @@ describe('Reads from a streaming replica (DATABASE_READ_URL)', function () {
       await resumeReplay();
     }
     await eventually(async () => (await consoleNodeIds(tolerant!)).includes('n2'), { timeoutMs: 30_000, what: 'n2 on the replica after the resume' });
+  });
+
+  it('projections status prints the standby of the primary with its lag and where the views read', async () => {
+    const run = await dn42Control(['projections', 'status'], { DATABASE_URL: primary!.url, DATABASE_READ_URL: standby!.url(), LOG_LEVEL: 'warn' });
+    expect(run.code, run.stderr).to.equal(0);
+    expect(run.stdout).to.match(/^standby dn42-read-spec\s+replay lag \d+\.\d{3} s$/m);
+    expect(run.stdout).to.match(/^read replica \(DATABASE_READ_URL\) replay lag \d+\.\d{3} s: views read from the replica$/m);
   });
 
   it('a replica further behind than DATABASE_READ_MAX_LAG sends the views to the primary until it catches up, and projections status says where they read', async () => {
