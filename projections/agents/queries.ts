@@ -26,7 +26,12 @@ export interface AgentTokenRow {
 
 /** One primary-key read: the hash comparison and the expiry check are the caller's. */
 export async function findAgentToken(db: Queryable, tokenId: string): Promise<AgentTokenRow | undefined> {
-  const { rows } = await db.query(`SELECT token_id, node_id, agent_id, secret_sha256, expires_at, revoked_at FROM agent_tokens WHERE token_id = $1`, [tokenId]);
+  // Prepared once per connection: every agent request runs it.
+  const { rows } = await db.query({
+    name: 'agent-token',
+    text: `SELECT token_id, node_id, agent_id, secret_sha256, expires_at, revoked_at FROM agent_tokens WHERE token_id = $1`,
+    values: [tokenId],
+  });
   return rows[0];
 }
 
