@@ -662,6 +662,7 @@ async function runServer(): Promise<void> {
     progress(`telemetry-ingest: the same ${minutes} minutes against bare Express (parse, one INSERT)`);
     await sys.pool.query('CREATE TABLE bench_bodies (id bigserial PRIMARY KEY, path text NOT NULL, body jsonb NOT NULL)');
     const barePool = createPool(sys.db.url, 30);
+    const bareErrors: string[] = [];
     const bare = express();
     bare.use(express.json({ limit: '8mb' }));
     bare.post('/control/v1/agent/:kind', async (req, res, next) => {
@@ -669,6 +670,7 @@ async function runServer(): Promise<void> {
         await barePool.query('INSERT INTO bench_bodies (path, body) VALUES ($1, $2)', [req.path, JSON.stringify(req.body)]);
         res.json({ accepted: true });
       } catch (err) {
+        bareErrors.push(String(err));
         next(err);
       }
     });
@@ -725,6 +727,7 @@ async function runServer(): Promise<void> {
       two_instances: two,
       express_baseline: {
         ...baseline,
+        errors: [...new Set(bareErrors)].slice(0, 3),
         ours_over_baseline: {
           server_cpu: round(serverMsPerRequest / baseline.server_cpu_ms_per_request, 2),
           postgres_cpu: pgMsPerRequest === null || baseline.postgres_cpu_ms_per_request === null ? null : round(pgMsPerRequest / baseline.postgres_cpu_ms_per_request, 2),
