@@ -241,7 +241,7 @@ function post(agentPool: http.Agent, url: URL, path: string, token: string, body
 type ToAgents =
   | { cmd: 'setup'; url: string; agents: { nodeId: string; token: string }[]; concurrency: number }
   | { cmd: 'warmup' }
-  | { cmd: 'replay'; minutes: number; fromMinute?: number; urls?: string[] }
+  | { cmd: 'replay'; minutes: number; fromMinute?: number; urls?: string[]; kinds?: Kind[] }
   | { cmd: 'window'; fromMinute: number; seconds: number };
 type FromAgents = { ready: true } | { done: true; wall_s: number; outcomes: Outcome[] };
 
@@ -309,7 +309,8 @@ async function runAgents(): Promise<void> {
     } else if (m.cmd === 'replay') {
       urls = (m.urls ?? [url.href]).map((u) => new URL(u));
       const from = (m.fromMinute ?? 0) * 60_000;
-      outcomes = await closedLoop(schedule(agents.length, from, from + m.minutes * 60_000));
+      const kinds = m.kinds ?? KINDS;
+      outcomes = await closedLoop(schedule(agents.length, from, from + m.minutes * 60_000).filter((x) => kinds.includes(x.kind)));
       urls = [url];
     } else {
       const from = m.fromMinute * 60_000;
@@ -657,6 +658,23 @@ async function runServer(): Promise<void> {
       },
     );
 
+    // Each kind alone (later simulated minutes, one instance): where a report's cost lies.
+    // The telemetry job stops first: its staleness sweep would find the simulated gaps between these phases.
+    await job.stop();
+    const perKind: Record<string, Omit<Awaited<ReturnType<typeof measuredReplay>>, 'latency'> & { p99_ms: number }> = {};
+    let kindMinute = minutes * 2 + Math.ceil(windowSeconds / 60) + 2;
+    for (const kind of KINDS) {
+      progress(`telemetry-ingest: ${kind} reports alone`);
+      const { latency, ...figures } = await measuredReplay(
+        agents,
+        sys.pool,
+        { cmd: 'replay', minutes: kind === 'routing' ? 5 : 1, fromMinute: kindMinute, kinds: [kind] },
+        () => sys.context.background.drain(),
+      );
+      kindMinute += 5;
+      perKind[kind] = { ...figures, p99_ms: latency.all.p99_ms };
+    }
+
     // Baseline in the same run: bare Express answering the same bodies (JSON parsed, one
     // INSERT of the body) on its own pool of the same size against this database.
     progress(`telemetry-ingest: the same ${minutes} minutes against bare Express (parse, one INSERT)`);
@@ -725,6 +743,7 @@ async function runServer(): Promise<void> {
         event_loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
       },
       two_instances: two,
+      per_kind: perKind,
       express_baseline: {
         ...baseline,
         errors: [...new Set(bareErrors)].slice(0, 3),
