@@ -749,7 +749,8 @@ async function runServer(): Promise<void> {
         errors: [...new Set(bareErrors)].slice(0, 3),
         ours_over_baseline: {
           server_cpu: round(serverMsPerRequest / baseline.server_cpu_ms_per_request, 2),
-          postgres_cpu: pgMsPerRequest === null || baseline.postgres_cpu_ms_per_request === null ? null : round(pgMsPerRequest / baseline.postgres_cpu_ms_per_request, 2),
+          postgres_cpu:
+            pgMsPerRequest === null || baseline.postgres_cpu_ms_per_request === null ? null : round(pgMsPerRequest / baseline.postgres_cpu_ms_per_request, 2),
         },
       },
       database: {

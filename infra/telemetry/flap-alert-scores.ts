@@ -23,13 +23,7 @@ export async function scoreOpenFlapAlerts(
      SELECT s.alert_id, s.nodes::text[], s.score, s.score, $4 FROM unnest($1::bigint[], $2::float8[], $3::text[]) AS s(alert_id, score, nodes)
      ON CONFLICT (alert_id) DO UPDATE SET nodes = EXCLUDED.nodes, peak_score = GREATEST(t.peak_score, EXCLUDED.last_score),
        last_score = EXCLUDED.last_score, scored_at = EXCLUDED.scored_at`,
-    [
-      scores.map((s) => s.alert_id),
-      scores.map((s) => s.score),
-      scores.map((s) => `{${s.nodes.map((n) => JSON.stringify(n)).join(',')}}`),
-      at,
-      openIds,
-    ],
+    [scores.map((s) => s.alert_id), scores.map((s) => s.score), scores.map((s) => `{${s.nodes.map((n) => JSON.stringify(n)).join(',')}}`), at, openIds],
   );
 }
 

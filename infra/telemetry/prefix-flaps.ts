@@ -19,7 +19,14 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
   // Two reports of one node at once would both read the same previous report: one at a time per node.
   // Its own statement: a statement's snapshot is taken before it waits, so the read after it must be another one.
   await db.query({ name: 'prefix-flaps-lock', text: `SELECT pg_advisory_xact_lock(hashtext('prefix_flaps ' || $1))`, values: [flaps.node_id] });
-  const old = await db.query<{ prefix: string | null; peer_asn: string | null; flaps: number | null; score: number; alert_since: Date | null; fed_at: Date | null }>({
+  const old = await db.query<{
+    prefix: string | null;
+    peer_asn: string | null;
+    flaps: number | null;
+    score: number;
+    alert_since: Date | null;
+    fed_at: Date | null;
+  }>({
     name: 'prefix-flaps-previous',
     text: `WITH old AS (DELETE FROM prefix_flaps WHERE node_id = $1 RETURNING prefix, peer_asn, flaps, score, alert_since)
            SELECT o.*, f.captured_at AS fed_at FROM (SELECT captured_at FROM prefix_flap_feeds WHERE node_id = $1) f FULL JOIN old o ON true`,

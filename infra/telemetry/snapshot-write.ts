@@ -89,7 +89,15 @@ export async function writeSnapshot(
   return { cacheKey: key, base };
 }
 
-async function write(tx: Queryable, s: RuntimeSnapshot, inputs: HealthInputs, health: string, now: Date, change: JsonChange, checkBase: boolean): Promise<boolean> {
+async function write(
+  tx: Queryable,
+  s: RuntimeSnapshot,
+  inputs: HealthInputs,
+  health: string,
+  now: Date,
+  change: JsonChange,
+  checkBase: boolean,
+): Promise<boolean> {
   const { rows } = await tx.query({
     name: checkBase ? 'snapshot-write-cached-base' : 'snapshot-write',
     text: `WITH base AS (SELECT true AS ok WHERE NOT $11::boolean OR EXISTS (SELECT 1 FROM status_bases WHERE node_id = $1 AND kind = 'snapshot' AND day = ($3::timestamptz AT TIME ZONE 'UTC')::date)),

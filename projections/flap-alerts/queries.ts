@@ -71,7 +71,10 @@ export async function flapAlertPage(db: Queryable, q: { active?: boolean; limit:
  * it (`/ui/fleet/flap-peers/{asn}` `alerts[]`).
  */
 export async function flapAlertsOfPeer(db: Queryable, asn: number, limit: number): Promise<FlapAlertRow[]> {
-  const { rows } = await db.query<AlertDbRow>(`SELECT ${FLAP_ALERT_COLUMNS} FROM ${FLAP_ALERTS_WITH_SCORES} WHERE a.peer_asn = $1 ORDER BY a.alert_id DESC LIMIT $2`, [asn, limit]);
+  const { rows } = await db.query<AlertDbRow>(
+    `SELECT ${FLAP_ALERT_COLUMNS} FROM ${FLAP_ALERTS_WITH_SCORES} WHERE a.peer_asn = $1 ORDER BY a.alert_id DESC LIMIT $2`,
+    [asn, limit],
+  );
   return rows.map(rowOut);
 }
 
