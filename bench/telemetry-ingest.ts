@@ -21,6 +21,7 @@
 // BENCH_TELEMETRY_ROLE=agents), so the server's CPU is measured without theirs.
 import { fork, type ChildProcess } from 'node:child_process';
 import express from 'express';
+import pg from 'pg';
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +35,7 @@ import { LATEST_VALUE_TABLES } from '../infra/telemetry/retention.js';
 import { ROUTE_COUNT_RETAINED_TABLES } from '../infra/telemetry/route-counts.js';
 import { SERIES_RETAINED_TABLES } from '../infra/telemetry/series.js';
 import { RETAINED_TABLES } from '../infra/telemetry/store.js';
+import { createPool } from '../infra/db/pool.js';
 import { createTestSystem, startApp } from '../spec/support/system.js';
 import { envInt, mb, percentile, progress, report, round, type Benchmark } from './support.js';
 
@@ -239,13 +241,16 @@ function post(agentPool: http.Agent, url: URL, path: string, token: string, body
 type ToAgents =
   | { cmd: 'setup'; url: string; agents: { nodeId: string; token: string }[]; concurrency: number }
   | { cmd: 'warmup' }
-  | { cmd: 'replay'; minutes: number }
+  | { cmd: 'replay'; minutes: number; fromMinute?: number; urls?: string[]; kinds?: Kind[] }
   | { cmd: 'window'; fromMinute: number; seconds: number };
 type FromAgents = { ready: true } | { done: true; wall_s: number; outcomes: Outcome[] };
 
 async function runAgents(): Promise<void> {
   let agents: Agent[] = [];
   let url = new URL('http://127.0.0.1');
+  /** Where each request goes: the first URL, or round robin over several (a load balancer without affinity). */
+  let urls: URL[] = [url];
+  let sent = 0;
   let concurrency = 32;
   let pool = new http.Agent({ keepAlive: true });
   const simStart = SIM_START;
@@ -254,7 +259,8 @@ async function runAgents(): Promise<void> {
     const agent = agents[s.agent];
     const body = agent.body(s.kind, Math.floor(s.at / 60_000), new Date(simStart + s.at).toISOString());
     const t0 = performance.now();
-    const status = await post(pool, url, PATH[s.kind], agent.token, body, simStart + s.at).catch(() => 0);
+    const target = urls[sent++ % urls.length];
+    const status = await post(pool, target, PATH[s.kind], agent.token, body, simStart + s.at).catch(() => 0);
     return { kind: s.kind, ms: performance.now() - t0, status };
   };
 
@@ -287,6 +293,7 @@ async function runAgents(): Promise<void> {
     const reply = (msg: FromAgents) => process.send!(msg);
     if (m.cmd === 'setup') {
       url = new URL(m.url);
+      urls = [url];
       concurrency = m.concurrency;
       pool = new http.Agent({ keepAlive: true, maxSockets: 4096 });
       agents = m.agents.map((a, i) => new Agent(i, a.nodeId, a.token));
@@ -300,7 +307,11 @@ async function runAgents(): Promise<void> {
       const sends = agents.flatMap((_, agent) => (['snapshot', 'traffic', 'flaps'] as Kind[]).map((kind) => ({ at: -60_000 + agent, agent, kind })));
       outcomes = await closedLoop(sends);
     } else if (m.cmd === 'replay') {
-      outcomes = await closedLoop(schedule(agents.length, 0, m.minutes * 60_000));
+      urls = (m.urls ?? [url.href]).map((u) => new URL(u));
+      const from = (m.fromMinute ?? 0) * 60_000;
+      const kinds = m.kinds ?? KINDS;
+      outcomes = await closedLoop(schedule(agents.length, from, from + m.minutes * 60_000).filter((x) => kinds.includes(x.kind)));
+      urls = [url];
     } else {
       const from = m.fromMinute * 60_000;
       outcomes = await openLoop(schedule(agents.length, from, from + m.seconds * 1000));
@@ -403,6 +414,7 @@ const BOUNDED_TABLES = new Set([
   'session_flap_transitions',
   'flap_alerts',
   'flap_alerts_stream',
+  'flap_alert_scores',
   'agent_connections',
   'streams',
   'projection_checkpoints',
@@ -469,6 +481,39 @@ class BackendCpu {
   }
 }
 
+/**
+ * Statements sent to PostgreSQL by this process (every pool's clients): counted
+ * around each replay, so a report's round trips are a figure that does not depend
+ * on the machine's load. The agents run in another process.
+ */
+let statements = 0;
+const clientQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  statements++;
+  return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof clientQuery;
+
+/** One closed-loop replay: wall time, rate, CPU per request of this process and of the database's backends, latency. */
+async function measuredReplay(agents: Agents, pool: import('pg').Pool, message: ToAgents & { cmd: 'replay' }, drain: () => Promise<void>) {
+  const cpu = process.cpuUsage();
+  const backends = new BackendCpu(pool);
+  const statementsBefore = statements;
+  const run = await agents.ask<{ done: true; wall_s: number; outcomes: Outcome[] }>(message);
+  await drain();
+  const used = process.cpuUsage(cpu);
+  const pgSeconds = await backends.stop();
+  const n = run.outcomes.length;
+  return {
+    requests: n,
+    wall_s: round(run.wall_s),
+    sustained_per_s: round(n / run.wall_s),
+    server_cpu_ms_per_request: round(((used.user + used.system) / 1e3 / n) * 1, 3),
+    postgres_cpu_ms_per_request: pgSeconds === null ? null : round((pgSeconds * 1000) / n, 3),
+    statements_per_request: round((statements - statementsBefore) / n, 2),
+    latency: latencies(run.outcomes),
+  };
+}
+
 async function runServer(): Promise<void> {
   const n = envInt('BENCH_TELEMETRY_AGENTS', 1000);
   const minutes = envInt('BENCH_TELEMETRY_MINUTES', 1);
@@ -488,6 +533,16 @@ async function runServer(): Promise<void> {
   outer.use(createControlApp(context));
   const control = await startApp(outer);
   const job = startTelemetryJob(context, context.now);
+  // A second control instance on the same database, its clock following the same simulated time.
+  const secondSys = await createTestSystem({ env: { ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'silent' }, database: sys.db });
+  const secondOuter = express();
+  secondOuter.use((req, _res, next) => {
+    const t = Number(req.headers[SIM_TIME_HEADER]);
+    if (t > simulated) simulated = t;
+    next();
+  });
+  secondOuter.use(createControlApp({ ...secondSys.context, now: () => new Date(simulated) }));
+  const second = await startApp(secondOuter);
   const agents = new Agents();
   try {
     await agents.ask<{ ready: true }>(null);
@@ -529,9 +584,11 @@ async function runServer(): Promise<void> {
     const rollupsBefore = new Map(await Promise.all([...ROLLUP_TABLES].map(async (t) => [t, await rollupRowsByWidth(sys.pool, t)] as const)));
     const cpuReplay = process.cpuUsage();
     const pgReplay = new BackendCpu(sys.pool);
+    const statementsReplay = statements;
     const replay = await agents.ask<{ done: true; wall_s: number; outcomes: Outcome[] }>({ cmd: 'replay', minutes });
     await sys.context.background.drain();
     const replayCpu = process.cpuUsage(cpuReplay);
+    const replayStatements = statements - statementsReplay;
     const replayPgSeconds = await pgReplay.stop();
     const sizesAfter = await tableSizes(sys.pool);
     const rowsAfter = await rowCounts(sys.pool, [...sizesAfter.keys()]);
@@ -586,6 +643,63 @@ async function runServer(): Promise<void> {
     loop.disable();
     await sys.context.background.drain();
     const cpuSeconds = (c: NodeJS.CpuUsage) => (c.user + c.system) / 1e6;
+
+    // The same replay again (later simulated minutes) over two control instances on this
+    // database, each request to the next one in turn (a load balancer without affinity):
+    // the CPU of both (this process) and of the database's backends, together.
+    progress(`telemetry-ingest: replay of ${minutes} simulated minutes over two control instances`);
+    const two = await measuredReplay(
+      agents,
+      sys.pool,
+      { cmd: 'replay', minutes, fromMinute: minutes + Math.ceil(windowSeconds / 60) + 1, urls: [control.url, second.url] },
+      async () => {
+        await sys.context.background.drain();
+        await secondSys.context.background.drain();
+      },
+    );
+
+    // Each kind alone (later simulated minutes, one instance): where a report's cost lies.
+    // The telemetry job stops first: its staleness sweep would find the simulated gaps between these phases.
+    await job.stop();
+    const perKind: Record<string, Omit<Awaited<ReturnType<typeof measuredReplay>>, 'latency'> & { p99_ms: number }> = {};
+    let kindMinute = minutes * 2 + Math.ceil(windowSeconds / 60) + 2;
+    for (const kind of KINDS) {
+      progress(`telemetry-ingest: ${kind} reports alone`);
+      const { latency, ...figures } = await measuredReplay(
+        agents,
+        sys.pool,
+        { cmd: 'replay', minutes: kind === 'routing' ? 5 : 1, fromMinute: kindMinute, kinds: [kind] },
+        () => sys.context.background.drain(),
+      );
+      kindMinute += 5;
+      perKind[kind] = { ...figures, p99_ms: latency.all.p99_ms };
+    }
+
+    // Baseline in the same run: bare Express answering the same bodies (JSON parsed, one
+    // INSERT of the body) on its own pool of the same size against this database.
+    progress(`telemetry-ingest: the same ${minutes} minutes against bare Express (parse, one INSERT)`);
+    await sys.pool.query('CREATE TABLE bench_bodies (id bigserial PRIMARY KEY, path text NOT NULL, body jsonb NOT NULL)');
+    const barePool = createPool(sys.db.url, 30);
+    const bareErrors: string[] = [];
+    const bare = express();
+    bare.use(express.json({ limit: '8mb' }));
+    bare.post('/control/v1/agent/:kind', async (req, res, next) => {
+      try {
+        await barePool.query('INSERT INTO bench_bodies (path, body) VALUES ($1, $2)', [req.path, JSON.stringify(req.body)]);
+        res.json({ accepted: true });
+      } catch (err) {
+        bareErrors.push(String(err));
+        next(err);
+      }
+    });
+    const bareApp = await startApp(bare);
+    let baseline: Awaited<ReturnType<typeof measuredReplay>>;
+    try {
+      baseline = await measuredReplay(agents, sys.pool, { cmd: 'replay', minutes, urls: [bareApp.url] }, async () => {});
+    } finally {
+      await bareApp.close();
+      await barePool.end();
+    }
     const cpuShare = (c: NodeJS.CpuUsage, seconds: number) => round(cpuSeconds(c) / seconds, 3);
     // CPU per request (the server process and its PostgreSQL backends), measured over the
     // replay: unlike wall time it does not depend on what else runs on the machine. The
@@ -611,6 +725,7 @@ async function runServer(): Promise<void> {
         server_cpu_share_of_one_core: cpuShare(replayCpu, replay.wall_s),
         server_cpu_ms_per_request: round(serverMsPerRequest),
         postgres_cpu_ms_per_request: pgMsPerRequest === null ? null : round(pgMsPerRequest),
+        statements_per_request: round(replayStatements / replay.outcomes.length, 2),
         cores_needed_at_required_rate: {
           server: round((serverMsPerRequest * required) / 1000, 3),
           postgres: pgMsPerRequest === null ? null : round((pgMsPerRequest * required) / 1000, 3),
@@ -627,6 +742,17 @@ async function runServer(): Promise<void> {
         postgres_cpu_share_of_one_core: windowPgSeconds === null ? null : round(windowPgSeconds / windowWall, 3),
         event_loop_delay_p99_ms: round(loop.percentile(99) / 1e6),
       },
+      two_instances: two,
+      per_kind: perKind,
+      express_baseline: {
+        ...baseline,
+        errors: [...new Set(bareErrors)].slice(0, 3),
+        ours_over_baseline: {
+          server_cpu: round(serverMsPerRequest / baseline.server_cpu_ms_per_request, 2),
+          postgres_cpu:
+            pgMsPerRequest === null || baseline.postgres_cpu_ms_per_request === null ? null : round(pgMsPerRequest / baseline.postgres_cpu_ms_per_request, 2),
+        },
+      },
       database: {
         growth_per_day_mb: mb(growingPerDay),
         growth_per_day_retained_mb: mb(retainedPerDay),
@@ -637,11 +763,13 @@ async function runServer(): Promise<void> {
         bounded_tables_mb: Object.fromEntries(bounded.slice(0, 12).map(([table, bytes]) => [table, mb(bytes)])),
         bounded_tables_change_during_replay_mb: Object.fromEntries(boundedChange.slice(0, 12).map(([table, bytes]) => [table, mb(bytes)])),
       },
-      ok: replayFigures.not_200 === 0 && windowFigures.not_200 === 0,
+      ok: replayFigures.not_200 === 0 && windowFigures.not_200 === 0 && two.latency.not_200 === 0 && baseline.latency.not_200 === 0,
     });
   } finally {
     agents.stop();
     await job.stop();
+    await second.close();
+    await secondSys.close();
     await control.close();
     await sys.close();
   }

@@ -8,10 +8,12 @@ import type { Logger } from '../infra/logger.js';
 import { sampleFlapRate } from '../infra/telemetry/flap-rate.js';
 import { fleetPrefixFlaps } from '../infra/telemetry/prefix-flaps.js';
 import { allBgpProtocols } from '../infra/telemetry/store.js';
-import { openFlapAlerts, scoreOpenFlapAlerts } from '../projections/flap-alerts/queries.js';
+import { scoreOpenFlapAlerts } from '../infra/telemetry/flap-alert-scores.js';
+import { openFlapAlerts } from '../projections/flap-alerts/queries.js';
 import { listNodes } from '../projections/fleet/queries.js';
 import { sessionFlapRecords } from '../projections/session-flaps/queries.js';
 import { execute } from './handle.js';
+import { readModelAndTail } from './read-model-tail.js';
 
 export interface FlapAlertDeps {
   pool: pg.Pool;
@@ -32,7 +34,8 @@ export interface Evaluation {
  * One evaluation (the single-instance job about every 60 s): the fleet's
  * session and prefix scores now, from active nodes only; openings and
  * resolutions appended to the `flap-alerts` stream in one append; then the
- * scores of the alerts still open written to the read model, and the minute's
+ * scores of the alerts still open written to the job's own table
+ * (`flap_alert_scores`; `flap_alerts` is its projection's), and the minute's
  * point-in-time flap counts to the flap-rate archive.
  */
 export async function evaluateFlapAlerts(deps: FlapAlertDeps, now: Date): Promise<Evaluation> {
@@ -75,21 +78,28 @@ export async function evaluateFlapAlerts(deps: FlapAlertDeps, now: Date): Promis
     const reading = byKey.get(keyString(a.key));
     return reading ? [{ alert_id: a.alert_id, score: reading.score, nodes: unionNodes(a.nodes, reading.nodes) }] : [];
   });
-  await scoreOpenFlapAlerts(deps.pool, scores, now);
+  await scoreOpenFlapAlerts(
+    deps.pool,
+    [...result.after.values()].map((a) => a.alert_id),
+    scores,
+    now,
+  );
   await sampleFlapRate(deps.pool, now, { ...flapCounts(sessions, directions), open_alerts: result.after.size });
   const count = (type: FlapAlertEvent['type']) => result.events.filter((e) => e.type === type).length;
   return { opened: count('FlapAlertOpened'), resolved: count('FlapAlertResolved'), open: result.after.size };
 }
 
-/**
- * The open alerts as of stream version `version`: the read model, and only when
- * it is behind (the projection runs behind on KurrentDB) the events after it.
- */
+/** The open alerts as of stream version `version`: the read model, and the events after it when it is behind. */
 async function loadOpenAlerts(deps: FlapAlertDeps, version: number): Promise<OpenAlerts> {
   const model = await openFlapAlerts(deps.pool);
-  if (model.version >= version) return model.open;
-  const tail = await deps.store.readStream(FLAP_ALERTS_STREAM, { fromVersion: model.version + 1 });
-  return tail.reduce((state, e) => evolveOpenAlerts(state, { type: e.type, data: e.data } as FlapAlertEvent, e.version), model.open);
+  return readModelAndTail(
+    deps,
+    FLAP_ALERTS_STREAM,
+    version,
+    { state: model.open, version: model.version },
+    (tail, from) => tail.reduce((state, e) => evolveOpenAlerts(state, { type: e.type, data: e.data } as FlapAlertEvent, e.version), from?.state ?? new Map()),
+    'flap-alerts',
+  );
 }
 
 /** Starts the alert job: about every minute one instance (advisory lock) runs `evaluateFlapAlerts`. */

@@ -7,7 +7,9 @@ import {
   foldNodeStatus,
   nodeStatusStream,
   type HealthVerdict,
+  type NodeHealth,
   type NodeStatusEvent,
+  type SessionRestart,
   type NodeStatusState,
 } from '../domain/telemetry/health.js';
 import type { ApplyResult, PrefixFlaps, ReconciliationReport, RuntimeSnapshot, WireguardReresolve, WireguardTraffic } from '../domain/telemetry/reports.js';
@@ -30,15 +32,16 @@ import {
   insertStatusEvent,
   insertWireguardTraffic,
   nodeStatus,
-  previousBgpProtocols,
   trafficTotals,
   upsertApply,
   upsertReport,
-  upsertSnapshot,
   type TrafficTotals,
 } from '../infra/telemetry/store.js';
 import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
 import { execute } from './handle.js';
+import { readModelAndTail } from './read-model-tail.js';
+import { inputsAfter, readBeforeSnapshot, writeSnapshot, type BeforeSnapshot } from '../infra/telemetry/snapshot-write.js';
+import { StatusBaseCache } from '../infra/telemetry/status-bodies.js';
 import { Validation } from '../domain/errors.js';
 
 /**
@@ -54,6 +57,8 @@ export interface TelemetryDeps {
   snapshotOrder?: NodeQueue;
   /** `NOTIFY_FLOOD_LIMIT` for the apply-failed notifications (default 20). */
   notifyFloodLimit?: number;
+  /** The status bases this process has seen (made on first use); one per database. */
+  statusBases?: StatusBaseCache;
 }
 
 /**
@@ -89,26 +94,23 @@ export class NodeQueue {
 }
 
 async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnapshot, metadata: EventMetadata, now: Date): Promise<HealthVerdict> {
-  const { verdict, restarts } = await withTransaction(deps.pool, async (tx) => {
-    const previous = await previousBgpProtocols(tx, snapshot.node_id);
-    const inputs = await upsertSnapshot(tx, snapshot, now);
-    const current = deriveHealth(inputs, now);
-    await insertStatusEvent(
-      tx,
-      snapshot.node_id,
-      { kind: 'snapshot', generation: snapshot.generation ?? null, status: current.health, drift_count: null, payload: snapshot },
-      now,
-    );
-    return { verdict: current, restarts: detectRestarts(previous, snapshot.bgp_protocols) };
-  });
   const nodeId = snapshot.node_id;
   const capturedAt = new Date(snapshot.captured_at).toISOString();
-  await appendTransitions(
-    deps,
-    nodeId,
-    (state) => [...decideHealth(nodeId, state, verdict), ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts)],
-    metadata,
-  );
+  const cache = deps.statusBases ?? (deps.statusBases = new StatusBaseCache());
+  const decide = (restarts: readonly SessionRestart[], verdict: HealthVerdict) => (state: NodeStatusState) => [
+    ...decideHealth(nodeId, state, verdict),
+    ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts),
+  ];
+  const { verdict, restarts, unchanged, made } = await withTransaction(deps.pool, async (tx) => {
+    const before = await readBeforeSnapshot(tx, nodeId);
+    const current = deriveHealth(inputsAfter(snapshot, before, now), now);
+    const made = await writeSnapshot(tx, snapshot, inputsAfter(snapshot, before, now), current.health, now, cache);
+    const restarts = detectRestarts(before.previous, snapshot.bgp_protocols);
+    return { verdict: current, restarts, unchanged: nothingToRecord(deps, before.recorded, decide(restarts, current)), made };
+  });
+  if (made) cache.set(made.cacheKey, made.base);
+  // Most snapshots change nothing the stream records: then the event store is not touched at all.
+  if (!unchanged) await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
     void deps.background.run(
@@ -121,6 +123,20 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
     );
   }
   return verdict;
+}
+
+/**
+ * True when `decide` records nothing on the node's recorded state as read in the
+ * report's own transaction: only on a store whose inline projections commit with
+ * the append (PostgreSQL), where a `node_status_current` row is the fold of the
+ * whole stream at its version. Otherwise (no row, KurrentDB) the transitions are
+ * decided through `appendTransitions`, which reads the stream's version first.
+ * Race: a transition another process appends after this read is the same race as
+ * that process appending just after this report's own decision.
+ */
+function nothingToRecord(deps: TelemetryDeps, recorded: BeforeSnapshot['recorded'], decide: (state: NodeStatusState) => NodeStatusEvent[]): boolean {
+  if (!deps.store.transactional || recorded === undefined) return false;
+  return decide({ health: recorded.health as NodeHealth, sessions: new Map(Object.entries(recorded.sessions)) }).length === 0;
 }
 
 /** Work after the answer: a failure is a gap in a graph, not a lie, so it is only logged. */
@@ -155,27 +171,19 @@ function recordHealth(deps: TelemetryDeps, nodeId: string, verdict: HealthVerdic
   return appendTransitions(deps, nodeId, (state) => decideHealth(nodeId, state, verdict), metadata);
 }
 
-/** Past this many events read behind the read model, a report logs that `node_status_current` wants a rebuild. */
-const LONG_TAIL = 100;
-
-/**
- * What the node's transitions recorded so far: its `node_status_current` row, and
- * only when that row is behind `version` (the projection runs behind on
- * KurrentDB, or has no row yet: added to a running system, before `projections
- * rebuild node-status`) the events of the stream after it. With the inline
- * projection the row is at `version`, so a report costs the same however long
- * the stream has grown.
- */
+/** What the node's transitions recorded as of stream version `version`: its `node_status_current` row, and the events after it when it is behind. */
 async function loadNodeStatus(deps: TelemetryDeps, nodeId: string, version: number): Promise<NodeStatusState> {
-  const row = await currentNodeStatus(deps.pool, nodeId);
-  // A row ahead of `version` means the stream moved since: the append expecting `version` fails and is decided again.
-  if (row && row.version >= version) return row.state;
-  const tail = await deps.store.readStream(nodeStatusStream(nodeId), { fromVersion: row ? row.version + 1 : 0 });
-  if (tail.length > LONG_TAIL)
-    deps.log.warn({ node_id: nodeId, events: tail.length }, 'node status read model is behind its stream; run `projections rebuild node-status`');
-  return foldNodeStatus(
-    tail.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent),
-    row?.state,
+  return readModelAndTail(
+    deps,
+    nodeStatusStream(nodeId),
+    version,
+    await currentNodeStatus(deps.pool, nodeId),
+    (tail, from) =>
+      foldNodeStatus(
+        tail.map((e) => ({ type: e.type, data: e.data }) as NodeStatusEvent),
+        from?.state,
+      ),
+    'node-status',
   );
 }
 

@@ -108,28 +108,38 @@ export const MAX_NESTING = 64;
  */
 export function checkStorable(value: unknown, where: 'body' | 'query' | 'path'): void {
   const errors: FieldError[] = [];
-  const walk = (v: unknown, loc: (string | number)[], depth: number): void => {
+  // The location as a chain from the leaf up, made into an array only for an error (a body of 1,500 routes has 15,000 keys).
+  type Chain = { up: Chain | null; key: string | number };
+  const locOf = (chain: Chain | null, last?: string | number): (string | number)[] => {
+    const loc: (string | number)[] = last === undefined ? [] : [last];
+    for (let c = chain; c !== null; c = c.up) loc.push(c.key);
+    return loc.reverse();
+  };
+  const walk = (v: unknown, chain: Chain, depth: number): void => {
     if (errors.length > MAX_FIELD_ERRORS) return;
     if (typeof v === 'string') {
       const problem = unstorableText(v);
-      if (problem) errors.push({ loc, msg: problem.msg, type: problem.type });
+      if (problem) errors.push({ loc: locOf(chain), msg: problem.msg, type: problem.type });
     } else if (typeof v === 'number') {
-      if (!Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER) errors.push({ loc, msg: 'number out of range', type: 'number_range' });
+      if (!Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER) errors.push({ loc: locOf(chain), msg: 'number out of range', type: 'number_range' });
     } else if (v !== null && typeof v === 'object') {
       if (depth >= MAX_NESTING) {
-        errors.push({ loc, msg: `nested deeper than ${MAX_NESTING} levels`, type: 'depth' });
+        errors.push({ loc: locOf(chain), msg: `nested deeper than ${MAX_NESTING} levels`, type: 'depth' });
         return;
       }
-      if (Array.isArray(v)) v.forEach((item, i) => walk(item, [...loc, i], depth + 1));
+      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], { up: chain, key: i }, depth + 1);
       else
-        for (const [key, item] of Object.entries(v)) {
+        for (const key in v) {
+          if (!Object.hasOwn(v, key)) continue;
           const problem = unstorableText(key);
-          if (problem) errors.push({ loc: [...loc, storableKey(key)], msg: `field name: ${problem.msg}`, type: problem.type });
-          walk(item, [...loc, storableKey(key)], depth + 1);
+          // Only a key with a problem differs from what a 422 location can show.
+          const shown = problem ? storableKey(key) : key;
+          if (problem) errors.push({ loc: locOf(chain, shown), msg: `field name: ${problem.msg}`, type: problem.type });
+          walk((v as Record<string, unknown>)[key], { up: chain, key: shown }, depth + 1);
         }
     }
   };
-  walk(value, [where], 0);
+  walk(value, { up: null, key: where }, 0);
   if (errors.length) throw new RequestValidationError(capFieldErrors(where, errors));
 }
 
@@ -142,8 +152,10 @@ function unstorableText(text: string): { msg: string; type: string } | undefined
 }
 
 /** A key as a 422 location can show it (the answer itself must be valid JSON text). */
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
 function storableKey(key: string): string {
-  return key.replace(/\u0000/g, '\uFFFD').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
+  return key.replace(/\u0000/g, '\uFFFD').replace(LONE_SURROGATES, '\uFFFD');
 }
 
 /** A body that is not JSON: a file, a stream of Server-Sent Events. */

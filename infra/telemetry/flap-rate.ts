@@ -10,16 +10,16 @@ import type { Queryable } from '../db/pool.js';
 const MINUTE_MS = 60_000;
 export const minuteOf = (at: Date): Date => new Date(Math.floor(at.getTime() / MINUTE_MS) * MINUTE_MS);
 
-/** Adds one report's changes to the minute it was received in (call in the report's transaction). */
-export async function addReportToFlapRate(db: Queryable, receivedAt: Date, changes: number, listedChanges: number): Promise<void> {
-  await db.query(
-    `INSERT INTO flap_rate_minutes (minute, reports, changes, listed_changes) VALUES ($1, 1, $2, $3)
+/**
+ * The upsert adding one report's changes to the minute it was received in, as
+ * SQL with the placeholders given: whether it counts (boolean), the minute, the
+ * changes and the listed changes. `replacePrefixFlaps` ends its write with it.
+ */
+export const FLAP_RATE_UPSERT = (counts: string, minute: string, changes: string, listed: string): string =>
+  `INSERT INTO flap_rate_minutes (minute, reports, changes, listed_changes) SELECT ${minute}::timestamptz, 1, ${changes}::bigint, ${listed}::bigint WHERE ${counts}::boolean
      ON CONFLICT (minute) DO UPDATE SET reports = flap_rate_minutes.reports + 1,
        changes = COALESCE(flap_rate_minutes.changes, 0) + EXCLUDED.changes,
-       listed_changes = COALESCE(flap_rate_minutes.listed_changes, 0) + EXCLUDED.listed_changes`,
-    [minuteOf(receivedAt), changes, listedChanges],
-  );
-}
+       listed_changes = COALESCE(flap_rate_minutes.listed_changes, 0) + EXCLUDED.listed_changes`;
 
 export interface FlapSample {
   tracked_prefixes: number;

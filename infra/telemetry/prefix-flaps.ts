@@ -1,10 +1,10 @@
 import type { PrefixFlaps } from '../../domain/telemetry/reports.js';
 import type { FlapFeed, NodePrefixFlap } from '../../domain/flaps/prefix-rows.js';
-import { PREFIX_ALERT_OPEN } from '../../domain/flaps/prefix-scores.js';
+import { nextPrefixRows, prefixKeyOf, type PreviousPrefixRow } from '../../domain/flaps/prefix-report.js';
 import { reportChanges } from '../../domain/flaps/flap-stats.js';
 import type pg from 'pg';
 import { withTransaction, type Queryable } from '../db/pool.js';
-import { addReportToFlapRate } from './flap-rate.js';
+import { FLAP_RATE_UPSERT, minuteOf } from './flap-rate.js';
 
 /**
  * Writing a node's prefix flap report (tables of migrations 0002, 0003, 0018,
@@ -14,97 +14,70 @@ import { addReportToFlapRate } from './flap-rate.js';
  * since when a key has been at alert strength.
  */
 
-type Entry = PrefixFlaps['entries'][number];
-
-interface Previous {
-  flaps: number | null;
-  score: number;
-  alert_since: Date | null;
-}
-
-const keyOf = (prefix: string, peerAsn: number | null) => `${prefix} ${peerAsn}`;
-
-/** (prefix, peer_asn) is the key, null peer_asn included; a report naming one twice keeps its higher score. */
-function uniqueEntries(entries: readonly Entry[]): Entry[] {
-  const byKey = new Map<string, Entry>();
-  for (const entry of entries) {
-    const key = keyOf(entry.prefix, entry.peer_asn);
-    if ((byKey.get(key)?.score ?? -1) < entry.score) byKey.set(key, entry);
-  }
-  return [...byKey.values()];
-}
-
-/**
- * Changes of a key since the node's previous report: what the agent counted
- * (announcements + withdrawals), or for an older agent that omits them, how
- * much the cumulative `flaps` grew over the previous row. Null when unknown
- * (no previous report, key not in it, a counter that went down): never 0.
- */
-function changesSincePrevious(entry: Entry, previous: Previous | undefined, hasBaseline: boolean): number | null {
-  if (!hasBaseline) return null;
-  const a = entry.announcements ?? null;
-  const w = entry.withdrawals ?? null;
-  if (a !== null || w !== null) return (a ?? 0) + (w ?? 0);
-  const flaps = entry.flaps ?? null;
-  if (!previous || previous.flaps === null || flaps === null || flaps < previous.flaps) return null;
-  return flaps - previous.flaps;
-}
-
-/** Since when the key has been at alert strength: kept from the previous row while it stays there, this report's time when it just got there. */
-function alertSince(entry: Entry, previous: Previous | undefined, capturedAt: Date): Date | null {
-  if (entry.score < PREFIX_ALERT_OPEN) return null;
-  return previous?.alert_since ?? capturedAt;
-}
-
-/** Replaces the node's prefix flap table (call inside one transaction). */
+/** Replaces the node's prefix flap table (call inside one transaction): the lock, one read of the previous report, one write. */
 export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now: Date): Promise<number> {
   // Two reports of one node at once would both read the same previous report: one at a time per node.
-  await db.query(`SELECT pg_advisory_xact_lock(hashtext('prefix_flaps ' || $1))`, [flaps.node_id]);
-  const capturedAt = new Date(flaps.captured_at);
-  const feed = await db.query<{ captured_at: Date }>(`SELECT captured_at FROM prefix_flap_feeds WHERE node_id = $1`, [flaps.node_id]);
-  // A report not later than the previous one (a clock set back, a replay) has no interval to divide by.
-  const intervalS = feed.rows.length ? (capturedAt.getTime() - feed.rows[0].captured_at.getTime()) / 1000 : null;
-  const hasBaseline = intervalS !== null && intervalS > 0;
-  const old = await db.query<{ prefix: string; peer_asn: string | null } & Previous>(
-    `DELETE FROM prefix_flaps WHERE node_id = $1 RETURNING prefix, peer_asn, flaps, score, alert_since`,
-    [flaps.node_id],
-  );
-  const previous = new Map(old.rows.map((r) => [keyOf(r.prefix, r.peer_asn === null ? null : Number(r.peer_asn)), r]));
-  const e = uniqueEntries(flaps.entries);
-  const before = e.map((x) => previous.get(keyOf(x.prefix, x.peer_asn)));
-  const changes = e.map((x, i) => changesSincePrevious(x, before[i], hasBaseline));
-  if (e.length) {
-    await db.query(
-      `INSERT INTO prefix_flaps (node_id, prefix, peer_asn, origin_asn, score, flaps, last_flap_at, captured_at, as_path, announcements, withdrawals, changes, alert_since)
+  // Its own statement: a statement's snapshot is taken before it waits, so the read after it must be another one.
+  await db.query({ name: 'prefix-flaps-lock', text: `SELECT pg_advisory_xact_lock(hashtext('prefix_flaps ' || $1))`, values: [flaps.node_id] });
+  const old = await db.query<{
+    prefix: string | null;
+    peer_asn: string | null;
+    flaps: number | null;
+    score: number;
+    alert_since: Date | null;
+    fed_at: Date | null;
+  }>({
+    name: 'prefix-flaps-previous',
+    text: `WITH old AS (DELETE FROM prefix_flaps WHERE node_id = $1 RETURNING prefix, peer_asn, flaps, score, alert_since)
+           SELECT o.*, f.captured_at AS fed_at FROM (SELECT captured_at FROM prefix_flap_feeds WHERE node_id = $1) f FULL JOIN old o ON true`,
+    values: [flaps.node_id],
+  });
+  const previous = new Map<string, PreviousPrefixRow>();
+  for (const r of old.rows) if (r.prefix !== null) previous.set(prefixKeyOf(r.prefix, r.peer_asn === null ? null : Number(r.peer_asn)), r);
+  const { rows: e, interval_s } = nextPrefixRows(flaps, previous, old.rows[0]?.fed_at ?? null);
+  const changes = e.map((x) => x.changes);
+  const [total, listed] = reportChanges(flaps.total_changes ?? null, changes);
+  // Last in the statement: the minute's flap-rate row is shared by every node's report, so its row lock is held as briefly as possible.
+  await db.query({
+    name: 'prefix-flaps-write',
+    text: `WITH rows AS (
+       INSERT INTO prefix_flaps (node_id, prefix, peer_asn, origin_asn, score, flaps, last_flap_at, captured_at, as_path, announcements, withdrawals, changes, alert_since)
        SELECT $1, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, $2, CASE WHEN f.as_path IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(f.as_path)::bigint) END,
               f.announcements, f.withdrawals, f.changes, f.alert_since
        FROM unnest($3::text[], $4::bigint[], $5::bigint[], $6::float8[], $7::int[], $8::timestamptz[], $9::jsonb[], $10::int[], $11::int[], $12::int[], $13::timestamptz[])
-         AS f(prefix, peer_asn, origin_asn, score, flaps, last_flap_at, as_path, announcements, withdrawals, changes, alert_since)`,
-      [
-        flaps.node_id,
-        flaps.captured_at,
-        e.map((x) => x.prefix),
-        e.map((x) => x.peer_asn),
-        e.map((x) => x.origin_asn),
-        e.map((x) => x.score),
-        e.map((x) => x.flaps ?? null),
-        e.map((x) => x.last_flap_at ?? null),
-        e.map((x) => (x.as_path == null ? null : JSON.stringify(x.as_path))),
-        e.map((x) => x.announcements ?? null),
-        e.map((x) => x.withdrawals ?? null),
-        changes,
-        e.map((x, i) => alertSince(x, before[i], capturedAt)),
-      ],
-    );
-  }
-  await db.query(
-    `INSERT INTO prefix_flap_feeds (node_id, feed_state, entries, captured_at, received_at, total_changes, interval_s) VALUES ($1, $2, $3, $4, $5, $6, $7)
-     ON CONFLICT (node_id) DO UPDATE SET feed_state = EXCLUDED.feed_state, entries = EXCLUDED.entries, captured_at = EXCLUDED.captured_at,
-       received_at = EXCLUDED.received_at, total_changes = EXCLUDED.total_changes, interval_s = EXCLUDED.interval_s`,
-    [flaps.node_id, flaps.feed_state, e.length, flaps.captured_at, now, flaps.total_changes ?? null, hasBaseline ? intervalS : null],
-  );
-  // Last: the minute's archive row is shared by every node's report, so its row lock is held as briefly as possible.
-  if (flaps.feed_state === 'established') await addReportToFlapRate(db, now, ...reportChanges(flaps.total_changes ?? null, changes));
+         AS f(prefix, peer_asn, origin_asn, score, flaps, last_flap_at, as_path, announcements, withdrawals, changes, alert_since)
+     ), feed AS (
+       INSERT INTO prefix_flap_feeds (node_id, feed_state, entries, captured_at, received_at, total_changes, interval_s) VALUES ($1, $14, $15, $2, $16, $17, $18)
+       ON CONFLICT (node_id) DO UPDATE SET feed_state = EXCLUDED.feed_state, entries = EXCLUDED.entries, captured_at = EXCLUDED.captured_at,
+         received_at = EXCLUDED.received_at, total_changes = EXCLUDED.total_changes, interval_s = EXCLUDED.interval_s
+     )
+     ${FLAP_RATE_UPSERT('$19', '$20', '$21', '$22')}`,
+    values: [
+      flaps.node_id,
+      flaps.captured_at,
+      e.map((x) => x.entry.prefix),
+      e.map((x) => x.entry.peer_asn),
+      e.map((x) => x.entry.origin_asn),
+      e.map((x) => x.entry.score),
+      e.map((x) => x.entry.flaps ?? null),
+      e.map((x) => x.entry.last_flap_at ?? null),
+      e.map((x) => (x.entry.as_path == null ? null : JSON.stringify(x.entry.as_path))),
+      e.map((x) => x.entry.announcements ?? null),
+      e.map((x) => x.entry.withdrawals ?? null),
+      changes,
+      e.map((x) => x.alert_since),
+      flaps.feed_state,
+      e.length,
+      now,
+      flaps.total_changes ?? null,
+      interval_s,
+      // Only an established feed's report counts in the flap rate.
+      flaps.feed_state === 'established',
+      minuteOf(now),
+      total,
+      listed,
+    ],
+  });
   return e.length;
 }
 

@@ -18,8 +18,12 @@ export type SeriesOutcome = 'added' | 'late';
  * lock makes the second wait and read the first one's time and counters.
  */
 async function claimCursor(tx: Queryable, nodeId: string, column: 'snapshot_at' | 'report_at', at: Date): Promise<{ newer: boolean; previous: Date | null }> {
-  await tx.query(`INSERT INTO series_cursors (node_id) VALUES ($1) ON CONFLICT DO NOTHING`, [nodeId]);
-  const { rows } = await tx.query(`SELECT ${column} AS at FROM series_cursors WHERE node_id = $1 FOR UPDATE`, [nodeId]);
+  // One statement: the upsert makes the row or locks it, and answers it as committed (after the wait).
+  const { rows } = await tx.query({
+    name: `series-cursor-${column}`,
+    text: `INSERT INTO series_cursors (node_id) VALUES ($1) ON CONFLICT (node_id) DO UPDATE SET node_id = EXCLUDED.node_id RETURNING ${column} AS at`,
+    values: [nodeId],
+  });
   const previous: Date | null = rows[0].at;
   return { newer: previous === null || previous < at, previous };
 }
@@ -123,14 +127,17 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
     }
     await addNodeRollups(tx, nodeId, [...rows.values()]);
 
-    await tx.query(`DELETE FROM interface_counters_latest WHERE node_id = $1`, [nodeId]);
-    if (current.length > 0) {
-      await tx.query(
-        `INSERT INTO interface_counters_latest (node_id, interface, at, rx_bytes, tx_bytes) SELECT $1, c.name, $2, c.rx, c.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS c(name, rx, tx)`,
-        [nodeId, at, current.map((c) => c.interface), current.map((c) => c.rx_bytes), current.map((c) => c.tx_bytes)],
-      );
-    }
-    await tx.query(`UPDATE series_cursors SET snapshot_at = $2 WHERE node_id = $1`, [nodeId, at]);
+    // The counters as the next snapshot's base, and the cursor, in one statement.
+    await tx.query({
+      name: 'series-counters-and-cursor',
+      text: `WITH gone AS (DELETE FROM interface_counters_latest WHERE node_id = $1 AND interface <> ALL($3::text[])),
+         latest AS (
+           INSERT INTO interface_counters_latest (node_id, interface, at, rx_bytes, tx_bytes) SELECT $1, c.name, $2, c.rx, c.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS c(name, rx, tx)
+           ON CONFLICT (node_id, interface) DO UPDATE SET at = EXCLUDED.at, rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes
+         )
+         UPDATE series_cursors SET snapshot_at = $2 WHERE node_id = $1`,
+      values: [nodeId, at, current.map((c) => c.interface), current.map((c) => c.rx_bytes), current.map((c) => c.tx_bytes)],
+    });
     return 'added';
   });
 }

@@ -10,10 +10,48 @@ import type { Queryable } from '../db/pool.js';
 const utcDay = (at: Date) => at.toISOString().slice(0, 10);
 
 /**
+ * The bases this process has seen, by node, kind and UTC day: a base never
+ * changes once made, so a report of the same day reads it from here instead of
+ * the database (the write then checks that the row is still there, see
+ * `writeSnapshot`). One per database (its pool's deps); bounded.
+ */
+export class StatusBaseCache {
+  private readonly bases = new Map<string, unknown>();
+  constructor(private readonly max = 50_000) {}
+
+  static key(nodeId: string, kind: string, at: Date): string {
+    return `${nodeId}\n${kind}\n${utcDay(at)}`;
+  }
+
+  get(key: string): unknown {
+    return this.bases.get(key);
+  }
+
+  set(key: string, base: unknown): void {
+    // Past the bound (a day's change over a large fleet), start over: the next report of each node reads its base once.
+    if (this.bases.size >= this.max) this.bases.clear();
+    this.bases.set(key, base);
+  }
+
+  delete(key: string): void {
+    this.bases.delete(key);
+  }
+}
+
+/**
  * What `body` changes against the base of its node, kind and the UTC day of
  * `at`; the first body of a day becomes the base (and changes nothing).
  */
 export async function changeAgainstBase(db: Queryable, nodeId: string, kind: string, at: Date, body: unknown): Promise<JsonChange> {
+  return (await changeAndBase(db, nodeId, kind, at, body)).change;
+}
+
+/**
+ * `changeAgainstBase` with the base it was taken against. Cache the base only
+ * once the transaction that read or made it has committed (a base made by a
+ * transaction that rolls back is not there, and another may be made instead).
+ */
+export async function changeAndBase(db: Queryable, nodeId: string, kind: string, at: Date, body: unknown): Promise<{ change: JsonChange; base: unknown }> {
   const params = [nodeId, kind, utcDay(at), JSON.stringify(body)];
   // Race: a concurrent first body of the day makes ON CONFLICT wait for it and skip, while
   // this statement's snapshot predates it and cannot read it; the next statement can.
@@ -23,8 +61,8 @@ export async function changeAgainstBase(db: Queryable, nodeId: string, kind: str
        SELECT (SELECT made FROM made) AS made, (SELECT body FROM status_bases WHERE node_id = $1 AND kind = $2 AND day = $3) AS base`,
       params,
     );
-    if (rows[0].made) return {};
-    if (rows[0].base !== null) return changesBetween(rows[0].base, JSON.parse(params[3]));
+    if (rows[0].made) return { change: {}, base: JSON.parse(params[3]) };
+    if (rows[0].base !== null) return { change: changesBetween(rows[0].base, JSON.parse(params[3])), base: rows[0].base };
   }
   throw new Error(`status base of ${nodeId}/${kind} on ${params[2]}: neither made nor found`);
 }

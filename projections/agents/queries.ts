@@ -26,8 +26,17 @@ export interface AgentTokenRow {
 
 /** One primary-key read: the hash comparison and the expiry check are the caller's. */
 export async function findAgentToken(db: Queryable, tokenId: string): Promise<AgentTokenRow | undefined> {
-  const { rows } = await db.query(`SELECT token_id, node_id, agent_id, secret_sha256, expires_at, revoked_at FROM agent_tokens WHERE token_id = $1`, [tokenId]);
-  return rows[0];
+  return (await findAgentTokens(db, [tokenId])).get(tokenId);
+}
+
+/** `findAgentToken` of many ids in one read (prepared once per connection: every agent request runs it), by token id. */
+export async function findAgentTokens(db: Queryable, tokenIds: readonly string[]): Promise<Map<string, AgentTokenRow>> {
+  const { rows } = await db.query<AgentTokenRow>({
+    name: 'agent-tokens',
+    text: `SELECT token_id, node_id, agent_id, secret_sha256, expires_at, revoked_at FROM agent_tokens WHERE token_id = ANY($1::text[])`,
+    values: [tokenIds],
+  });
+  return new Map(rows.map((r) => [r.token_id, r]));
 }
 
 export async function listAgentTokens(db: Queryable, nodeId: string): Promise<AgentTokenOut[]> {

@@ -1,5 +1,6 @@
 import { type AlertKey, type FlapAlertRow, type OpenAlert, type OpenAlerts } from '../../domain/flaps/alerts.js';
 import type { Queryable } from '../../infra/db/pool.js';
+import { FLAP_ALERT_COLUMNS, FLAP_ALERTS_WITH_SCORES } from '../../infra/telemetry/flap-alert-scores.js';
 
 export type { FlapAlertRow };
 
@@ -41,7 +42,7 @@ const rowOut = (r: AlertDbRow): FlapAlertRow => ({
 /** The open alerts by key string, and the `flap-alerts` stream version the table reflects (-1: no event applied). */
 export async function openFlapAlerts(db: Queryable): Promise<{ version: number; open: OpenAlerts }> {
   const [alerts, stream] = await Promise.all([
-    db.query(`SELECT alert_id, alert_key, kind, node_id, session, prefix, peer_asn, nodes, peak_score, last_score FROM flap_alerts WHERE resolved_at IS NULL`),
+    db.query(`SELECT ${FLAP_ALERT_COLUMNS} FROM ${FLAP_ALERTS_WITH_SCORES} WHERE a.resolved_at IS NULL`),
     db.query(`SELECT version FROM flap_alerts_stream`),
   ]);
   const open = new Map<string, OpenAlert>(
@@ -53,28 +54,12 @@ export async function openFlapAlerts(db: Queryable): Promise<{ version: number; 
   return { version: stream.rows.length ? Number(stream.rows[0].version) : -1, open };
 }
 
-/**
- * An open alert's score as of `at`: last score, peak, nodes. Not an event (one
- * per alert per minute would flood the stream); the resolution event carries
- * the final values, so only open rows can be behind after a rebuild, until the
- * next evaluation. Resolved rows are left alone.
- */
-export async function scoreOpenFlapAlerts(db: Queryable, scores: readonly { alert_id: number; score: number; nodes: string[] }[], at: Date): Promise<void> {
-  if (!scores.length) return;
-  await db.query(
-    `UPDATE flap_alerts a SET last_score = s.score, peak_score = GREATEST(a.peak_score, s.score), nodes = s.nodes::text[], scored_at = $4
-     FROM unnest($1::bigint[], $2::float8[], $3::text[]) AS s(alert_id, score, nodes)
-     WHERE a.alert_id = s.alert_id AND a.resolved_at IS NULL`,
-    [scores.map((s) => s.alert_id), scores.map((s) => s.score), scores.map((s) => `{${s.nodes.map((n) => JSON.stringify(n)).join(',')}}`), at],
-  );
-}
-
 /** Alerts newest first (by id, the order they opened), `active` true: open only, false: resolved only, undefined: both. */
 export async function flapAlertPage(db: Queryable, q: { active?: boolean; limit: number; beforeId?: number }): Promise<FlapAlertRow[]> {
   const { rows } = await db.query<AlertDbRow>(
-    `SELECT * FROM flap_alerts
-     WHERE ($1::boolean IS NULL OR (resolved_at IS NULL) = $1) AND ($2::bigint IS NULL OR alert_id < $2)
-     ORDER BY alert_id DESC LIMIT $3`,
+    `SELECT ${FLAP_ALERT_COLUMNS} FROM ${FLAP_ALERTS_WITH_SCORES}
+     WHERE ($1::boolean IS NULL OR (a.resolved_at IS NULL) = $1) AND ($2::bigint IS NULL OR a.alert_id < $2)
+     ORDER BY a.alert_id DESC LIMIT $3`,
     [q.active ?? null, q.beforeId ?? null, q.limit],
   );
   return rows.map(rowOut);
@@ -86,7 +71,10 @@ export async function flapAlertPage(db: Queryable, q: { active?: boolean; limit:
  * it (`/ui/fleet/flap-peers/{asn}` `alerts[]`).
  */
 export async function flapAlertsOfPeer(db: Queryable, asn: number, limit: number): Promise<FlapAlertRow[]> {
-  const { rows } = await db.query<AlertDbRow>(`SELECT * FROM flap_alerts WHERE peer_asn = $1 ORDER BY alert_id DESC LIMIT $2`, [asn, limit]);
+  const { rows } = await db.query<AlertDbRow>(
+    `SELECT ${FLAP_ALERT_COLUMNS} FROM ${FLAP_ALERTS_WITH_SCORES} WHERE a.peer_asn = $1 ORDER BY a.alert_id DESC LIMIT $2`,
+    [asn, limit],
+  );
   return rows.map(rowOut);
 }
 

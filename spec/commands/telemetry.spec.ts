@@ -130,6 +130,29 @@ describe('telemetry transitions (node-status streams)', function () {
     expect((await currentNodeStatus(sys.pool, 'long'))?.version).to.equal(2002);
   });
 
+  it('takes no writer lock and appends nothing for a snapshot that changes nothing the stream recorded', async () => {
+    await recordSnapshot(deps(), snap('quiet'), meta, sys.clock.now());
+    const version = await sys.store.streamVersion(nodeStatusStream('quiet'));
+    expect(version).to.be.greaterThan(-1); // the first snapshot recorded its transitions
+    let locked = 0;
+    const counting = new Proxy(sys.store, {
+      get(target, prop) {
+        if (prop === 'withWriteLocks') return (...args: Parameters<NonNullable<EventStore['withWriteLocks']>>) => (locked++, target.withWriteLocks!(...args));
+        const value = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    sys.clock.advance(60_000);
+    await recordSnapshot(deps(counting), snap('quiet'), meta, sys.clock.now());
+    expect(locked).to.equal(0);
+    expect(await sys.store.streamVersion(nodeStatusStream('quiet'))).to.equal(version);
+    // A change goes through the locked path and is recorded.
+    sys.clock.advance(60_000);
+    await recordSnapshot(deps(counting), snap('quiet', { p1: 'established', p2: 'idle' }), meta, sys.clock.now());
+    expect(locked).to.equal(1);
+    expect(await sys.store.streamVersion(nodeStatusStream('quiet'))).to.be.greaterThan(version);
+  });
+
   it('appends the health and the session transitions of one snapshot together, in one transaction', async () => {
     await recordSnapshot(deps(), snap('once'), meta, sys.clock.now());
     sys.clock.advance(30_000);

@@ -81,6 +81,12 @@ describe('Flap alerts: the alert job and GET /ui/fleet/flap-alerts', function ()
     let [row] = await alerts();
     expect(row.last_score).to.be.closeTo(prefixScore(120, 12 * MIN), 1e-9);
     expect(row).to.include({ id: 1, peak_score: 120, active: true });
+    // The job's score is in its own table; the projection's row is as its events left it.
+    const stored = await h.sys.pool.query(
+      `SELECT a.last_score AS projected, s.last_score AS scored FROM flap_alerts a JOIN flap_alert_scores s USING (alert_id) WHERE alert_id = 1`,
+    );
+    expect(stored.rows[0].projected).to.equal(120);
+    expect(stored.rows[0].scored).to.be.closeTo(prefixScore(120, 12 * MIN), 1e-9);
     // 13 minutes: ≈ 48.7 < 50: resolved.
     at(13 * MIN);
     expect(await evaluate()).to.deep.equal({ opened: 0, resolved: 1, open: 0 });
@@ -89,6 +95,8 @@ describe('Flap alerts: the alert job and GET /ui/fleet/flap-alerts', function ()
     expect(row.last_score).to.be.closeTo(prefixScore(120, 13 * MIN), 1e-9);
     expect(await alerts('?active=1')).to.deep.equal([]);
     expect((await alerts('?active=0')).map((a) => a.id)).to.deep.equal([1]);
+    // A resolved alert's scores row goes with the evaluation that saw it resolved.
+    expect((await h.sys.pool.query(`SELECT alert_id FROM flap_alert_scores`)).rows).to.deep.equal([]);
   });
 
   it('opens a session alert at 3 and resolves it below 1.5 (half-life 30 min); nothing below the alert line', async () => {
