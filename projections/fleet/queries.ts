@@ -238,6 +238,30 @@ export async function generationAt(db: Queryable, nodeId: string, at?: Date): Pr
   return rows[0] ? { ...generationInfo(rows[0]), state: rows[0].state } : undefined;
 }
 
+/** The newest generation of a node as the agent route serves it: the state as PostgreSQL's JSON text, null when `known` is that generation. */
+export interface PublishedHead {
+  generation: number;
+  reason: string;
+  created_at: Date;
+  /** `state` as JSON text (jsonb output), or null when the caller said it holds this generation. */
+  state_json: string | null;
+}
+
+/**
+ * The node's newest generation in one indexed read. The state comes as text
+ * (no parse and re-serialisation in this process), and only when the
+ * generation differs from `known` (a conditional GET that will probably be
+ * answered 304 reads no document).
+ */
+export async function publishedHead(db: Queryable, nodeId: string, known: number | null): Promise<PublishedHead | undefined> {
+  const { rows } = await db.query(
+    `SELECT generation, reason, created_at, CASE WHEN generation = $2 THEN NULL ELSE state::text END AS state_json
+       FROM generations WHERE node_id = $1 ORDER BY generation DESC LIMIT 1`,
+    [nodeId, known],
+  );
+  return rows[0] as PublishedHead | undefined;
+}
+
 export interface HistoryEntry {
   position: string;
   type: string;
