@@ -33,6 +33,7 @@ import { peeringRecord } from '../commands/peerings.js';
 import { decideAll, type NodeCommand } from '../domain/node/decide.js';
 import { createControlApp } from '../http/control/app.js';
 import { fleetDeps } from '../http/control/fleet/common.js';
+import { listenOptions } from '../http/shared/server-limits.js';
 import { issueAgentToken } from '../spec/support/agents.js';
 import { createTestSystem, startApp, type TestSystem } from '../spec/support/system.js';
 import { collectGarbage, envInt, percentile, progress, report, round, type Benchmark } from './support.js';
@@ -194,7 +195,7 @@ async function bareServer(): Promise<{
   app.get('/control/v1/agent/desired-state', (_req, res) => {
     res.type('application/json').send(body);
   });
-  const server = app.listen(0, '127.0.0.1');
+  const server = app.listen(listenOptions(0, '127.0.0.1')); // the control server's backlog: the comparison is of the rest
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const wss = new WebSocketServer({ server, perMessageDeflate: false });
   wss.on('connection', (ws, req) => ws.send(JSON.stringify({ type: 'hello', node_id: req.url?.split('/').pop() })));
