@@ -17,6 +17,8 @@
 // The clients run in a child process (this file, forked with
 // BENCH_FANOUT_ROLE=clients), so that the server's memory and CPU are its own.
 import { fork, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -257,6 +259,28 @@ async function connect(clients: Clients, controllerUrl: string, agents: AgentLog
   };
 }
 
+/**
+ * With BENCH_FANOUT_PROFILE=<file>, the server process's CPU profile of the
+ * write round (write, doorbell, pulls) goes to that file (open it in Chrome's
+ * DevTools or speedscope).
+ */
+async function startProfile(): Promise<{ stop(): Promise<void> } | undefined> {
+  const path = process.env.BENCH_FANOUT_PROFILE;
+  if (!path) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    async stop() {
+      const { profile } = await session.post('Profiler.stop');
+      await writeFile(path, JSON.stringify(profile));
+      session.disconnect();
+      progress(`fanout: CPU profile of the write round in ${path}`);
+    },
+  };
+}
+
 /** One doorbell round: arms the clients, triggers, collects what each agent pulled. */
 async function doorbellRound(clients: Clients, n: number, trigger: () => Promise<{ started: number; answered: number }>) {
   clients.send({ cmd: 'arm' });
@@ -318,6 +342,7 @@ export const fanoutBench: Benchmark = {
       if (initialStatuses['200'] !== n) throw new Error(`fanout: initial pulls ${JSON.stringify(initialStatuses)}`);
       const meanBytes = Math.round(subjectConnect.initial.reduce((s, p) => s + p.bytes, 0) / n);
       const prefix = '172.23.99.0/24';
+      const profile = await startProfile();
       const write = await doorbellRound(clients, n, async () => {
         const started = stamp();
         const res = await fetch(`${control.url}/control/v1/admin/fleet/mitigations/prefix-block`, {
@@ -331,6 +356,7 @@ export const fanoutBench: Benchmark = {
           throw new Error(`prefix block answered ${res.status} with ${Object.keys(answer.changed ?? {}).length} changed nodes`);
         return { started, answered };
       });
+      await profile?.stop();
       if (write.statuses['200'] !== n) throw new Error(`fanout: pulls after the write ${JSON.stringify(write.statuses)}`);
       const unchanged = await refetchRound(clients, n);
       const connections = hub.connectionCount();
