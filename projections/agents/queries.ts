@@ -30,6 +30,15 @@ export async function findAgentToken(db: Queryable, tokenId: string): Promise<Ag
   return rows[0];
 }
 
+/** `findAgentToken` for several ids in one read (a batch of concurrent requests); absent ids are left out. */
+export async function findAgentTokens(db: Queryable, tokenIds: readonly string[]): Promise<Map<string, AgentTokenRow>> {
+  const { rows } = await db.query(
+    `SELECT token_id, node_id, agent_id, secret_sha256, expires_at, revoked_at FROM agent_tokens WHERE token_id = ANY($1::text[])`,
+    [tokenIds],
+  );
+  return new Map(rows.map((r: AgentTokenRow) => [r.token_id, r]));
+}
+
 export async function listAgentTokens(db: Queryable, nodeId: string): Promise<AgentTokenOut[]> {
   const { rows } = await db.query(`SELECT * FROM agent_tokens WHERE node_id = $1 ORDER BY issued_at, tx, pos`, [nodeId]);
   return rows.map((r) => ({

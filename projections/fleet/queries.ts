@@ -248,18 +248,26 @@ export interface PublishedHead {
 }
 
 /**
- * The node's newest generation in one indexed read. The state comes as text
- * (no parse and re-serialisation in this process), and only when the
- * generation differs from `known` (a conditional GET that will probably be
- * answered 304 reads no document).
+ * Each wanted node's newest generation, for several requests in one read
+ * (concurrent pulls after a fleet-wide write; one indexed probe per node). The
+ * state comes as text (no parse and re-serialisation in this process), and
+ * only when the generation differs from `known` (a conditional GET that will
+ * probably be answered 304 reads no document). The answer at index i is for
+ * `wanted[i]` (undefined when that node has no generation).
  */
-export async function publishedHead(db: Queryable, nodeId: string, known: number | null): Promise<PublishedHead | undefined> {
+export async function publishedHeads(
+  db: Queryable,
+  wanted: readonly { nodeId: string; known: number | null }[],
+): Promise<(PublishedHead | undefined)[]> {
   const { rows } = await db.query(
-    `SELECT generation, reason, created_at, CASE WHEN generation = $2 THEN NULL ELSE state::text END AS state_json
-       FROM generations WHERE node_id = $1 ORDER BY generation DESC LIMIT 1`,
-    [nodeId, known],
+    `SELECT w.i, g.generation, g.reason, g.created_at, CASE WHEN g.generation = w.known THEN NULL ELSE g.state::text END AS state_json
+       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS w(node_id, known, i)
+       CROSS JOIN LATERAL (SELECT generation, reason, created_at, state FROM generations WHERE node_id = w.node_id ORDER BY generation DESC LIMIT 1) g`,
+    [wanted.map((w) => w.nodeId), wanted.map((w) => w.known)],
   );
-  return rows[0] as PublishedHead | undefined;
+  const out: (PublishedHead | undefined)[] = new Array(wanted.length).fill(undefined);
+  for (const { i, ...head } of rows as (PublishedHead & { i: string })[]) out[Number(i) - 1] = head;
+  return out;
 }
 
 export interface HistoryEntry {

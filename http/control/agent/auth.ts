@@ -2,10 +2,24 @@ import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { parseAgentToken } from '../../../domain/agent/secrets.js';
 import { sha256Hex } from '../../../domain/sha256.js';
-import { findAgentToken } from '../../../projections/agents/queries.js';
+import type { Queryable } from '../../../infra/db/pool.js';
+import { findAgentTokens } from '../../../projections/agents/queries.js';
+import { batchedReads, perOwner } from '../../shared/batch.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import { bearerOf } from '../auth/require-admin.js';
+
+/**
+ * Token rows by id, read in batches per pool: after a fleet-wide write every
+ * agent pulls at once, and their token reads go out as a few queries instead
+ * of one each (`batchedReads`).
+ */
+const tokenRows = perOwner((db: Queryable) =>
+  batchedReads(async (ids: readonly string[]) => {
+    const rows = await findAgentTokens(db, ids);
+    return ids.map((id) => rows.get(id));
+  }),
+);
 
 /** Who an agent Bearer token speaks for. */
 export interface AgentPrincipal {
@@ -20,7 +34,7 @@ export const INVALID_AGENT_TOKEN = 'invalid or expired agent token';
 /**
  * Resolves `Authorization: Bearer agt_<suffix>.<secret>` (the header value as given, or undefined).
  * Null when the token is unknown, wrong, revoked or expired. One primary-key read
- * of the `agents` read model; the secret's sha256 is compared in constant time,
+ * of the `agents` read model (batched with concurrent requests' reads); the secret's sha256 is compared in constant time,
  * and expiry against the service clock.
  */
 export async function resolveAgentToken(ctx: ServiceContext, authorization: string | undefined): Promise<AgentPrincipal | null> {
@@ -35,7 +49,7 @@ export async function resolveAgentGrant(
   const bearer = bearerOf(authorization);
   const parsed = bearer === undefined ? undefined : parseAgentToken(bearer);
   if (!parsed) return null;
-  const row = await findAgentToken(ctx.pool, parsed.tokenId);
+  const row = await tokenRows(ctx.pool)(parsed.tokenId);
   if (!row || row.revoked_at !== null) return null;
   if (row.expires_at !== null && row.expires_at.getTime() <= ctx.now().getTime()) return null;
   if (!timingSafeEqual(Buffer.from(sha256Hex(parsed.secret), 'hex'), Buffer.from(row.secret_sha256, 'hex'))) return null;

@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { Type } from '@sinclair/typebox';
 import { NotFound } from '../../../domain/errors.js';
-import { publishedHead, type PublishedHead } from '../../../projections/fleet/queries.js';
+import { publishedHeads, type PublishedHead } from '../../../projections/fleet/queries.js';
+import { batchedReads } from '../../shared/batch.js';
 import { answeredNotModified } from '../../shared/conditional.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { AGENT, AGENT_TAGS, agentRouter, checkAgentNode } from './reports.js';
@@ -45,6 +46,8 @@ function documentJson(nodeId: string, head: PublishedHead, stateJson: string): s
  */
 export function agentDesiredStateRoutes(ctx: ServiceContext) {
   const path = '/agent/desired-state';
+  // Concurrent pulls (a fleet-wide write rings every agent at once) share their reads.
+  const head = batchedReads((wanted: readonly { nodeId: string; known: number | null }[]) => publishedHeads(ctx.pool, wanted));
   return agentRouter(ctx, [path]).route({
     method: 'get',
     path,
@@ -62,13 +65,13 @@ export function agentDesiredStateRoutes(ctx: ServiceContext) {
     handler: async (req, res) => {
       const nodeId = req.validQuery.node_id ?? (res.locals.agent as { node_id: string }).node_id;
       checkAgentNode(res, nodeId);
-      let head = await publishedHead(ctx.pool, nodeId, generationNamed(req));
-      if (!head) throw new NotFound(`no desired state for node ${nodeId}`);
-      if (answeredNotModified(req, res, desiredStateEtag(head))) return;
+      let current = await head({ nodeId, known: generationNamed(req) });
+      if (!current) throw new NotFound(`no desired state for node ${nodeId}`);
+      if (answeredNotModified(req, res, desiredStateEtag(current))) return;
       // Same number, other document (see desiredStateEtag): read it whole.
-      if (head.state_json === null) head = (await publishedHead(ctx.pool, nodeId, null))!;
-      res.setHeader('ETag', desiredStateEtag(head));
-      res.type('application/json').send(documentJson(nodeId, head, head.state_json!));
+      if (current.state_json === null) current = (await head({ nodeId, known: null }))!;
+      res.setHeader('ETag', desiredStateEtag(current));
+      res.type('application/json').send(documentJson(nodeId, current, current.state_json!));
     },
   });
 }

@@ -89,6 +89,34 @@ describe('GET /agent/desired-state and /agent/recovery-public-key', function () 
       expectResponse(await anonymous(h).get('/agent/desired-state', { ...conditional, token: spare.token })).status(401);
     });
 
+    it('answers concurrent pulls (read in one batch) each for its own node and tag', async () => {
+      expectResponse(await h.admin.post('/admin/nodes/n2/interfaces', { spec: wg('dn42_q1', 51811) })).status(201);
+      const [one, two] = [await h.agent.n1.get('/agent/desired-state'), await h.agent.n2.get('/agent/desired-state')];
+      const [tag1, tag2] = [one.headers.get('etag')!, two.headers.get('etag')!];
+      const spare = await issueAgentToken(h.url, ADMIN_TOKEN, 'n1');
+      const answers = await Promise.all([
+        h.agent.n1.get('/agent/desired-state', { headers: { 'if-none-match': tag1 } }),
+        h.agent.n2.get('/agent/desired-state', { headers: { 'if-none-match': tag1 } }),
+        h.agent.n2.get('/agent/desired-state', { headers: { 'if-none-match': tag2 } }),
+        h.agent.n1.get('/agent/desired-state'),
+        h.agent.n2.get('/agent/desired-state?node_id=n1', { headers: { 'if-none-match': tag1 } }),
+        anonymous(h).get('/agent/desired-state', { token: spare.token, headers: { 'if-none-match': tag1 } }),
+        anonymous(h).get('/agent/desired-state', { token: `${spare.token}x`, headers: { 'if-none-match': tag1 } }),
+      ]);
+      // (Express tags error bodies too; only a document's tag is compared.)
+      expect(answers.map((a) => [a.status, a.status < 400 ? a.headers.get('etag') : null])).to.deep.equal([
+        [304, tag1],
+        [200, tag2],
+        [304, tag2],
+        [200, tag1],
+        [403, null],
+        [304, tag1],
+        [401, null],
+      ]);
+      expect(answers[1].body).to.deep.equal(two.body);
+      expect(answers[3].body).to.deep.equal(one.body);
+    });
+
     it('says configured false when no recovery key is set', async () => {
       const res = await h.agent.n1.get('/agent/recovery-public-key');
       expectResponse(res).status(200);
