@@ -50,7 +50,12 @@ export interface HeldDesired {
  */
 export async function pullDesired(rt: AgentRuntime, held: HeldDesired | null = null): Promise<{ desired: Desired | null; held: HeldDesired | null }> {
   const token = rt.agentToken();
-  const answer = await rt.request<{ generation?: unknown; state?: unknown }>('GET', '/agent/desired-state', undefined, held ? { 'if-none-match': held.etag } : {});
+  const answer = await rt.request<{ generation?: unknown; state?: unknown }>(
+    'GET',
+    '/agent/desired-state',
+    undefined,
+    held ? { 'if-none-match': held.etag } : {},
+  );
   if (answer.status === 304 && held) return { desired: held.desired, held };
   if (answer.status === 404) return { desired: null, held: null };
   if (answer.status === 401) throw new TokenRefused(token, detailOf(answer));

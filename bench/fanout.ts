@@ -64,17 +64,9 @@ interface AgentLogin {
   token: string;
 }
 
-type ToClients =
-  | { cmd: 'connect'; controllerUrl: string; agents: AgentLogin[] }
-  | { cmd: 'arm' }
-  | { cmd: 'refetch' }
-  | { cmd: 'disconnect' };
+type ToClients = { cmd: 'connect'; controllerUrl: string; agents: AgentLogin[] } | { cmd: 'arm' } | { cmd: 'refetch' } | { cmd: 'disconnect' };
 type Pulled = { at: number; status: number; bytes: number; generation: number | null };
-type FromClients =
-  | { ready: number; failed: number; initial: Pulled[] }
-  | { armed: true }
-  | { pulled: Pulled[]; errors: string[] }
-  | { disconnected: true };
+type FromClients = { ready: number; failed: number; initial: Pulled[] } | { armed: true } | { pulled: Pulled[]; errors: string[] } | { disconnected: true };
 
 /** The parent's handle on the client process. */
 class Clients {
@@ -325,7 +317,7 @@ export const fanoutBench: Benchmark = {
     const clients = new Clients();
     try {
       progress(`fanout: seeding ${n} published nodes`);
-      let t = stamp();
+      const t = stamp();
       const ids = await seedNodes(sys, n);
       const seedSeconds = (stamp() - t) / 1000;
       progress(`fanout: ${n} nodes in ${round(seedSeconds)} s; issuing agent tokens`);

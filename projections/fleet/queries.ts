@@ -255,10 +255,7 @@ export interface PublishedHead {
  * probably be answered 304 reads no document). The answer at index i is for
  * `wanted[i]` (undefined when that node has no generation).
  */
-export async function publishedHeads(
-  db: Queryable,
-  wanted: readonly { nodeId: string; known: number | null }[],
-): Promise<(PublishedHead | undefined)[]> {
+export async function publishedHeads(db: Queryable, wanted: readonly { nodeId: string; known: number | null }[]): Promise<(PublishedHead | undefined)[]> {
   const { rows } = await db.query(
     `SELECT w.i, g.generation, g.reason, g.created_at, CASE WHEN g.generation = w.known THEN NULL ELSE g.state::text END AS state_json
        FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS w(node_id, known, i)
