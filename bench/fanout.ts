@@ -253,12 +253,14 @@ async function connect(clients: Clients, controllerUrl: string, agents: AgentLog
 
 /**
  * With BENCH_FANOUT_PROFILE=<file>, the server process's CPU profile of the
- * write round (write, doorbell, pulls) goes to that file (open it in Chrome's
- * DevTools or speedscope).
+ * write round (write, doorbell, pulls) goes to that file, and the unchanged
+ * round's to `<file>.unchanged.cpuprofile` (open them in Chrome's DevTools or
+ * speedscope).
  */
-async function startProfile(): Promise<{ stop(): Promise<void> } | undefined> {
-  const path = process.env.BENCH_FANOUT_PROFILE;
-  if (!path) return undefined;
+async function startProfile(round?: string): Promise<{ stop(): Promise<void> } | undefined> {
+  const base = process.env.BENCH_FANOUT_PROFILE;
+  if (!base) return undefined;
+  const path = round ? base.replace(/(\.cpuprofile)?$/, `.${round}.cpuprofile`) : base;
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -268,7 +270,7 @@ async function startProfile(): Promise<{ stop(): Promise<void> } | undefined> {
       const { profile } = await session.post('Profiler.stop');
       await writeFile(path, JSON.stringify(profile));
       session.disconnect();
-      progress(`fanout: CPU profile of the write round in ${path}`);
+      progress(`fanout: CPU profile of the ${round ?? 'write'} round in ${path}`);
     },
   };
 }
@@ -350,7 +352,9 @@ export const fanoutBench: Benchmark = {
       });
       await profile?.stop();
       if (write.statuses['200'] !== n) throw new Error(`fanout: pulls after the write ${JSON.stringify(write.statuses)}`);
+      const unchangedProfile = await startProfile('unchanged');
       const unchanged = await refetchRound(clients, n);
+      await unchangedProfile?.stop();
       const connections = hub.connectionCount();
       clients.send({ cmd: 'disconnect' });
       await clients.next<{ disconnected: true }>();
@@ -453,28 +457,33 @@ function runClients(): void {
       controllerUrl = m.controllerUrl;
       let failed = 0;
       const initial: Pulled[] = [];
-      for (let i = 0; i < m.agents.length; i += 250) {
-        const batch = m.agents.slice(i, i + 250).map(
-          (login) =>
-            new Promise<Agent | undefined>((resolve) => {
-              const agent: Agent = { login, etag: null, stop: new AbortController(), done: Promise.resolve() };
-              const rt = { controllerUrl, nodeId: login.node_id, agentToken: () => login.token, logger } as unknown as AgentRuntime;
-              const channel = new AgentChannel(rt, {
-                onOpen: () => undefined,
-                onEvent: (event: DoorbellEvent) => {
-                  if (event.type === 'hello') {
-                    // The agent reconciles when its channel opens: the first, unconditional pull.
-                    pull(agent).then(
-                      (p) => (initial.push(p), resolve(agent)),
-                      () => resolve(undefined),
-                    );
-                  } else if (event.type === 'desired_state_updated' && armed) void record(pull(agent));
-                },
-              });
-              agent.done = channel.run(agent.stop.signal).then(() => resolve(undefined));
-            }),
-        );
-        for (const agent of await Promise.all(batch))
+      /** One agent's channel until its first pull; a handshake that fails is tried again after 1 s, as the agent's reconnect loop does (5 tries). */
+      const open = (login: AgentLogin, tries = 5): Promise<Agent | undefined> =>
+        new Promise<Agent | undefined>((resolve) => {
+          const agent: Agent = { login, etag: null, stop: new AbortController(), done: Promise.resolve() };
+          const rt = { controllerUrl, nodeId: login.node_id, agentToken: () => login.token, logger } as unknown as AgentRuntime;
+          let opened = false;
+          const channel = new AgentChannel(rt, {
+            onOpen: () => undefined,
+            onEvent: (event: DoorbellEvent) => {
+              if (event.type === 'hello') {
+                opened = true;
+                // The agent reconciles when its channel opens: the first, unconditional pull.
+                pull(agent).then(
+                  (p) => (initial.push(p), resolve(agent)),
+                  () => resolve(undefined),
+                );
+              } else if (event.type === 'desired_state_updated' && armed) void record(pull(agent));
+            },
+          });
+          agent.done = channel.run(agent.stop.signal).then(async () => {
+            if (opened || tries <= 1 || agent.stop.signal.aborted) return resolve(undefined);
+            await new Promise((r) => setTimeout(r, 1000));
+            resolve(await open(login, tries - 1));
+          });
+        });
+      for (let i = 0; i < m.agents.length; i += 100) {
+        for (const agent of await Promise.all(m.agents.slice(i, i + 100).map((login) => open(login))))
           if (agent) agents.push(agent);
           else failed++;
       }
