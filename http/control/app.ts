@@ -72,6 +72,8 @@ export interface ControlAppOptions {
 export function createControlApp(ctx: ServiceContext, options: ControlAppOptions = {}): Express {
   // The cached anonymous GETs answer ahead of pino-http, the body parser and the other routers (bench/README.md, public-map).
   const publicApi = publicRoutes(ctx);
+  // So do the agents' desired-state pulls: a fleet-wide write makes every agent pull at once (bench/README.md, fanout).
+  const desiredState = agentDesiredStateRoutes(ctx);
   const metrics = serviceMetrics(ctx, 'control');
   const agentMetrics = new AgentMetrics(metrics.service.registry, ctx.log);
   controlGauges(ctx, metrics.service.registry);
@@ -81,6 +83,8 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     front: (front, log) => {
       front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log), publicCors());
       front.use(CONTROL_PREFIX, publicApi.router);
+      front.use(`${CONTROL_PREFIX}/agent/desired-state`, leanAccessLog(log));
+      front.use(CONTROL_PREFIX, desiredState.router);
     },
   });
   app.get('/healthz', healthz(ctx.pool));
@@ -112,7 +116,6 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     probeRoutes(ctx),
     agentTokenRoutes(ctx),
     agentRegisterRoutes(ctx),
-    agentDesiredStateRoutes(ctx),
     agentRecoveryKeyRoutes(ctx),
     agentWireguardKeyRoutes(ctx),
     agentReportRoutes(ctx),
@@ -136,7 +139,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     ...portalRoutes(ctx, options.portal),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
-  routers.push(publicApi);
+  routers.push(publicApi, desiredState);
 
   const document = openApiDocument(
     {
