@@ -23,11 +23,12 @@ describe('batched reads', () => {
       sizes.push(keys.length);
       return [...keys];
     });
-    // Loads from separate timer callbacks of one loop turn (as separate sockets' requests are).
+    // Loads from separate callbacks of one loop turn (as separate sockets' requests are): the
+    // immediates queued here all run in one check phase, with the tick queue drained between them.
     const loads: Promise<number>[] = [];
     await new Promise<void>((resolve) => {
-      for (let i = 0; i < MAX_BATCH + 10; i++) setTimeout(() => loads.push(read(i)), 0);
-      setTimeout(resolve, 0);
+      for (let i = 0; i < MAX_BATCH + 10; i++) setImmediate(() => loads.push(read(i)));
+      setImmediate(resolve);
     });
     expect(await Promise.all(loads)).to.deep.equal(Array.from({ length: MAX_BATCH + 10 }, (_, i) => i));
     expect(sizes).to.deep.equal([MAX_BATCH, 10]);
