@@ -34,20 +34,50 @@ export function checkDesired(doc: unknown, generation: number | null): Desired {
   return { generation, state: doc as DesiredState };
 }
 
+/** The document last pulled, with the server's tag for it (sent back in `If-None-Match`). */
+export interface HeldDesired {
+  etag: string;
+  desired: Desired;
+}
+
 /**
  * `GET /agent/desired-state`: the published generation, validated; null when
- * the node has none yet (404). A refused token (401) is a `TokenRefused` (the
- * caller may renew it); any other status is an error with its detail.
+ * the node has none yet (404). With `held`, its tag goes out in
+ * `If-None-Match` and a 304 means "unchanged": the held document is returned
+ * as it is (validated when it was pulled). A refused token (401) is a
+ * `TokenRefused` (the caller may renew it); any other status is an error with
+ * its detail. Resolves with the document and what to hold for the next pull.
  */
-export async function pullDesired(rt: AgentRuntime): Promise<Desired | null> {
+export async function pullDesired(rt: AgentRuntime, held: HeldDesired | null = null): Promise<{ desired: Desired | null; held: HeldDesired | null }> {
   const token = rt.agentToken();
-  const answer = await rt.request<{ generation?: unknown; state?: unknown }>('GET', '/agent/desired-state');
-  if (answer.status === 404) return null;
+  const answer = await rt.request<{ generation?: unknown; state?: unknown }>(
+    'GET',
+    '/agent/desired-state',
+    undefined,
+    held ? { 'if-none-match': held.etag } : {},
+  );
+  if (answer.status === 304 && held) return { desired: held.desired, held };
+  if (answer.status === 404) return { desired: null, held: null };
   if (answer.status === 401) throw new TokenRefused(token, detailOf(answer));
   if (answer.status !== 200) throw new Error(`desired state: ${detailOf(answer)}`);
   const generation = answer.body.generation;
   if (typeof generation !== 'number' || !Number.isSafeInteger(generation)) throw new Error('desired state: answer without a generation');
-  return checkDesired(answer.body.state, generation);
+  const desired = checkDesired(answer.body.state, generation);
+  return { desired, held: answer.etag ? { etag: answer.etag, desired } : null };
+}
+
+/**
+ * The desired-state source of a connected agent: pulls conditionally, holding
+ * the last document in memory (a restarted agent pulls it whole once). An
+ * invalid document is not held: the next pull fetches it again.
+ */
+export function desiredSource(rt: AgentRuntime): () => Promise<Desired | null> {
+  let held: HeldDesired | null = null;
+  return async () => {
+    const pulled = await pullDesired(rt, held);
+    held = pulled.held;
+    return pulled.desired;
+  };
 }
 
 /**

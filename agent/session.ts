@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { AgentSettings } from './cli.js';
-import { pullDesired, readDesiredFile, type Desired } from './desired.js';
+import { desiredSource, readDesiredFile, type Desired } from './desired.js';
 import { enroll } from './enroll.js';
 import { callControl } from './http.js';
 import { inventory } from './inventory.js';
@@ -70,7 +70,7 @@ export async function openSession(settings: AgentSettings, log: Logger, signal?:
   await applied.load();
   const privateKey = settings.mode === 'plan-only' ? await storedKeyOr(node.wireguardKey) : await nodeWireguardKey(node.wireguardKey);
   const rt = keeper === null ? null : runtimeOf(settings, { nodeId, renderedDir, keeper, applied, log, devices });
-  const source = rt ? () => pullDesired(rt) : async () => offline;
+  const source = rt ? desiredSource(rt) : async () => offline;
   const reconciler = new Reconciler({
     nodeId,
     stateDir: settings.stateDir,

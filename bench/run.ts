@@ -6,6 +6,7 @@ import { agentWsBench } from './agent-ws.js';
 import { appendBench } from './append.js';
 import { cliHelpBench } from './cli-help.js';
 import { consoleCostBench } from './console-cost.js';
+import { fanoutBench } from './fanout.js';
 import { flapLabBench } from './flap-lab.js';
 import { labBench } from './lab.js';
 import { provisionBench } from './provision.js';
@@ -26,6 +27,7 @@ const benchmarks: readonly Benchmark[] = [
   registryBench,
   provisionBench,
   agentWsBench,
+  fanoutBench,
   publicMapBench,
   siteBench,
   telemetryIngestBench,

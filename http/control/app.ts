@@ -74,6 +74,8 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
   // The views that tolerate lag read from the replica of DATABASE_READ_URL (issue 30); writes and authentication stay on ctx.
   const reads = readsOf(ctx);
   const publicApi = publicRoutes(reads);
+  // So do the agents' desired-state pulls: a fleet-wide write makes every agent pull at once (bench/README.md, fanout).
+  const desiredState = agentDesiredStateRoutes(ctx);
   const metrics = serviceMetrics(ctx, 'control');
   const agentMetrics = new AgentMetrics(metrics.service.registry, ctx.log);
   controlGauges(ctx, reads, metrics.service.registry);
@@ -83,6 +85,8 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     front: (front, log) => {
       front.use(`${CONTROL_PREFIX}/public`, leanAccessLog(log), publicCors());
       front.use(CONTROL_PREFIX, publicApi.router);
+      front.use(`${CONTROL_PREFIX}/agent/desired-state`, leanAccessLog(log));
+      front.use(CONTROL_PREFIX, desiredState.router);
     },
   });
   app.get('/healthz', healthz(ctx.pool));
@@ -114,7 +118,6 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     probeRoutes(ctx),
     agentTokenRoutes(ctx),
     agentRegisterRoutes(ctx),
-    agentDesiredStateRoutes(ctx),
     agentRecoveryKeyRoutes(ctx),
     agentWireguardKeyRoutes(ctx),
     agentReportRoutes(ctx),
@@ -138,7 +141,7 @@ export function createControlApp(ctx: ServiceContext, options: ControlAppOptions
     ...portalRoutes(ctx, options.portal),
   ];
   for (const r of routers) app.use(CONTROL_PREFIX, r.router);
-  routers.push(publicApi);
+  routers.push(publicApi, desiredState);
 
   const document = openApiDocument(
     {

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type pg from 'pg';
-import { limitServer } from '../../http/shared/server-limits.js';
+import { limitServer, listenOptions } from '../../http/shared/server-limits.js';
 import { flushAnonymousRefusals } from '../../http/shared/audit.js';
 import { createControlApp } from '../../http/control/app.js';
 import { registerLocalPortalClient } from '../../http/control/portal/local-client.js';
@@ -186,7 +186,7 @@ export async function serve(system: System, roles: readonly Role[]): Promise<Run
   const sockets: ControlSockets[] = [];
   const listen = async (role: Role, app: import('express').Express, port: number) => {
     const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(port, config.bindHost, (err?: Error) => (err ? reject(err) : resolve(s)));
+      const s = app.listen(listenOptions(port, config.bindHost), (err?: Error) => (err ? reject(err) : resolve(s)));
       s.once('error', reject);
     });
     limitServer(server);

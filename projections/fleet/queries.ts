@@ -238,6 +238,35 @@ export async function generationAt(db: Queryable, nodeId: string, at?: Date): Pr
   return rows[0] ? { ...generationInfo(rows[0]), state: rows[0].state } : undefined;
 }
 
+/** The newest generation of a node as the agent route serves it: the state as PostgreSQL's JSON text, null when `known` is that generation. */
+export interface PublishedHead {
+  generation: number;
+  reason: string;
+  created_at: Date;
+  /** `state` as JSON text (jsonb output), or null when the caller said it holds this generation. */
+  state_json: string | null;
+}
+
+/**
+ * Each wanted node's newest generation, for several requests in one read
+ * (concurrent pulls after a fleet-wide write; one indexed probe per node). The
+ * state comes as text (no parse and re-serialisation in this process), and
+ * only when the generation differs from `known` (a conditional GET that will
+ * probably be answered 304 reads no document). The answer at index i is for
+ * `wanted[i]` (undefined when that node has no generation).
+ */
+export async function publishedHeads(db: Queryable, wanted: readonly { nodeId: string; known: number | null }[]): Promise<(PublishedHead | undefined)[]> {
+  const { rows } = await db.query(
+    `SELECT w.i, g.generation, g.reason, g.created_at, CASE WHEN g.generation = w.known THEN NULL ELSE g.state::text END AS state_json
+       FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS w(node_id, known, i)
+       CROSS JOIN LATERAL (SELECT generation, reason, created_at, state FROM generations WHERE node_id = w.node_id ORDER BY generation DESC LIMIT 1) g`,
+    [wanted.map((w) => w.nodeId), wanted.map((w) => w.known)],
+  );
+  const out: (PublishedHead | undefined)[] = new Array(wanted.length).fill(undefined);
+  for (const { i, ...head } of rows as (PublishedHead & { i: string })[]) out[Number(i) - 1] = head;
+  return out;
+}
+
 export interface HistoryEntry {
   position: string;
   type: string;

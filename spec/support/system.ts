@@ -18,6 +18,7 @@ import type { Projection } from '../../projections/runtime/projection.js';
 import { projectionMigrationSets, ProjectionRuntime } from '../../projections/runtime/runtime.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
+import { listenOptions } from '../../http/shared/server-limits.js';
 import { SystemMetrics } from '../../infra/metrics/system.js';
 import { openReadPool } from '../../infra/cli/system.js';
 import type { ReadPool } from '../../infra/db/read-pool.js';
@@ -145,7 +146,7 @@ export async function createTestSystem(options: TestSystemOptions = {}): Promise
  */
 export async function startApp(app: Express, port = 0): Promise<{ url: string; sockets?: ControlSockets; close(): Promise<void> }> {
   const server = await new Promise<Server>((resolve) => {
-    const s = app.listen(port, '127.0.0.1', () => resolve(s));
+    const s = app.listen(listenOptions(port, '127.0.0.1'), () => resolve(s));
   });
   const { port: bound } = server.address() as AddressInfo;
   const sockets = await socketsOf(app, server);

@@ -2,12 +2,24 @@ import { timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { parseAgentToken } from '../../../domain/agent/secrets.js';
 import { sha256Hex } from '../../../domain/sha256.js';
-import type pg from 'pg';
-import { ReadBatcher } from '../../../infra/db/read-batcher.js';
-import { findAgentTokens, type AgentTokenRow } from '../../../projections/agents/queries.js';
+import type { Queryable } from '../../../infra/db/pool.js';
+import { findAgentTokens } from '../../../projections/agents/queries.js';
+import { batchedReads, perOwner } from '../../shared/batch.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
 import { bearerOf } from '../auth/require-admin.js';
+
+/**
+ * Token rows by id, read in batches per pool: after a fleet-wide write every
+ * agent pulls at once, and their token reads go out as a few queries instead
+ * of one each (`batchedReads`).
+ */
+const tokenRows = perOwner((db: Queryable) =>
+  batchedReads(async (ids: readonly string[]) => {
+    const rows = await findAgentTokens(db, ids);
+    return ids.map((id) => rows.get(id));
+  }),
+);
 
 /** Who an agent Bearer token speaks for. */
 export interface AgentPrincipal {
@@ -22,7 +34,7 @@ export const INVALID_AGENT_TOKEN = 'invalid or expired agent token';
 /**
  * Resolves `Authorization: Bearer agt_<suffix>.<secret>` (the header value as given, or undefined).
  * Null when the token is unknown, wrong, revoked or expired. One primary-key read
- * of the `agents` read model (batched with other requests' under load); the secret's sha256 is compared in constant time,
+ * of the `agents` read model (batched with concurrent requests' reads); the secret's sha256 is compared in constant time,
  * and expiry against the service clock.
  */
 export async function resolveAgentToken(ctx: ServiceContext, authorization: string | undefined): Promise<AgentPrincipal | null> {
@@ -37,23 +49,11 @@ export async function resolveAgentGrant(
   const bearer = bearerOf(authorization);
   const parsed = bearer === undefined ? undefined : parseAgentToken(bearer);
   if (!parsed) return null;
-  const row = await tokenReads(ctx.pool).get(parsed.tokenId);
+  const row = await tokenRows(ctx.pool)(parsed.tokenId);
   if (!row || row.revoked_at !== null) return null;
   if (row.expires_at !== null && row.expires_at.getTime() <= ctx.now().getTime()) return null;
   if (!timingSafeEqual(Buffer.from(sha256Hex(parsed.secret), 'hex'), Buffer.from(row.secret_sha256, 'hex'))) return null;
   return { agent: { node_id: row.node_id, token_id: row.token_id, agent_id: row.agent_id }, expires_at: row.expires_at };
-}
-
-const batchers = new WeakMap<pg.Pool, ReadBatcher<string, AgentTokenRow>>();
-
-/**
- * The token reads of one pool, batched while one is in flight (infra/db/read-batcher.ts):
- * under load, one statement resolves the tokens of many agent requests.
- */
-function tokenReads(pool: pg.Pool): ReadBatcher<string, AgentTokenRow> {
-  let batcher = batchers.get(pool);
-  if (!batcher) batchers.set(pool, (batcher = new ReadBatcher((ids) => findAgentTokens(pool, ids))));
-  return batcher;
 }
 
 /**

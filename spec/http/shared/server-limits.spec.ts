@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { expect } from 'chai';
-import { limitServer, SERVER_LIMITS } from '../../../http/shared/server-limits.js';
+import { limitServer, listenOptions, SERVER_LIMITS } from '../../../http/shared/server-limits.js';
 
 describe('server limits', () => {
   it('caps header and request time, keep-alive idle time and open connections', () => {
@@ -28,5 +30,21 @@ describe('server limits', () => {
     expect(first.destroyed).to.equal(false);
     first.destroy();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('listens with a backlog of 4096 (as far as net.core.somaxconn allows), not the 511 of Node', async () => {
+    const server = limitServer(createServer());
+    await new Promise<void>((resolve) => server.listen(listenOptions(0, '127.0.0.1'), resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      // For a listening socket, ss shows the accept queue's limit as Send-Q.
+      const line = execFileSync('ss', ['-Hltn', `sport = :${port}`], { encoding: 'utf8' }).trim();
+      const sendQ = Number(line.split(/\s+/)[2]);
+      const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+      expect(sendQ).to.equal(Math.min(SERVER_LIMITS.listenBacklog, somaxconn));
+      expect(sendQ).to.be.above(511);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

@@ -2,7 +2,10 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { createControlApp } from '../../../../http/control/app.js';
+import { issueAgentToken } from '../../../support/agents.js';
+import { api } from '../../../support/http.js';
 import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
+import { node } from '../fleet/support.js';
 
 interface Line {
   level: number;
@@ -78,5 +81,20 @@ describe('control: access log of the public routes', () => {
       req: { id: health.headers.get('x-request-id'), method: 'GET', url: '/control/v1/healthz' },
       res: { statusCode: 200 },
     });
+  });
+
+  it('logs each agent desired-state pull once (it is answered in front, like /public), with the request id it echoes', async () => {
+    const admin = api(`${app.url}/control/v1`, { token: 'access-log-admin-token-0123456789' });
+    expect((await admin.post('/admin/nodes', node('n1'))).status).to.equal(201);
+    const { token } = await issueAgentToken(app.url, 'access-log-admin-token-0123456789', 'n1');
+    const refused = await fetch(`${app.url}/control/v1/agent/desired-state`, { headers: { 'x-request-id': 'edge-7' } });
+    const none = await fetch(`${app.url}/control/v1/agent/desired-state`, { headers: { authorization: `Bearer ${token}` } });
+    expect([refused.status, none.status]).to.deep.equal([401, 404]);
+    expect(refused.headers.get('x-request-id')).to.equal('edge-7');
+    await new Promise((r) => setImmediate(r));
+    expect(accessLines('/control/v1/agent/desired-state').map((l) => [l.req?.id, l.res?.statusCode])).to.deep.equal([
+      ['edge-7', 401],
+      [none.headers.get('x-request-id'), 404],
+    ]);
   });
 });
