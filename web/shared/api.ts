@@ -92,10 +92,10 @@ interface Extra {
 export function client(session: Session, base = API_BASE) {
   const raw = createClient<paths>({ baseUrl: base, cache: 'no-store', headers: { accept: 'application/json' }, querySerializer: withoutEmpty });
   raw.use(sessionMiddleware(session));
-  const answer =
-    <M extends HttpMethod>(method: Uppercase<M>): Call<M> =>
+  const answer = <M extends HttpMethod>(method: Uppercase<M>): Call<M> =>
     // openapi-fetch's own generics are the ones `Call` names; it cannot see through them here.
-    ((url: never, init?: object) => raw.request(method.toLowerCase() as never, url, init as never).then((res: { data?: unknown }) => res.data)) as unknown as Call<M>;
+    ((url: never, init?: object) =>
+      raw.request(method.toLowerCase() as never, url, init as never).then((res: { data?: unknown }) => res.data)) as unknown as Call<M>;
   return {
     get: answer<'get'>('GET'),
     post: answer<'post'>('POST'),

@@ -65,7 +65,10 @@ export interface Explanation {
  * The localisation of `row` in words. `row` is the prefix's row (grouped rows
  * carry every direction, which sharpens the wording; a flat row only its own).
  */
-export function explain(row: Omit<Direction, 'as_path'> & { prefix: string; moas: boolean; peers?: Direction[]; origins?: Origin[] }, loc: Localization | null): Explanation {
+export function explain(
+  row: Omit<Direction, 'as_path'> & { prefix: string; moas: boolean; peers?: Direction[]; origins?: Origin[] },
+  loc: Localization | null,
+): Explanation {
   if (!loc) {
     const sentence =
       row.max_score < LOCALIZE_MIN_SCORE
