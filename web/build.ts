@@ -7,6 +7,7 @@ import { build } from 'vite';
 import { swapIn } from '../http/identity/page-build.js';
 import { landOutline } from '../http/site/build.js';
 import { APPS, LAND_FILE, WEB_BUILD_DIR, WEB_SOURCE_DIR, type AppName } from './files.js';
+import { writeApiTypes } from './openapi.js';
 
 /** Browsers the bundles are written for (as the authorization page's). */
 const TARGETS = ['chrome111', 'firefox115', 'safari16.4'];
@@ -18,7 +19,8 @@ export interface WebBuild {
 }
 
 /**
- * Builds each app with Vite (Svelte 5) into `.build/web/<app>/`: `index.html`,
+ * Writes the control server's API types first (`web/openapi.ts`: the pages'
+ * typed client reads them), then builds each app with Vite (Svelte 5) into `.build/web/<app>/`: `index.html`,
  * content-hashed scripts and styles under `assets/` (cacheable for ever) and the
  * land outline for the map. Asset references are relative (`base: './'`); the
  * server adds `<base href>` for the path it serves the app under. Each app is
@@ -26,6 +28,7 @@ export interface WebBuild {
  * half a build.
  */
 export async function buildWeb(apps: readonly AppName[] = Object.keys(APPS) as AppName[], root = WEB_BUILD_DIR): Promise<WebBuild[]> {
+  await writeApiTypes();
   await mkdir(root, { recursive: true });
   const land = JSON.stringify(await landOutline());
   const built: WebBuild[] = [];

@@ -1,20 +1,11 @@
-import { client, type Api } from '../shared/api.js';
+import { client, type Answer, type Api } from '../shared/api.js';
 import { navigate, route } from '../shared/router.svelte.js';
 
 /** Where the console keeps its session token (session storage: gone with the tab). */
 export const TOKEN_KEY = 'dn42.console.token';
 
 /** `GET /ui/session` (document 3, "Session info"). */
-export interface SessionInfo {
-  authenticated: boolean;
-  scope: string;
-  server_version: string;
-  agent_target_version: string | null;
-  heartbeat_interval_seconds: number;
-  liveness_thresholds: { online_seconds: number; stale_seconds: number };
-  features: string[];
-  identity: { username: string; kind: 'user' | 'static-token' };
-}
+export type SessionInfo = Answer<'/ui/session'>;
 
 class ConsoleSession {
   token = $state<string | null>(sessionStorage.getItem(TOKEN_KEY));

@@ -1,22 +1,11 @@
-import { client, type Api } from '../shared/api.js';
+import { client, type Answer, type Api } from '../shared/api.js';
 import { basePath, navigate, route } from '../shared/router.svelte.js';
 
 /** Where the portal keeps its session token (session storage: gone with the tab). */
 export const TOKEN_KEY = 'dn42.portal.token';
 
 /** The portal profile (document 3, `/me`): from the identity service's cached claims. */
-export interface Profile {
-  sub: string;
-  asn: number | null;
-  mntner: string | null;
-  route: string[];
-  route6: string[];
-}
-
-export interface Me {
-  profile: Profile;
-  expires_at: string;
-}
+export type Me = Answer<'/autopeering/me'>;
 
 class PortalSession {
   token = $state<string | null>(sessionStorage.getItem(TOKEN_KEY));

@@ -1,9 +1,15 @@
 /**
  * The apps' way to the control server: same-origin JSON calls under
- * `/control/v1`, with the Bearer token of the app's session. Every failure is an
- * `ApiError` carrying the server's `detail` (shown to the user as is); a call
- * that got no answer has status 0. A 401 ends the session (`onUnauthorized`).
+ * `/control/v1`, typed by the server's own `openapi.json` (`web/openapi.ts`
+ * generates `paths` and `components` at build time), with the Bearer token of
+ * the app's session. Every failure is an `ApiError` carrying the server's
+ * `detail` (shown to the user as is); a call that got no answer has status 0.
+ * A 401 ends the session (`onUnauthorized`).
  */
+
+import createClient, { createQuerySerializer, type FetchResponse, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
+import type { HttpMethod, OperationRequestBodyContent, PathsWithMethod, RequiredKeysOf, Writable } from 'openapi-typescript-helpers';
+import type { components, paths } from '../../.build/generated/control-api.js';
 
 export const API_BASE = '/control/v1';
 
@@ -43,31 +49,65 @@ function fieldErrorsOf(body: unknown): FieldError[] {
 
 export const NO_ANSWER = 'The server did not answer. Check the connection and try again.';
 
-export type Query = Record<string, string | number | boolean | null | undefined>;
-
 export interface Session {
   token(): string | null;
   /** Called once per 401 answer, after which the call throws. */
   onUnauthorized(): void;
 }
 
-export interface CallOptions {
-  query?: Query;
-  body?: unknown;
-  signal?: AbortSignal;
-  /** Raw body (a file upload) instead of JSON. */
-  raw?: BodyInit;
-  headers?: Record<string, string>;
+/** The control server's shapes by schema name (`Schemas['NodeOut']`), from its `openapi.json`. */
+export type Schemas = components['schemas'];
+
+/**
+ * What a call answers: `Answer<'/ui/nodes'>` (GET), `Answer<'/admin/dns-groups', 'post'>`;
+ * the 2xx body the server's document declares.
+ */
+export type Answer<P extends keyof paths, M extends HttpMethod = 'get'> = Data<NonNullable<FetchResponse<Operation<P, M>, object, 'application/json'>['data']>>;
+
+/** A request body the server's document declares: `Body<'/admin/dns-groups', 'post'>`. */
+export type Body<P extends keyof paths, M extends HttpMethod> = Writable<OperationRequestBodyContent<Operation<P, M>>>;
+
+type Data<T> = [T] extends [never] ? undefined : T;
+
+/** One typed call: the path as the server's document names it (`/ui/nodes/{node_id}/links`), its params, body and signal; the answer's body. */
+type Call<M extends HttpMethod> = <P extends PathsWithMethod<paths, M>, I extends MaybeOptionalInit<paths[P], M>>(
+  url: P,
+  ...init: RequiredKeysOf<I> extends never ? [(I & Extra)?] : [I & Extra]
+) => Promise<Data<NonNullable<FetchResponse<Operation<P, M>, I, 'application/json'>['data']>>>;
+
+type Operation<P extends keyof paths, M extends HttpMethod> = Extract<paths[P][M], Record<string | number, unknown>>;
+
+interface Extra {
   /** A 401 here is about the request (a wrong current password), not the session: do not end it. */
   keepSession?: boolean;
+  [key: string]: unknown;
 }
 
-export function withQuery(path: string, query: Query = {}): string {
-  const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
-  const qs = params.toString();
-  return qs ? `${path}${path.includes('?') ? '&' : '?'}${qs}` : path;
+/**
+ * The app's client: `openapi-fetch` over the generated `paths`, with a middleware
+ * that adds the Bearer token and turns every failure into an `ApiError` (a 401
+ * ends the session unless the call says `keepSession`). Each method answers the
+ * body (a failure throws): `await api.get('/ui/nodes/{node_id}/links', { params: { path: { node_id } }, signal })`.
+ */
+export function client(session: Session, base = API_BASE) {
+  const raw = createClient<paths>({ baseUrl: base, cache: 'no-store', headers: { accept: 'application/json' }, querySerializer: withoutEmpty });
+  raw.use(sessionMiddleware(session));
+  const answer = <M extends HttpMethod>(method: Uppercase<M>): Call<M> =>
+    // openapi-fetch's own generics are the ones `Call` names; it cannot see through them here.
+    ((url: never, init?: object) =>
+      raw.request(method.toLowerCase() as never, url, init as never).then((res: { data?: unknown }) => res.data)) as unknown as Call<M>;
+  return {
+    get: answer<'get'>('GET'),
+    post: answer<'post'>('POST'),
+    put: answer<'put'>('PUT'),
+    patch: answer<'patch'>('PATCH'),
+    del: answer<'delete'>('DELETE'),
+    /** The URL of a server-sent event stream (EventSource cannot send headers: the caller uses `streamEvents`). */
+    url: (path: string) => `${base}${path}`,
+  };
 }
+
+export type Api = ReturnType<typeof client>;
 
 function detailOf(status: number, body: unknown, text: string): string {
   const b = body as { detail?: unknown; error_description?: unknown; title?: unknown; error?: unknown } | null;
@@ -87,45 +127,36 @@ function parseJson(text: string): unknown {
   }
 }
 
-export function client(session: Session, base = API_BASE) {
-  async function call<T>(method: string, path: string, options: CallOptions = {}): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-    const token = session.token();
-    if (token) headers.authorization = `Bearer ${token}`;
-    let body: BodyInit | undefined = options.raw;
-    if (options.body !== undefined) {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(options.body);
-    }
-    let res: Response;
-    try {
-      res = await fetch(withQuery(`${base}${path}`, options.query), { method, headers, body, signal: options.signal, cache: 'no-store' });
-    } catch (err) {
-      if ((err as Error).name === 'AbortError') throw err;
-      throw new ApiError(0, NO_ANSWER);
-    }
-    const text = res.status === 204 ? '' : await res.text();
-    const parsed = parseJson(text);
-    if (!res.ok) {
-      const error = new ApiError(res.status, detailOf(res.status, parsed, text), parsed);
-      if (res.status === 401 && token && !options.keepSession) session.onUnauthorized();
-      throw error;
-    }
-    return (parsed ?? (text || null)) as T;
-  }
-  return {
-    call,
-    get: <T>(path: string, query?: Query, signal?: AbortSignal) => call<T>('GET', path, { query, signal }),
-    post: <T>(path: string, body?: unknown, query?: Query) => call<T>('POST', path, { body, query }),
-    put: <T>(path: string, body?: unknown) => call<T>('PUT', path, { body }),
-    patch: <T>(path: string, body?: unknown) => call<T>('PATCH', path, { body }),
-    del: <T>(path: string, query?: Query) => call<T>('DELETE', path, { query }),
-    /** The URL of a server-sent event stream (EventSource cannot send headers: the caller uses `streamEvents`). */
-    url: (path: string, query?: Query) => withQuery(`${base}${path}`, query),
-  };
+const serializeQuery = createQuerySerializer();
+
+/** A query without its empty values (an unset filter is left out, not sent as `q=`). */
+function withoutEmpty(query: Record<string, unknown>): string {
+  return serializeQuery(Object.fromEntries(Object.entries(query).filter(([, v]) => v !== '')));
 }
 
-export type Api = ReturnType<typeof client>;
+/** The Bearer token on the way out; on the way back a failure becomes an `ApiError` with the server's `detail`. */
+function sessionMiddleware(session: Session): Middleware {
+  return {
+    onRequest({ request }) {
+      const token = session.token();
+      if (token) request.headers.set('authorization', `Bearer ${token}`);
+      return request;
+    },
+    async onResponse({ request, response }) {
+      if (response.ok) return undefined;
+      const text = await response.clone().text();
+      const parsed = parseJson(text);
+      const error = new ApiError(response.status, detailOf(response.status, parsed, text), parsed);
+      const keepSession = (request as Request & { keepSession?: boolean }).keepSession === true;
+      if (response.status === 401 && request.headers.has('authorization') && !keepSession) session.onUnauthorized();
+      throw error;
+    },
+    onError({ error }) {
+      if (error instanceof ApiError || (error as Error | null)?.name === 'AbortError') return error as Error;
+      return new ApiError(0, NO_ANSWER);
+    },
+  };
+}
 
 /** The JSON object an event's `data` carries, or `{}` when it carries none (a keep-alive, plain text). */
 export function eventData(text: string): Record<string, unknown> {

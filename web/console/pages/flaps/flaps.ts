@@ -1,142 +1,20 @@
 /**
  * The flap views' records (document 3, "Prefix flap row", "Localization
- * object", "Other flap records"; the TypeBox schemas in
- * http/control/ui/prefix-flaps.ts, flap-peers.ts and flaps/*.ts) and the words
- * the console explains a localisation with (docs/flap-localization.md).
+ * object", "Other flap records"), named from the server's document, and the
+ * words the console explains a localisation with (docs/flap-localization.md).
  */
-import type { FlapAlertRow } from '../../../../domain/flaps/alerts.js';
-import type { FlapPeerRow, PeerSession } from '../../../../domain/flaps/peers.js';
+import type { Answer } from '../../../shared/api.js';
 import { num } from '../../../shared/format.js';
 
-/** The answers' rows as the server types them. */
-export type { FlapPeerRow, PeerSession };
-export type FlapAlert = FlapAlertRow;
-
-export type Zone = 'near' | 'origin' | 'path' | 'moas';
-
-export interface Origin {
-  asn: number;
-  name: string | null;
-}
-
-export interface Localization {
-  zone: Zone;
-  confidence: number;
-  culprit_asn: number | null;
-  culprit_name: string | null;
-  culprit_edge: [number, number] | null;
-  representative_path: number[];
-  signals: {
-    separation: number;
-    withdrawal_ratio: number | null;
-    flap_nodes: string[];
-    origins: Origin[] | null;
-    session_flapping: boolean | null;
-    session_score: number | null;
-  };
-}
-
-export interface NodeScore {
-  node_id: string;
-  score: number;
-  changes: number | null;
-  last_change_at: string | null;
-  rate_per_s: number | null;
-}
-
-export interface Direction {
-  peer_asn: number | null;
-  peer_name: string | null;
-  origin_asn: number | null;
-  origin_name: string | null;
-  as_path: number[] | null;
-  max_score: number;
-  total_changes: number | null;
-  flapping: boolean;
-  rate_per_s: number | null;
-  flapping_since: string | null;
-  flap_duration_s: number | null;
-  nodes: NodeScore[];
-}
-
-/** A row of the flat form (also the peer detail's `prefixes`). */
-export interface FlatRow extends Direction {
-  prefix: string;
-  moas: boolean;
-  localization: Localization | null;
-}
-
-/** A row of `group=prefix`. */
-export interface PrefixRow extends Direction {
-  prefix: string;
-  moas: boolean;
-  origins: Origin[];
-  peer_count: number;
-  peers: Direction[];
-  localization: Localization | null;
-}
-
-export interface Feed {
-  node_id: string;
-  feed_state: 'established' | 'down' | 'stale' | 'unknown';
-  captured_at: string;
-  total_changes: number | null;
-}
-
-export interface PrefixFlaps {
-  generated_at: string;
-  prefixes: PrefixRow[];
-  feeds: Feed[];
-  localization_summary: Record<Zone, number>;
-}
-
-export interface SessionFlapRow {
-  node_id: string;
-  name: string;
-  kind: 'ebgp' | 'ibgp';
-  state: string;
-  health: 'up' | 'connecting' | 'down' | 'unknown';
-  since: string | null;
-  remote_asn: number | null;
-  routes_imported: number | null;
-  routes_exported: number | null;
-  info: string | null;
-  flapping: boolean;
-  flap_score: number | null;
-  transitions_total: number;
-  flaps_total: number;
-  last_transition_at: string | null;
-}
-
-export interface PeeringIssue extends SessionFlapRow {
-  issue: 'flapping' | 'down' | 'connecting';
-}
-
-export interface FlapPeerDetail extends FlapPeerRow {
-  generated_at: string;
-  prefixes: FlatRow[];
-  alerts: FlapAlert[];
-}
-
-export interface FlapStatsPoint {
-  t: number;
-  changes: number | null;
-  listed_changes: number | null;
-  rate_per_s: number | null;
-  tracked_prefixes: number | null;
-  flapping_prefixes: number | null;
-  flapping_sessions: number | null;
-  open_alerts: number | null;
-}
-
-export interface FlapStats {
-  range: string;
-  window_s: number;
-  bucket_s: number;
-  generated_at: string;
-  series: FlapStatsPoint[];
-  gauge: { rate_per_s: number; current_rate_per_s: number | null; percentile: number; window_s: number };
-}
+/** The answers' rows as the server's document types them. */
+/** `group=prefix`: one row a prefix, its directions under it. */
+export type PrefixFlaps = Extract<Answer<'/ui/fleet/prefix-flaps'>, { prefixes: unknown }>;
+export type PrefixRow = PrefixFlaps['prefixes'][number];
+export type Direction = PrefixRow['peers'][number];
+export type Localization = NonNullable<PrefixRow['localization']>;
+export type Origin = PrefixRow['origins'][number];
+export type FlapAlert = Answer<'/ui/fleet/flap-alerts'>['alerts'][number];
+export type FlapStats = Answer<'/ui/fleet/flap-stats'>;
 
 /** Document 3, "Flap scores". */
 export const PREFIX_LINES = { list: 20, open: 100, close: 50 } as const;
@@ -146,7 +24,7 @@ export const LOCALIZE_MIN_SCORE = 3;
 /** A direction belongs to the prefix's flapping set from this share of its strongest score on. */
 const ACTIVE_SHARE = 0.25;
 
-export const ZONE_LABEL: Record<Zone, string> = {
+export const ZONE_LABEL: Record<Localization['zone'], string> = {
   near: 'near (entry session)',
   origin: 'origin AS',
   path: 'path (a link on the way)',
@@ -187,7 +65,10 @@ export interface Explanation {
  * The localisation of `row` in words. `row` is the prefix's row (grouped rows
  * carry every direction, which sharpens the wording; a flat row only its own).
  */
-export function explain(row: Direction & { prefix: string; moas: boolean; peers?: Direction[]; origins?: Origin[] }, loc: Localization | null): Explanation {
+export function explain(
+  row: Omit<Direction, 'as_path'> & { prefix: string; moas: boolean; peers?: Direction[]; origins?: Origin[] },
+  loc: Localization | null,
+): Explanation {
   if (!loc) {
     const sentence =
       row.max_score < LOCALIZE_MIN_SCORE

@@ -4,69 +4,16 @@
  * strings, and the conversions both ways. Unknown specification fields of an
  * edited record are kept (the form overlays only what it shows).
  */
-import { ApiError } from '../../../shared/api.js';
+import { ApiError, type Answer, type Schemas } from '../../../shared/api.js';
 
-export interface InterfaceOut {
-  id: number;
-  node_id: string;
-  peering_id: number | null;
-  name: string;
-  kind: string;
-  enabled: boolean;
-  sort_order: number;
-  spec: Record<string, unknown> & {
-    name: string;
-    listen_port?: number | null;
-    addresses?: string[];
-    mtu?: number;
-    peer_link_local?: string | null;
-    peer?: { public_key?: string | null; endpoint?: string | null; allowed_ips?: string[]; persistent_keepalive_seconds?: number | null };
-  };
-}
+export type InterfaceOut = Schemas['InterfaceOut'];
 
-export interface SessionOut {
-  id: number;
-  node_id: string;
-  peering_id: number | null;
-  name: string;
-  remote_asn: number;
-  enabled: boolean;
-  sort_order: number;
-  spec: Record<string, unknown> & {
-    name: string;
-    remote_asn: number;
-    neighbor_address: string;
-    interface?: string | null;
-    address_family?: 'ipv4' | 'ipv6' | 'mp-bgp';
-    extended_next_hop?: boolean;
-    enabled?: boolean;
-    link_latency?: number | null;
-    policy?: 'peer' | 'route_collector';
-  };
-}
+export type SessionOut = Schemas['SessionOut'];
 
-export interface PeeringFull {
-  id: number;
-  local_node_id: string;
-  name: string;
-  remote_asn: number;
-  remote_node_id: string | null;
-  remote_label: string | null;
-  is_internal: boolean;
-  enabled: boolean;
-  notes: string | null;
-  created_at: string;
-  updated_at: string;
-  interfaces: InterfaceOut[];
-  bgp_sessions: SessionOut[];
-  /** From the per-node list (the registry's AS name), when known. */
-  remote_as_name?: string | null;
-}
+/** From the per-node list, the registry's AS name when known. */
+export type PeeringFull = Schemas['PeeringFull'] & { remote_as_name?: string | null };
 
-export interface PeerDefaults {
-  node_id: string;
-  wireguard: { private_key_ref: 'node' | null; link_local: string | null; used_listen_ports: number[] };
-}
+export type PeerDefaults = Answer<'/ui/nodes/{node_id}/peer-defaults'>;
 
 export interface IfaceForm {
   original: Record<string, unknown>;

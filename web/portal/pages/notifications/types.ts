@@ -1,15 +1,7 @@
-import { ApiError } from '../../../shared/api.js';
-
 /** The portal's notification rows are the shared ones (`GET /autopeering/notifications/channels`). */
 import type { Channel, Delivery } from '../../../shared/notifications.js';
 
 export type { Channel, Delivery, Subscription } from '../../../shared/notifications.js';
-
-/** `POST …/channels` answer: the webhook's signing secret comes only here. */
-export interface ChannelCreated {
-  channel: Channel;
-  secret: string | null;
-}
 
 /** The kinds a peer may subscribe to (domain/notify/signals.ts PEER_SIGNAL_KINDS), said from the peer's side. */
 export const PEER_KINDS: { kind: string; label: string }[] = [
@@ -34,6 +26,3 @@ export function channelState(c: Channel): { label: string; tone: 'ok' | 'warn' |
 
 export const deliveryTone = (d: Delivery): string =>
   d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'bad' : d.status === 'attempted' ? 'warn' : 'unknown';
-
-/** Any failure as the `ApiError` the notices show (a thrown non-API error keeps its text). */
-export const asApiError = (err: unknown): ApiError => (err instanceof ApiError ? err : new ApiError(0, String(err)));
