@@ -40,7 +40,7 @@ const UNSET_CONFIG = new Proxy({}, { get: (_target, key) => (key === 'trustedPro
  * `spec/web/openapi-types.spec.ts` holds it equal to what a real server serves.
  */
 export async function controlDocument(): Promise<Record<string, unknown>> {
-  const parts = ['log', 'pool', 'store', 'projections', 'background', 'doorbell', 'metrics'].map((name) => [name, inert()]);
+  const parts = ['log', 'pool', 'readPool', 'store', 'projections', 'background', 'doorbell', 'metrics'].map((name) => [name, inert()]);
   const ctx = { ...Object.fromEntries(parts), config: UNSET_CONFIG, now: () => new Date() } as unknown as ServiceContext;
   const server = createServer(createControlApp(ctx));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
