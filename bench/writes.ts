@@ -17,6 +17,9 @@
 // fleet-wide writes on every node: prefix block (target under 10 s, per-node
 // cost at most 1.5x the 10-node fleet's; every document published and validated
 // against the desired-state schema), prefix unblock, peer AS disable and enable.
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import pg from 'pg';
 import { createControlApp } from '../http/control/app.js';
 import { inBatches, nodeFields, nodeId, seedFleet, wg } from './fleet-seed.js';
 import { validateDesiredState } from '../domain/desired-state/schema.js';
@@ -157,6 +160,56 @@ interface FleetWide {
   ms: number;
   /** Nodes in the answer's `changed`. */
   changed: number;
+  /** Statements sent to PostgreSQL during the write, by every client of the process (round trips). */
+  queries: number;
+}
+
+/** Statements sent by every pg client of this process while `work` runs (the bench's own server is in process). */
+async function countingQueries<T>(work: () => Promise<T>): Promise<{ result: T; queries: number }> {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  let queries = 0;
+  const times = new Map<string, number>();
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    queries++;
+    const q = args[0] as string | { text?: string; name?: string };
+    const text = (typeof q === 'string' ? q : (q?.name ?? q?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 90);
+    const t0 = now();
+    const out = original.apply(this, args);
+    if (out && typeof (out as Promise<unknown>).then === 'function')
+      void (out as Promise<unknown>).then(
+        () => times.set(text, (times.get(text) ?? 0) + now() - t0),
+        () => undefined,
+      );
+    return out;
+  };
+  try {
+    return { result: await work(), queries };
+  } finally {
+    proto.query = original;
+    if (process.env.BENCH_FLEET_PROFILE)
+      for (const [text, ms] of [...times].sort((a, b) => b[1] - a[1]).slice(0, 12)) progress(`  ${round(ms)} ms  ${text}`);
+  }
+}
+
+/**
+ * With `BENCH_FLEET_PROFILE` set to a directory, a CPU profile of the process
+ * (the control server runs in it) over `work`, written there as `<name>.cpuprofile`.
+ */
+async function profiled<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_FLEET_PROFILE;
+  if (!dir) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  }
 }
 interface FleetWides {
   block: FleetWide & { named: number; deferred: number; published: number; validWithBlock: number };
@@ -176,13 +229,13 @@ const FLEET_WIDE_CASES = [
  * (then checks that every node got exactly one new generation whose document is
  * valid and carries the block), unblock, peer AS disable, peer AS enable.
  */
-async function fleetWides(h: Harness): Promise<FleetWides> {
+async function fleetWides(h: Harness, size: number): Promise<FleetWides> {
   const one = async (path: string, body: object) => {
     const t0 = now();
-    const res = await h.client.post(path, body);
+    const { result: res, queries } = await profiled(`fleet-${size}-${path.split('/').pop()}`, () => countingQueries(() => h.client.post(path, body)));
     const ms = now() - t0;
     if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.text.slice(0, 300)}`);
-    return { ms, changed: Object.keys(res.body.changed).length, body: res.body };
+    return { ms, changed: Object.keys(res.body.changed).length, queries, body: res.body };
   };
   const current = async () =>
     (
@@ -195,8 +248,8 @@ async function fleetWides(h: Harness): Promise<FleetWides> {
   const republished = (await current()).filter((d) => d.generation === (before.get(d.node_id) ?? 0) + 1);
   const valid = republished.filter((d) => validateDesiredState(d.state).ok && JSON.stringify(d.state).includes(BLOCKED));
   const plain = async (path: string, input: object): Promise<FleetWide> => {
-    const { ms, changed } = await one(path, input);
-    return { ms, changed };
+    const { ms, changed, queries } = await one(path, input);
+    return { ms, changed, queries };
   };
   return {
     block: { ...block, named: body.nodes.length, deferred: body.deferred.length, published: republished.length, validWithBlock: valid.length },
@@ -281,7 +334,7 @@ async function measureFleet(size: number, dnsMembers: number, writes: number, dn
     const dnsSetup = (now() - t0) / 1000;
     const dns = await dnsWrite(h, records, dnsWrites);
     progress(`fleet-scale: fleet-wide writes on ${size} nodes (prefix block, unblock, peer disable, enable)`);
-    const wide = await fleetWides(h);
+    const wide = await fleetWides(h, size);
     return { size, sessions, seed_s: round(seedSeconds), node, dnsMembers: members, dnsSetup_s: round(dnsSetup), dns, wide };
   } finally {
     await h.close();
@@ -338,6 +391,7 @@ export const fleetScaleBench: Benchmark = {
           ms: round(w.ms),
           target_ms: 10000,
           nodes_changed: w.changed,
+          queries: w.queries,
           baseline_nodes: 10,
           baseline_ms: round(base.wide[key].ms),
           per_node_cost_ratio: perNodeCost(w, base.wide[key]),
