@@ -4,6 +4,7 @@ import { NODE_EVENT_TYPES, type NodeEvent } from '../../domain/node/events.js';
 import type { RecordedEvent, TransactionContext } from '../../infra/eventstore/types.js';
 import { unreachable } from '../../domain/decider.js';
 import { eventTime, type Projection } from '../runtime/projection.js';
+import { jsonBatch, jsonbAt } from '../../infra/db/json-batch.js';
 
 type FleetEvent = NodeEvent | DesiredStatePublished;
 
@@ -170,26 +171,30 @@ async function createBatch(tx: TransactionContext, events: readonly RecordedEven
 
 /**
  * `DesiredStatePublished` events as `apply` writes them, in two statements (at
- * most one per node and generation). The states travel as one JSON array, not as
- * a jsonb[] literal whose elements the driver would escape character by character.
+ * most one per node and generation). The states travel as one bytea of JSON
+ * texts (`jsonBatch`), neither a jsonb[] literal whose elements the driver would
+ * escape character by character nor one large JSON array PostgreSQL would parse
+ * whole before splitting it.
  */
 async function publishBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
   const rows = events.map((e) => ({ d: e.data as DesiredStatePublished['data'], e }));
+  const states = jsonBatch(rows.map((r) => r.d.state));
   await tx.query(
     `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at)
-     SELECT u.node_id, u.generation, u.reason, s.state, u.rollback_of, u.actor, u.request_id, u.created_at
-     FROM unnest($1::text[], $2::int[], $3::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[])
-            WITH ORDINALITY AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, k)
-     JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(state, k) USING (k)`,
+     SELECT u.node_id, u.generation, u.reason, ${jsonbAt('$4::bytea', 'u.o', 'u.l')}, u.rollback_of, u.actor, u.request_id, u.created_at
+     FROM unnest($1::text[], $2::int[], $3::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::int[])
+            AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, o, l)`,
     [
       rows.map((r) => r.d.node_id),
       rows.map((r) => r.d.generation),
       rows.map((r) => r.d.reason),
-      JSON.stringify(rows.map((r) => r.d.state)),
+      states.bytes,
       rows.map((r) => r.d.rollback_of ?? null),
       rows.map((r) => r.e.metadata.actor),
       rows.map((r) => r.e.metadata.requestId ?? null),
       rows.map((r) => eventTime(r.e)),
+      states.offsets,
+      states.lengths,
     ],
   );
   // The last publication of a node wins, as applying them in order would leave it.
