@@ -355,8 +355,24 @@ export const fleetScaleBench: Benchmark = {
     const dnsMembers = envInt('BENCH_FLEET_DNS_MEMBERS', 1000);
     progress('fleet-scale: the 10-node baseline fleet');
     const base = await measureFleet(10, 10, writes, 10);
+    const curve = (f: SizeFigures) =>
+      report({
+        bench: 'fleet-scale',
+        case: 'curve',
+        nodes: f.size,
+        bgp_sessions: f.sessions,
+        seed_s: f.seed_s,
+        single_node_median_ms: f.node.median_ms,
+        dns_members: f.dnsMembers,
+        dns_p95_ms: f.dns.p95_ms,
+        ...Object.fromEntries(FLEET_WIDE_CASES.map(([key]) => [`${key}_ms`, round(f.wide[key].ms)])),
+        block_ms_per_node: round(f.wide.block.ms / f.wide.block.changed, 3),
+        block_queries: f.wide.block.queries,
+      });
+    curve(base);
     for (const size of sizes) {
       const f = await measureFleet(size, dnsMembers, writes, dnsWrites);
+      curve(f);
       report({
         bench: 'fleet-scale',
         case: 'single-node write (labels PATCH, re-materialised)',
