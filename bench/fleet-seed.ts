@@ -156,7 +156,10 @@ export async function seedFleet(sys: TestSystem, count: number, options: SeedOpt
         writes: chunk.map((i, k) => {
           const state = fold(nodeDecider, loaded[streams[k]].events as NodeEvent[]);
           if (state.status === 'Live') throw new Error(`seed: node ${nodeId(i)} exists already`);
-          return { streamId: streams[k], events: decideAll([{ type: 'CreateNode', node_id: nodeId(i), fields: nodeFields(i) }, ...externals.get(i)!], state).events };
+          return {
+            streamId: streams[k],
+            events: decideAll([{ type: 'CreateNode', node_id: nodeId(i), fields: nodeFields(i) }, ...externals.get(i)!], state).events,
+          };
         }),
         result: undefined,
       }),

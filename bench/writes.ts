@@ -187,8 +187,7 @@ async function countingQueries<T>(work: () => Promise<T>): Promise<{ result: T; 
     return { result: await work(), queries };
   } finally {
     proto.query = original;
-    if (process.env.BENCH_FLEET_PROFILE)
-      for (const [text, ms] of [...times].sort((a, b) => b[1] - a[1]).slice(0, 12)) progress(`  ${round(ms)} ms  ${text}`);
+    if (process.env.BENCH_FLEET_PROFILE) for (const [text, ms] of [...times].sort((a, b) => b[1] - a[1]).slice(0, 12)) progress(`  ${round(ms)} ms  ${text}`);
   }
 }
 
@@ -431,7 +430,9 @@ export const fleetScaleBench: Benchmark = {
       }
       const block = f.wide.block;
       if (block.changed !== size || block.published !== size || block.validWithBlock !== size)
-        throw new Error(`fleet-wide prefix block on ${size} nodes: ${block.changed} changed, ${block.published} published, ${block.validWithBlock} valid with the block`);
+        throw new Error(
+          `fleet-wide prefix block on ${size} nodes: ${block.changed} changed, ${block.published} published, ${block.validWithBlock} valid with the block`,
+        );
     }
   },
 };

@@ -61,7 +61,10 @@ describe('fleet projection: applyBatch leaves the rows apply leaves one event at
     await ok(h.client.put('/admin/nodes/c2/peerings/full', full('again', { remote_asn: 4242420012 }, 51813)));
     const events = (await h.sys.store.readAll(START, 10_000)).filter((e) => handles(fleetProjection, e));
     for (const type of ['NodeCreated', 'PeeringCreated', 'InterfaceCreated', 'BgpSessionCreated', 'NodeDeleted'])
-      expect(events.some((e) => e.type === type), type).to.equal(true);
+      expect(
+        events.some((e) => e.type === type),
+        type,
+      ).to.equal(true);
 
     const batched = await replayed(h, events, 'applyBatch');
     expect(await replayed(h, events, 'apply')).to.deep.equal(batched);
