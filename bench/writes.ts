@@ -69,9 +69,17 @@ async function sequentialLatencies(count: number, one: (i: number) => Promise<un
 async function dnsGroup(h: Harness, members: readonly string[]): Promise<string> {
   const group = await h.client.post('/admin/dns-groups', { name: `g${members.length}`, bind_addresses: ['172.20.0.53'] });
   if (group.status !== 201) throw new Error(`dns group answered ${group.status}: ${group.text}`);
-  await inBatches(members.length, 6, async (i) =>
-    expectStatus(h.client.put(`/admin/nodes/${members[i]}/dns-group`, { dns_group_id: group.body.id }), 200, 'dns-group assignment'),
-  );
+  await inBatches(members.length, 6, async (i) => {
+    // Setup, untimed: a 503 (the shared PostgreSQL out of connections) is tried again.
+    for (let attempt = 1; ; attempt++) {
+      const res = await h.client.put(`/admin/nodes/${members[i]}/dns-group`, { dns_group_id: group.body.id });
+      if (res.status === 503 && attempt < 5) {
+        await new Promise((done) => setTimeout(done, 1000 * attempt));
+        continue;
+      }
+      return expectStatus(Promise.resolve(res), 200, 'dns-group assignment');
+    }
+  });
   const zone = await h.client.post(`/admin/dns-groups/${group.body.id}/zones`, { zone: `g${members.length}.dn42` });
   if (zone.status !== 201) throw new Error(`zone answered ${zone.status}: ${zone.text}`);
   return `/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`;
@@ -230,6 +238,16 @@ const FLEET_WIDE_CASES = [
  */
 async function fleetWides(h: Harness, size: number): Promise<FleetWides> {
   const one = async (path: string, body: object) => {
+    // The read of every document before a write can outlast the server's keep-alive: a GET first, so the POST
+    // does not go out on a connection the server has just closed (undici: "fetch failed").
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await h.client.get('/admin/fleet/port-pools');
+        break;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+      }
+    }
     let ms = 0;
     // Timed inside the profile: starting the profiler takes longer than a write on the small fleet.
     const { result: res, queries } = await profiled(`fleet-${size}-${path.split('/').pop()}`, () =>

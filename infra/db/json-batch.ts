@@ -20,16 +20,17 @@ export interface JsonBatch {
 
 export function jsonBatch(values: readonly unknown[]): JsonBatch {
   const texts = values.map((v) => JSON.stringify(v ?? null));
-  const parts = texts.map((t) => Buffer.from(t, 'utf8'));
   const offsets: number[] = [];
   const lengths: number[] = [];
   let at = 1;
-  for (const part of parts) {
+  for (const text of texts) {
+    const length = Buffer.byteLength(text, 'utf8');
     offsets.push(at);
-    lengths.push(part.length);
-    at += part.length;
+    lengths.push(length);
+    at += length;
   }
-  return { bytes: Buffer.concat(parts, at - 1), offsets, lengths, texts };
+  // One allocation and one encode for all: a buffer per document and then their concatenation copied 100 MB twice at 10,000 nodes.
+  return { bytes: Buffer.from(texts.join(''), 'utf8'), offsets, lengths, texts };
 }
 
 /** SQL for the document of a `jsonBatch` whose bytes, offset and length are the given expressions. */
