@@ -6,15 +6,20 @@
 // answer must be a success. `ratio` = concurrent batch time / sequential batch
 // time (target: at most 2).
 //
-// `fleet-scale`: a fleet of 1,000 nodes with 10,000 BGP sessions (each node: an
-// internal mesh to its 4 ring neighbours and 6 external peerings, each peering
-// with a WireGuard interface and one session), seeded through the write commands
-// in parallel batches, every node published. Measures a single-node PATCH
-// against the same PATCH on a 10-node fleet of the same shape (`ratio`, target
-// at most 1.5), a DNS record write to a group of 100 members, and the fleet-wide
-// writes on all 1,000 nodes: prefix block (target under 5 s; every document
-// published and validated against the desired-state schema), prefix unblock,
-// peer AS disable and enable, each against the same write on the 10-node fleet.
+// `fleet-scale`: fleets of BENCH_FLEET_NODES nodes (default 1,000; a list such as
+// 10,100,1000,10000 walks the sizes) with 10 BGP sessions a node (an internal
+// mesh to its 4 ring neighbours and 6 external peerings, each peering with a
+// WireGuard interface and one session), seeded in bulk through the write path's
+// parts (`bench/fleet-seed.ts`), every node published, a few nodes read back
+// through the API. Measures a single-node PATCH against the same PATCH on a
+// 10-node fleet of the same shape (`ratio`, target at most 1.5), a DNS record
+// write to a group of up to 1,000 members (target p95 under 2 s), and the
+// fleet-wide writes on every node: prefix block (target under 10 s, per-node
+// cost at most 1.5x the 10-node fleet's; every document published and validated
+// against the desired-state schema), prefix unblock, peer AS disable and enable.
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import pg from 'pg';
 import { createControlApp } from '../http/control/app.js';
 import { inBatches, nodeFields, nodeId, seedFleet, wg } from './fleet-seed.js';
 import { validateDesiredState } from '../domain/desired-state/schema.js';
@@ -64,9 +69,17 @@ async function sequentialLatencies(count: number, one: (i: number) => Promise<un
 async function dnsGroup(h: Harness, members: readonly string[]): Promise<string> {
   const group = await h.client.post('/admin/dns-groups', { name: `g${members.length}`, bind_addresses: ['172.20.0.53'] });
   if (group.status !== 201) throw new Error(`dns group answered ${group.status}: ${group.text}`);
-  await inBatches(members.length, 6, async (i) =>
-    expectStatus(h.client.put(`/admin/nodes/${members[i]}/dns-group`, { dns_group_id: group.body.id }), 200, 'dns-group assignment'),
-  );
+  await inBatches(members.length, 6, async (i) => {
+    // Setup, untimed: a 503 (the shared PostgreSQL out of connections) is tried again.
+    for (let attempt = 1; ; attempt++) {
+      const res = await h.client.put(`/admin/nodes/${members[i]}/dns-group`, { dns_group_id: group.body.id });
+      if (res.status === 503 && attempt < 5) {
+        await new Promise((done) => setTimeout(done, 1000 * attempt));
+        continue;
+      }
+      return expectStatus(Promise.resolve(res), 200, 'dns-group assignment');
+    }
+  });
   const zone = await h.client.post(`/admin/dns-groups/${group.body.id}/zones`, { zone: `g${members.length}.dn42` });
   if (zone.status !== 201) throw new Error(`zone answered ${zone.status}: ${zone.text}`);
   return `/admin/dns-groups/${group.body.id}/zones/${zone.body.zone.id}/records`;
@@ -155,6 +168,55 @@ interface FleetWide {
   ms: number;
   /** Nodes in the answer's `changed`. */
   changed: number;
+  /** Statements sent to PostgreSQL during the write, by every client of the process (round trips). */
+  queries: number;
+}
+
+/** Statements sent by every pg client of this process while `work` runs (the bench's own server is in process). */
+async function countingQueries<T>(work: () => Promise<T>): Promise<{ result: T; queries: number }> {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = proto.query;
+  let queries = 0;
+  const times = new Map<string, number>();
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    queries++;
+    const q = args[0] as string | { text?: string; name?: string };
+    const text = (typeof q === 'string' ? q : (q?.name ?? q?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 90);
+    const t0 = now();
+    const out = original.apply(this, args);
+    if (out && typeof (out as Promise<unknown>).then === 'function')
+      void (out as Promise<unknown>).then(
+        () => times.set(text, (times.get(text) ?? 0) + now() - t0),
+        () => undefined,
+      );
+    return out;
+  };
+  try {
+    return { result: await work(), queries };
+  } finally {
+    proto.query = original;
+    if (process.env.BENCH_FLEET_PROFILE) for (const [text, ms] of [...times].sort((a, b) => b[1] - a[1]).slice(0, 12)) progress(`  ${round(ms)} ms  ${text}`);
+  }
+}
+
+/**
+ * With `BENCH_FLEET_PROFILE` set to a directory, a CPU profile of the process
+ * (the control server runs in it) over `work`, written there as `<name>.cpuprofile`.
+ */
+async function profiled<T>(name: string, work: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_FLEET_PROFILE;
+  if (!dir) return work();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    await writeFile(`${dir}/${name}.cpuprofile`, JSON.stringify(profile));
+    session.disconnect();
+  }
 }
 interface FleetWides {
   block: FleetWide & { named: number; deferred: number; published: number; validWithBlock: number };
@@ -174,13 +236,30 @@ const FLEET_WIDE_CASES = [
  * (then checks that every node got exactly one new generation whose document is
  * valid and carries the block), unblock, peer AS disable, peer AS enable.
  */
-async function fleetWides(h: Harness): Promise<FleetWides> {
+async function fleetWides(h: Harness, size: number): Promise<FleetWides> {
   const one = async (path: string, body: object) => {
-    const t0 = now();
-    const res = await h.client.post(path, body);
-    const ms = now() - t0;
+    // The read of every document before a write can outlast the server's keep-alive: a GET first, so the POST
+    // does not go out on a connection the server has just closed (undici: "fetch failed").
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await h.client.get('/admin/fleet/port-pools');
+        break;
+      } catch (err) {
+        if (attempt >= 3) throw err;
+      }
+    }
+    let ms = 0;
+    // Timed inside the profile: starting the profiler takes longer than a write on the small fleet.
+    const { result: res, queries } = await profiled(`fleet-${size}-${path.split('/').pop()}`, () =>
+      countingQueries(async () => {
+        const t0 = now();
+        const answer = await h.client.post(path, body);
+        ms = now() - t0;
+        return answer;
+      }),
+    );
     if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${res.text.slice(0, 300)}`);
-    return { ms, changed: Object.keys(res.body.changed).length, body: res.body };
+    return { ms, changed: Object.keys(res.body.changed).length, queries, body: res.body };
   };
   const current = async () =>
     (
@@ -193,8 +272,8 @@ async function fleetWides(h: Harness): Promise<FleetWides> {
   const republished = (await current()).filter((d) => d.generation === (before.get(d.node_id) ?? 0) + 1);
   const valid = republished.filter((d) => validateDesiredState(d.state).ok && JSON.stringify(d.state).includes(BLOCKED));
   const plain = async (path: string, input: object): Promise<FleetWide> => {
-    const { ms, changed } = await one(path, input);
-    return { ms, changed };
+    const { ms, changed, queries } = await one(path, input);
+    return { ms, changed, queries };
   };
   return {
     block: { ...block, named: body.nodes.length, deferred: body.deferred.length, published: republished.length, validWithBlock: valid.length },
@@ -204,95 +283,174 @@ async function fleetWides(h: Harness): Promise<FleetWides> {
   };
 }
 
+/** `BENCH_FLEET_NODES`: one fleet size or a comma-separated list of them, walked in order. */
+function fleetSizes(): number[] {
+  const raw = process.env.BENCH_FLEET_NODES ?? '1000';
+  const sizes = raw.split(',').map((v) => Number(v.trim()));
+  if (sizes.some((n) => !Number.isInteger(n) || n < 10)) throw new Error(`BENCH_FLEET_NODES must list integers of at least 10, got ${raw}`);
+  return sizes;
+}
+
+/** Nodes whose records and documents `verifySeed` reads back through the API. */
+const sample = (size: number) => [...new Set([0, Math.floor(size / 2), size - 1])];
+
+/**
+ * Reads a few seeded nodes back through the API: the node, its 10 peerings,
+ * interfaces and sessions, and its published document (valid, generation 1).
+ * The bulk seed must leave what the write commands leave.
+ */
+async function verifySeed(h: Harness, size: number): Promise<void> {
+  for (const i of sample(size)) {
+    const id = nodeId(i);
+    const node = await h.client.get(`/admin/nodes/${id}`);
+    if (node.status !== 200 || node.body.node_id !== id || node.body.current_generation !== 1)
+      throw new Error(`seed: node ${id} answered ${node.status}: ${node.text.slice(0, 300)}`);
+    const internal = Math.min(4, size - 1);
+    for (const [path, key] of [
+      ['peerings', 'peerings'],
+      ['interfaces', 'interfaces'],
+      ['bgp-sessions', 'bgp_sessions'],
+    ] as const) {
+      const list = await h.client.get(`/admin/nodes/${id}/${path}`);
+      const items = (list.body[key] ?? list.body) as unknown[];
+      if (list.status !== 200 || !Array.isArray(items) || items.length !== 6 + internal)
+        throw new Error(`seed: node ${id} ${path} answered ${list.status} with ${Array.isArray(items) ? items.length : 'no list'}: ${list.text.slice(0, 300)}`);
+    }
+    const doc = await h.client.get(`/admin/nodes/${id}/desired-state`);
+    const check = validateDesiredState(doc.body.state);
+    if (doc.status !== 200 || doc.body.generation !== 1 || !check.ok)
+      throw new Error(`seed: node ${id} desired state answered ${doc.status}, generation ${doc.body.generation}: ${JSON.stringify(check).slice(0, 300)}`);
+  }
+}
+
+interface SizeFigures {
+  size: number;
+  sessions: number;
+  seed_s: number;
+  node: ScaleFigures;
+  dnsMembers: number;
+  dnsSetup_s: number;
+  dns: ScaleFigures;
+  wide: FleetWides;
+}
+
+/** One fleet of `size` nodes: seed, verify, then the measured writes. */
+async function measureFleet(size: number, dnsMembers: number, writes: number, dnsWrites: number): Promise<SizeFigures> {
+  const h = await start();
+  try {
+    progress(`fleet-scale: seeding ${size} nodes`);
+    let t0 = now();
+    await seedFleet(h.sys, size);
+    const seedSeconds = (now() - t0) / 1000;
+    const sessions = Number((await h.sys.pool.query(`SELECT count(*) AS n FROM bgp_sessions`)).rows[0].n);
+    const published = Number((await h.sys.pool.query(`SELECT count(*) AS n FROM nodes WHERE current_generation = 1`)).rows[0].n);
+    if (published !== size || sessions !== size * Math.min(10, 6 + size - 1)) throw new Error(`seed: ${published} nodes published, ${sessions} sessions`);
+    await verifySeed(h, size);
+    progress(`fleet-scale: seeded ${size} nodes, ${sessions} sessions in ${round(seedSeconds)} s`);
+    const node = await nodeWrite(h, nodeId(Math.floor(size / 2)), writes);
+    const members = Math.min(dnsMembers, size);
+    progress(`fleet-scale: DNS group of ${members} members`);
+    t0 = now();
+    const records = await dnsGroup(
+      h,
+      Array.from({ length: members }, (_, i) => nodeId(i)),
+    );
+    const dnsSetup = (now() - t0) / 1000;
+    const dns = await dnsWrite(h, records, dnsWrites);
+    progress(`fleet-scale: fleet-wide writes on ${size} nodes (prefix block, unblock, peer disable, enable)`);
+    const wide = await fleetWides(h, size);
+    return { size, sessions, seed_s: round(seedSeconds), node, dnsMembers: members, dnsSetup_s: round(dnsSetup), dns, wide };
+  } finally {
+    await h.close();
+  }
+}
+
+/** Per-node cost of a fleet-wide write on `size` nodes over its cost on the baseline fleet (1: the same; the target is at most 1.5). */
+const perNodeCost = (wide: FleetWide, base: FleetWide) => round(wide.ms / wide.changed / (base.ms / base.changed));
+
 export const fleetScaleBench: Benchmark = {
   name: 'fleet-scale',
   description:
-    '1,000 nodes / 10,000 BGP sessions: node write vs a 10-node fleet, DNS write to a group of 100, fleet-wide prefix block/unblock and peer AS disable/enable',
+    'fleets of BENCH_FLEET_NODES (default 1,000; a list walks the sizes) with 10 BGP sessions a node: node write vs a 10-node fleet, DNS write to a group of up to 1,000, fleet-wide prefix block/unblock and peer AS disable/enable',
   async run() {
-    const size = envInt('BENCH_FLEET_NODES', 1000);
+    const sizes = fleetSizes();
     const writes = envInt('BENCH_FLEET_WRITES', 30);
-    const small = await start();
-    const results: Record<string, unknown> = {};
-    try {
-      await seedFleet(small.sys, 10);
-      const records10 = await dnsGroup(
-        small,
-        Array.from({ length: 10 }, (_, i) => nodeId(i)),
-      );
-      results.small = { node: await nodeWrite(small, nodeId(5), writes), dns: await dnsWrite(small, records10, 10) };
-      results.smallFleet = await fleetWides(small);
-    } finally {
-      await small.close();
-    }
-    const big = await start();
-    try {
-      progress(`fleet-scale: seeding ${size} nodes`);
-      const t0 = now();
-      await seedFleet(big.sys, size);
-      const seedSeconds = (now() - t0) / 1000;
-      const sessions = Number((await big.sys.pool.query(`SELECT count(*) AS n FROM bgp_sessions`)).rows[0].n);
-      const published = Number((await big.sys.pool.query(`SELECT count(*) AS n FROM nodes WHERE current_generation > 0`)).rows[0].n);
-      progress(`fleet-scale: seeded ${size} nodes, ${sessions} sessions in ${round(seedSeconds)} s`);
-      const node = await nodeWrite(big, nodeId(Math.floor(size / 2)), writes);
-      const small10 = results.small as { node: ScaleFigures; dns: ScaleFigures };
+    const dnsWrites = envInt('BENCH_FLEET_DNS_WRITES', 20);
+    const dnsMembers = envInt('BENCH_FLEET_DNS_MEMBERS', 1000);
+    progress('fleet-scale: the 10-node baseline fleet');
+    const base = await measureFleet(10, 10, writes, 10);
+    const curve = (f: SizeFigures) =>
+      report({
+        bench: 'fleet-scale',
+        case: 'curve',
+        nodes: f.size,
+        bgp_sessions: f.sessions,
+        seed_s: f.seed_s,
+        single_node_median_ms: f.node.median_ms,
+        dns_members: f.dnsMembers,
+        dns_p95_ms: f.dns.p95_ms,
+        ...Object.fromEntries(FLEET_WIDE_CASES.map(([key]) => [`${key}_ms`, round(f.wide[key].ms)])),
+        block_ms_per_node: round(f.wide.block.ms / f.wide.block.changed, 3),
+        block_queries: f.wide.block.queries,
+      });
+    curve(base);
+    for (const size of sizes) {
+      const f = await measureFleet(size, dnsMembers, writes, dnsWrites);
+      curve(f);
       report({
         bench: 'fleet-scale',
         case: 'single-node write (labels PATCH, re-materialised)',
         nodes: size,
-        bgp_sessions: sessions,
-        published_nodes: published,
-        seed_s: round(seedSeconds),
-        ...node,
+        bgp_sessions: f.sessions,
+        seed_s: f.seed_s,
+        ...f.node,
         baseline_nodes: 10,
-        baseline_median_ms: small10.node.median_ms,
-        baseline_p95_ms: small10.node.p95_ms,
-        ratio: round(node.median_ms / small10.node.median_ms),
+        baseline_median_ms: base.node.median_ms,
+        baseline_p95_ms: base.node.p95_ms,
+        ratio: round(f.node.median_ms / base.node.median_ms),
+        target_ratio: 1.5,
       });
-
-      progress('fleet-scale: DNS group of 100 members');
-      const records100 = await dnsGroup(
-        big,
-        Array.from({ length: 100 }, (_, i) => nodeId(i)),
-      );
-      const dns = await dnsWrite(big, records100, 10);
       report({
         bench: 'fleet-scale',
-        case: 'DNS record write, group of 100 members',
+        case: `DNS record write, group of ${f.dnsMembers} members`,
         nodes: size,
-        ...dns,
+        members: f.dnsMembers,
+        group_setup_s: f.dnsSetup_s,
+        ...f.dns,
+        target_p95_ms: f.dnsMembers >= 1000 ? 2000 : undefined,
         baseline: 'group of 10 on the 10-node fleet',
-        baseline_median_ms: small10.dns.median_ms,
-        ratio: round(dns.median_ms / small10.dns.median_ms),
+        baseline_median_ms: base.dns.median_ms,
+        baseline_p95_ms: base.dns.p95_ms,
       });
-
-      progress('fleet-scale: fleet-wide writes (prefix block, unblock, peer disable, enable)');
-      const wide = await fleetWides(big);
-      const smallFleet = results.smallFleet as FleetWides;
       for (const [key, what] of FLEET_WIDE_CASES) {
-        const ms = wide[key].ms;
+        const w = f.wide[key];
         report({
           bench: 'fleet-scale',
           case: `fleet-wide ${what}`,
           nodes: size,
-          ms: round(ms),
-          target_ms: 5000,
-          nodes_changed: wide[key].changed,
+          ms: round(w.ms),
+          target_ms: 10000,
+          nodes_changed: w.changed,
+          queries: w.queries,
           baseline_nodes: 10,
-          baseline_ms: round(smallFleet[key].ms),
-          // Nodes per second against the 10-node fleet's (1: each node costs what it costs there).
-          ratio: round(wide[key].changed / ms / (smallFleet[key].changed / smallFleet[key].ms)),
+          baseline_ms: round(base.wide[key].ms),
+          per_node_cost_ratio: perNodeCost(w, base.wide[key]),
+          target_ratio: 1.5,
           ...(key === 'block'
             ? {
-                nodes_named: wide.block.named,
-                deferred: wide.block.deferred,
-                documents_published: wide.block.published,
-                documents_valid_with_block: wide.block.validWithBlock,
+                nodes_named: f.wide.block.named,
+                deferred: f.wide.block.deferred,
+                documents_published: f.wide.block.published,
+                documents_valid_with_block: f.wide.block.validWithBlock,
               }
             : {}),
         });
       }
-    } finally {
-      await big.close();
+      const block = f.wide.block;
+      if (block.changed !== size || block.published !== size || block.validWithBlock !== size)
+        throw new Error(
+          `fleet-wide prefix block on ${size} nodes: ${block.changed} changed, ${block.published} published, ${block.validWithBlock} valid with the block`,
+        );
     }
   },
 };

@@ -81,9 +81,8 @@ export async function writeDnsGroup<T>(
 /** The group's members whose own stream still names the group, in node id order. */
 async function confirmedMembers(more: LoadMore, groupId: number, group: DnsGroupState): Promise<LiveNode[]> {
   const out: LiveNode[] = [];
-  // Every member's stream in one read.
-  for (const stream of await more.many((group.status === 'Active' ? group.members : []).map(nodeStream))) {
-    const state = fold(nodeDecider, stream.events as NodeEvent[]);
+  // Every member's state in one read of the events after its last fold.
+  for (const { state } of await more.folded((group.status === 'Active' ? group.members : []).map(nodeStream), nodeDecider)) {
     if (state.status === 'Live' && state.dns_group_id === groupId) out.push(state);
   }
   return out;

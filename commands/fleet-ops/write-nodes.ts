@@ -1,4 +1,4 @@
-import { fold, type DomainEvent } from '../../domain/decider.js';
+import type { DomainEvent } from '../../domain/decider.js';
 import { nodeDecider } from '../../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../../domain/node/events.js';
 import type { LiveNode, NodeState } from '../../domain/node/state.js';
@@ -74,9 +74,9 @@ export async function writeNodes<T>(
       const more = observedLoads(load, (streamId) => {
         if (streamId.startsWith('node-') && !primaries.has(streamId)) read.add(streamId);
       });
-      // Every node's stream in one read (one statement on PostgreSQL), not a round trip per node.
-      const streams = await load.many(ids.map(nodeStream));
-      const before = new Map(ids.map((id, i) => [id, fold(nodeDecider, streams[i].events as NodeEvent[])]));
+      // Every node's state in one read (one statement on PostgreSQL) of the events after its last fold, not a round trip per node.
+      const folded = await load.folded(ids.map(nodeStream), nodeDecider);
+      const before = new Map(ids.map((id, i) => [id, folded[i].state]));
       const decided = await plan(before, more);
       const after = new Map(before);
       for (const [id, events] of decided.events) {

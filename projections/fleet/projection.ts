@@ -4,6 +4,7 @@ import { NODE_EVENT_TYPES, type NodeEvent } from '../../domain/node/events.js';
 import type { RecordedEvent, TransactionContext } from '../../infra/eventstore/types.js';
 import { unreachable } from '../../domain/decider.js';
 import { eventTime, type Projection } from '../runtime/projection.js';
+import { jsonBatch, jsonbAt } from '../../infra/db/json-batch.js';
 
 type FleetEvent = NodeEvent | DesiredStatePublished;
 
@@ -44,8 +45,9 @@ export const fleetProjection: Projection = {
         continue;
       }
       const key = batched.key?.(recorded);
-      if (run && (run.type !== recorded.type || (key !== undefined && run.keys.has(key)))) await flush();
-      run ??= { type: recorded.type, events: [], keys: new Set() };
+      const runType = batched.run ?? recorded.type;
+      if (run && (run.type !== runType || (key !== undefined && run.keys.has(key)))) await flush();
+      run ??= { type: runType, events: [], keys: new Set() };
       run.events.push(recorded);
       if (key !== undefined) run.keys.add(key);
     }
@@ -59,34 +61,140 @@ export const fleetProjection: Projection = {
  * holds each key once (a second event of the same row starts a new run, so rows
  * change in event order).
  */
-const BATCHED: Record<string, { key?: (e: RecordedEvent) => string; write: (tx: TransactionContext, events: readonly RecordedEvent[]) => Promise<void> }> = {
+interface Batched {
+  key?: (e: RecordedEvent) => string;
+  /** Types sharing a run name are batched together (their runs interleave: a peering, its interface, its session). */
+  run?: string;
+  write: (tx: TransactionContext, events: readonly RecordedEvent[]) => Promise<void>;
+}
+const CREATES = 'creates';
+const createsBatch: Batched = { run: CREATES, write: createBatch };
+const BATCHED: Record<string, Batched> = {
   DesiredStatePublished: { write: publishBatch },
   NodeUpdated: { key: (e) => (e.data as { node_id: string }).node_id, write: updateBatch },
   BgpSessionUpdated: { key: (e) => String((e.data as { session_id: number }).session_id), write: sessionUpdateBatch },
+  // Created rows have new keys, and the tables have no foreign keys: a run of them is inserted table by table.
+  NodeCreated: { ...createsBatch, key: (e) => (e.data as { node_id: string }).node_id },
+  PeeringCreated: createsBatch,
+  InterfaceCreated: createsBatch,
+  BgpSessionCreated: createsBatch,
+  [CREATES]: createsBatch,
 };
 
 /**
+ * A run of `NodeCreated`, `PeeringCreated`, `InterfaceCreated` and
+ * `BgpSessionCreated` (creating a node with its peerings, a provisioned
+ * peering) as `apply` writes them: one INSERT per table, then each node's
+ * `updated_at` set to its last event's time, as the touches in order leave it.
+ * A node created twice in one run (deleted between) cannot happen: the delete
+ * is not batched and ends the run, and `key` splits repeated creates.
+ */
+async function createBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
+  const of = <T extends FleetEvent['type']>(type: T) =>
+    events.filter((e) => e.type === type).map((e) => ({ d: e.data as Extract<FleetEvent, { type: T }>['data'], at: eventTime(e) }));
+  const nodes = of('NodeCreated');
+  if (nodes.length > 0) {
+    // A node id can be created again after a delete; its generation numbers continue.
+    await tx.query(
+      `INSERT INTO nodes (node_id, fields, lifecycle, current_generation, created_at, updated_at)
+       SELECT u.id, u.fields, 'active', coalesce((SELECT max(g.generation) FROM generations g WHERE g.node_id = u.id), 0), u.at, u.at
+       FROM unnest($1::text[], $2::jsonb[], $3::timestamptz[]) AS u(id, fields, at)`,
+      [nodes.map((n) => n.d.node_id), nodes.map((n) => JSON.stringify(n.d.fields)), nodes.map((n) => n.at)],
+    );
+  }
+  const peerings = of('PeeringCreated');
+  if (peerings.length > 0) {
+    const p = peerings.map((r) => ({ ...r.d.peering, node_id: r.d.node_id, at: r.at }));
+    await tx.query(
+      `INSERT INTO peerings (id, node_id, name, remote_asn, remote_node_id, remote_label, is_internal, enabled, notes, created_at, updated_at)
+       SELECT u.*, u.at FROM unnest($1::int[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::bool[], $8::bool[], $9::text[], $10::timestamptz[])
+         AS u(id, node_id, name, remote_asn, remote_node_id, remote_label, is_internal, enabled, notes, at)`,
+      [
+        p.map((x) => x.id),
+        p.map((x) => x.node_id),
+        p.map((x) => x.name),
+        p.map((x) => x.remote_asn),
+        p.map((x) => x.remote_node_id ?? null),
+        p.map((x) => x.remote_label ?? null),
+        p.map((x) => x.is_internal),
+        p.map((x) => x.enabled),
+        p.map((x) => x.notes ?? null),
+        p.map((x) => x.at),
+      ],
+    );
+  }
+  const interfaces = of('InterfaceCreated');
+  if (interfaces.length > 0) {
+    const i = interfaces.map((r) => ({ ...r.d.interface, node_id: r.d.node_id }));
+    await tx.query(
+      `INSERT INTO interfaces (id, node_id, peering_id, name, kind, enabled, sort_order, spec)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::int[], $4::text[], $5::text[], $6::bool[], $7::int[], $8::jsonb[])`,
+      [
+        i.map((x) => x.id),
+        i.map((x) => x.node_id),
+        i.map((x) => x.peering_id ?? null),
+        i.map((x) => x.spec.name),
+        i.map((x) => x.spec.kind ?? 'wireguard'),
+        i.map((x) => x.enabled),
+        i.map((x) => x.sort_order),
+        i.map((x) => JSON.stringify(x.spec)),
+      ],
+    );
+  }
+  const sessions = of('BgpSessionCreated');
+  if (sessions.length > 0) {
+    const s = sessions.map((r) => ({ ...r.d.session, node_id: r.d.node_id }));
+    await tx.query(
+      `INSERT INTO bgp_sessions (id, node_id, peering_id, name, remote_asn, enabled, sort_order, spec)
+       SELECT * FROM unnest($1::int[], $2::text[], $3::int[], $4::text[], $5::bigint[], $6::bool[], $7::int[], $8::jsonb[])`,
+      [
+        s.map((x) => x.id),
+        s.map((x) => x.node_id),
+        s.map((x) => x.peering_id ?? null),
+        s.map((x) => x.spec.name),
+        s.map((x) => x.spec.remote_asn),
+        s.map((x) => x.spec.enabled ?? true),
+        s.map((x) => x.sort_order),
+        s.map((x) => JSON.stringify(x.spec)),
+      ],
+    );
+  }
+  // Each touched node's last event time wins, as the touches in order leave it (a created node's own time included).
+  const touched = new Map<string, Date>();
+  for (const e of events) if (e.type !== 'NodeCreated') touched.set((e.data as { node_id: string }).node_id, eventTime(e));
+  if (touched.size > 0)
+    await tx.query(`UPDATE nodes n SET updated_at = u.at FROM unnest($1::text[], $2::timestamptz[]) AS u(id, at) WHERE n.node_id = u.id`, [
+      [...touched.keys()],
+      [...touched.values()],
+    ]);
+}
+
+/**
  * `DesiredStatePublished` events as `apply` writes them, in two statements (at
- * most one per node and generation). The states travel as one JSON array, not as
- * a jsonb[] literal whose elements the driver would escape character by character.
+ * most one per node and generation). The states travel as one bytea of JSON
+ * texts (`jsonBatch`), neither a jsonb[] literal whose elements the driver would
+ * escape character by character nor one large JSON array PostgreSQL would parse
+ * whole before splitting it.
  */
 async function publishBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
   const rows = events.map((e) => ({ d: e.data as DesiredStatePublished['data'], e }));
+  const states = jsonBatch(rows.map((r) => r.d.state));
   await tx.query(
     `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at)
-     SELECT u.node_id, u.generation, u.reason, s.state, u.rollback_of, u.actor, u.request_id, u.created_at
-     FROM unnest($1::text[], $2::int[], $3::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[])
-            WITH ORDINALITY AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, k)
-     JOIN jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(state, k) USING (k)`,
+     SELECT u.node_id, u.generation, u.reason, ${jsonbAt('$4::bytea', 'u.o', 'u.l')}, u.rollback_of, u.actor, u.request_id, u.created_at
+     FROM unnest($1::text[], $2::int[], $3::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::int[])
+            AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, o, l)`,
     [
       rows.map((r) => r.d.node_id),
       rows.map((r) => r.d.generation),
       rows.map((r) => r.d.reason),
-      JSON.stringify(rows.map((r) => r.d.state)),
+      states.bytes,
       rows.map((r) => r.d.rollback_of ?? null),
       rows.map((r) => r.e.metadata.actor),
       rows.map((r) => r.e.metadata.requestId ?? null),
       rows.map((r) => eventTime(r.e)),
+      states.offsets,
+      states.lengths,
     ],
   );
   // The last publication of a node wins, as applying them in order would leave it.

@@ -16,6 +16,8 @@ async function replayed(h: FleetHarness, events: readonly RecordedEvent[], how: 
     else for (const e of events) await fleetProjection.apply(tx, e);
     tables = {
       nodes: await tableRows(tx, 'nodes', 'node_id'),
+      peerings: await tableRows(tx, 'peerings', 'id'),
+      interfaces: await tableRows(tx, 'interfaces', 'id'),
       bgp_sessions: await tableRows(tx, 'bgp_sessions', 'id'),
       generations: await tableRows(tx, 'generations', 'node_id, generation'),
       node_history: await tableRows(tx, 'node_history', 'tx, pos'),
@@ -34,6 +36,44 @@ describe('fleet projection: applyBatch leaves the rows apply leaves one event at
     h = await startFleet();
   });
   after(async () => h?.close());
+
+  it('with runs of creates (nodes with full peerings, an internal one, a node deleted and created again)', async () => {
+    const ok = async (res: Promise<{ status: number; text: string; body: any }>) => {
+      const r = await res;
+      expect(r.status, r.text).to.be.within(200, 299);
+      return r.body;
+    };
+    const full = (name: string, remote: Record<string, unknown>, port: number) => ({
+      peering: { name, ...remote },
+      interfaces: [{ spec: wg(`wg_${name}`, port, remote.is_internal ? { addresses: ['fe80::1/64'] } : {}) }],
+      bgp_sessions: [{ spec: bgp(`s_${name}`, remote.remote_asn as number) }, { spec: bgp(`s2_${name}`, remote.remote_asn as number), sort_order: 1 }],
+    });
+    for (const [i, id] of ['c1', 'c2'].entries()) {
+      await ok(h.client.post('/admin/nodes', node(id, { router_id: `172.20.1.${i + 1}` })));
+      await ok(h.client.put(`/admin/nodes/${id}/peerings/full`, full('ext', { remote_asn: 4242420011 }, 51811)));
+      h.sys.clock.advance(1000);
+    }
+    await ok(h.client.put('/admin/nodes/c2/peerings/full', full('int', { remote_asn: 4242420001, remote_node_id: 'c1', is_internal: true }, 52812)));
+    await ok(h.client.post('/admin/nodes/c2/decommission', {}));
+    await ok(h.client.delete('/admin/nodes/c2'));
+    h.sys.clock.advance(1000);
+    await ok(h.client.post('/admin/nodes', node('c2', { router_id: '172.20.1.2' })));
+    await ok(h.client.put('/admin/nodes/c2/peerings/full', full('again', { remote_asn: 4242420012 }, 51813)));
+    const events = (await h.sys.store.readAll(START, 10_000)).filter((e) => handles(fleetProjection, e));
+    for (const type of ['NodeCreated', 'PeeringCreated', 'InterfaceCreated', 'BgpSessionCreated', 'NodeDeleted'])
+      expect(
+        events.some((e) => e.type === type),
+        type,
+      ).to.equal(true);
+
+    const batched = await replayed(h, events, 'applyBatch');
+    expect(await replayed(h, events, 'apply')).to.deep.equal(batched);
+    expect((batched.nodes as { node_id: string }[]).map((n) => n.node_id)).to.include.members(['c1', 'c2']);
+    expect((batched.peerings as { name: string }[]).map((p) => p.name)).to.include.members(['ext', 'again']);
+    // And the live tables are what the batches of the real appends left.
+    for (const table of ['peerings', 'interfaces', 'bgp_sessions'] as const)
+      expect(await tableRows(h.sys.pool, table, 'id'), table).to.deep.equal((await replayed(h, events, 'apply'))[table]);
+  });
 
   it('with runs of session updates (peer AS disable and enable over several nodes, a session updated twice in one run)', async () => {
     const ok = async (res: Promise<{ status: number; text: string; body: any }>) => {

@@ -1,19 +1,22 @@
 // SQL of the PostgreSQL event store, next to the adapter that owns the tables
 // (the functions it calls are in migrations/0001_events.sql).
+import { jsonbAt } from '../../db/json-batch.js';
 
 const COLUMNS = `event_id, position, tx_id::text AS tx_text, stream_id, version, type, data, metadata, recorded_at`;
 
 /**
  * One append in one statement: version checks and inserts (see `event_store_append`).
- * The events' data travel as one JSON array ($6), not as a jsonb[] literal, whose
- * every element the driver would escape character by character (a fleet-wide
- * write sends some 10 MB of desired states). Data and metadata are not sent
- * back: the writer has them, and a large desired state would cross the wire and
- * be parsed a second time.
+ * The events' data travel as one bytea of their JSON texts back to back ($6, with
+ * each one's offset $8 and length $9: `jsonBatch`), not as a jsonb[] literal, whose
+ * every element the driver would escape character by character, nor as one JSON
+ * array, which PostgreSQL would parse into one large jsonb before copying each
+ * element out (a fleet-wide write sends some 10 MB of desired states per 1,000
+ * nodes). Data and metadata are not sent back: the writer has them, and a large
+ * desired state would cross the wire and be parsed a second time.
  */
 export const append = `SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, recorded_at
   FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[],
-    ARRAY(SELECT d FROM jsonb_array_elements($6::jsonb) WITH ORDINALITY AS t(d, k) ORDER BY k), $7::jsonb)`;
+    ARRAY(SELECT ${jsonbAt('$6::bytea', 'd.o', 'd.l')} FROM unnest($8::int[], $9::int[]) WITH ORDINALITY AS d(o, l, k) ORDER BY d.k), $7::jsonb)`;
 
 /**
  * The common append in one plain statement: one stream, an exact expected
@@ -25,7 +28,7 @@ export const append = `SELECT event_id, position, tx_id::text AS tx_text, stream
  * the conflict with what is there. Statement triggers on both tables enter the
  * writer protocol before the transaction has an id, as for every write.
  * $1 stream, $2 expected version, $3 event count, $4 ids, $5 types, $6 data
- * (one JSON array), $7 metadata.
+ * (`jsonBatch`: bytes, $8 offsets, $9 lengths), $7 metadata.
  */
 export const appendToVersion = `WITH moved AS (
     UPDATE streams SET version = version + $3::int
@@ -35,7 +38,7 @@ export const appendToVersion = `WITH moved AS (
   SELECT coalesce(e.id, gen_random_uuid()), $1::text, moved.version - $3::int + e.k::int, e.type, d.data, $7::jsonb
   FROM moved,
     unnest($4::uuid[], $5::text[]) WITH ORDINALITY AS e(id, type, k)
-    JOIN jsonb_array_elements($6::jsonb) WITH ORDINALITY AS d(data, k) ON d.k = e.k
+    JOIN (SELECT ${jsonbAt('$6::bytea', 'o', 'l')} AS data, k FROM unnest($8::int[], $9::int[]) WITH ORDINALITY AS t(o, l, k)) AS d ON d.k = e.k
   ORDER BY e.k
   RETURNING event_id, position, tx_id::text AS tx_text, stream_id, version, type, recorded_at`;
 

@@ -4,6 +4,7 @@ import type { MigrationSet } from '../../db/migrate.js';
 import { PgListener } from '../../db/listener.js';
 import { sleep } from '../../timing.js';
 import { withTransaction, type Queryable } from '../../db/pool.js';
+import { jsonBatch } from '../../db/json-batch.js';
 import type { Logger } from '../../logger.js';
 import { subscribeByPolling } from '../subscription.js';
 import {
@@ -330,7 +331,7 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
     if (ordered[i].streamId === ordered[i - 1].streamId) throw new Error(`stream ${ordered[i].streamId} appears twice in one append`);
   }
   const flat = ordered.flatMap((w) => w.events);
-  const dataText = JSON.stringify(flat.map((e) => e.data ?? null));
+  const data = jsonBatch(flat.map((e) => e.data));
   const metadataText = JSON.stringify({ ...metadata, recordedAt: metadata.recordedAt ?? new Date().toISOString() });
   const ids = flat.map((e) => e.id ?? null);
   const types = flat.map((e) => e.type);
@@ -345,8 +346,10 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
           ordered.map((w) => w.events.length),
           ids,
           types,
-          dataText,
+          data.bytes,
           metadataText,
+          data.offsets,
+          data.lengths,
         ],
       })
     ).rows;
@@ -358,7 +361,7 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
             await db.query<AppendedRow>({
               name: sql.APPEND_TO_VERSION_STATEMENT,
               text: sql.appendToVersion,
-              values: [only.streamId, only.expected, only.events.length, ids, types, dataText, metadataText],
+              values: [only.streamId, only.expected, only.events.length, ids, types, data.bytes, metadataText, data.offsets, data.lengths],
             })
           ).rows;
           // Nothing written: not the expected version. The general append raises the conflict with what is there.
@@ -369,12 +372,12 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
   const toWritten = (rows: AppendedRow[]): RecordedEvent[] => {
     if (rows.length !== flat.length) throw new Error(`append wrote ${rows.length} events, expected ${flat.length}`);
     const meta = JSON.parse(metadataText) as EventMetadata;
-    const data = JSON.parse(dataText) as unknown[];
     const streams = ordered.flatMap((w) => w.events.map(() => w.streamId));
     return rows.map((row, i) => {
       if (row.stream_id !== streams[i] || row.type !== flat[i].type)
         throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
-      return toRecorded({ ...row, data: data[i], metadata: meta });
+      // The data as a reader of the store gets it (JSON round trip), not the writer's objects.
+      return toRecorded({ ...row, data: JSON.parse(data.texts[i]) as unknown, metadata: meta });
     });
   };
   return { ordered, flat, write, toWritten };
