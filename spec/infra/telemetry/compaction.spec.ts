@@ -96,7 +96,7 @@ describe('Telemetry compaction: closed hours folded into one row per series, eve
   it('keeps every value: the views answer the same before and after, across the folded and the raw part', async () => {
     await ingest([...Array(150).keys()]);
     const before = await views(sys);
-    for (const key of ['totals', 'hourly', 'rates']) expect(JSON.parse(before[key] as string), key).to.have.length.greaterThan(3);
+    for (const key of ['totals', 'hourly', 'rates']) expect(JSON.parse(before[key] as string), key).to.have.length.greaterThan(1);
     expect(before['archive n1']).to.have.length(30 * 3);
     expect(before['lean page n1']).to.have.length(7);
     expect(before['points n1']).to.have.length(24);
