@@ -143,7 +143,45 @@ export async function compactTelemetry(pool: Pool, now: Date): Promise<Record<st
   const written: Record<string, number> = {};
   for (const spec of SAMPLES) written[spec.compact] = await compactSamples(pool, spec, horizon);
   written.status_snapshot_hours = await compactStatusSnapshots(pool, horizon);
+  await truncateFoldedDays(pool, horizon);
   return written;
+}
+
+/** The raw tables the compaction empties, partitioned by day (migrations/0030, 0031). */
+const RAW_TABLES = [...SAMPLES.map((s) => s.raw), 'status_snapshots'];
+
+/**
+ * Gives back the space of the raw tables' daily partitions that are folded
+ * whole (every period of the day closed before `horizon`): their rows are gone,
+ * but their indexes (and pages vacuum has not yet returned) stay on disk until
+ * retention drops them. Each is truncated only when it holds no row, under a lock
+ * that keeps a late insert out until the truncation commits (and gives up after a
+ * second rather than keep inserts waiting; the next pass tries again).
+ */
+async function truncateFoldedDays(pool: Pool, horizon: Date): Promise<void> {
+  const { rows } = await pool.query<{ name: string }>(
+    `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+     WHERE p.relname = ANY($1) AND c.relname ~ '_p[0-9]{8}$'
+       AND (to_date(right(c.relname, 8), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC' <= $2
+       AND (pg_relation_size(c.oid) > 0 OR pg_indexes_size(c.oid) > 65536)
+     ORDER BY 1`,
+    [RAW_TABLES, horizon],
+  );
+  for (const { name } of rows) {
+    await withTransaction(pool, async (tx) => {
+      await tx.query(`SET LOCAL lock_timeout = '1s'`);
+      const locked = await tx
+        .query(`LOCK TABLE ${name} IN ACCESS EXCLUSIVE MODE`)
+        .then(() => true)
+        .catch((e: { code?: string }) => {
+          if (e.code === '55P03') return false;
+          throw e;
+        });
+      if (!locked) return;
+      const { rows: left } = await tx.query(`SELECT EXISTS (SELECT 1 FROM ${name}) AS any`);
+      if (!left[0].any) await tx.query(`TRUNCATE ${name}`);
+    });
+  }
 }
 
 /** The compacted tables and their period column, pruned by retention like the tables they compact. */
