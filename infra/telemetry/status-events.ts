@@ -41,7 +41,18 @@ export async function statusEventById(db: Queryable, id: number): Promise<(Statu
   const r = rows[0];
   if (!r) {
     const e = await foldedById(db, id);
-    return e && { id, node_id: e.node_id, kind: e.kind as StatusEventKind, generation: e.generation, status: e.status, drift_count: e.drift_count, created_at: e.createdAt.toISOString(), payload: e.body };
+    return (
+      e && {
+        id,
+        node_id: e.node_id,
+        kind: e.kind as StatusEventKind,
+        generation: e.generation,
+        status: e.status,
+        drift_count: e.drift_count,
+        created_at: e.createdAt.toISOString(),
+        payload: e.body,
+      }
+    );
   }
   const [payload] = await statusBodies(db, [r as StoredStatusBody]);
   return {

@@ -75,10 +75,20 @@ describe('Telemetry compaction: closed hours folded into one row per series, eve
         ids.set(n, [...(ids.get(n) ?? []), id]);
         await archiveInterfaceTraffic(sys.pool, s, at);
         await addSnapshotToSeries(sys.pool, s, at);
-        await insertWireguardTraffic(sys.pool, { node_id: n, captured_at: at.toISOString(), peers: [] } as never, { rx_bytes: i * 100, tx_bytes: i * 7, peer_count: 1 }, at);
+        await insertWireguardTraffic(
+          sys.pool,
+          { node_id: n, captured_at: at.toISOString(), peers: [] } as never,
+          { rx_bytes: i * 100, tx_bytes: i * 7, peer_count: 1 },
+          at,
+        );
         if (i % 5 === 2) {
           const payload = { node_id: n, status: i % 10 === 2 ? 'in_sync' : 'drifted', drift_items: [] };
-          await insertStatusEvent(sys.pool, n, { kind: 'report', generation: 1, status: payload.status, drift_count: i % 3, payload }, new Date(at.getTime() + 1000));
+          await insertStatusEvent(
+            sys.pool,
+            n,
+            { kind: 'report', generation: 1, status: payload.status, drift_count: i % 3, payload },
+            new Date(at.getTime() + 1000),
+          );
         }
       }
     }
@@ -127,7 +137,10 @@ describe('Telemetry compaction: closed hours folded into one row per series, eve
     expect((await statusEventById(sys.pool, n1[3]))!.payload).to.not.deep.equal(body('n1', 3)); // counters of minute 0
     const { rx_bytes: _rx, ...iface } = (body('n1', 3) as RuntimeSnapshot).interfaces[0];
     expect((await statusEventById(sys.pool, n1[3]))!.payload).to.deep.include({ containers: body('n1', 3).containers, captured_at: body('n1', 3).captured_at });
-    expect(((await statusEventById(sys.pool, n1[3]))!.payload as RuntimeSnapshot).interfaces[0]).to.deep.include({ ...iface, tx_bytes: body('n1', 0).interfaces[0].tx_bytes });
+    expect(((await statusEventById(sys.pool, n1[3]))!.payload as RuntimeSnapshot).interfaces[0]).to.deep.include({
+      ...iface,
+      tx_bytes: body('n1', 0).interfaces[0].tx_bytes,
+    });
 
     // A second pass at the same time has nothing to fold.
     expect(await compactTelemetry(sys.pool, new Date(START + 160 * MINUTE))).to.deep.equal({
@@ -145,7 +158,12 @@ describe('Telemetry compaction: closed hours folded into one row per series, eve
     // The late snapshot's archive row and its WireGuard sum (the series place it at the agent's time).
     const s = body('n1', late);
     await archiveInterfaceTraffic(sys.pool, s, new Date(START + late * MINUTE));
-    await insertWireguardTraffic(sys.pool, { node_id: 'n1', captured_at: s.captured_at, peers: [] } as never, { rx_bytes: 1, tx_bytes: 2, peer_count: 1 }, new Date(START + late * MINUTE));
+    await insertWireguardTraffic(
+      sys.pool,
+      { node_id: 'n1', captured_at: s.captured_at, peers: [] } as never,
+      { rx_bytes: 1, tx_bytes: 2, peer_count: 1 },
+      new Date(START + late * MINUTE),
+    );
     const archiveBefore = await interfaceArchive(sys.pool, 'n1', new Date(START), new Date(START + 3 * 3_600_000));
     await compactTelemetry(sys.pool, new Date(START + 160 * MINUTE));
     expect(await count(`interface_traffic_samples WHERE bucket < '2026-11-01T11:00:00Z'`)).to.equal(0);
@@ -160,7 +178,11 @@ describe('Telemetry compaction: closed hours folded into one row per series, eve
   it('loses nothing and duplicates nothing when a pass fails half way: the batch rolls back, the next pass folds it', async () => {
     await ingest([...Array(130).keys()]);
     const before = await views(sys);
-    const raw = { snapshots: await count('status_snapshots'), archive: await count('interface_traffic_samples'), rollups: await count('interface_traffic_rollups') };
+    const raw = {
+      snapshots: await count('status_snapshots'),
+      archive: await count('interface_traffic_samples'),
+      rollups: await count('interface_traffic_rollups'),
+    };
     // The status fold of n2 fails after n1's rows of the same batch were written; the archive fold fails on n2 likewise.
     await sys.pool.query(`ALTER TABLE status_snapshot_hours ADD CONSTRAINT boom CHECK (node_id <> 'n2')`);
     await sys.pool.query(`ALTER TABLE interface_traffic_hours ADD CONSTRAINT boom CHECK (node_id <> 'n2')`);
@@ -190,8 +212,11 @@ describe('Telemetry compaction: closed hours folded into one row per series, eve
     const deleted = await pruneTelemetry(sys.pool, new Date(START + (RETENTION_DAYS + 1) * DAY));
     expect(deleted.status_snapshot_hours).to.equal(8);
     expect(deleted.interface_traffic_hours).to.equal(4);
-    const { rows } = await sys.pool.query(`SELECT to_regclass('status_snapshot_hours_p20261101') AS s, to_regclass('interface_traffic_rollup_periods_p20261101') AS r`);
+    const { rows } = await sys.pool.query(
+      `SELECT to_regclass('status_snapshot_hours_p20261101') AS s, to_regclass('interface_traffic_rollup_periods_p20261101') AS r`,
+    );
     expect(rows[0]).to.deep.equal({ s: null, r: null });
-    for (const t of ['status_snapshot_hours', 'interface_traffic_hours', 'interface_traffic_rollup_periods', 'wireguard_traffic_hours']) expect(await count(t), t).to.equal(0);
+    for (const t of ['status_snapshot_hours', 'interface_traffic_hours', 'interface_traffic_rollup_periods', 'wireguard_traffic_hours'])
+      expect(await count(t), t).to.equal(0);
   });
 });
