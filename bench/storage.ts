@@ -13,6 +13,10 @@ import { changesBetween } from '../domain/telemetry/changes.js';
 import { COMPACT_AFTER_MS, COMPACTED_RETAINED_TABLES, compactTelemetry } from '../infra/telemetry/compaction.js';
 import { telemetryMigrations } from '../infra/telemetry/migrations.js';
 import { ensureTelemetryPartitions, pruneTelemetry, RETENTION_DAYS } from '../infra/telemetry/retention.js';
+import { storeRoutingAnalytics } from '../infra/telemetry/routing.js';
+import { addSnapshotToSeries } from '../infra/telemetry/series.js';
+import { upsertSnapshot } from '../infra/telemetry/store.js';
+import type { RoutingTable, RuntimeSnapshot } from '../domain/telemetry/reports.js';
 import { envInt, now, progress, report, round, withBenchDatabase, type Benchmark } from './support.js';
 
 const DAY_MS = 86_400_000;
@@ -127,6 +131,67 @@ function hourStatements(): Record<(typeof WRITTEN)[number], string> {
   };
 }
 
+/** Latest-value tables the churn below rewrites (LATEST_VALUE_TABLES' busiest). */
+const LATEST = ['node_status', 'interface_counters_latest', 'series_cursors', 'routing_routes', 'routing_tables'] as const;
+
+/**
+ * The latest-value tables under the ingest's churn, through the ingest's own
+ * functions: `rounds` minutes of a snapshot per node (`upsertSnapshot`,
+ * `addSnapshotToSeries`: node_status, interface_counters_latest, series_cursors)
+ * and every 5 minutes a 1,500-route table for `routeNodes` nodes
+ * (`storeRoutingAnalytics`: routing_routes replaced), with autovacuum running
+ * as configured. Answers per table its size after the first round and after the
+ * last, its dead rows at the end and the autovacuum runs it had.
+ */
+async function latestValueChurn(pool: import('pg').Pool, nodes: number, rounds: number, routeNodes: number, template: string) {
+  const start = DAY + 2 * DAY_MS;
+  const routes: RoutingTable['routes'] = Array.from({ length: ROUTES }, (_, r) => ({
+    prefix: r % 3 === 0 ? `fd${(r % 250).toString(16).padStart(2, '0')}:${(r * 13).toString(16)}::/48` : `172.2${r % 4}.${(r >> 2) & 255}.${(r * 16) & 255}/28`,
+    protocol: `dn42_p${r % WIREGUARD}`,
+    origin_asn: 4242420000 + (r % 900),
+    as_path: [4242420000 + (r % 900)],
+    rpki: 'valid',
+    local: r < 4,
+  }));
+  const sizes = async () => Object.fromEntries(await Promise.all(LATEST.map(async (t) => [t, await tableBytes(pool, t)] as const)));
+  let first: Record<string, number> = {};
+  for (let r = 0; r < rounds; r++) {
+    progress(`storage: latest-value churn, round ${r + 1}/${rounds}`);
+    const at = new Date(start + r * 60_000);
+    const stamp = at.toISOString().replace(/\.\d+Z$/, 'Z');
+    const work = Array.from({ length: nodes }, (_, n) => async () => {
+      const nodeId = `tn${String(n).padStart(4, '0')}`;
+      const snapshot = JSON.parse(
+        template
+          .replaceAll('__NODE__', nodeId)
+          .replaceAll('__AT__', stamp)
+          .replaceAll('__B__', String(1_000_000 + r * 102_000 + n)),
+      ) as RuntimeSnapshot;
+      await upsertSnapshot(pool, snapshot, at);
+      await addSnapshotToSeries(pool, snapshot, at);
+      if (r % 5 === 0 && n < routeNodes) await storeRoutingAnalytics(pool, 0, at, { node_id: nodeId, captured_at: stamp, rpki_observed: true, routes }, null);
+    });
+    // Four at a time, as the pool allows.
+    for (let i = 0; i < work.length; i += 4) await Promise.all(work.slice(i, i + 4).map((w) => w()));
+    if (r === 0) first = await sizes();
+  }
+  const last = await sizes();
+  const { rows } = await pool.query(`SELECT relname, n_dead_tup, n_live_tup, autovacuum_count FROM pg_stat_user_tables WHERE relname = ANY($1)`, [LATEST]);
+  const stats = new Map(rows.map((r: Record<string, any>) => [r.relname as string, r]));
+  return Object.fromEntries(
+    LATEST.map((t) => [
+      t,
+      {
+        after_first_round_mb: round(first[t] / 1024 ** 2, 2),
+        after_rounds_mb: round(last[t] / 1024 ** 2, 2),
+        live_rows: Number(stats.get(t)?.n_live_tup ?? 0),
+        dead_rows: Number(stats.get(t)?.n_dead_tup ?? 0),
+        autovacuums: Number(stats.get(t)?.autovacuum_count ?? 0),
+      },
+    ]),
+  );
+}
+
 async function tableBytes(pool: import('pg').Pool, table: string): Promise<number> {
   // A partitioned table's own size is 0: sum its partitions (and the parent's, for an unpartitioned one).
   const { rows } = await pool.query(
@@ -191,7 +256,11 @@ export const storageBench: Benchmark = {
       await pool.query(`CREATE TABLE bench_wireguard_unpartitioned (LIKE wireguard_traffic_samples INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
       await pool.query(`ALTER TABLE bench_wireguard_unpartitioned ADD PRIMARY KEY (node_id, at)`);
       await pool.query(`CREATE INDEX ON bench_wireguard_unpartitioned (at)`);
-      await pool.query(`INSERT INTO bench_wireguard_unpartitioned SELECT * FROM wireguard_traffic_samples ORDER BY at`);
+      // The day's samples, folded by now: unfolded back into rows.
+      await pool.query(`INSERT INTO bench_wireguard_unpartitioned (node_id, at, rx_bytes, tx_bytes, peer_count)
+        SELECT h.node_id, h.hour + u.us * interval '1 microsecond', u.rx, u.tx, u.pc
+        FROM wireguard_traffic_hours h, unnest(telemetry_undelta(h.at_us), telemetry_undelta(h.rx_bytes), telemetry_undelta(h.tx_bytes), h.peer_count) AS u(us, rx, tx, pc)
+        UNION ALL SELECT node_id, at, rx_bytes, tx_bytes, peer_count FROM wireguard_traffic_samples ORDER BY 2`);
       await pool.query(`VACUUM ANALYZE bench_wireguard_unpartitioned`);
       const retentionAt = new Date(DAY + (RETENTION_DAYS + 1) * DAY_MS + 3_600_000);
       const cutoff = new Date(retentionAt.getTime() - RETENTION_DAYS * DAY_MS);
@@ -209,6 +278,9 @@ export const storageBench: Benchmark = {
       const retentionS = (now() - t0) / 1000;
       const left = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await tableBytes(pool, t)] as const)));
       const mbOf = (bytes: number) => round(bytes / 1024 ** 2, 1);
+      const churnRounds = envInt('BENCH_STORAGE_CHURN_MINUTES', 15);
+      const routeNodes = Math.min(nodes, envInt('BENCH_STORAGE_ROUTE_NODES', 200));
+      const latest = churnRounds > 0 ? await latestValueChurn(pool, nodes, churnRounds, routeNodes, template) : null;
       report({
         bench: 'storage',
         nodes,
@@ -239,6 +311,7 @@ export const storageBench: Benchmark = {
             bytes_left_mb: mbOf(baselineLeftBytes),
           },
         },
+        latest_value_churn: latest && { minutes: churnRounds, route_nodes: routeNodes, tables: latest },
         goal_gb_per_day: 0.5,
         meets_goal: dayBytes <= 0.5 * 1024 ** 3,
       });
