@@ -20,6 +20,8 @@ export const VOLATILE_KEYS: ReadonlySet<string> = new Set(['rx_bytes', 'tx_bytes
 export const COUNTER_RESOLUTION_S = 300;
 /** Nodes folded per transaction (an hour of a node's snapshots is about 60 bodies of a few KB each). */
 const NODES_PER_BATCH = 25;
+/** Hours folded per pass of the loop (with `NODES_PER_BATCH`, at most about 9,000 bodies in memory). */
+const HOURS_PER_BATCH = 6;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -182,17 +184,22 @@ async function foldNodes(tx: Queryable, nodeIds: readonly string[], horizon: Dat
 }
 
 /**
- * Folds every status snapshot created before `horizon` (an hour boundary), a
- * batch of nodes per transaction; answers the folded rows written.
+ * Folds every status snapshot created before `horizon` (an hour boundary), at
+ * most `HOURS_PER_BATCH` hours and `NODES_PER_BATCH` nodes per transaction
+ * (an upgraded deployment's backlog goes in steps); answers the folded rows written.
  */
 export async function compactStatusSnapshots(pool: Pool, horizon: Date): Promise<number> {
-  const { rows } = await pool.query<{ node_id: string }>(`SELECT DISTINCT node_id FROM status_snapshots WHERE created_at < $1 ORDER BY node_id`, [horizon]);
   let written = 0;
-  for (let i = 0; i < rows.length; i += NODES_PER_BATCH) {
-    const nodeIds = rows.slice(i, i + NODES_PER_BATCH).map((r) => r.node_id);
-    written += await withTransaction(pool, (tx) => foldNodes(tx, nodeIds, horizon));
+  for (;;) {
+    const { rows: first } = await pool.query(`SELECT min(created_at) AS at FROM status_snapshots WHERE created_at < $1`, [horizon]);
+    if (first[0].at === null) return written;
+    const upTo = new Date(Math.min(horizon.getTime(), hourOf(first[0].at).getTime() + HOURS_PER_BATCH * 3_600_000));
+    const { rows } = await pool.query<{ node_id: string }>(`SELECT DISTINCT node_id FROM status_snapshots WHERE created_at < $1 ORDER BY node_id`, [upTo]);
+    for (let i = 0; i < rows.length; i += NODES_PER_BATCH) {
+      const nodeIds = rows.slice(i, i + NODES_PER_BATCH).map((r) => r.node_id);
+      written += await withTransaction(pool, (tx) => foldNodes(tx, nodeIds, upTo));
+    }
   }
-  return written;
 }
 
 /**
