@@ -112,9 +112,8 @@ async function foldBatch(db: Queryable, spec: SampleCompaction, upTo: Date): Pro
      ${spec.unfold}`,
     [upTo],
   );
+  // A row inserted meanwhile is not in this statement's snapshot: it stays raw, for the next pass.
   const { rowCount } = await db.query(`WITH moved AS (DELETE FROM ${spec.raw} WHERE ${spec.closed} RETURNING *) ${spec.fold}`, [upTo]);
-  const { rows } = await db.query(`SELECT count(*)::int AS n FROM ${spec.raw} WHERE ${spec.closed}`, [upTo]);
-  if (rows[0].n !== 0) throw new Error(`compaction of ${spec.raw}: ${rows[0].n} rows left before ${upTo.toISOString()}`);
   return rowCount ?? 0;
 }
 

@@ -179,7 +179,8 @@ async function foldNodes(tx: Queryable, nodeIds: readonly string[], horizon: Dat
      FROM json_populate_recordset(NULL::status_snapshot_hours, $1)`,
     [JSON.stringify(folded)],
   );
-  await tx.query(`DELETE FROM status_snapshots WHERE node_id = ANY($1) AND created_at < $2`, [nodeIds, horizon]);
+  // The rows read above, by id: one inserted meanwhile stays for the next pass.
+  await tx.query(`DELETE FROM status_snapshots WHERE node_id = ANY($1) AND created_at < $2 AND id = ANY($3)`, [nodeIds, horizon, rows.map((r) => r.id)]);
   return folded.length;
 }
 
