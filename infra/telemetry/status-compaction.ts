@@ -247,3 +247,17 @@ export async function foldedById(db: Queryable, id: number): Promise<(Entry & { 
   );
   return (await decodeHourRows(db, rows)).flat().find((e) => e.id === id);
 }
+
+/** A folded snapshot as the status-event reads answer it (store.ts' `StatusEventRow` with its node; `K` its kind type). */
+export function asStatusEvent<K extends string>(e: Entry & { node_id: string; kind: string }) {
+  return {
+    id: e.id,
+    node_id: e.node_id,
+    kind: e.kind as K,
+    generation: e.generation,
+    status: e.status,
+    drift_count: e.drift_count,
+    created_at: e.createdAt.toISOString(),
+    payload: e.body,
+  };
+}

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/pool.js';
 import { statusBodies, type StoredStatusBody } from './status-bodies.js';
-import { FOLDED_CANDIDATES, foldedById, foldedLean } from './status-compaction.js';
+import { asStatusEvent, FOLDED_CANDIDATES, foldedById, foldedLean } from './status-compaction.js';
 import type { StatusEventKind, StatusEventRow } from './store.js';
 
 /** A status event without its payload: what a list shows. */
@@ -41,18 +41,7 @@ export async function statusEventById(db: Queryable, id: number): Promise<(Statu
   const r = rows[0];
   if (!r) {
     const e = await foldedById(db, id);
-    return (
-      e && {
-        id,
-        node_id: e.node_id,
-        kind: e.kind as StatusEventKind,
-        generation: e.generation,
-        status: e.status,
-        drift_count: e.drift_count,
-        created_at: e.createdAt.toISOString(),
-        payload: e.body,
-      }
-    );
+    return e && asStatusEvent<StatusEventKind>(e);
   }
   const [payload] = await statusBodies(db, [r as StoredStatusBody]);
   return {

@@ -3,7 +3,7 @@ import type { ApplyResult, ReconciliationReport, RoutingTable, RuntimeSnapshot, 
 import type { Queryable } from '../db/pool.js';
 import { LATEST_OBSERVATION } from './routing.js';
 import { changeAgainstBase, statusBodies, type StoredStatusBody } from './status-bodies.js';
-import { foldedWithBodies } from './status-compaction.js';
+import { asStatusEvent, foldedWithBodies } from './status-compaction.js';
 
 /**
  * The telemetry tables (migrations/0002_telemetry.sql), method by method. Times
@@ -74,15 +74,10 @@ export async function listStatusEvents(db: Queryable, nodeId: string, kind: Stat
     created_at: iso(r.created_at)!,
     payload: payloads[i],
   }));
-  const folded = (await foldedWithBodies(db, nodeId, kind ?? null, null, limit)).map((e) => ({
-    id: e.id,
-    kind: e.kind as StatusEventKind,
-    generation: e.generation,
-    status: e.status,
-    drift_count: e.drift_count,
-    created_at: e.createdAt.toISOString(),
-    payload: e.body,
-  }));
+  const folded = (await foldedWithBodies(db, nodeId, kind ?? null, null, limit)).map((e) => {
+    const { node_id: _, ...row } = asStatusEvent<StatusEventKind>(e);
+    return row;
+  });
   return [...raw, ...folded].sort((a, b) => b.id - a.id).slice(0, limit);
 }
 
