@@ -27,6 +27,8 @@ interface SampleCompaction {
   /** The period of a raw row (SQL over its columns), and the raw rows whose period is closed at `$1`. */
   period: string;
   closed: string;
+  /** The end of a raw row's period (SQL over its columns). */
+  periodEnd: string;
   /** Re-inserts the rows of the compacted rows in `old` into the raw table (SELECT ... FROM old), and the conflict rule. */
   unfold: string;
   /** Folds the raw rows in `moved` into compacted rows (SELECT ... FROM moved GROUP BY ...). */
@@ -45,6 +47,7 @@ const SAMPLES: readonly SampleCompaction[] = [
     compact: 'wireguard_traffic_hours',
     period: `node_id, ${hourOf('at')}`,
     closed: `at < $1`,
+    periodEnd: `${hourOf('at')} + interval '1 hour'`,
     key: 'node_id, hour',
     // The ingest keeps the later of two samples at one time: a raw row wins over the folded one.
     unfold: `INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count)
@@ -62,6 +65,7 @@ const SAMPLES: readonly SampleCompaction[] = [
     compact: 'interface_traffic_hours',
     period: `node_id, ${hourOf('bucket')}`,
     closed: `bucket < $1`,
+    periodEnd: `${hourOf('bucket')} + interval '1 hour'`,
     key: 'node_id, hour',
     // The ingest keeps a bucket's first sample: the folded one (it came first) wins over a raw one.
     unfold: `INSERT INTO interface_traffic_samples AS t (node_id, interface, bucket, at, rx_bytes, tx_bytes)
@@ -79,6 +83,7 @@ const SAMPLES: readonly SampleCompaction[] = [
     compact: 'interface_traffic_rollup_periods',
     period: `width_s, node_id, ${ROLLUP_PERIOD('width_s', 'bucket')}`,
     closed: `${ROLLUP_PERIOD('width_s', 'bucket')} + make_interval(secs => greatest(3600, width_s)) <= $1`,
+    periodEnd: `${ROLLUP_PERIOD('width_s', 'bucket')} + make_interval(secs => greatest(3600, width_s))`,
     key: 'width_s, node_id, period',
     // Sums: a folded bucket and a raw one add up.
     unfold: `INSERT INTO interface_traffic_rollups AS t (width_s, node_id, bucket, interface, rx_bytes, tx_bytes, seconds)
@@ -124,10 +129,11 @@ async function foldBatch(db: Queryable, spec: SampleCompaction, upTo: Date): Pro
 async function compactSamples(pool: Pool, spec: SampleCompaction, horizon: Date): Promise<number> {
   let written = 0;
   for (;;) {
-    const { rows } = await pool.query(`SELECT min(${spec.time}) AS first FROM ${spec.raw} WHERE ${spec.closed}`, [horizon]);
+    // The earliest end of a closed period: folding up to it (or a few hours on) folds at least that period.
+    const { rows } = await pool.query(`SELECT min(${spec.periodEnd}) AS first FROM ${spec.raw} WHERE ${spec.closed}`, [horizon]);
     if (rows[0].first === null) return written;
-    const first = Math.floor((rows[0].first as Date).getTime() / 3_600_000) * 3_600_000;
-    const upTo = new Date(Math.min(horizon.getTime(), first + HOURS_PER_BATCH * 3_600_000));
+    const first = (rows[0].first as Date).getTime();
+    const upTo = new Date(Math.min(horizon.getTime(), first + (HOURS_PER_BATCH - 1) * 3_600_000));
     written += await withTransaction(pool, (tx) => foldBatch(tx, spec, upTo));
   }
 }
