@@ -204,6 +204,21 @@ describe('Telemetry compaction: closed hours folded into one row per series, eve
     expect(await views(sys)).to.deep.equal(before);
   });
 
+  it('folds the 4-hour and daily rollups once the day is over, and gives the day’s raw partitions back', async () => {
+    await ingest([...Array(80).keys()]);
+    const before = await views(sys);
+    const written = await compactTelemetry(sys.pool, new Date(Date.parse('2026-11-02T00:10:00Z')));
+    expect(written.interface_traffic_rollup_periods).to.equal(2 * 6); // per node: 5 minutes and an hour for 09:00 and 10:00, the 4 hours of 08:00, the day
+    expect(await count('interface_traffic_rollups')).to.equal(0);
+    expect(await count('status_snapshots')).to.equal(0);
+    expect(await views(sys)).to.deep.equal(before);
+    const { rows } = await sys.pool.query(
+      `SELECT c.relname, pg_relation_size(c.oid)::int AS heap FROM pg_class c
+       WHERE c.relname IN ('status_snapshots_p20261101', 'interface_traffic_rollups_p20261101', 'interface_traffic_samples_p20261101', 'wireguard_traffic_samples_p20261101')`,
+    );
+    expect(rows.map((r) => r.heap)).to.deep.equal([0, 0, 0, 0]);
+  });
+
   it('retention drops the partitions of the folded rows with the rest', async () => {
     await ingest([...Array(130).keys()]);
     await compactTelemetry(sys.pool, new Date(START + 160 * MINUTE));
