@@ -10,9 +10,13 @@
 // time of removing the same WireGuard rows the old way (DELETE, then VACUUM) from
 // an unpartitioned copy.
 import { changesBetween } from '../domain/telemetry/changes.js';
-import { summarizeRoutes } from '../domain/telemetry/routing.js';
+import { COMPACT_AFTER_MS, COMPACTED_RETAINED_TABLES, compactTelemetry } from '../infra/telemetry/compaction.js';
 import { telemetryMigrations } from '../infra/telemetry/migrations.js';
 import { ensureTelemetryPartitions, pruneTelemetry, RETENTION_DAYS } from '../infra/telemetry/retention.js';
+import { storeRoutingAnalytics } from '../infra/telemetry/routing.js';
+import { addSnapshotToSeries } from '../infra/telemetry/series.js';
+import { upsertSnapshot } from '../infra/telemetry/store.js';
+import type { RoutingTable, RuntimeSnapshot } from '../domain/telemetry/reports.js';
 import { envInt, now, progress, report, round, withBenchDatabase, type Benchmark } from './support.js';
 
 const DAY_MS = 86_400_000;
@@ -23,7 +27,7 @@ const WIREGUARD = 12;
 const ROUTES = 1500;
 
 /** The tables a day writes, with what a day at the real intervals puts in them. */
-const TABLES = [
+const WRITTEN = [
   'status_snapshots',
   'status_bases',
   'wireguard_traffic_samples',
@@ -31,6 +35,10 @@ const TABLES = [
   'interface_traffic_rollups',
   'routing_observations',
 ] as const;
+/** With the tables the compaction writes (compaction.ts). */
+const TABLES: readonly string[] = [...WRITTEN, ...COMPACTED_RETAINED_TABLES.map((t) => t.table)];
+/** A counter's noise: the low 16 bits of a hash of the node, the time and a salt (real counters do not grow by a constant). */
+const noise = (t: string, salt: number) => `(hashint8(n::bigint * ${salt} + extract(epoch FROM ${t})::bigint) & 65535)`;
 
 /** A runtime snapshot body as telemetry-ingest's agents send it; `__AT__` and `__B__` (a byte counter) vary per row. */
 function snapshotTemplate(): string {
@@ -74,22 +82,11 @@ function changeTemplate(template: string): string {
   return JSON.stringify(change).replaceAll('999999999999', '__B__').replaceAll('2099-01-01T00:00:00Z', '__AT__');
 }
 
-/** The summary a routing table of telemetry-ingest's agents gets on arrival. */
-function routingSummary(): string {
-  const routes = Array.from({ length: ROUTES }, (_, r) => {
-    const v6 = r % 3 === 0;
-    const prefix = v6 ? `fd${(r % 250).toString(16).padStart(2, '0')}:${(r * 13).toString(16)}::/48` : `172.2${r % 4}.${(r >> 2) & 255}.${(r * 16) & 255}/28`;
-    const path = [4242420000 + (r % 900), 4242420000 + ((r * 7) % 900), 4242420000 + ((r * 13) % 900)];
-    return { prefix, protocol: `dn42_peer${r % WIREGUARD}`, origin_asn: path[2], as_path: path, rpki: r % 10 === 0 ? 'not_found' : 'valid', local: r < 4 };
-  });
-  return JSON.stringify(summarizeRoutes({ routes, rpki_observed: true } as Parameters<typeof summarizeRoutes>[0]));
-}
-
 /**
  * One hour of the fleet's rows, table by table, in time order (as they arrive).
  * $1 nodes, $2 hour start. Node i's timers are spread over each interval.
  */
-function hourStatements(): Record<(typeof TABLES)[number], string> {
+function hourStatements(): Record<(typeof WRITTEN)[number], string> {
   const nodes = `generate_series(0, $1::int - 1) AS n`;
   const node = `'tn' || lpad(n::text, 4, '0')`;
   return {
@@ -97,7 +94,7 @@ function hourStatements(): Record<(typeof TABLES)[number], string> {
     status_snapshots: `INSERT INTO status_snapshots (node_id, kind, generation, status, drift_count, change, created_at)
       SELECT ${node}, 'snapshot', 3, 'ok', NULL,
         replace(replace($3::text, '__AT__', to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')),
-          '__B__', (1000000 + extract(epoch FROM t)::bigint * 1700 + n)::text)::jsonb, t
+          '__B__', (1000000 + extract(epoch FROM t)::bigint * 1700 + ${noise('t', 7919)})::text)::jsonb, t
       FROM generate_series($2::timestamptz, $2::timestamptz + interval '59 minutes', interval '1 minute') AS m, ${nodes},
         LATERAL (SELECT m + (n % 60) * interval '1 second') AS x(t)
       ORDER BY t, n`,
@@ -109,28 +106,90 @@ function hourStatements(): Record<(typeof TABLES)[number], string> {
       WHERE $2::timestamptz = date_trunc('day', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'
       ORDER BY n`,
     wireguard_traffic_samples: `INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count)
-      SELECT ${node}, t, 1000000 + extract(epoch FROM t)::bigint * 1700 + n, 2000000 + extract(epoch FROM t)::bigint * 3400 + n, ${WIREGUARD}
+      SELECT ${node}, t, 1000000 + extract(epoch FROM t)::bigint * 1700 + ${noise('t', 31)}, 2000000 + extract(epoch FROM t)::bigint * 3400 + ${noise('t', 37)}, ${WIREGUARD}
       FROM generate_series($2::timestamptz, $2::timestamptz + interval '59 minutes 30 seconds', interval '30 seconds') AS m, ${nodes},
         LATERAL (SELECT m + (n % 30) * interval '1 second') AS x(t)
       ORDER BY t, n`,
     interface_traffic_samples: `INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes)
       SELECT ${node}, CASE i WHEN 0 THEN 'eth0' WHEN 1 THEN 'lo' ELSE 'dn42_p' || (i - 2) END, b, b + (n % 60) * interval '1 second',
-        1000000 + extract(epoch FROM b)::bigint * 1700 + n + i, 2000000 + extract(epoch FROM b)::bigint * 3400 + n + i
+        1000000 + extract(epoch FROM b)::bigint * 1700 + ${noise('b', 41)} + i, 2000000 + extract(epoch FROM b)::bigint * 3400 + ${noise('b', 43)} + i
       FROM generate_series($2::timestamptz, $2::timestamptz + interval '55 minutes', interval '5 minutes') AS b, ${nodes},
         generate_series(0, ${INTERFACES - 1}) AS i
       ORDER BY b, n, i`,
     interface_traffic_rollups: `INSERT INTO interface_traffic_rollups (width_s, node_id, bucket, interface, rx_bytes, tx_bytes, seconds)
-      SELECT w, ${node}, to_timestamp(floor(extract(epoch FROM b) / w) * w), 'dn42_p' || i, 1700.0 * w + n, 3400.0 * w + i, w
+      SELECT w, ${node}, to_timestamp(floor(extract(epoch FROM b) / w) * w), 'dn42_p' || i, 1700.0 * w + ${noise('b', 47)}::float8 * w / 300, 3400.0 * w + ${noise('b', 53)}::float8 * w / 300 + i, w
       FROM generate_series($2::timestamptz, $2::timestamptz + interval '55 minutes', interval '5 minutes') AS b, ${nodes},
         generate_series(0, ${WIREGUARD - 1}) AS i, unnest(ARRAY[300, 3600, 14400, 86400]) AS w
       WHERE extract(epoch FROM b)::bigint % w = 0
       ORDER BY b, n, i, w`,
-    routing_observations: `INSERT INTO routing_observations (node_id, captured_at, received_at, size, size_v4, size_v6, rpki_observed, summary, announced, withdrawn)
-      SELECT ${node}, t, t, ${ROUTES}, ${ROUTES - ROUTES / 3}, ${ROUTES / 3}, true, $3::jsonb, n % 7, n % 5
+    // The summary goes with the node's latest table (routing_tables), not with each observation.
+    routing_observations: `INSERT INTO routing_observations (node_id, captured_at, received_at, size, size_v4, size_v6, rpki_observed, announced, withdrawn)
+      SELECT ${node}, t, t, ${ROUTES}, ${ROUTES - ROUTES / 3}, ${ROUTES / 3}, true, n % 7, n % 5
       FROM generate_series($2::timestamptz, $2::timestamptz + interval '55 minutes', interval '5 minutes') AS m, ${nodes},
         LATERAL (SELECT m + (n % 300) * interval '1 second') AS x(t)
       ORDER BY t, n`,
   };
+}
+
+/** Latest-value tables the churn below rewrites (LATEST_VALUE_TABLES' busiest). */
+const LATEST = ['node_status', 'interface_counters_latest', 'series_cursors', 'routing_routes', 'routing_tables'] as const;
+
+/**
+ * The latest-value tables under the ingest's churn, through the ingest's own
+ * functions: `rounds` minutes of a snapshot per node (`upsertSnapshot`,
+ * `addSnapshotToSeries`: node_status, interface_counters_latest, series_cursors)
+ * and every 5 minutes a 1,500-route table for `routeNodes` nodes
+ * (`storeRoutingAnalytics`: routing_routes replaced), with autovacuum running
+ * as configured. Answers per table its size after the first round and after the
+ * last, its dead rows at the end and the autovacuum runs it had.
+ */
+async function latestValueChurn(pool: import('pg').Pool, nodes: number, rounds: number, routeNodes: number, template: string) {
+  const start = DAY + 2 * DAY_MS;
+  const routes: RoutingTable['routes'] = Array.from({ length: ROUTES }, (_, r) => ({
+    prefix: r % 3 === 0 ? `fd${(r % 250).toString(16).padStart(2, '0')}:${(r * 13).toString(16)}::/48` : `172.2${r % 4}.${(r >> 2) & 255}.${(r * 16) & 255}/28`,
+    protocol: `dn42_p${r % WIREGUARD}`,
+    origin_asn: 4242420000 + (r % 900),
+    as_path: [4242420000 + (r % 900)],
+    rpki: 'valid',
+    local: r < 4,
+  }));
+  const sizes = async () => Object.fromEntries(await Promise.all(LATEST.map(async (t) => [t, await tableBytes(pool, t)] as const)));
+  let first: Record<string, number> = {};
+  for (let r = 0; r < rounds; r++) {
+    progress(`storage: latest-value churn, round ${r + 1}/${rounds}`);
+    const at = new Date(start + r * 60_000);
+    const stamp = at.toISOString().replace(/\.\d+Z$/, 'Z');
+    const work = Array.from({ length: nodes }, (_, n) => async () => {
+      const nodeId = `tn${String(n).padStart(4, '0')}`;
+      const snapshot = JSON.parse(
+        template
+          .replaceAll('__NODE__', nodeId)
+          .replaceAll('__AT__', stamp)
+          .replaceAll('__B__', String(1_000_000 + r * 102_000 + n)),
+      ) as RuntimeSnapshot;
+      await upsertSnapshot(pool, snapshot, at);
+      await addSnapshotToSeries(pool, snapshot, at);
+      if (r % 5 === 0 && n < routeNodes) await storeRoutingAnalytics(pool, 0, at, { node_id: nodeId, captured_at: stamp, rpki_observed: true, routes }, null);
+    });
+    // Four at a time, as the pool allows.
+    for (let i = 0; i < work.length; i += 4) await Promise.all(work.slice(i, i + 4).map((w) => w()));
+    if (r === 0) first = await sizes();
+  }
+  const last = await sizes();
+  const { rows } = await pool.query(`SELECT relname, n_dead_tup, n_live_tup, autovacuum_count FROM pg_stat_user_tables WHERE relname = ANY($1)`, [LATEST]);
+  const stats = new Map(rows.map((r: Record<string, any>) => [r.relname as string, r]));
+  return Object.fromEntries(
+    LATEST.map((t) => [
+      t,
+      {
+        after_first_round_mb: round(first[t] / 1024 ** 2, 2),
+        after_rounds_mb: round(last[t] / 1024 ** 2, 2),
+        live_rows: Number(stats.get(t)?.n_live_tup ?? 0),
+        dead_rows: Number(stats.get(t)?.n_dead_tup ?? 0),
+        autovacuums: Number(stats.get(t)?.autovacuum_count ?? 0),
+      },
+    ]),
+  );
 }
 
 async function tableBytes(pool: import('pg').Pool, table: string): Promise<number> {
@@ -144,10 +203,9 @@ async function tableBytes(pool: import('pg').Pool, table: string): Promise<numbe
 }
 
 /** Parameters of each table's statement for the hour starting at `hour`. */
-function hourParams(table: (typeof TABLES)[number], nodes: number, hour: Date, template: string, change: string, summary: string): unknown[] {
+function hourParams(table: (typeof WRITTEN)[number], nodes: number, hour: Date, template: string, change: string): unknown[] {
   if (table === 'status_snapshots') return [nodes, hour, change];
   if (table === 'status_bases') return [nodes, hour, template];
-  if (table === 'routing_observations') return [nodes, hour, summary];
   return [nodes, hour];
 }
 
@@ -164,18 +222,28 @@ export const storageBench: Benchmark = {
       const statements = hourStatements();
       const template = snapshotTemplate();
       const change = changeTemplate(template);
-      const summary = routingSummary();
       const rows: Record<string, number> = {};
       const writeSeconds: Record<string, number> = {};
+      const compactSeconds: number[] = [];
+      const compacted: Record<string, number> = {};
+      const compact = async (at: Date) => {
+        const t0 = now();
+        for (const [table, n] of Object.entries(await compactTelemetry(pool, at))) compacted[table] = (compacted[table] ?? 0) + n;
+        compactSeconds.push((now() - t0) / 1000);
+      };
       for (let h = 0; h < hours; h++) {
         progress(`storage: hour ${h + 1}/${hours} of ${nodes} nodes`);
-        for (const table of TABLES) {
+        for (const table of WRITTEN) {
           const t0 = now();
-          const result = await pool.query(statements[table], hourParams(table, nodes, new Date(DAY + h * 3_600_000), template, change, summary));
+          const result = await pool.query(statements[table], hourParams(table, nodes, new Date(DAY + h * 3_600_000), template, change));
           rows[table] = (rows[table] ?? 0) + (result.rowCount ?? 0);
           writeSeconds[table] = (writeSeconds[table] ?? 0) + (now() - t0) / 1000;
         }
+        // The telemetry job's pass that folds the hour before (10 minutes after its end, while the next one is written).
+        if (h > 0) await compact(new Date(DAY + h * 3_600_000 + COMPACT_AFTER_MS));
       }
+      // The day's last hour, and the rollups of 4 hours and a day, once closed.
+      await compact(new Date(DAY + hours * 3_600_000 + COMPACT_AFTER_MS));
       progress('storage: VACUUM ANALYZE');
       await pool.query('VACUUM ANALYZE');
       // A shorter run (BENCH_STORAGE_HOURS) is scaled to a day.
@@ -188,7 +256,11 @@ export const storageBench: Benchmark = {
       await pool.query(`CREATE TABLE bench_wireguard_unpartitioned (LIKE wireguard_traffic_samples INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
       await pool.query(`ALTER TABLE bench_wireguard_unpartitioned ADD PRIMARY KEY (node_id, at)`);
       await pool.query(`CREATE INDEX ON bench_wireguard_unpartitioned (at)`);
-      await pool.query(`INSERT INTO bench_wireguard_unpartitioned SELECT * FROM wireguard_traffic_samples ORDER BY at`);
+      // The day's samples, folded by now: unfolded back into rows.
+      await pool.query(`INSERT INTO bench_wireguard_unpartitioned (node_id, at, rx_bytes, tx_bytes, peer_count)
+        SELECT h.node_id, h.hour + u.us * interval '1 microsecond', u.rx, u.tx, u.pc
+        FROM wireguard_traffic_hours h, unnest(telemetry_undelta(h.at_us), telemetry_undelta(h.rx_bytes), telemetry_undelta(h.tx_bytes), h.peer_count) AS u(us, rx, tx, pc)
+        UNION ALL SELECT node_id, at, rx_bytes, tx_bytes, peer_count FROM wireguard_traffic_samples ORDER BY 2`);
       await pool.query(`VACUUM ANALYZE bench_wireguard_unpartitioned`);
       const retentionAt = new Date(DAY + (RETENTION_DAYS + 1) * DAY_MS + 3_600_000);
       const cutoff = new Date(retentionAt.getTime() - RETENTION_DAYS * DAY_MS);
@@ -206,6 +278,9 @@ export const storageBench: Benchmark = {
       const retentionS = (now() - t0) / 1000;
       const left = Object.fromEntries(await Promise.all(TABLES.map(async (t) => [t, await tableBytes(pool, t)] as const)));
       const mbOf = (bytes: number) => round(bytes / 1024 ** 2, 1);
+      const churnRounds = envInt('BENCH_STORAGE_CHURN_MINUTES', 15);
+      const routeNodes = Math.min(nodes, envInt('BENCH_STORAGE_ROUTE_NODES', 200));
+      const latest = churnRounds > 0 ? await latestValueChurn(pool, nodes, churnRounds, routeNodes, template) : null;
       report({
         bench: 'storage',
         nodes,
@@ -215,9 +290,15 @@ export const storageBench: Benchmark = {
         growth_per_day_gb: round(dayBytes / 1024 ** 3, 2),
         steady_state_60_days_gb: round((dayBytes * RETENTION_DAYS) / 1024 ** 3, 1),
         tables_per_day_mb: Object.fromEntries(TABLES.map((t) => [t, mbOf(perDay[t])])),
-        bytes_per_row: Object.fromEntries(TABLES.map((t) => [t, Math.round(perDay[t] / scale / Math.max(1, rows[t]))])),
-        rows_per_day: Object.fromEntries(TABLES.map((t) => [t, Math.round(rows[t] * scale)])),
-        write_s: Object.fromEntries(TABLES.map((t) => [t, round(writeSeconds[t])])),
+        bytes_per_sample: Object.fromEntries(WRITTEN.map((t) => [t, round(perDay[t] / scale / Math.max(1, rows[t]), 1)])),
+        rows_per_day: Object.fromEntries(TABLES.map((t) => [t, Math.round((rows[t] ?? compacted[t] ?? 0) * scale)])),
+        write_s: Object.fromEntries(WRITTEN.map((t) => [t, round(writeSeconds[t])])),
+        compaction: {
+          passes: compactSeconds.length,
+          total_s: round(compactSeconds.reduce((a, b) => a + b, 0)),
+          per_hour_pass_s: round(compactSeconds.slice(0, -1).reduce((a, b) => a + b, 0) / Math.max(1, compactSeconds.length - 1)),
+          last_pass_s: round(compactSeconds[compactSeconds.length - 1]),
+        },
         retention: {
           pass_s: round(retentionS),
           rows_removed: deleted,
@@ -230,6 +311,7 @@ export const storageBench: Benchmark = {
             bytes_left_mb: mbOf(baselineLeftBytes),
           },
         },
+        latest_value_churn: latest && { minutes: churnRounds, route_nodes: routeNodes, tables: latest },
         goal_gb_per_day: 0.5,
         meets_goal: dayBytes <= 0.5 * 1024 ** 3,
       });

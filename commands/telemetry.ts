@@ -20,6 +20,7 @@ import { fanOut } from './notify/fanout.js';
 import { scheduleSingleton, type SingletonJob } from '../infra/db/singleton.js';
 import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
+import { compactTelemetry } from '../infra/telemetry/compaction.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
 import { archiveRouteCounts } from '../infra/telemetry/route-counts.js';
 import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
@@ -295,9 +296,10 @@ export async function sweepHealth(deps: TelemetryDeps, now: Date): Promise<strin
 export const TELEMETRY_JOB = 'telemetry-maintenance';
 export const TELEMETRY_JOB_INTERVAL_MS = 60_000;
 
-/** One round of the single-instance telemetry job: retention (60 days), then the staleness sweep. */
+/** One round of the single-instance telemetry job: retention (60 days), compaction of closed hours, then the staleness sweep. */
 export async function telemetryMaintenance(deps: TelemetryDeps, now: Date): Promise<{ deleted: Record<string, number>; stale: string[] }> {
   const deleted = await pruneTelemetry(deps.pool, now);
+  await compactTelemetry(deps.pool, now);
   const stale = await sweepHealth(deps, now);
   return { deleted, stale };
 }

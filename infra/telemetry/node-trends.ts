@@ -1,5 +1,6 @@
 import { MAX_GRID_POINTS } from '../../domain/series/grid.js';
 import type { Queryable } from '../db/pool.js';
+import { foldedLean } from './status-compaction.js';
 
 /**
  * What a node page's trends read (document 3, `trends` of `/ui/nodes/{id}/overview`):
@@ -39,8 +40,13 @@ export interface StatusPoint {
 export async function statusPointsSince(db: Queryable, nodeId: string, kind: 'report' | 'apply', since: Date): Promise<StatusPoint[]> {
   const { rows } = await db.query(
     `SELECT * FROM (
-       SELECT id, created_at, status, drift_count FROM status_snapshots
-       WHERE node_id = $1 AND kind = $2 AND created_at >= $3 ORDER BY id DESC LIMIT ${MAX_TREND_ROWS}
+       SELECT id, created_at, status, drift_count FROM (
+         (SELECT id, created_at, status, drift_count FROM status_snapshots
+          WHERE node_id = $1 AND kind = $2 AND created_at >= $3 ORDER BY id DESC LIMIT ${MAX_TREND_ROWS})
+         UNION ALL
+         (SELECT id, created_at, status, drift_count FROM (${foldedLean(`SELECT * FROM status_snapshot_hours WHERE node_id = $1 AND kind = $2 AND hour > $3::timestamptz - interval '1 hour'
+            ORDER BY last_id DESC LIMIT ${MAX_TREND_ROWS}`)}) f WHERE created_at >= $3)
+       ) e ORDER BY id DESC LIMIT ${MAX_TREND_ROWS}
      ) newest ORDER BY id`,
     [nodeId, kind, since],
   );

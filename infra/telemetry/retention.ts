@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/pool.js';
 import { SAMPLE_RETENTION_DAYS } from '../../domain/series/placement.js';
+import { COMPACTED_RETAINED_TABLES } from './compaction.js';
 import { FLAP_RATE_RETAINED_TABLES } from './flap-rate.js';
 import { ROUTE_COUNT_RETAINED_TABLES } from './route-counts.js';
 import { SERIES_RETAINED_TABLES } from './series.js';
@@ -14,6 +15,7 @@ export const ALL_RETAINED_TABLES: readonly RetainedTable[] = [
   ...SERIES_RETAINED_TABLES,
   ...FLAP_RATE_RETAINED_TABLES,
   ...ROUTE_COUNT_RETAINED_TABLES,
+  ...COMPACTED_RETAINED_TABLES,
 ];
 
 /** Days ahead of `now` (UTC) that partitioned tables get their partition in advance. */

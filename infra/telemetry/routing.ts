@@ -80,14 +80,13 @@ export async function storeRoutingAnalytics(db: Queryable, id: number, receivedA
       r.length,
     ],
   });
-  // received_at too: the partition key, so only the observation's own day is read.
-  await db.query(`UPDATE routing_observations SET summary = $2, announced = $3, withdrawn = $4 WHERE id = $1 AND received_at = $5`, [
-    id,
-    JSON.stringify(summarizeRoutes(table)),
-    churn?.announced ?? null,
-    churn?.withdrawn ?? null,
-    receivedAt,
-  ]);
+  // The summary goes with the node's latest table (only the latest one is read); the
+  // observation keeps its churn. received_at too: the partition key, so only the observation's own day is read.
+  await db.query(
+    `WITH observation AS (UPDATE routing_observations SET announced = $3, withdrawn = $4 WHERE id = $1 AND received_at = $5)
+     UPDATE routing_tables SET summary = $2 WHERE node_id = $6 AND observation_id = $1`,
+    [id, JSON.stringify(summarizeRoutes(table)), churn?.announced ?? null, churn?.withdrawn ?? null, receivedAt, table.node_id],
+  );
 }
 
 /**
@@ -153,7 +152,7 @@ export const LATEST_OBSERVATION = `SELECT * FROM routing_observations WHERE id =
 /** Each node's latest observation with its summary, by node id (nodes that never sent a table are absent). */
 export async function latestRouting(db: Queryable, nodeIds?: readonly string[]): Promise<Map<string, LatestRouting>> {
   const { rows } = await db.query(
-    `SELECT ${OBSERVATION_COLUMNS}, o.summary, CASE WHEN o.summary IS NULL THEN t.routes END AS routes
+    `SELECT ${OBSERVATION_COLUMNS}, coalesce(t.summary, o.summary) AS summary, CASE WHEN t.summary IS NULL AND o.summary IS NULL THEN t.routes END AS routes
      FROM routing_tables t CROSS JOIN LATERAL (${LATEST_OBSERVATION}) o
      WHERE $1::text[] IS NULL OR t.node_id = ANY($1) ORDER BY t.node_id`,
     [nodeIds ?? null],

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/pool.js';
 import { statusBodies, type StoredStatusBody } from './status-bodies.js';
+import { asStatusEvent, FOLDED_CANDIDATES, foldedById, foldedLean } from './status-compaction.js';
 import type { StatusEventKind, StatusEventRow } from './store.js';
 
 /** A status event without its payload: what a list shows. */
@@ -14,8 +15,12 @@ export async function leanStatusEvents(
   page: { kind?: StatusEventKind; limit: number; beforeId?: number },
 ): Promise<LeanStatusEvent[]> {
   const { rows } = await db.query(
-    `SELECT id, kind, generation, status, created_at, drift_count FROM status_snapshots
-     WHERE node_id = $1 AND ($2::text IS NULL OR kind = $2) AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $4`,
+    `SELECT * FROM (
+       (SELECT id, kind, generation, status, created_at, drift_count FROM status_snapshots
+        WHERE node_id = $1 AND ($2::text IS NULL OR kind = $2) AND ($3::bigint IS NULL OR id < $3) ORDER BY id DESC LIMIT $4)
+       UNION ALL
+       (${foldedLean(FOLDED_CANDIDATES)} WHERE ($3::bigint IS NULL OR u.id < $3))
+     ) e ORDER BY id DESC LIMIT $4`,
     [nodeId, page.kind ?? null, page.beforeId ?? null, page.limit],
   );
   return rows.map((r: Record<string, any>) => ({
@@ -34,7 +39,10 @@ export async function statusEventById(db: Queryable, id: number): Promise<(Statu
     id,
   ]);
   const r = rows[0];
-  if (!r) return undefined;
+  if (!r) {
+    const e = await foldedById(db, id);
+    return e && asStatusEvent<StatusEventKind>(e);
+  }
   const [payload] = await statusBodies(db, [r as StoredStatusBody]);
   return {
     id: Number(r.id),

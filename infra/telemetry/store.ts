@@ -3,6 +3,7 @@ import type { ApplyResult, ReconciliationReport, RoutingTable, RuntimeSnapshot, 
 import type { Queryable } from '../db/pool.js';
 import { LATEST_OBSERVATION } from './routing.js';
 import { changeAgainstBase, statusBodies, type StoredStatusBody } from './status-bodies.js';
+import { asStatusEvent, foldedWithBodies } from './status-compaction.js';
 
 /**
  * The telemetry tables (migrations/0002_telemetry.sql), method by method. Times
@@ -56,7 +57,7 @@ export async function insertStatusEvent(
   return Number(rows[0].id);
 }
 
-/** A node's status events, newest first, optionally of one kind, with their whole bodies. */
+/** A node's status events, newest first, optionally of one kind, with their whole bodies (raw rows and folded hours, status-compaction.ts). */
 export async function listStatusEvents(db: Queryable, nodeId: string, kind: StatusEventKind | undefined, limit: number): Promise<StatusEventRow[]> {
   const { rows } = await db.query(
     `SELECT id, node_id, kind, generation, status, drift_count, created_at, change, body FROM status_snapshots
@@ -64,7 +65,7 @@ export async function listStatusEvents(db: Queryable, nodeId: string, kind: Stat
     [nodeId, kind ?? null, limit],
   );
   const payloads = await statusBodies(db, rows as StoredStatusBody[]);
-  return rows.map((r: Record<string, any>, i) => ({
+  const raw = rows.map((r: Record<string, any>, i) => ({
     id: Number(r.id),
     kind: r.kind,
     generation: r.generation,
@@ -73,6 +74,11 @@ export async function listStatusEvents(db: Queryable, nodeId: string, kind: Stat
     created_at: iso(r.created_at)!,
     payload: payloads[i],
   }));
+  const folded = (await foldedWithBodies(db, nodeId, kind ?? null, null, limit)).map((e) => {
+    const { node_id: _, ...row } = asStatusEvent<StatusEventKind>(e);
+    return row;
+  });
+  return [...raw, ...folded].sort((a, b) => b.id - a.id).slice(0, limit);
 }
 
 const NOT_RUNNING = (s: RuntimeSnapshot) => s.containers.filter((c) => c.state !== 'running').length;
@@ -277,7 +283,7 @@ export async function insertRoutingTable(db: Queryable, table: RoutingTable, now
   await db.query(
     `INSERT INTO routing_tables (node_id, observation_id, observation_received_at, captured_at, rpki_observed) VALUES ($1, $2, $5, $3, $4)
      ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, observation_received_at = EXCLUDED.observation_received_at, captured_at = EXCLUDED.captured_at,
-       rpki_observed = EXCLUDED.rpki_observed, routes = NULL`,
+       rpki_observed = EXCLUDED.rpki_observed, routes = NULL, summary = NULL`,
     [table.node_id, id, table.captured_at, table.rpki_observed, now],
   );
   return id;
