@@ -9,10 +9,8 @@
 // BENCH_AGENT_WS_ROLE=clients): the server's memory is measured without theirs,
 // and each process stays within its own descriptor limit (10,000 agents need
 // 10,000 sockets on each side; `ulimit -n` must allow that plus the pool).
-import { fork, type ChildProcess } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { WebSocket, WebSocketServer } from 'ws';
 import { rollbackGeneration } from '../commands/generations.js';
 import { createControlApp } from '../http/control/app.js';
@@ -20,7 +18,7 @@ import { fleetDeps } from '../http/control/fleet/common.js';
 import type { DoorbellEvent } from '../domain/doorbell.js';
 import { issueAgentToken } from '../spec/support/agents.js';
 import { createTestSystem, startApp } from '../spec/support/system.js';
-import { collectGarbage, percentile, progress, ratio, report, round, type Benchmark } from './support.js';
+import { collectGarbage, percentile, progress, ratio, report, round, type Benchmark, ChildPeer } from './support.js';
 
 const TOKEN = 'bench-admin-token-0123456789abcdef';
 const NODE = 'bench1';
@@ -30,49 +28,7 @@ const stamp = (): number => performance.timeOrigin + performance.now();
 
 type ToClients = { cmd: 'connect'; url: string; n: number; headers: Record<string, string> } | { cmd: 'arm'; n: number } | { cmd: 'disconnect' };
 type FromClients = { ready: number; failed: number } | { armed: true } | { stamps: number[] } | { disconnected: true };
-
-/** The parent's handle on the client process. */
-class Clients {
-  private readonly child: ChildProcess;
-  private readonly inbox: FromClients[] = [];
-  private waiting: (() => void) | undefined;
-
-  constructor() {
-    this.child = fork(fileURLToPath(import.meta.url), [], {
-      execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
-      env: { ...process.env, BENCH_AGENT_WS_ROLE: 'clients' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.child.on('message', (m) => {
-      this.inbox.push(m as FromClients);
-      this.waiting?.();
-    });
-  }
-
-  send(message: ToClients): void {
-    this.child.send(message);
-  }
-
-  /** The next message from the client process. */
-  next<T extends FromClients>(timeoutMs = 120_000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`client process: no answer within ${timeoutMs} ms`)), timeoutMs);
-      const check = () => {
-        const m = this.inbox.shift();
-        if (!m) return;
-        clearTimeout(timer);
-        this.waiting = undefined;
-        resolve(m as T);
-      };
-      this.waiting = check;
-      check();
-    });
-  }
-
-  stop(): void {
-    this.child.kill();
-  }
-}
+type Clients = ChildPeer<ToClients, FromClients>;
 
 interface Side {
   label: string;
@@ -158,7 +114,7 @@ export const agentWsBench: Benchmark = {
     const sys = await createTestSystem({ env: { ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'silent' } });
     const control = await startApp(createControlApp(sys.context));
     const bare = await bareServer();
-    const clients = new Clients();
+    const clients = new ChildPeer<ToClients, FromClients>('client process', import.meta.url, 'BENCH_AGENT_WS_ROLE', 'clients');
     try {
       const admin = { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` };
       const create = await fetch(`${control.url}/control/v1/admin/nodes`, {

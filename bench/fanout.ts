@@ -16,13 +16,11 @@
 //
 // The clients run in a child process (this file, forked with
 // BENCH_FANOUT_ROLE=clients), so that the server's memory and CPU are its own.
-import { fork, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import express from 'express';
 import pino from 'pino';
 import { WebSocketServer } from 'ws';
@@ -38,7 +36,7 @@ import { fleetDeps } from '../http/control/fleet/common.js';
 import { listenOptions } from '../http/shared/server-limits.js';
 import { issueAgentToken } from '../spec/support/agents.js';
 import { createTestSystem, startApp, type TestSystem } from '../spec/support/system.js';
-import { collectGarbage, envInt, percentile, progress, report, round, type Benchmark } from './support.js';
+import { collectGarbage, envInt, percentile, progress, report, round, type Benchmark, ChildPeer } from './support.js';
 
 const TOKEN = 'bench-admin-token-0123456789abcdef';
 const PUBLIC_KEY = 'wQzQn6qN5m0y0VZ8mY0aQkqf1mN0s2m0oQv0a8m0aE0=';
@@ -67,48 +65,7 @@ interface AgentLogin {
 type ToClients = { cmd: 'connect'; controllerUrl: string; agents: AgentLogin[] } | { cmd: 'arm' } | { cmd: 'refetch' } | { cmd: 'disconnect' };
 type Pulled = { at: number; status: number; bytes: number; generation: number | null };
 type FromClients = { ready: number; failed: number; initial: Pulled[] } | { armed: true } | { pulled: Pulled[]; errors: string[] } | { disconnected: true };
-
-/** The parent's handle on the client process. */
-class Clients {
-  private readonly child: ChildProcess;
-  private readonly inbox: FromClients[] = [];
-  private waiting: (() => void) | undefined;
-
-  constructor() {
-    this.child = fork(fileURLToPath(import.meta.url), [], {
-      execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
-      env: { ...process.env, BENCH_FANOUT_ROLE: 'clients' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.child.on('message', (m) => {
-      this.inbox.push(m as FromClients);
-      this.waiting?.();
-    });
-  }
-
-  send(message: ToClients): void {
-    this.child.send(message);
-  }
-
-  next<T extends FromClients>(timeoutMs = 120_000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`fanout client process: no answer within ${timeoutMs} ms`)), timeoutMs);
-      const check = () => {
-        const m = this.inbox.shift();
-        if (!m) return;
-        clearTimeout(timer);
-        this.waiting = undefined;
-        resolve(m as T);
-      };
-      this.waiting = check;
-      check();
-    });
-  }
-
-  stop(): void {
-    this.child.kill();
-  }
-}
+type Clients = ChildPeer<ToClients, FromClients>;
 
 /**
  * N published nodes, each created with PEERINGS external peerings (interface
@@ -316,7 +273,7 @@ export const fanoutBench: Benchmark = {
     const sys = await createTestSystem({ env: { ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'silent' } });
     const control = await startApp(createControlApp(sys.context));
     const bare = await bareServer();
-    const clients = new Clients();
+    const clients = new ChildPeer<ToClients, FromClients>('fanout client process', import.meta.url, 'BENCH_FANOUT_ROLE', 'clients');
     try {
       progress(`fanout: seeding ${n} published nodes`);
       const t = stamp();

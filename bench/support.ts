@@ -1,5 +1,6 @@
 // Shared helpers of the benchmarks: registration type, a fresh migrated database
 // per benchmark, timing, percentiles, memory sampling, HTTP load and the one-line JSON output.
+import { fork, type ChildProcess } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
@@ -254,4 +255,62 @@ export function combined(rounds: readonly Timing[]): Timing {
   const latencies = Float64Array.from(rounds.flatMap((r) => [...r.latencies])).sort();
   const seconds = rounds.reduce((sum, r) => sum + r.latencies.length / r.perSecond, 0);
   return { perSecond: latencies.length / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), bytes: rounds[0].bytes, latencies };
+}
+
+/**
+ * A benchmark's load-generating side in a child process of its own (the bench file
+ * forked again, with `roleVariable` set to `role`), so that its CPU is not the
+ * measured server's: `send` a command, `next` the child's next message.
+ */
+export class ChildPeer<To, From> {
+  private readonly child: ChildProcess;
+  private readonly inbox: From[] = [];
+  private waiting: (() => void) | undefined;
+
+  constructor(
+    private readonly name: string,
+    moduleUrl: string,
+    roleVariable: string,
+    role: string,
+  ) {
+    this.child = fork(new URL(moduleUrl), [], {
+      execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
+      env: { ...process.env, [roleVariable]: role },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.child.on('message', (m) => {
+      this.inbox.push(m as From);
+      this.waiting?.();
+    });
+  }
+
+  send(message: To): void {
+    this.child.send(message as object);
+  }
+
+  /** The next message from the child. */
+  next<T extends From>(timeoutMs = 120_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${this.name}: no answer within ${timeoutMs} ms`)), timeoutMs);
+      const check = () => {
+        const m = this.inbox.shift();
+        if (m === undefined) return;
+        clearTimeout(timer);
+        this.waiting = undefined;
+        resolve(m as T);
+      };
+      this.waiting = check;
+      check();
+    });
+  }
+
+  /** `send`, then the next message (a long default: a replay can run for minutes). */
+  ask<T extends From>(message: To, timeoutMs = 900_000): Promise<T> {
+    this.send(message);
+    return this.next<T>(timeoutMs);
+  }
+
+  stop(): void {
+    this.child.kill();
+  }
 }

@@ -19,12 +19,10 @@
 //
 // The agents run in a child process (this file, forked with
 // BENCH_TELEMETRY_ROLE=agents), so the server's CPU is measured without theirs.
-import { fork, type ChildProcess } from 'node:child_process';
 import express from 'express';
 import pg from 'pg';
 import http from 'node:http';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { newAgentToken } from '../commands/agent-tokens.js';
 import { handleCommand } from '../commands/handle.js';
 import { startTelemetryJob } from '../commands/telemetry.js';
@@ -37,7 +35,7 @@ import { SERIES_RETAINED_TABLES } from '../infra/telemetry/series.js';
 import { RETAINED_TABLES } from '../infra/telemetry/store.js';
 import { createPool } from '../infra/db/pool.js';
 import { createTestSystem, startApp } from '../spec/support/system.js';
-import { envInt, mb, percentile, progress, report, round, type Benchmark } from './support.js';
+import { envInt, mb, percentile, progress, report, round, type Benchmark, ChildPeer } from './support.js';
 
 const TOKEN = 'bench-admin-token-0123456789abcdef';
 
@@ -244,6 +242,7 @@ type ToAgents =
   | { cmd: 'replay'; minutes: number; fromMinute?: number; urls?: string[]; kinds?: Kind[] }
   | { cmd: 'window'; fromMinute: number; seconds: number };
 type FromAgents = { ready: true } | { done: true; wall_s: number; outcomes: Outcome[] };
+type Agents = ChildPeer<ToAgents, FromAgents>;
 
 async function runAgents(): Promise<void> {
   let agents: Agent[] = [];
@@ -322,44 +321,6 @@ async function runAgents(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- the server's side
-
-class Agents {
-  private readonly child: ChildProcess;
-  private readonly inbox: FromAgents[] = [];
-  private waiting: (() => void) | undefined;
-
-  constructor() {
-    this.child = fork(fileURLToPath(import.meta.url), [], {
-      execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
-      env: { ...process.env, BENCH_TELEMETRY_ROLE: 'agents' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.child.on('message', (m) => {
-      this.inbox.push(m as FromAgents);
-      this.waiting?.();
-    });
-  }
-
-  async ask<T extends FromAgents>(message: ToAgents | null, timeoutMs = 900_000): Promise<T> {
-    if (message) this.child.send(message);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`agents process: no answer within ${timeoutMs} ms`)), timeoutMs);
-      const check = () => {
-        const m = this.inbox.shift();
-        if (!m) return;
-        clearTimeout(timer);
-        this.waiting = undefined;
-        resolve(m as T);
-      };
-      this.waiting = check;
-      check();
-    });
-  }
-
-  stop(): void {
-    this.child.kill();
-  }
-}
 
 /** Latency figures per kind and over all, and the answers that were not 200. */
 function latencies(outcomes: readonly Outcome[]) {
@@ -543,9 +504,9 @@ async function runServer(): Promise<void> {
   });
   secondOuter.use(createControlApp({ ...secondSys.context, now: () => new Date(simulated) }));
   const second = await startApp(secondOuter);
-  const agents = new Agents();
+  const agents = new ChildPeer<ToAgents, FromAgents>('agents process', import.meta.url, 'BENCH_TELEMETRY_ROLE', 'agents');
   try {
-    await agents.ask<{ ready: true }>(null);
+    await agents.next<{ ready: true }>();
     progress(`telemetry-ingest: issuing ${n} agent tokens`);
     // Tokens straight through the token decider (what the admin endpoint appends, without
     // its node lookup): the report endpoints check only the token and its node id, and a
