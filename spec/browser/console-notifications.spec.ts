@@ -79,7 +79,8 @@ describe('console Notifications page: channels, subscriptions, delivery log, pau
     await secretBox.waitFor();
     const secret = await secretBox.inputValue();
     expect(secret).to.match(/^whsec_/);
-    expect(await page.evaluate(() => document.activeElement?.id)).to.equal('secret');
+    // The page focuses the secret once its channel list is refreshed: wait for that, not for the box alone.
+    await eventually(async () => (await page.evaluate(() => document.activeElement?.id)) === 'secret', { timeoutMs: 5000, what: 'the secret focused' });
     await subscribeToFlapAlerts(page, 'NOC chat');
     await shot(page, 'notifications-webhook-added');
     await page.getByRole('button', { name: 'Done, hide it' }).click();
