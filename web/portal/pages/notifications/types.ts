@@ -1,5 +1,5 @@
 /** The portal's notification rows are the shared ones (`GET /autopeering/notifications/channels`). */
-import type { Channel, Delivery } from '../../../shared/notifications.js';
+import type { Channel } from '../../../shared/notifications.js';
 
 export type { Channel, Delivery, Subscription } from '../../../shared/notifications.js';
 
@@ -23,6 +23,3 @@ export function channelState(c: Channel): { label: string; tone: 'ok' | 'warn' |
   if (c.consecutive_failures > 0) return { label: `failing (${c.consecutive_failures})`, tone: 'warn' };
   return { label: 'active', tone: 'ok' };
 }
-
-export const deliveryTone = (d: Delivery): string =>
-  d.status === 'delivered' ? 'ok' : d.status === 'failed' ? 'bad' : d.status === 'attempted' ? 'warn' : 'unknown';
