@@ -24,12 +24,7 @@ export interface AgentTokenRow {
   revoked_at: Date | null;
 }
 
-/** One primary-key read: the hash comparison and the expiry check are the caller's. */
-export async function findAgentToken(db: Queryable, tokenId: string): Promise<AgentTokenRow | undefined> {
-  return (await findAgentTokens(db, [tokenId])).get(tokenId);
-}
-
-/** `findAgentToken` of many ids in one read (prepared once per connection: every agent request runs it), by token id. */
+/** Agent token rows by id, many in one read (prepared once per connection: every agent request runs it); the hash comparison and the expiry check are the caller's. */
 export async function findAgentTokens(db: Queryable, tokenIds: readonly string[]): Promise<Map<string, AgentTokenRow>> {
   const { rows } = await db.query<AgentTokenRow>({
     name: 'agent-tokens',
