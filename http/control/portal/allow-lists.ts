@@ -6,7 +6,7 @@ import type { FleetOverview, FleetRow } from '../../../domain/public/fleet-overv
 import type { Geo } from '../../../domain/public/geo.js';
 import type { FlapAlertRow } from '../../../projections/flap-alerts/queries.js';
 import type { TrafficPoint, TrafficTrend } from '../ui/traffic-trend.js';
-import type { FleetRoutingBlock, SizePoint } from '../ui/views/routing.js';
+import type { FleetRoutingBlock, SizePoint } from '../shared/routing-views.js';
 import type { BreakdownNode, BreakdownPeer, TrafficBreakdown } from '../ui/views/traffic-breakdown.js';
 
 /**

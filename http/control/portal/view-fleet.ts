@@ -9,7 +9,7 @@ import { ResponseCache } from '../ui/response-cache.js';
 import { trafficGrids } from '../ui/series-params.js';
 import { trafficByAs } from '../ui/traffic-by-as.js';
 import { trafficTrend } from '../ui/traffic-trend.js';
-import { fleetRoutingBlock } from '../ui/views/routing.js';
+import { fleetRoutingBlock } from '../shared/routing-views.js';
 import { buildTrafficBreakdown } from '../ui/views/traffic-breakdown.js';
 import { portalOverview, portalRouting, portalTrafficBreakdown, portalTrafficByAs, portalTrafficMix, portalTrafficTrend } from './allow-lists.js';
 import { PORTAL_UNAUTHORIZED } from './auth.js';
