@@ -10,7 +10,7 @@ import { trafficGrids } from '../ui/series-params.js';
 import { trafficByAs } from '../ui/traffic-by-as.js';
 import { trafficTrend } from '../ui/traffic-trend.js';
 import { fleetRoutingBlock } from '../shared/routing-views.js';
-import { buildTrafficBreakdown } from '../ui/views/traffic-breakdown.js';
+import { buildTrafficBreakdown } from '../shared/traffic-breakdown.js';
 import { portalOverview, portalRouting, portalTrafficBreakdown, portalTrafficByAs, portalTrafficMix, portalTrafficTrend } from './allow-lists.js';
 import { PORTAL_UNAUTHORIZED } from './auth.js';
 import { PORTAL_SECURITY, PORTAL_TAGS } from './schemas.js';
