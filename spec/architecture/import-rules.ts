@@ -14,7 +14,7 @@ const ts: typeof Ts = createRequire(import.meta.url)('typescript');
  * and no import circle between source files.
  */
 
-/** A layer is a top folder; `infra/cli/` (the composition root) is a layer of its own. */
+/** A layer is a top folder; `cli/` is the composition root. */
 export type Layer = 'domain' | 'commands' | 'projections' | 'http' | 'agent' | 'infra' | 'cli' | 'bench' | 'lab' | 'web';
 
 /** Which layers each layer may import (its own included). `bench/`, `lab/` and `spec/` may import anything. */
@@ -39,7 +39,7 @@ export const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
 export const DOMAIN_PACKAGES: readonly string[] = ['@sinclair/typebox', 'ajv', 'ajv-formats', 'ipaddr.js', 'node:crypto', 'node:util'];
 
 /** The folders read from the work tree; `spec/` is not a layer (it may import everything). */
-export const SOURCE_ROOTS: readonly string[] = ['domain', 'commands', 'projections', 'http', 'agent', 'infra', 'bench', 'lab'];
+export const SOURCE_ROOTS: readonly string[] = ['domain', 'commands', 'projections', 'http', 'agent', 'infra', 'cli', 'bench', 'lab'];
 
 /** A source file by its path from the project root (`commands/notify.ts`) and its text. */
 export interface SourceFile {
@@ -50,10 +50,9 @@ export interface SourceFile {
 /** One import: from a file to a project file (`target`, resolved) or to a package (`pkg`). */
 export type Import = { from: string; target: string } | { from: string; pkg: string };
 
-const folderOf = (layer: Layer): string => (layer === 'cli' ? 'infra/cli/' : `${layer}/`);
+const folderOf = (layer: Layer): string => `${layer}/`;
 
 export function layerOf(path: string): Layer | undefined {
-  if (path.startsWith('infra/cli/')) return 'cli';
   if (path.startsWith('web/')) return 'web';
   const top = path.split('/')[0];
   return (SOURCE_ROOTS as string[]).includes(top) ? (top as Layer) : undefined;

@@ -10,7 +10,7 @@ describe('import rules of the architecture', () => {
   it('hold for every source file of the work tree', () => {
     const tree = sourceFiles(PROJECT_ROOT);
     expect(tree.length).to.be.above(300);
-    expect(tree.map((f) => f.path)).to.include.members(['domain/doorbell.ts', 'commands/fleet-write.ts', 'infra/cli/system.ts', 'http/control/app.ts']);
+    expect(tree.map((f) => f.path)).to.include.members(['domain/doorbell.ts', 'commands/fleet-write.ts', 'cli/system.ts', 'http/control/app.ts']);
     expect(violations(tree)).to.deep.equal([]);
   });
 
@@ -32,13 +32,13 @@ describe('import rules of the architecture', () => {
     ]);
   });
 
-  it('refuse infra/ importing commands/, http/ or projections/, except the composition root infra/cli/', () => {
+  it('refuse infra/ importing commands/, http/ or projections/, and allow the composition root cli/ all of them', () => {
     const found = violations(
       files({
         'infra/doorbell.ts': `import type { Doorbell } from '../commands/doorbell.js';`,
         'infra/agent-hub/presence.ts': `export { type ServiceContext } from '../../http/shared/context.js';`,
         'infra/jobs/watch.ts': `const q = await import('../../projections/fleet/queries.js');`,
-        'infra/cli/system.ts': `import { createControlApp } from '../../http/control/app.js';\nimport { createAccount } from '../../commands/accounts.js';\nimport { allProjections } from '../../projections/index.js';`,
+        'cli/system.ts': `import { createControlApp } from '../http/control/app.js';\nimport { createAccount } from '../commands/accounts.js';\nimport { allProjections } from '../projections/index.js';`,
       }),
     );
     expect(found).to.deep.equal([
@@ -51,13 +51,13 @@ describe('import rules of the architecture', () => {
   it('refuse any layer but bench/ importing the composition root, and the agent importing the server', () => {
     const found = violations(
       files({
-        'http/control/app.ts': `import { stateMigrations } from '../../infra/cli/migrations.js';`,
+        'http/control/app.ts': `import { stateMigrations } from '../../cli/migrations.js';`,
         'agent/daemon.ts': `import { PgDoorbell } from '../infra/doorbell.js';\nimport type { DesiredState } from '../domain/desired-state/schema.js';`,
-        'bench/run.ts': `import { startSystem } from '../infra/cli/system.js';\nimport { testSystem } from '../spec/support/system.js';`,
+        'bench/run.ts': `import { startSystem } from '../cli/system.js';\nimport { testSystem } from '../spec/support/system.js';`,
       }),
     );
     expect(found).to.deep.equal([
-      'http/control/app.ts imports infra/cli/migrations.ts: http/ may import http/, commands/, projections/, domain/, infra/, web/',
+      'http/control/app.ts imports cli/migrations.ts: http/ may import http/, commands/, projections/, domain/, infra/, web/',
       'agent/daemon.ts imports infra/doorbell.ts: agent/ may import agent/, domain/',
     ]);
   });
