@@ -10,8 +10,9 @@ const ts: typeof Ts = createRequire(import.meta.url)('typescript');
 /**
  * The import rules of docs/architecture.md, checked over the TypeScript imports
  * (static, `import type`, re-exports and dynamic `import()`, as `ts.preProcessFile`
- * reads them): which layer may import which, which packages `domain/` may use,
- * and no import circle between source files.
+ * reads them): which layer may import which, which domain folder may import which
+ * (`DOMAIN_MAY_IMPORT`), which packages `domain/` may use, and no import circle
+ * between source files.
  */
 
 /** A layer is a top folder; `cli/` is the composition root. */
@@ -34,6 +35,28 @@ export const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   // The browser apps (own tsconfig, checked by svelte-check, not scanned here): pure domain code and the other pages' browser modules.
   web: ['web', 'domain', 'http'],
 };
+
+/**
+ * The rooms inside `domain/`: which other domain folders a folder may import (its
+ * own folder and the shared files at the top, `errors.ts`, `decider.ts`, ..., always).
+ * `desired-state/` sits on top of `node/`, `dns/` and `fleet-ops/`, and `net/`
+ * (addresses, ports, their schema formats) at the bottom. A folder not named here
+ * may import any domain folder.
+ */
+export const DOMAIN_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  net: [],
+  // `autopeering/policy.ts`: a node's autopeering policy is one of its fields.
+  node: ['net', 'autopeering'],
+  dns: ['net', 'node'],
+  'fleet-ops': ['net', 'node', 'release'],
+  'desired-state': ['net', 'node', 'dns', 'fleet-ops'],
+};
+
+/** The domain folder of a path (`node` for `domain/node/decide.ts`), undefined for the shared files at the top of `domain/`. */
+export function domainRoomOf(path: string): string | undefined {
+  const parts = path.split('/');
+  return parts[0] === 'domain' && parts.length > 2 ? parts[1] : undefined;
+}
 
 /** The only packages `domain/` may import: schemas, address arithmetic, hashing. Nothing with I/O. */
 export const DOMAIN_PACKAGES: readonly string[] = ['@sinclair/typebox', 'ajv', 'ajv-formats', 'ipaddr.js', 'node:crypto', 'node:util'];
@@ -99,6 +122,14 @@ export function violations(files: readonly SourceFile[]): string[] {
     const to = layerOf(i.target);
     const allowed = to === undefined ? (from === 'bench' || from === 'lab') && i.target.startsWith('spec/') : MAY_IMPORT[from].includes(to);
     if (!allowed) found.push(`${i.from} imports ${i.target}: ${folderOf(from)} may import ${MAY_IMPORT[from].map(folderOf).join(', ')}`);
+    else if (from === 'domain' && to === 'domain') {
+      const [room, target] = [domainRoomOf(i.from), domainRoomOf(i.target)];
+      const rooms = room === undefined ? undefined : DOMAIN_MAY_IMPORT[room];
+      if (rooms && target !== undefined && target !== room && !rooms.includes(target)) {
+        const may = [room, ...rooms].map((r) => `domain/${r}/`).join(', ');
+        found.push(`${i.from} imports ${i.target}: domain/${room}/ may import ${may} and the files at the top of domain/`);
+      }
+    }
   }
   for (const { cycle, files: tied } of circles(
     files.map((f) => f.path),
