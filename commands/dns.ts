@@ -19,7 +19,8 @@ import { live } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { nextDnsId } from './dns-ids.js';
 import { writeDnsGroup, type GroupPlan } from './dns-write.js';
-import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { FleetDeps, NodeWriteOutcome } from './fleet-write.js';
+import { writeNode } from './node-write.js';
 import type { LoadMore } from './handle.js';
 
 /**
@@ -194,7 +195,7 @@ export function assignDnsGroup(deps: FleetDeps, nodeId: string, groupId: number 
   return writeNode(
     deps,
     nodeId,
-    async (state, more) => {
+    async ({ state, more }) => {
       const node = live(state, nodeId);
       const group = async (id: number | null | undefined) =>
         id == null ? undefined : fold(dnsGroupDecider, (await more(dnsGroupStream(id))).events as DnsGroupEvent[]);
@@ -204,8 +205,7 @@ export function assignDnsGroup(deps: FleetDeps, nodeId: string, groupId: number 
       return {
         events: change.node,
         reason: name ? `joined dns group ${name}` : 'left its dns group',
-        publish: change.node.length ? 'always' : 'none',
-        alongside: change.groups,
+        also: change.groups,
         result: undefined,
       };
     },

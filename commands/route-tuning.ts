@@ -1,8 +1,9 @@
-import { decideNode, live } from '../domain/node/decide.js';
+import { live } from '../domain/node/decide.js';
 import { mergeRouteTuning, type RouteTuningPatch } from '../domain/desired-state/route-tuning.js';
 import { NotFound } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { AnswerReader, FleetDeps, NodeWriteOutcome } from './fleet-write.js';
+import { writeNode } from './node-write.js';
 
 /**
  * The console's route-tuning writes. Each merges into the node's stream as the
@@ -22,12 +23,11 @@ export function tuneRoutes<A = undefined>(
   return writeNode(
     deps,
     nodeId,
-    (state) => {
-      const node = live(state, nodeId);
-      const { template, changed } = mergeRouteTuning(node.fields.base_template ?? {}, patch);
-      const events = changed.length > 0 ? decideNode({ type: 'UpdateNode', node_id: nodeId, changes: { base_template: template } }, state) : [];
-      // Route tuning is read by this node's materialisation only: no topology fan-out.
-      return { events, reason: `route tuning updated (${changed.join(', ')})`, publish: events.length > 0 ? 'if-published' : 'none', result: undefined };
+    ({ state }) => {
+      const { template, changed } = mergeRouteTuning(live(state, nodeId).fields.base_template ?? {}, patch);
+      // Route tuning is read by this node's materialisation only: no topology fan-out (`publicationsFor`).
+      const commands = changed.length > 0 ? [{ type: 'UpdateNode' as const, node_id: nodeId, changes: { base_template: template } }] : [];
+      return { commands, reason: `route tuning updated (${changed.join(', ')})`, result: undefined };
     },
     metadata,
     read,
@@ -46,18 +46,14 @@ export function setLinkLatency<A = undefined>(
   return writeNode(
     deps,
     nodeId,
-    (state) => {
+    ({ state }) => {
       const session = live(state, nodeId).sessions.find((s) => s.id === sessionId);
       // Deleted (or moved) since the caller looked its node up.
       if (!session) throw new NotFound(`unknown bgp session ${sessionId}`);
       const unchanged = (session.spec.link_latency ?? null) === linkLatency;
-      const events = unchanged
-        ? []
-        : decideNode(
-            { type: 'UpdateSession', node_id: nodeId, session_id: sessionId, changes: { spec: { ...session.spec, link_latency: linkLatency } } },
-            state,
-          );
-      return { events, reason: `bgp session ${session.spec.name} updated (link_latency)`, publish: unchanged ? 'none' : 'always', result: undefined };
+      const spec = { ...session.spec, link_latency: linkLatency };
+      const commands = unchanged ? [] : [{ type: 'UpdateSession' as const, node_id: nodeId, session_id: sessionId, changes: { spec } }];
+      return { commands, reason: `bgp session ${session.spec.name} updated (link_latency)`, result: undefined };
     },
     metadata,
     read,
