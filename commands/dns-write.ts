@@ -1,4 +1,4 @@
-import { fold, type DomainEvent } from '../domain/decider.js';
+import { fold } from '../domain/decider.js';
 import { dnsGroupDecider } from '../domain/dns/decide.js';
 import { dnsGroupStream, type DnsGroupEvent } from '../domain/dns/events.js';
 import type { DnsGroupState } from '../domain/dns/state.js';
@@ -8,21 +8,21 @@ import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { FleetLoader, publication, type FleetDeps, type NodeWriteOutcome, type Published } from './fleet-write.js';
 import { execute, type Decision, type LoadMore } from './handle.js';
-import { afterCommit, guardedLoads, publishingLocks } from './node-write.js';
+import { afterCommit, guardedLoads, publishingLocks, type StreamEvents } from './node-write.js';
 
 /**
  * What a write to one DNS group decides.
  *
  * - `dissolve`: the group is deleted; every member gets `NodeDnsGroupAssigned`
  *   null in its own stream and publishes without DNS.
- * - `alongside`: other streams written in the same append (group name claims);
+ * - `also`: other streams written in the same append (group name claims);
  *   the plan loads each through `more` first, so the append checks its version.
  */
 export interface GroupPlan<T> {
   events: DnsGroupEvent[];
   reason: string;
   dissolve?: boolean;
-  alongside?: readonly { streamId: string; events: readonly DomainEvent[] }[];
+  also?: readonly StreamEvents[];
   result: T;
 }
 
@@ -52,7 +52,7 @@ export async function writeDnsGroup<T>(
       const before = fold(dnsGroupDecider, streams[primary].events as DnsGroupEvent[]);
       const decided = await plan(before, more);
       const after = decided.events.reduce(dnsGroupDecider.evolve, before);
-      const writes: Decision['writes'] = [{ streamId: primary, events: decided.events }, ...(decided.alongside ?? [])];
+      const writes: Decision['writes'] = [{ streamId: primary, events: decided.events }, ...(decided.also ?? [])];
       const published: Published[] = [];
       if (decided.events.length === 0) return { writes: guards(writes), result: { result: decided.result, published } };
 

@@ -44,7 +44,7 @@ export async function createDnsGroup(deps: FleetDeps, input: DnsGroupIn, metadat
     groupId,
     async (state, more) => ({
       ...command(state, { type: 'CreateGroup', group_id: groupId, group }, `dns group ${group.name} created`, groupId),
-      alongside: [{ streamId: dnsGroupNameStream(group.name), events: claimName(await nameEvents(more, group.name), group.name, groupId) }],
+      also: [{ streamId: dnsGroupNameStream(group.name), events: claimName(await nameEvents(more, group.name), group.name, groupId) }],
     }),
     metadata,
   );
@@ -61,7 +61,7 @@ export function updateDnsGroup(deps: FleetDeps, groupId: number, changes: DnsGro
       if (renamed === undefined) return plan;
       return {
         ...plan,
-        alongside: [
+        also: [
           { streamId: dnsGroupNameStream(renamed), events: claimName(await nameEvents(more, renamed), renamed, groupId) },
           { streamId: dnsGroupNameStream(current.name), events: releaseName(await nameEvents(more, current.name), current.name, groupId) },
         ],
@@ -80,7 +80,7 @@ export function deleteDnsGroup(deps: FleetDeps, groupId: number, metadata: Event
       return {
         ...command(state, { type: 'DeleteGroup', group_id: groupId }, `dns group ${current.name} deleted`, undefined),
         dissolve: true,
-        alongside: [{ streamId: dnsGroupNameStream(current.name), events: releaseName(await nameEvents(more, current.name), current.name, groupId) }],
+        also: [{ streamId: dnsGroupNameStream(current.name), events: releaseName(await nameEvents(more, current.name), current.name, groupId) }],
       };
     },
     metadata,

@@ -57,7 +57,7 @@ export interface NodeWriteOutcome<T, A = undefined> {
 export const TOPOLOGY_STREAM = 'fleet-topology';
 
 /**
- * The writer lock of the whole fleet: every write through `appendPublishing`
+ * The writer lock of the whole fleet: every publishing write (`publishingLocks`)
  * holds it shared (node writes do not wait for each other on it), a fleet-wide
  * write (`writeNodes`) exclusive, so no node is created or changed while it lists
  * and decides over every node.

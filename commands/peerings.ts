@@ -5,7 +5,7 @@ import type { LiveNode } from '../domain/node/state.js';
 import { fold } from '../domain/decider.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import type { AnswerReader, FleetDeps, NodeWriteOutcome } from './fleet-write.js';
-import { writeNode, type NodeWriteInput } from './node-write.js';
+import { writeNode, type NodeWriteInput, type NodeWriteRequest } from './node-write.js';
 import { load, type LoadMore } from './handle.js';
 import { cancelRequestsOfPeerings } from './autopeering-cancel.js';
 
@@ -29,51 +29,32 @@ export function peeringRecord(id: number, input: PeeringIn): PeeringRecord {
   };
 }
 
-export async function createPeering<A = undefined>(
-  deps: FleetDeps,
-  nodeId: string,
-  input: PeeringIn,
-  metadata: EventMetadata,
-  read?: AnswerReader<number, A>,
-): Promise<NodeWriteOutcome<number, A>> {
-  return writeNode(
-    deps,
-    nodeId,
-    async ({ more, reserve }) => {
-      const [id] = await reserve('peering');
-      const peering = peeringRecord(id, input);
-      const remote = await remoteExists(more, input.remote_node_id);
-      return { commands: [{ type: 'CreatePeering', node_id: nodeId, peering, remoteExists: remote }], reason: `peering ${input.name} created`, result: id };
-    },
-    metadata,
-    read,
-  );
+export function createPeering<A = undefined>(deps: FleetDeps, nodeId: string, input: PeeringIn, metadata: EventMetadata, read?: AnswerReader<number, A>) {
+  const create = async ({ more, reserve }: NodeWriteInput): Promise<NodeWriteRequest<number>> => {
+    const [id] = await reserve('peering');
+    const remote = await remoteExists(more, input.remote_node_id);
+    const command: NodeCommand = { type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(id, input), remoteExists: remote };
+    return { commands: [command], reason: `peering ${input.name} created`, result: id };
+  };
+  return writeNode(deps, nodeId, create, metadata, read);
 }
 
 /** A PATCH that changes nothing (every field as stored) appends nothing and publishes nothing. */
-export async function updatePeering<A = undefined>(
+export function updatePeering<A = undefined>(
   deps: FleetDeps,
   nodeId: string,
   peeringId: number,
   changes: PeeringPatch,
   metadata: EventMetadata,
   read?: AnswerReader<void, A>,
-): Promise<NodeWriteOutcome<void, A>> {
-  return writeNode(
-    deps,
-    nodeId,
-    async ({ state, more }) => {
-      const name = changes.name ?? live(state, nodeId).peerings.find((p) => p.id === peeringId)?.name ?? peeringId;
-      const remote = await remoteExists(more, changes.remote_node_id);
-      return {
-        commands: [{ type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: remote }],
-        reason: `peering ${name} updated`,
-        result: undefined,
-      };
-    },
-    metadata,
-    read,
-  );
+) {
+  const update = async ({ state, more }: NodeWriteInput): Promise<NodeWriteRequest<void>> => {
+    const name = changes.name ?? live(state, nodeId).peerings.find((p) => p.id === peeringId)?.name ?? peeringId;
+    const remote = await remoteExists(more, changes.remote_node_id);
+    const command: NodeCommand = { type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: remote };
+    return { commands: [command], reason: `peering ${name} updated`, result: undefined };
+  };
+  return writeNode(deps, nodeId, update, metadata, read);
 }
 
 /**
