@@ -27,10 +27,10 @@ import { WebSocketServer } from 'ws';
 import { AgentChannel, type DoorbellEvent } from '../agent/channel.js';
 import { callControl } from '../agent/http.js';
 import type { AgentRuntime } from '../agent/runtime.js';
-import { writeNode } from '../commands/fleet-write.js';
+import { writeNode } from '../commands/node-write.js';
 import { nextIds } from '../commands/ids.js';
 import { peeringRecord } from '../commands/peerings.js';
-import { decideAll, type NodeCommand } from '../domain/node/decide.js';
+import type { NodeCommand } from '../domain/node/decide.js';
 import { createControlApp } from '../http/control/app.js';
 import { fleetDeps } from '../http/control/fleet/common.js';
 import { listenOptions } from '../http/shared/server-limits.js';
@@ -125,7 +125,7 @@ async function seedNodes(sys: TestSystem, n: number): Promise<string[]> {
         },
       );
     }
-    await writeNode(deps, node_id, (state) => ({ events: decideAll(commands, state).events, reason: 'seed', publish: 'always', result: undefined }), {
+    await writeNode(deps, node_id, () => ({ commands, reason: 'seed', result: undefined }), {
       actor: 'bench',
     });
   });

@@ -2,7 +2,8 @@
 // write path's parts (no HTTP, many nodes per append): each node with external
 // peerings, then an internal mesh to its ring neighbours, every peering with a
 // WireGuard interface and one BGP session.
-import { appendPublishing, FleetLoader, publication, type Published } from '../commands/fleet-write.js';
+import { FleetLoader, publication, type Published } from '../commands/fleet-write.js';
+import { afterCommit, guardedLoads, publishingLocks } from '../commands/node-write.js';
 import { execute } from '../commands/handle.js';
 import { nextIds } from '../commands/ids.js';
 import { peeringRecord } from '../commands/peerings.js';
@@ -73,7 +74,7 @@ const SEED_CHUNK = 250;
  *    `CreateInterface`, `CreateSession` decided by `decideAll`, as `writeNode`
  *    would), one append of many node streams;
  * 2. every node's internal mesh (ring neighbours ±1, ±2), decided the same way
- *    and published in the same append by `appendPublishing` and `publication`
+ *    and published in the same append by the write pipeline's steps (`guardedLoads`, `publication`, `afterCommit`)
  *    (materialised with `FleetLoader`, validated): each node's generation 1.
  *
  * Ids come from the same sequences (`nextIds`), a chunk's worth per query.
@@ -178,10 +179,11 @@ export async function seedFleet(sys: TestSystem, count: number, options: SeedOpt
       22000,
     );
     const streams = chunk.map((i) => nodeStream(nodeId(i)));
-    await appendPublishing(
-      deps,
+    const executed = await execute(
+      deps.store,
       streams,
-      async (loaded, more) => {
+      async (loaded, load) => {
+        const { more, guards } = guardedLoads(load);
         const after = new Map<string, NodeState>();
         const writes: { streamId: string; events: NodeEvent[] }[] = [];
         for (const [k, i] of chunk.entries()) {
@@ -199,9 +201,11 @@ export async function seedFleet(sys: TestSystem, count: number, options: SeedOpt
           published.push(next.published);
           publications.push(next.write);
         }
-        return { writes: [...writes, ...publications], published, result: undefined };
+        return { writes: guards([...writes, ...publications]), result: { result: undefined, published } };
       },
       meta,
+      { locks: publishingLocks(streams) },
     );
+    await afterCommit(deps, executed);
   }
 }

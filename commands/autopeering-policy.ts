@@ -1,6 +1,7 @@
 import { decideAutopeeringPolicy, type PolicyChange } from '../domain/autopeering/policy-decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type FleetDeps } from './fleet-write.js';
+import type { FleetDeps } from './fleet-write.js';
+import { writeNode } from './node-write.js';
 
 /**
  * Sets a node's autopeering policy: one append to the node stream. A policy is
@@ -10,10 +11,9 @@ export async function setAutopeeringPolicy(deps: FleetDeps, nodeId: string, chan
   await writeNode(
     deps,
     nodeId,
-    (state) => ({
+    ({ state }) => ({
       events: decideAutopeeringPolicy(state, nodeId, change),
       reason: `autopeering policy ${change.kind === 'replace' ? 'replaced' : 'patched'}`,
-      publish: 'none',
       result: undefined,
     }),
     metadata,

@@ -3,14 +3,12 @@ import { decideRequest, requestDecider } from '../domain/autopeering/request-dec
 import { requestStream, type RequestEvent, type RequestRecord } from '../domain/autopeering/request.js';
 import { fold } from '../domain/decider.js';
 import { NotFound } from '../domain/errors.js';
-import { decideNode } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { provisionedCount } from '../projections/autopeering/queries.js';
 import type { AnswerReader, FleetDeps, NodeWriteOutcome } from './fleet-write.js';
-import { writeNode } from './fleet-write.js';
+import { writeNode } from './node-write.js';
 import { load } from './handle.js';
-import { nextIds } from './ids.js';
-import { provisionWith } from './peerings.js';
+import { provisionCommands, reserveProvisionIds } from './peerings.js';
 
 /** Who asks, from the portal session. */
 export interface Requester {
@@ -34,14 +32,13 @@ export async function createRequest<A = undefined>(
   metadata: EventMetadata,
   read?: AnswerReader<RequestRecord, A>,
 ): Promise<NodeWriteOutcome<RequestRecord, A>> {
-  const [requestId] = await nextIds(deps.db, 'autopeering_request');
   const nodeId = request.node_id;
-  const stream = requestStream(requestId);
-  const outcome = await provisionWith(
+  return writeNode(
     deps,
     nodeId,
-    request.form === 'dual-plain' ? 2 : 1,
-    async (state, more, ids) => {
+    async ({ state, more, reserve }) => {
+      const [requestId] = await reserve('autopeering_request');
+      const ids = await reserveProvisionIds(reserve, request.form === 'dual-plain' ? 2 : 1);
       // The provisioned count changes only with a write to this node's stream (create, cancel), which this write holds.
       const plan = planProvision(state.status === 'Live' ? state : undefined, nodeId, who.asn, await provisionedCount(deps.db, nodeId), request);
       const record: RequestRecord = {
@@ -54,18 +51,18 @@ export async function createRequest<A = undefined>(
         requested: request.requested,
         provision: plan.provision,
       };
+      const stream = requestStream(requestId);
       const current = fold(requestDecider, (await more(stream)).events as RequestEvent[]);
       return {
-        input: plan,
+        commands: await provisionCommands(more, nodeId, ids, plan),
         reason: `autopeering request ${requestId} by AS${who.asn} provisioned`,
-        alongside: [{ streamId: stream, events: decideRequest({ type: 'ProvisionRequest', record }, current) }],
+        also: [{ streamId: stream, events: decideRequest({ type: 'ProvisionRequest', record }, current) }],
         result: record,
       };
     },
     metadata,
-    read && ((db, r) => read(db, r.result)),
+    read,
   );
-  return { ...outcome, result: outcome.result.result };
 }
 
 /**
@@ -83,16 +80,14 @@ export async function cancelRequest(deps: FleetDeps, requestId: number, asn: num
   return writeNode(
     deps,
     nodeId,
-    async (state, more) => {
+    async ({ state, more }) => {
       const current = fold(requestDecider, (await more(stream)).events as RequestEvent[]);
       const cancelled = decideRequest({ type: 'CancelRequest', request_id: requestId, by: 'requester' }, current);
       const present = state.status === 'Live' && state.peerings.some((p) => p.id === peeringId);
-      const events = present ? decideNode({ type: 'DeletePeering', node_id: nodeId, peering_id: peeringId }, state) : [];
       return {
-        events,
+        commands: present ? [{ type: 'DeletePeering', node_id: nodeId, peering_id: peeringId }] : [],
         reason: `autopeering request ${requestId} cancelled by AS${asn}`,
-        publish: events.length > 0 ? 'always' : 'none',
-        alongside: [{ streamId: stream, events: cancelled }],
+        also: [{ streamId: stream, events: cancelled }],
         result: undefined,
       };
     },

@@ -1,4 +1,4 @@
-import { fold, type DomainEvent } from '../domain/decider.js';
+import { fold } from '../domain/decider.js';
 import { dnsGroupDecider } from '../domain/dns/decide.js';
 import { dnsGroupStream, type DnsGroupEvent } from '../domain/dns/events.js';
 import type { DnsGroupState } from '../domain/dns/state.js';
@@ -6,22 +6,23 @@ import { nodeDecider } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { appendPublishing, FleetLoader, publication, type FleetDeps, type NodeWriteOutcome, type Published, type PublishingDecision } from './fleet-write.js';
-import type { LoadMore } from './handle.js';
+import { FleetLoader, publication, type FleetDeps, type NodeWriteOutcome, type Published } from './fleet-write.js';
+import { execute, type Decision, type LoadMore } from './handle.js';
+import { afterCommit, guardedLoads, publishingLocks, type StreamEvents } from './node-write.js';
 
 /**
  * What a write to one DNS group decides.
  *
  * - `dissolve`: the group is deleted; every member gets `NodeDnsGroupAssigned`
  *   null in its own stream and publishes without DNS.
- * - `alongside`: other streams written in the same append (group name claims);
+ * - `also`: other streams written in the same append (group name claims);
  *   the plan loads each through `more` first, so the append checks its version.
  */
 export interface GroupPlan<T> {
   events: DnsGroupEvent[];
   reason: string;
   dissolve?: boolean;
-  alongside?: readonly { streamId: string; events: readonly DomainEvent[] }[];
+  also?: readonly StreamEvents[];
   result: T;
 }
 
@@ -43,16 +44,17 @@ export async function writeDnsGroup<T>(
   metadata: EventMetadata,
 ): Promise<NodeWriteOutcome<T>> {
   const primary = dnsGroupStream(groupId);
-  return appendPublishing(
-    deps,
+  const executed = await execute(
+    deps.store,
     [primary],
-    async (streams, more) => {
+    async (streams, load) => {
+      const { more, guards } = guardedLoads(load);
       const before = fold(dnsGroupDecider, streams[primary].events as DnsGroupEvent[]);
       const decided = await plan(before, more);
       const after = decided.events.reduce(dnsGroupDecider.evolve, before);
-      const writes: PublishingDecision<T>['writes'] = [{ streamId: primary, events: decided.events }, ...(decided.alongside ?? [])];
+      const writes: Decision['writes'] = [{ streamId: primary, events: decided.events }, ...(decided.also ?? [])];
       const published: Published[] = [];
-      if (decided.events.length === 0) return { writes, published, result: decided.result };
+      if (decided.events.length === 0) return { writes: guards(writes), result: { result: decided.result, published } };
 
       const members = await confirmedMembers(more, groupId, before);
       const nodeEvents = new Map<string, NodeEvent[]>();
@@ -72,10 +74,12 @@ export async function writeDnsGroup<T>(
         writes.push(next.write);
       }
       for (const [nodeId, events] of nodeEvents) if (events.length) writes.push({ streamId: nodeStream(nodeId), events });
-      return { writes, published, result: decided.result };
+      return { writes: guards(writes), result: { result: decided.result, published } };
     },
     metadata,
+    { locks: publishingLocks([primary]) },
   );
+  return afterCommit(deps, executed);
 }
 
 /** The group's members whose own stream still names the group, in node id order. */

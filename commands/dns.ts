@@ -19,7 +19,8 @@ import { live } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { nextDnsId } from './dns-ids.js';
 import { writeDnsGroup, type GroupPlan } from './dns-write.js';
-import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { FleetDeps, NodeWriteOutcome } from './fleet-write.js';
+import { writeNode } from './node-write.js';
 import type { LoadMore } from './handle.js';
 
 /**
@@ -43,7 +44,7 @@ export async function createDnsGroup(deps: FleetDeps, input: DnsGroupIn, metadat
     groupId,
     async (state, more) => ({
       ...command(state, { type: 'CreateGroup', group_id: groupId, group }, `dns group ${group.name} created`, groupId),
-      alongside: [{ streamId: dnsGroupNameStream(group.name), events: claimName(await nameEvents(more, group.name), group.name, groupId) }],
+      also: [{ streamId: dnsGroupNameStream(group.name), events: claimName(await nameEvents(more, group.name), group.name, groupId) }],
     }),
     metadata,
   );
@@ -60,7 +61,7 @@ export function updateDnsGroup(deps: FleetDeps, groupId: number, changes: DnsGro
       if (renamed === undefined) return plan;
       return {
         ...plan,
-        alongside: [
+        also: [
           { streamId: dnsGroupNameStream(renamed), events: claimName(await nameEvents(more, renamed), renamed, groupId) },
           { streamId: dnsGroupNameStream(current.name), events: releaseName(await nameEvents(more, current.name), current.name, groupId) },
         ],
@@ -79,7 +80,7 @@ export function deleteDnsGroup(deps: FleetDeps, groupId: number, metadata: Event
       return {
         ...command(state, { type: 'DeleteGroup', group_id: groupId }, `dns group ${current.name} deleted`, undefined),
         dissolve: true,
-        alongside: [{ streamId: dnsGroupNameStream(current.name), events: releaseName(await nameEvents(more, current.name), current.name, groupId) }],
+        also: [{ streamId: dnsGroupNameStream(current.name), events: releaseName(await nameEvents(more, current.name), current.name, groupId) }],
       };
     },
     metadata,
@@ -194,7 +195,7 @@ export function assignDnsGroup(deps: FleetDeps, nodeId: string, groupId: number 
   return writeNode(
     deps,
     nodeId,
-    async (state, more) => {
+    async ({ state, more }) => {
       const node = live(state, nodeId);
       const group = async (id: number | null | undefined) =>
         id == null ? undefined : fold(dnsGroupDecider, (await more(dnsGroupStream(id))).events as DnsGroupEvent[]);
@@ -204,8 +205,7 @@ export function assignDnsGroup(deps: FleetDeps, nodeId: string, groupId: number 
       return {
         events: change.node,
         reason: name ? `joined dns group ${name}` : 'left its dns group',
-        publish: change.node.length ? 'always' : 'none',
-        alongside: change.groups,
+        also: change.groups,
         result: undefined,
       };
     },

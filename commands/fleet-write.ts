@@ -1,7 +1,7 @@
 import { fold, type DomainEvent } from '../domain/decider.js';
 import type { FleetContext, InboundPeering, NodeFacts } from '../domain/desired-state/context.js';
 import { desiredStateStream, generationOfVersion } from '../domain/desired-state/events.js';
-import { emptyDesiredState, materialise, referencedNodeIds } from '../domain/desired-state/materialise.js';
+import { materialise, referencedNodeIds } from '../domain/desired-state/materialise.js';
 import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-state/schema.js';
 import { Validation } from '../domain/errors.js';
 import { takesRpki } from '../domain/fleet-ops/agent-gate.js';
@@ -12,11 +12,11 @@ import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { ActiveDnsGroup } from '../domain/dns/state.js';
 import type { Queryable } from '../infra/db/pool.js';
 import { agentStatuses } from '../infra/telemetry/liveness.js';
-import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
-import { nodesPeeringInternallyWith, nodesPeeringInternallyWithAny, nodesReferring } from '../projections/fleet/queries.js';
-import type { Delivery, Doorbell, DoorbellEvent } from '../domain/doorbell.js';
+import type { EventStore } from '../infra/eventstore/types.js';
+import { nodesPeeringInternallyWith, nodesPeeringInternallyWithAny } from '../projections/fleet/queries.js';
+import type { Delivery, Doorbell } from '../domain/doorbell.js';
 import { loadDnsGroup } from './dns-load.js';
-import { execute, observedLoads, type Decision, type LoadedStream, type LoadMore } from './handle.js';
+import type { LoadMore } from './handle.js';
 
 export interface FleetDeps {
   store: EventStore;
@@ -28,42 +28,6 @@ export interface FleetDeps {
    * the caller can answer from the read model.
    */
   settle?: () => Promise<void>;
-}
-
-/**
- * What a write to one node decides: the node's events, why, and which desired
- * states it changes.
- *
- * - `publish`: `always` re-materialises the node (child writes, recommission),
- *   `if-published` only once it has a first generation (node PATCH), `empty`
- *   publishes the empty desired state (decommission), `none` publishes nothing.
- * - `topology`: the write changes facts other nodes materialise from (router id,
- *   loopbacks, lifecycle, internal peerings, the topology template); nodes that
- *   refer to this one, or that it refers to, are re-materialised too.
- */
-export interface NodePlan<T> {
-  events: NodeEvent[];
-  reason: string;
-  publish: 'always' | 'if-published' | 'empty' | 'none';
-  topology?: boolean;
-  /** Publish this document for the node instead of materialising it (`POST /provision`, rollback). */
-  document?: Record<string, unknown>;
-  /** Set on a rollback: the generation whose snapshot is re-published. */
-  rollbackOf?: number;
-  /**
-   * Other nodes to re-materialise because the write changes one fact they read
-   * (the WireGuard key their internal peerings point at), without the wider
-   * `topology` fan-out. Serialised with topology writes like `topology`; the plan
-   * loads `fleet-topology` (`TOPOLOGY_STREAM`) before it looks the nodes up.
-   */
-  alsoPublish?: readonly string[];
-  /**
-   * Events of other aggregates decided together with the node's (`POST /provision`
-   * issuing the node's agent token). The plan loads each stream through `more`
-   * first, so the append checks its expected version.
-   */
-  alongside?: readonly { streamId: string; events: readonly DomainEvent[] }[];
-  result: T;
 }
 
 export interface Published {
@@ -93,7 +57,7 @@ export interface NodeWriteOutcome<T, A = undefined> {
 export const TOPOLOGY_STREAM = 'fleet-topology';
 
 /**
- * The writer lock of the whole fleet: every write through `appendPublishing`
+ * The writer lock of the whole fleet: every publishing write (`publishingLocks`)
  * holds it shared (node writes do not wait for each other on it), a fleet-wide
  * write (`writeNodes`) exclusive, so no node is created or changed while it lists
  * and decides over every node.
@@ -105,130 +69,6 @@ export const hasWriterLocks = (deps: FleetDeps): boolean => deps.store.withWrite
 
 /** Reads what a write answers with, from the read models as the write left them. */
 export type AnswerReader<T, A> = (db: Queryable, result: T) => Promise<A>;
-
-/**
- * One write to one node, and the desired states it changes, in one append:
- * load the node, decide, re-materialise every affected node from the streams it
- * reads (guarded, so no published state mixes facts from before and after a
- * concurrent write), append, then ring the doorbell after commit.
- */
-export async function writeNode<T, A = undefined>(
-  deps: FleetDeps,
-  nodeId: string,
-  plan: (node: NodeState, more: LoadMore) => Promise<NodePlan<T>> | NodePlan<T>,
-  metadata: EventMetadata,
-  read?: AnswerReader<T, A>,
-): Promise<NodeWriteOutcome<T, A>> {
-  const primary = nodeStream(nodeId);
-  return appendPublishing(
-    deps,
-    [primary],
-    async (streams, more) => {
-      const before = fold(nodeDecider, streams[primary].events as NodeEvent[]);
-      const decided = await plan(before, more);
-      const after = decided.events.reduce(nodeDecider.evolve, before);
-      const loader = new FleetLoader(deps.db, more, new Map([[nodeId, after]]));
-
-      const targets: { node: LiveNode; empty: boolean }[] = [];
-      if (after.status === 'Live') {
-        if (decided.publish === 'empty') targets.push({ node: after, empty: true });
-        else if (decided.document) targets.push({ node: after, empty: false });
-        else if (
-          after.lifecycle === 'active' &&
-          (decided.publish === 'always' || (decided.publish === 'if-published' && (await loader.generation(nodeId)) > 0))
-        ) {
-          targets.push({ node: after, empty: false });
-        }
-      }
-      // Another node is re-materialised once, and only while active and already published.
-      const republish = async (other: string) => {
-        if (other === nodeId || targets.some((t) => t.node.node_id === other)) return;
-        const node = await loader.node(other);
-        if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node, empty: false });
-      };
-      if (decided.topology) {
-        const others = new Set([...(await nodesReferring(deps.db, nodeId)), ...referencesOf(before), ...referencesOf(after)]);
-        for (const other of [...others].sort()) await republish(other);
-      }
-      for (const other of decided.alsoPublish ?? []) await republish(other);
-
-      const published: Published[] = [];
-      const writes: Write[] = [{ streamId: primary, events: decided.events }];
-      for (const target of targets) {
-        const own = target.node.node_id === nodeId;
-        const given = own && decided.document ? decided.document : target.empty ? emptyDesiredState(target.node) : undefined;
-        const next = await publication(loader, target.node, decided.reason, given, own ? decided.rollbackOf : undefined);
-        published.push(next.published);
-        writes.push(next.write);
-      }
-      for (const other of decided.alongside ?? []) writes.push(other);
-      if (!hasWriterLocks(deps) && (decided.topology || decided.alsoPublish?.length) && decided.events.length > 0) {
-        await more(TOPOLOGY_STREAM, 'version');
-        writes.push({ streamId: TOPOLOGY_STREAM, events: [{ type: 'FleetTopologyChanged', data: { node_id: nodeId, reason: decided.reason } }] });
-      }
-      return { writes, published, result: decided.result };
-    },
-    metadata,
-    read,
-  );
-}
-
-type Write = Decision['writes'][number];
-
-/** What a decision that re-materialises nodes appends, and which generations it publishes. */
-export interface PublishingDecision<T> {
-  writes: Write[];
-  published: Published[];
-  result: T;
-}
-
-/**
- * The append step of every write that publishes desired states (`writeNode`,
- * `writeDnsGroup`): decide over `streams`, append the writes in one go with every
- * node stream the decision read through `more` but does not write guarded (so no
- * published state mixes facts from before and after a concurrent write to a node
- * it read), then, after commit, wait for the read models and ring the doorbell of
- * every published generation.
- */
-export async function appendPublishing<T, A = undefined>(
-  deps: FleetDeps,
-  streams: readonly string[],
-  decide: (streams: Record<string, LoadedStream>, more: LoadMore) => Promise<PublishingDecision<T>>,
-  metadata: EventMetadata,
-  read?: AnswerReader<T, A>,
-): Promise<NodeWriteOutcome<T, A>> {
-  const { result, answered } = await execute(
-    deps.store,
-    streams,
-    async (loaded, load) => {
-      const read = new Set<string>();
-      const more = observedLoads(load, (streamId) => {
-        if (streamId.startsWith('node-')) read.add(streamId);
-      });
-      const decided = await decide(loaded, more);
-      const written = new Set(decided.writes.map((w) => w.streamId));
-      const guards = [...read].sort().filter((streamId) => !written.has(streamId));
-      const writes = [...decided.writes, ...guards.map((streamId): Write => ({ streamId, events: [], guard: true }))];
-      return { writes, result: { result: decided.result, published: decided.published } };
-    },
-    metadata,
-    {
-      locks: [{ name: FLEET_LOCK, shared: true }, ...streams.map((name) => ({ name }))],
-      // The pg client of the append's transaction, as the read-model queries take it.
-      answer: read && ((tx, r) => read(tx as Queryable, r.result)),
-    },
-  );
-  await deps.settle?.();
-  // Without writer locks (KurrentDB) the answer is read after the projection caught up: another write may show through.
-  const answer = (answered ? answered.value : read ? await read(deps.db, result.result) : undefined) as A;
-  const deliveries = await deps.doorbell.ring(result.published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
-  return { result: result.result, answer, published: result.published, deliveries };
-}
-
-/** Remote nodes a node's materialisation reads (internal peerings, topology routers). */
-function referencesOf(state: NodeState): string[] {
-  return state.status === 'Live' ? referencedNodeIds(state) : [];
-}
 
 /**
  * The `DesiredStatePublished` write that gives `node` its next generation: the

@@ -1,12 +1,13 @@
 import { desiredStateStream } from '../domain/desired-state/events.js';
 import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-state/schema.js';
-import { decideNode, live } from '../domain/node/decide.js';
+import { live, type NodeCommand } from '../domain/node/decide.js';
 import type { NodeFields, NodePatch } from '../domain/node/specs.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { agentTokenDecider, agentTokenStream, type AgentTokenEvent } from '../domain/agent/agent-token.js';
-import { fold, type DomainEvent } from '../domain/decider.js';
+import { fold } from '../domain/decider.js';
 import { IllegalState, NotFound, Validation } from '../domain/errors.js';
-import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { FleetDeps, NodeWriteOutcome } from './fleet-write.js';
+import { writeNode, type StreamEvents } from './node-write.js';
 import type { LoadMore } from './handle.js';
 
 /** Re-publishes the snapshot of generation `target` as a new generation. */
@@ -14,12 +15,12 @@ export function rollbackGeneration(deps: FleetDeps, nodeId: string, target: numb
   return writeNode(
     deps,
     nodeId,
-    async (state) => {
+    async ({ state }) => {
       live(state, nodeId);
       const [event] = target >= 1 ? await deps.store.readStream(desiredStateStream(nodeId), { fromVersion: target - 1 }) : [];
       if (!event || event.version !== target - 1) throw new NotFound(`node ${nodeId} has no generation ${target}`);
       const snapshot = (event.data as { state: Record<string, unknown> }).state;
-      return { events: [], reason: `rollback to generation ${target}`, publish: 'none', document: snapshot, rollbackOf: target, result: target };
+      return { reason: `rollback to generation ${target}`, document: snapshot, rollbackOf: target, result: target };
     },
     metadata,
   );
@@ -56,16 +57,16 @@ export function provisionState(
   return writeNode(
     deps,
     nodeId,
-    async (state, more) => {
-      const alongside = agentToken ? await bindAgentToken(more, nodeId, agentToken) : [];
+    async ({ state, more }) => {
+      const also = agentToken ? await bindAgentToken(more, nodeId, agentToken) : [];
       const changed = state.status === 'Live' ? changedFields(state.fields as Record<string, unknown>, fields) : [];
-      const events =
+      const commands: NodeCommand[] =
         state.status === 'Live'
           ? changed.length > 0
-            ? decideNode({ type: 'UpdateNode', node_id: nodeId, changes: pick(fields, changed) as NodePatch }, state)
+            ? [{ type: 'UpdateNode', node_id: nodeId, changes: pick(fields, changed) as NodePatch }]
             : []
-          : decideNode({ type: 'CreateNode', node_id: nodeId, fields: fields as unknown as NodeFields }, state);
-      return { events, reason: 'desired state provisioned', publish: 'none', document, topology: events.length > 0, alongside, result: nodeId };
+          : [{ type: 'CreateNode', node_id: nodeId, fields: fields as unknown as NodeFields }];
+      return { commands, reason: 'desired state provisioned', document, also, result: nodeId };
     },
     metadata,
   );
@@ -84,7 +85,7 @@ function pick(source: Record<string, unknown>, keys: string[]): Record<string, u
  * again with the same token is a repeat, not a conflict; a token id that exists
  * for another node or with another secret is 409 `agent token <id> already exists`.
  */
-async function bindAgentToken(more: LoadMore, nodeId: string, token: ProvisionedToken): Promise<{ streamId: string; events: DomainEvent[] }[]> {
+async function bindAgentToken(more: LoadMore, nodeId: string, token: ProvisionedToken): Promise<StreamEvents[]> {
   const streamId = agentTokenStream(token.tokenId);
   const stream = await more(streamId);
   const events = stream.events as AgentTokenEvent[];

@@ -1,34 +1,35 @@
-import { decideNode, live, type ChildPatch, type NodeCommand } from '../domain/node/decide.js';
+import { live, type ChildPatch, type NodeCommand } from '../domain/node/decide.js';
 import type { InterfaceSpec, SessionSpec } from '../domain/node/specs.js';
-import type { LiveNode, NodeState } from '../domain/node/state.js';
+import type { LiveNode } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
-import { nextIds } from './ids.js';
+import type { FleetDeps, NodeWriteOutcome } from './fleet-write.js';
+import { writeNode, type NodeWriteInput } from './node-write.js';
 
 /**
- * One interface or session write: decide it on the node, re-materialise and
- * publish the node. `what` names the record for the generation's reason
- * (`interface dn42_x created`), read from the state the command found.
+ * One interface or session write through the write pipeline. `what` names the
+ * record for the generation's reason (`interface dn42_x created`), read from the
+ * state the command found; a create reserves its id inside the write.
  */
 function writeChild<T>(
   deps: FleetDeps,
   nodeId: string,
-  command: NodeCommand,
-  what: (node: LiveNode) => string,
+  child: (reserve: NodeWriteInput['reserve']) => Promise<{ command: NodeCommand; what: (node: LiveNode) => string; result: T }>,
   verb: string,
-  result: T,
   metadata: EventMetadata,
-) {
+): Promise<NodeWriteOutcome<T>> {
   return writeNode(
     deps,
     nodeId,
-    (state: NodeState) => {
-      const events = decideNode(command, state);
-      return { events, reason: `${what(live(state, nodeId))} ${verb}`, publish: 'always' as const, result };
+    async ({ state, reserve }) => {
+      const { command, what, result } = await child(reserve);
+      return { commands: [command], reason: `${what(live(state, nodeId))} ${verb}`, result };
     },
     metadata,
   );
 }
+
+/** A write of an existing child: nothing to reserve. */
+const existing = (command: NodeCommand, what: (node: LiveNode) => string) => () => Promise.resolve({ command, what, result: undefined });
 
 const interfaceName = (id: number, spec?: InterfaceSpec) => (node: LiveNode) =>
   `interface ${spec?.name ?? node.interfaces.find((i) => i.id === id)?.spec.name ?? id}`;
@@ -42,17 +43,12 @@ export interface InterfaceInput {
   sort_order: number;
 }
 
-export async function createInterface(deps: FleetDeps, nodeId: string, input: InterfaceInput, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
-  const [id] = await nextIds(deps.db, 'interface');
-  return writeChild(
-    deps,
-    nodeId,
-    { type: 'CreateInterface', node_id: nodeId, interface: { id, ...input } },
-    interfaceName(id, input.spec),
-    'created',
-    id,
-    metadata,
-  );
+export function createInterface(deps: FleetDeps, nodeId: string, input: InterfaceInput, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
+  const create = async (reserve: NodeWriteInput['reserve']) => {
+    const [id] = await reserve('interface');
+    return { command: { type: 'CreateInterface', node_id: nodeId, interface: { id, ...input } } as const, what: interfaceName(id, input.spec), result: id };
+  };
+  return writeChild(deps, nodeId, create, 'created', metadata);
 }
 
 export function updateInterface(
@@ -65,16 +61,14 @@ export function updateInterface(
   return writeChild(
     deps,
     nodeId,
-    { type: 'UpdateInterface', node_id: nodeId, interface_id: id, changes },
-    interfaceName(id, changes.spec),
+    existing({ type: 'UpdateInterface', node_id: nodeId, interface_id: id, changes }, interfaceName(id, changes.spec)),
     'updated',
-    undefined,
     metadata,
   );
 }
 
 export function deleteInterface(deps: FleetDeps, nodeId: string, id: number, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
-  return writeChild(deps, nodeId, { type: 'DeleteInterface', node_id: nodeId, interface_id: id }, interfaceName(id), 'deleted', undefined, metadata);
+  return writeChild(deps, nodeId, existing({ type: 'DeleteInterface', node_id: nodeId, interface_id: id }, interfaceName(id)), 'deleted', metadata);
 }
 
 export interface SessionInput {
@@ -83,9 +77,12 @@ export interface SessionInput {
   sort_order: number;
 }
 
-export async function createSession(deps: FleetDeps, nodeId: string, input: SessionInput, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
-  const [id] = await nextIds(deps.db, 'bgp_session');
-  return writeChild(deps, nodeId, { type: 'CreateSession', node_id: nodeId, session: { id, ...input } }, sessionName(id, input.spec), 'created', id, metadata);
+export function createSession(deps: FleetDeps, nodeId: string, input: SessionInput, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
+  const create = async (reserve: NodeWriteInput['reserve']) => {
+    const [id] = await reserve('bgp_session');
+    return { command: { type: 'CreateSession', node_id: nodeId, session: { id, ...input } } as const, what: sessionName(id, input.spec), result: id };
+  };
+  return writeChild(deps, nodeId, create, 'created', metadata);
 }
 
 export function updateSession(
@@ -98,14 +95,12 @@ export function updateSession(
   return writeChild(
     deps,
     nodeId,
-    { type: 'UpdateSession', node_id: nodeId, session_id: id, changes },
-    sessionName(id, changes.spec),
+    existing({ type: 'UpdateSession', node_id: nodeId, session_id: id, changes }, sessionName(id, changes.spec)),
     'updated',
-    undefined,
     metadata,
   );
 }
 
 export function deleteSession(deps: FleetDeps, nodeId: string, id: number, metadata: EventMetadata): Promise<NodeWriteOutcome<void>> {
-  return writeChild(deps, nodeId, { type: 'DeleteSession', node_id: nodeId, session_id: id }, sessionName(id), 'deleted', undefined, metadata);
+  return writeChild(deps, nodeId, existing({ type: 'DeleteSession', node_id: nodeId, session_id: id }, sessionName(id)), 'deleted', metadata);
 }

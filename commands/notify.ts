@@ -5,7 +5,8 @@ import type { Queryable } from '../infra/db/pool.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { onlineAgentCount } from '../infra/agent-hub/presence.js';
 import { getNode, type NodeOut } from '../projections/fleet/queries.js';
-import { writeNode, type FleetDeps } from './fleet-write.js';
+import type { FleetDeps } from './fleet-write.js';
+import { writeNode } from './node-write.js';
 
 /** The node, when an agent of it is connected to any instance: 404 `unknown node <id>`, else 409 `node <id> has no connected agent`. */
 export async function connectedNode(db: Queryable, nodeId: string): Promise<NodeOut> {
@@ -47,13 +48,13 @@ export async function notifyNode(
   const outcome = await writeNode(
     deps,
     nodeId,
-    async (state, more) => {
+    async ({ state, more }) => {
       live(state, nodeId);
       const { version } = await more(desiredStateStream(nodeId), 'version');
       const [current] = version >= 0 ? await deps.store.readStream(desiredStateStream(nodeId), { fromVersion: version }) : [];
       if (!current) throw new NotFound(`no desired state for node ${nodeId}`);
       const document = (current.data as { state: Record<string, unknown> }).state;
-      return { events: [], reason: reason ?? 'notify', publish: 'none', document, result: undefined };
+      return { reason: reason ?? 'notify', document, result: undefined };
     },
     metadata,
   );

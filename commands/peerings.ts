@@ -1,16 +1,13 @@
-import { decideAll, decideNode, live, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
+import { live, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent, type PeeringRecord } from '../domain/node/events.js';
 import type { InterfaceSpec, PeeringIn, PeeringPatch, SessionSpec } from '../domain/node/specs.js';
-import type { LiveNode, NodeState } from '../domain/node/state.js';
+import type { LiveNode } from '../domain/node/state.js';
 import { fold } from '../domain/decider.js';
-import { Conflict } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type AnswerReader, type FleetDeps, type NodePlan, type NodeWriteOutcome } from './fleet-write.js';
+import type { AnswerReader, FleetDeps, NodeWriteOutcome } from './fleet-write.js';
+import { writeNode, type NodeWriteInput, type NodeWriteRequest } from './node-write.js';
 import { load, type LoadMore } from './handle.js';
-import { nextIds } from './ids.js';
 import { cancelRequestsOfPeerings } from './autopeering-cancel.js';
-
-const isInternalLink = (p: { is_internal?: boolean; remote_node_id?: string | null }) => !!p.is_internal && !!p.remote_node_id;
 
 /** Whether a referenced node exists, read from its stream (which the append then guards). */
 async function remoteExists(more: LoadMore, remote: string | null | undefined): Promise<boolean> {
@@ -32,62 +29,32 @@ export function peeringRecord(id: number, input: PeeringIn): PeeringRecord {
   };
 }
 
-export async function createPeering<A = undefined>(
-  deps: FleetDeps,
-  nodeId: string,
-  input: PeeringIn,
-  metadata: EventMetadata,
-  read?: AnswerReader<number, A>,
-): Promise<NodeWriteOutcome<number, A>> {
-  const [id] = await nextIds(deps.db, 'peering');
-  return writeNode(
-    deps,
-    nodeId,
-    async (state, more) => ({
-      events: decideNode(
-        { type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(id, input), remoteExists: await remoteExists(more, input.remote_node_id) },
-        state,
-      ),
-      reason: `peering ${input.name} created`,
-      publish: 'always',
-      topology: isInternalLink(input),
-      result: id,
-    }),
-    metadata,
-    read,
-  );
+export function createPeering<A = undefined>(deps: FleetDeps, nodeId: string, input: PeeringIn, metadata: EventMetadata, read?: AnswerReader<number, A>) {
+  const create = async ({ more, reserve }: NodeWriteInput): Promise<NodeWriteRequest<number>> => {
+    const [id] = await reserve('peering');
+    const remote = await remoteExists(more, input.remote_node_id);
+    const command: NodeCommand = { type: 'CreatePeering', node_id: nodeId, peering: peeringRecord(id, input), remoteExists: remote };
+    return { commands: [command], reason: `peering ${input.name} created`, result: id };
+  };
+  return writeNode(deps, nodeId, create, metadata, read);
 }
 
 /** A PATCH that changes nothing (every field as stored) appends nothing and publishes nothing. */
-export async function updatePeering<A = undefined>(
+export function updatePeering<A = undefined>(
   deps: FleetDeps,
   nodeId: string,
   peeringId: number,
   changes: PeeringPatch,
   metadata: EventMetadata,
   read?: AnswerReader<void, A>,
-): Promise<NodeWriteOutcome<void, A>> {
-  return writeNode(
-    deps,
-    nodeId,
-    async (state, more) => {
-      const before = live(state, nodeId).peerings.find((p) => p.id === peeringId);
-      const after = before && { ...before, ...changes };
-      const events = decideNode(
-        { type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: await remoteExists(more, changes.remote_node_id) },
-        state,
-      );
-      return {
-        events,
-        reason: `peering ${after?.name ?? peeringId} updated`,
-        publish: events.length > 0 ? 'always' : 'none',
-        topology: events.length > 0 && ((before && isInternalLink(before)) || (after && isInternalLink(after))),
-        result: undefined,
-      };
-    },
-    metadata,
-    read,
-  );
+) {
+  const update = async ({ state, more }: NodeWriteInput): Promise<NodeWriteRequest<void>> => {
+    const name = changes.name ?? live(state, nodeId).peerings.find((p) => p.id === peeringId)?.name ?? peeringId;
+    const remote = await remoteExists(more, changes.remote_node_id);
+    const command: NodeCommand = { type: 'UpdatePeering', node_id: nodeId, peering_id: peeringId, changes, remoteExists: remote };
+    return { commands: [command], reason: `peering ${name} updated`, result: undefined };
+  };
+  return writeNode(deps, nodeId, update, metadata, read);
 }
 
 /**
@@ -99,18 +66,12 @@ export async function deletePeering(deps: FleetDeps, nodeId: string, peeringId: 
   return writeNode(
     deps,
     nodeId,
-    async (state, more) => {
-      const before = live(state, nodeId).peerings.find((p) => p.id === peeringId);
-      const events = decideNode({ type: 'DeletePeering', node_id: nodeId, peering_id: peeringId }, state);
-      return {
-        events,
-        reason: `peering ${before?.name ?? peeringId} deleted`,
-        publish: 'always',
-        topology: !!before && isInternalLink(before),
-        alongside: await cancelRequestsOfPeerings(deps.db, more, nodeId, [peeringId]),
-        result: undefined,
-      };
-    },
+    async ({ state, more }) => ({
+      commands: [{ type: 'DeletePeering', node_id: nodeId, peering_id: peeringId }],
+      reason: `peering ${live(state, nodeId).peerings.find((p) => p.id === peeringId)?.name ?? peeringId} deleted`,
+      also: await cancelRequestsOfPeerings(deps.db, more, nodeId, [peeringId]),
+      result: undefined,
+    }),
     metadata,
   );
 }
@@ -127,6 +88,33 @@ export interface ProvisionIds {
   session_ids: number[];
 }
 
+/** Reserves a provisioned peering's ids inside its write: the peering, its interface and `sessions` sessions. */
+export async function reserveProvisionIds(reserve: NodeWriteInput['reserve'], sessions: number): Promise<ProvisionIds> {
+  const [peering_id] = await reserve('peering');
+  const [interface_id] = await reserve('interface');
+  return { peering_id, interface_id, session_ids: await reserve('bgp_session', sessions) };
+}
+
+/**
+ * The commands that create a peering with its interface and sessions, the one
+ * way `POST /admin/.../peerings/provision` and the portal's
+ * `POST /autopeering/requests` both take.
+ */
+export async function provisionCommands(more: LoadMore, nodeId: string, ids: ProvisionIds, input: ProvisionInput): Promise<NodeCommand[]> {
+  if (input.sessions.length !== ids.session_ids.length)
+    throw new Error(`provisioning reserved ${ids.session_ids.length} session ids, the decision has ${input.sessions.length}`);
+  const peering = peeringRecord(ids.peering_id, input.peering);
+  return [
+    { type: 'CreatePeering', node_id: nodeId, peering, remoteExists: await remoteExists(more, input.peering.remote_node_id) },
+    { type: 'CreateInterface', node_id: nodeId, interface: { id: ids.interface_id, peering_id: ids.peering_id, ...input.interface } },
+    ...input.sessions.map((s, i): NodeCommand => ({
+      type: 'CreateSession',
+      node_id: nodeId,
+      session: { id: ids.session_ids[i], peering_id: ids.peering_id, ...s },
+    })),
+  ];
+}
+
 /** A peering, its interface and its sessions in one append; any conflict leaves nothing behind. */
 export async function provisionPeering(
   deps: FleetDeps,
@@ -134,69 +122,14 @@ export async function provisionPeering(
   input: ProvisionInput,
   metadata: EventMetadata,
 ): Promise<NodeWriteOutcome<ProvisionIds>> {
-  const outcome = await provisionWith(deps, nodeId, input.sessions.length, () => ({ input, result: undefined }), metadata);
-  return { ...outcome, result: outcome.result.ids };
-}
-
-/**
- * What a provisioning write decides against the locked node state: the parts to
- * create, events of other streams written in the same append (the portal's
- * request), and a result of its own.
- */
-export interface ProvisionDecision<T> {
-  input: ProvisionInput;
-  reason?: string;
-  alongside?: NodePlan<unknown>['alongside'];
-  result: T;
-}
-
-/**
- * The one command path that creates a peering with its interface and sessions
- * (`POST /admin/.../peerings/provision`, the portal's `POST /autopeering/requests`):
- * `decide` sees the node as the write locked it, so a choice made from it (a
- * free port) holds until the append commits; any failure appends nothing.
- */
-export async function provisionWith<T, A = undefined>(
-  deps: FleetDeps,
-  nodeId: string,
-  sessionCount: number,
-  decide: (state: NodeState, more: LoadMore, ids: ProvisionIds) => Promise<ProvisionDecision<T>> | ProvisionDecision<T>,
-  metadata: EventMetadata,
-  read?: AnswerReader<{ ids: ProvisionIds; result: T }, A>,
-): Promise<NodeWriteOutcome<{ ids: ProvisionIds; result: T }, A>> {
-  const [peeringId] = await nextIds(deps.db, 'peering');
-  const [interfaceId] = await nextIds(deps.db, 'interface');
-  const sessionIds = await nextIds(deps.db, 'bgp_session', sessionCount);
-  const ids: ProvisionIds = { peering_id: peeringId, interface_id: interfaceId, session_ids: sessionIds };
   return writeNode(
     deps,
     nodeId,
-    async (state, more) => {
-      const decided = await decide(state, more, ids);
-      const input = decided.input;
-      if (input.sessions.length !== sessionCount)
-        throw new Error(`provisioning reserved ${sessionCount} session ids, the decision has ${input.sessions.length}`);
-      const commands: NodeCommand[] = [
-        {
-          type: 'CreatePeering',
-          node_id: nodeId,
-          peering: peeringRecord(peeringId, input.peering),
-          remoteExists: await remoteExists(more, input.peering.remote_node_id),
-        },
-        { type: 'CreateInterface', node_id: nodeId, interface: { id: interfaceId, peering_id: peeringId, ...input.interface } },
-        ...input.sessions.map((s, i): NodeCommand => ({ type: 'CreateSession', node_id: nodeId, session: { id: sessionIds[i], peering_id: peeringId, ...s } })),
-      ];
-      return {
-        events: decideAll(commands, state).events,
-        reason: decided.reason ?? `peering ${input.peering.name} provisioned`,
-        publish: 'always',
-        topology: isInternalLink(input.peering),
-        alongside: decided.alongside,
-        result: { ids, result: decided.result },
-      };
+    async ({ more, reserve }) => {
+      const ids = await reserveProvisionIds(reserve, input.sessions.length);
+      return { commands: await provisionCommands(more, nodeId, ids, input), reason: `peering ${input.peering.name} provisioned`, result: ids };
     },
     metadata,
-    read,
   );
 }
 
@@ -208,13 +141,13 @@ export interface FullPeeringInput {
 
 /** Create-or-replace a peering by name with its whole child sets. */
 export async function replacePeeringFull(deps: FleetDeps, nodeId: string, input: FullPeeringInput, metadata: EventMetadata): Promise<NodeWriteOutcome<number>> {
-  const [newPeeringId] = await nextIds(deps.db, 'peering');
-  const interfaceIds = await nextIds(deps.db, 'interface', input.interfaces.length);
-  const sessionIds = await nextIds(deps.db, 'bgp_session', input.sessions.length);
   return writeNode(
     deps,
     nodeId,
-    async (state, more) => {
+    async ({ state, more, reserve }) => {
+      const [newPeeringId] = await reserve('peering');
+      const interfaceIds = await reserve('interface', input.interfaces.length);
+      const sessionIds = await reserve('bgp_session', input.sessions.length);
       const node = live(state, nodeId);
       const existing = node.peerings.find((p) => p.name === input.peering.name);
       const peeringId = existing?.id ?? newPeeringId;
@@ -239,13 +172,7 @@ export async function replacePeeringFull(deps: FleetDeps, nodeId: string, input:
         })),
         ...input.sessions.map((s, n): NodeCommand => ({ type: 'CreateSession', node_id: nodeId, session: { id: sessionIds[n], peering_id: peeringId, ...s } })),
       );
-      return {
-        events: decideAll(commands, state).events,
-        reason: `peering ${record.name} replaced`,
-        publish: 'always',
-        topology: isInternalLink(record) || (!!existing && isInternalLink(existing)),
-        result: peeringId,
-      };
+      return { commands, reason: `peering ${record.name} replaced`, result: peeringId };
     },
     metadata,
   );
@@ -316,15 +243,13 @@ export async function backfillPeerings(
 ): Promise<NodeWriteOutcome<BackfillPlan> & { dry_run: boolean }> {
   const planned = planBackfill(live(fold(nodeDecider, (await load(deps.store, nodeStream(nodeId))).events as NodeEvent[]), nodeId));
   if (dryRun) return { dry_run: true, result: planned, answer: undefined, published: [], deliveries: [] };
-  const reserved = await nextIds(deps.db, 'peering', planned.peerings.filter((p) => p.create).length);
   const outcome = await writeNode(
     deps,
     nodeId,
-    (state: NodeState) => {
+    async ({ state, reserve }) => {
       const plan = planBackfill(live(state, nodeId));
       const creates = plan.peerings.filter((p) => p.create);
-      // The node gained orphans between planning and writing: the ids reserved do not cover them.
-      if (creates.length > reserved.length) throw new Conflict(`node ${nodeId} changed during the backfill; retry`);
+      const reserved = await reserve('peering', creates.length);
       const commands: NodeCommand[] = [];
       creates.forEach((p, n) => {
         p.peering_id = reserved[n];
@@ -339,8 +264,7 @@ export async function backfillPeerings(
         for (const id of p.interface_ids) commands.push({ type: 'UpdateInterface', node_id: nodeId, interface_id: id, changes: { peering_id: p.peering_id } });
         for (const id of p.bgp_session_ids) commands.push({ type: 'UpdateSession', node_id: nodeId, session_id: id, changes: { peering_id: p.peering_id } });
       }
-      const events = decideAll(commands, state).events;
-      return { events, reason: 'peering backfill', publish: events.length > 0 ? 'always' : 'none', result: plan };
+      return { commands, reason: 'peering backfill', result: plan };
     },
     metadata,
   );

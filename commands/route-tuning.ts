@@ -1,8 +1,9 @@
-import { decideNode, live } from '../domain/node/decide.js';
+import { live } from '../domain/node/decide.js';
 import { mergeRouteTuning, type RouteTuningPatch } from '../domain/desired-state/route-tuning.js';
 import { NotFound } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { writeNode, type AnswerReader, type FleetDeps, type NodeWriteOutcome } from './fleet-write.js';
+import type { AnswerReader, FleetDeps, NodeWriteOutcome } from './fleet-write.js';
+import { writeNode, type NodeWriteInput, type NodeWriteRequest } from './node-write.js';
 
 /**
  * The console's route-tuning writes. Each merges into the node's stream as the
@@ -19,19 +20,7 @@ export function tuneRoutes<A = undefined>(
   metadata: EventMetadata,
   read?: AnswerReader<void, A>,
 ): Promise<NodeWriteOutcome<void, A>> {
-  return writeNode(
-    deps,
-    nodeId,
-    (state) => {
-      const node = live(state, nodeId);
-      const { template, changed } = mergeRouteTuning(node.fields.base_template ?? {}, patch);
-      const events = changed.length > 0 ? decideNode({ type: 'UpdateNode', node_id: nodeId, changes: { base_template: template } }, state) : [];
-      // Route tuning is read by this node's materialisation only: no topology fan-out.
-      return { events, reason: `route tuning updated (${changed.join(', ')})`, publish: events.length > 0 ? 'if-published' : 'none', result: undefined };
-    },
-    metadata,
-    read,
-  );
+  return writeNode(deps, nodeId, routeTuning(nodeId, patch), metadata, read);
 }
 
 /** Sets one session's `link_latency` (1 to 9; null clears) and nothing else of its specification. */
@@ -42,24 +31,27 @@ export function setLinkLatency<A = undefined>(
   linkLatency: number | null,
   metadata: EventMetadata,
   read?: AnswerReader<void, A>,
-): Promise<NodeWriteOutcome<void, A>> {
-  return writeNode(
-    deps,
-    nodeId,
-    (state) => {
-      const session = live(state, nodeId).sessions.find((s) => s.id === sessionId);
-      // Deleted (or moved) since the caller looked its node up.
-      if (!session) throw new NotFound(`unknown bgp session ${sessionId}`);
-      const unchanged = (session.spec.link_latency ?? null) === linkLatency;
-      const events = unchanged
-        ? []
-        : decideNode(
-            { type: 'UpdateSession', node_id: nodeId, session_id: sessionId, changes: { spec: { ...session.spec, link_latency: linkLatency } } },
-            state,
-          );
-      return { events, reason: `bgp session ${session.spec.name} updated (link_latency)`, publish: unchanged ? 'none' : 'always', result: undefined };
-    },
-    metadata,
-    read,
-  );
+) {
+  return writeNode(deps, nodeId, linkLatencyOf(nodeId, sessionId, linkLatency), metadata, read);
 }
+
+const routeTuning =
+  (nodeId: string, patch: RouteTuningPatch) =>
+  ({ state }: NodeWriteInput): NodeWriteRequest<void> => {
+    const { template, changed } = mergeRouteTuning(live(state, nodeId).fields.base_template ?? {}, patch);
+    // Route tuning is read by this node's materialisation only: no topology fan-out (`publicationsFor`).
+    const commands = changed.length > 0 ? [{ type: 'UpdateNode' as const, node_id: nodeId, changes: { base_template: template } }] : [];
+    return { commands, reason: `route tuning updated (${changed.join(', ')})`, result: undefined };
+  };
+
+const linkLatencyOf =
+  (nodeId: string, sessionId: number, linkLatency: number | null) =>
+  ({ state }: NodeWriteInput): NodeWriteRequest<void> => {
+    const session = live(state, nodeId).sessions.find((s) => s.id === sessionId);
+    // Deleted (or moved) since the caller looked its node up.
+    if (!session) throw new NotFound(`unknown bgp session ${sessionId}`);
+    const unchanged = (session.spec.link_latency ?? null) === linkLatency;
+    const spec = { ...session.spec, link_latency: linkLatency };
+    const commands = unchanged ? [] : [{ type: 'UpdateSession' as const, node_id: nodeId, session_id: sessionId, changes: { spec } }];
+    return { commands, reason: `bgp session ${session.spec.name} updated (link_latency)`, result: undefined };
+  };

@@ -1,7 +1,7 @@
-import { decideNode, live } from '../domain/node/decide.js';
+import { live } from '../domain/node/decide.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { nodesPeeringInternallyWith } from '../projections/fleet/queries.js';
-import { hasWriterLocks, TOPOLOGY_STREAM, writeNode, type FleetDeps, type Published } from './fleet-write.js';
+import type { FleetDeps, Published } from './fleet-write.js';
+import { writeNode } from './node-write.js';
 
 export interface WireguardKeyOutcome {
   status: 'stored' | 'matched';
@@ -27,25 +27,13 @@ export async function registerWireguardKey(
   const outcome = await writeNode<'stored' | 'matched'>(
     deps,
     nodeId,
-    async (state, more) => {
-      const node = live(state, nodeId);
-      const events = decideNode({ type: 'RegisterWireguardKey', node_id: nodeId, public_key: publicKey, private_key_escrow: escrow }, state);
-      const stored = events.some((e) => e.type === 'WireguardKeyRegistered');
-      if (!stored) return { events, reason: 'wireguard key escrow refreshed', publish: 'none', result: 'matched' };
-      // Race: a concurrent write creating an internal peering towards this node
-      // reads this node's stream, so it holds this node's writer lock when it
-      // appends, and this lookup runs under that lock. Without writer locks
-      // (KurrentDB) that write appends to `fleet-topology`, whose version is read
-      // before the peerings are: either this lookup sees that peering or the
-      // append fails and decides again.
-      if (!hasWriterLocks(deps)) await more(TOPOLOGY_STREAM, 'version');
-      const peers = await nodesPeeringInternallyWith(deps.db, node.node_id, { enabledOnly: true });
+    ({ state }) => {
+      // The first key is stored (`publicationsFor`: its internal peers are re-materialised), the same one again is a match.
+      const stored = !live(state, nodeId).wireguard;
       return {
-        events,
-        reason: `wireguard key of ${nodeId} registered`,
-        publish: 'none',
-        alsoPublish: peers,
-        result: 'stored',
+        commands: [{ type: 'RegisterWireguardKey', node_id: nodeId, public_key: publicKey, private_key_escrow: escrow }],
+        reason: stored ? `wireguard key of ${nodeId} registered` : 'wireguard key escrow refreshed',
+        result: stored ? 'stored' : 'matched',
       };
     },
     metadata,

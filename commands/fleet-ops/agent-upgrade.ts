@@ -1,7 +1,8 @@
 import { BLOCKED_PREFIXES_MIN_AGENT, RPKI_MIN_AGENT, takesBlockedPrefixes, takesRpki } from '../../domain/fleet-ops/agent-gate.js';
 import { blockedBy } from '../../domain/fleet-ops/prefix-block.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
-import { writeNode, type FleetDeps, type Published } from '../fleet-write.js';
+import type { FleetDeps, Published } from '../fleet-write.js';
+import { writeNode } from '../node-write.js';
 
 /**
  * A heartbeat whose agent version crosses 1.0.187 (either way) re-publishes
@@ -34,10 +35,9 @@ export async function republishOnAgentVersion(
   const outcome = await writeNode(
     deps,
     nodeId,
-    (state) => ({
-      events: [],
+    ({ state }) => ({
       reason,
-      publish: state.status === 'Live' && (rpkiCrossed || blockedBy(state.fields.base_template).length > 0) ? 'if-published' : 'none',
+      refresh: state.status === 'Live' && (rpkiCrossed || blockedBy(state.fields.base_template).length > 0),
       result: undefined,
     }),
     metadata,

@@ -1,0 +1,213 @@
+import { fold, type DomainEvent } from '../domain/decider.js';
+import { emptyDesiredState, referencedNodeIds } from '../domain/desired-state/materialise.js';
+import { publicationsFor, type NodePublications } from '../domain/desired-state/publications.js';
+import { decideAll, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
+import { nodeStream, type NodeEvent } from '../domain/node/events.js';
+import type { LiveNode, NodeState } from '../domain/node/state.js';
+import type { DoorbellEvent } from '../domain/doorbell.js';
+import type { Queryable } from '../infra/db/pool.js';
+import type { EventMetadata, WriteLock } from '../infra/eventstore/types.js';
+import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
+import {
+  FLEET_LOCK,
+  FleetLoader,
+  hasWriterLocks,
+  publication,
+  TOPOLOGY_STREAM,
+  type AnswerReader,
+  type FleetDeps,
+  type NodeWriteOutcome,
+  type Published,
+} from './fleet-write.js';
+import { execute, observedLoads, type Decision, type LoadMore } from './handle.js';
+import { nextIds, type IdKind } from './ids.js';
+
+/**
+ * The node write pipeline: every write to one node stream (node, peering,
+ * interface, session, DNS membership, lifecycle, generations, portal requests)
+ * takes these steps in one `execute` on `node-<id>`:
+ *
+ *   1. `prepare` turns the node as the write locked it into commands (ids are
+ *      reserved here, inside the write) and the other streams' events;
+ *   2. `decideAll` decides the commands on the node;
+ *   3. `publicationsFor` (domain/desired-state/publications.ts) says what the
+ *      events publish and whether they touch the topology;
+ *   4. the affected nodes are materialised (`publication`);
+ *   5. one append: node events, publications, other streams, guards;
+ *   6. after commit, the doorbell rings for every published generation.
+ */
+export async function writeNode<T, A = undefined>(
+  deps: FleetDeps,
+  nodeId: string,
+  prepare: (write: NodeWriteInput) => Promise<NodeWriteRequest<T>> | NodeWriteRequest<T>,
+  metadata: EventMetadata,
+  answer?: AnswerReader<T, A>,
+): Promise<NodeWriteOutcome<T, A>> {
+  const primary = nodeStream(nodeId);
+  const executed = await execute(
+    deps.store,
+    [primary],
+    async (streams, load) => {
+      const { more, guards } = guardedLoads(load);
+      const before = fold(nodeDecider, streams[primary].events as NodeEvent[]);
+      const request = await prepare({ state: before, more, reserve: (kind, count) => nextIds(deps.db, kind, count) });
+      const decided = decideAll(request.commands ?? [], before);
+      const events = [...decided.events, ...(request.events ?? [])];
+      const after = (request.events ?? []).reduce(nodeDecider.evolve, decided.state);
+      const effects = publicationsFor({ events, before, after });
+      // A given document replaces the node's whole state: with node events it is a topology write (`POST /provision`).
+      if (request.document) effects.topology ||= events.length > 0;
+
+      const loader = new FleetLoader(deps.db, more, new Map([[nodeId, after]]));
+      const { targets, inbound } = await affectedNodes(deps, loader, more, nodeId, { before, after, effects, request });
+      const reason = typeof request.reason === 'function' ? request.reason(events) : request.reason;
+      const published: Published[] = [];
+      const writes: Write[] = [{ streamId: primary, events }];
+      for (const { node, given } of targets) {
+        const own = node.node_id === nodeId;
+        const next = await publication(loader, node, reason, given, own ? request.rollbackOf : undefined);
+        published.push(next.published);
+        writes.push(next.write);
+      }
+      writes.push(...(request.also ?? []));
+      if (!hasWriterLocks(deps) && (effects.topology || inbound.length > 0) && events.length > 0) {
+        await more(TOPOLOGY_STREAM, 'version');
+        writes.push({ streamId: TOPOLOGY_STREAM, events: [{ type: 'FleetTopologyChanged', data: { node_id: nodeId, reason } }] });
+      }
+      return { writes: guards(writes), result: { result: request.result, published } };
+    },
+    metadata,
+    {
+      locks: publishingLocks([primary]),
+      // The pg client of the append's transaction, as the read-model queries take it.
+      answer: answer && ((tx, r) => answer(tx as Queryable, r.result)),
+    },
+  );
+  return afterCommit(deps, executed, answer);
+}
+
+/** What `prepare` sees: the node as the write locked it, more streams to read (guarded), and ids to reserve. */
+export interface NodeWriteInput {
+  state: NodeState;
+  more: LoadMore;
+  /** New ids from the sequences, reserved inside the write (an id is never reused, even when the write fails). */
+  reserve: (kind: IdKind, count?: number) => Promise<number[]>;
+}
+
+/** What a write to one node asks for, decided from the state it was given. */
+export interface NodeWriteRequest<T> {
+  /** Commands on the node, decided in order by `decideAll`. */
+  commands?: readonly NodeCommand[];
+  /** Node events decided by another decider of the node stream (autopeering policy, DNS membership). */
+  events?: readonly NodeEvent[];
+  /** Why, for the generations it publishes; a function reads it from the decided events. */
+  reason: string | ((events: readonly NodeEvent[]) => string);
+  /** Events of other streams in the same append (portal request, DNS group members, agent token), each loaded through `more`. */
+  also?: readonly StreamEvents[];
+  /** Publish this document for the node instead of materialising it (`POST /provision`, rollback, notify). */
+  document?: Record<string, unknown>;
+  /** Set on a rollback: the generation whose snapshot is re-published. */
+  rollbackOf?: number;
+  /** Re-materialise the node, once published, though no event changed it (an agent crossing a version gate). */
+  refresh?: boolean;
+  result: T;
+}
+
+/** Events for one stream, as a write appends them. */
+export interface StreamEvents {
+  streamId: string;
+  events: readonly DomainEvent[];
+}
+
+type Write = Decision['writes'][number];
+
+/**
+ * The nodes a write re-materialises, the written node first, each once; and the
+ * nodes it found through inbound internal peerings (`inboundPeers`).
+ */
+async function affectedNodes(
+  deps: FleetDeps,
+  loader: FleetLoader,
+  more: LoadMore,
+  nodeId: string,
+  write: { before: NodeState; after: NodeState; effects: NodePublications; request: NodeWriteRequest<unknown> },
+): Promise<{ targets: { node: LiveNode; given?: object }[]; inbound: string[] }> {
+  const { before, after, effects, request } = write;
+  const targets: { node: LiveNode; given?: object }[] = [];
+  if (after.status === 'Live') {
+    const publish = request.refresh && effects.publish === 'none' ? 'if-published' : effects.publish;
+    if (publish === 'empty') targets.push({ node: after, given: emptyDesiredState(after) });
+    else if (request.document) targets.push({ node: after, given: request.document });
+    else if (after.lifecycle === 'active' && (publish === 'always' || (publish === 'if-published' && (await loader.generation(nodeId)) > 0))) {
+      targets.push({ node: after });
+    }
+  }
+  // Another node is re-materialised once, and only while active and already published.
+  const republish = async (other: string) => {
+    if (other === nodeId || targets.some((t) => t.node.node_id === other)) return;
+    const node = await loader.node(other);
+    if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node });
+  };
+  if (effects.topology) {
+    const others = new Set([...(await nodesReferring(deps.db, nodeId)), ...referencesOf(before), ...referencesOf(after)]);
+    for (const other of [...others].sort()) await republish(other);
+  }
+  let inbound: string[] = [];
+  if (effects.inboundPeers) {
+    // Race: a concurrent write creating an internal peering towards this node reads this node's stream, so it holds
+    // this node's writer lock when it appends, and this lookup runs under that lock. Without writer locks (KurrentDB)
+    // that write appends to `fleet-topology`, whose version is read before the peerings are: either this lookup sees
+    // that peering or the append fails and decides again.
+    if (!hasWriterLocks(deps)) await more(TOPOLOGY_STREAM, 'version');
+    inbound = await nodesPeeringInternallyWith(deps.db, nodeId, { enabledOnly: true });
+    for (const other of inbound) await republish(other);
+  }
+  return { targets, inbound };
+}
+
+/** Remote nodes a node's materialisation reads (internal peerings, topology routers). */
+function referencesOf(state: NodeState): string[] {
+  return state.status === 'Live' ? referencedNodeIds(state) : [];
+}
+
+/**
+ * `more` recording every node stream a decision reads, and `guards(writes)`
+ * adding a guard for each one it does not write: no published state mixes facts
+ * from before and after a concurrent write to a node it read.
+ */
+export function guardedLoads(load: LoadMore): { more: LoadMore; guards: (writes: Write[]) => Write[] } {
+  const read = new Set<string>();
+  const more = observedLoads(load, (streamId) => {
+    if (streamId.startsWith('node-')) read.add(streamId);
+  });
+  const guards = (writes: Write[]) => {
+    const written = new Set(writes.map((w) => w.streamId));
+    return [...writes, ...[...read].sort().flatMap((streamId): Write[] => (written.has(streamId) ? [] : [{ streamId, events: [], guard: true }]))];
+  };
+  return { more, guards };
+}
+
+/**
+ * The writer locks of a write that publishes desired states: `$fleet` shared (a
+ * fleet-wide write holds it exclusive, so none runs meanwhile) and its own streams.
+ */
+export function publishingLocks(streams: readonly string[]): WriteLock[] {
+  return [{ name: FLEET_LOCK, shared: true }, ...streams.map((name) => ({ name }))];
+}
+
+/**
+ * After commit: wait for the read models (KurrentDB), read the answer there when
+ * the transaction could not (without writer locks another write may show
+ * through), and ring the doorbell of every published generation.
+ */
+export async function afterCommit<T, A>(
+  deps: FleetDeps,
+  executed: { result: { result: T; published: Published[] }; answered?: { value: unknown } },
+  answer?: AnswerReader<T, A>,
+): Promise<NodeWriteOutcome<T, A>> {
+  const { result, published } = executed.result;
+  await deps.settle?.();
+  const answered = (executed.answered ? executed.answered.value : answer ? await answer(deps.db, result) : undefined) as A;
+  const deliveries = await deps.doorbell.ring(published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
+  return { result, answer: answered, published, deliveries };
+}
