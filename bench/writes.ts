@@ -264,7 +264,9 @@ async function fleetWides(h: Harness, size: number): Promise<FleetWides> {
   const current = async () =>
     (
       await h.sys.pool.query<{ node_id: string; generation: number; state: Record<string, unknown> }>(
-        `SELECT g.node_id, g.generation, g.state FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation`,
+        `SELECT g.node_id, g.generation, COALESCE(g.state, e.data -> 'state') AS state
+         FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation
+         LEFT JOIN events e ON e.position = g.event_position`,
       )
     ).rows;
   const before = new Map((await current()).map((d) => [d.node_id, d.generation]));
