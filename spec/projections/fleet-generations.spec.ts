@@ -37,7 +37,9 @@ describe('fleet projection: generations point at their event', function () {
     expect((await generationAt(h.sys.pool, 'fra1'))?.state).to.deep.equal(last.state);
     const [head] = await publishedHeads(h.sys.pool, [{ nodeId: 'fra1', known: null }]);
     expect(JSON.parse(head!.state_json!)).to.deep.equal(last.state);
-    const text = await h.sys.pool.query(`SELECT (data -> 'state')::text AS s FROM events WHERE position = $1`, [events[events.length - 1].position.pos.toString()]);
+    const text = await h.sys.pool.query(`SELECT (data -> 'state')::text AS s FROM events WHERE position = $1`, [
+      events[events.length - 1].position.pos.toString(),
+    ]);
     expect(head!.state_json).to.equal(text.rows[0].s);
     expect((await publishedAdjacencies(h.sys.pool)).get('fra1')).to.deep.equal(
       (last.state as { bird: { internal_topology: { adjacencies: unknown } } }).bird.internal_topology.adjacencies,
