@@ -120,7 +120,9 @@ export const provisionBench: Benchmark = {
       const subject = await timeSequential(measured, (i) => post(`${base}/nodes/busy1/peerings/provision`, spec(existing + i)));
       const memory = sampler.stop();
       const baseline = await timeSequential(measured, (i) => post(`${bare.url}/provision`, spec(existing + i)));
-      const snapshot = await sys.pool.query(`SELECT pg_column_size(state) AS bytes FROM generations WHERE node_id = 'busy1' ORDER BY generation DESC LIMIT 1`);
+      const snapshot = await sys.pool
+        .query(`SELECT pg_column_size(COALESCE(g.state, e.data)) AS bytes FROM generations g LEFT JOIN events e ON e.position = g.event_position
+         WHERE g.node_id = 'busy1' ORDER BY g.generation DESC LIMIT 1`);
       report({
         bench: 'provision',
         existing_peerings: existing,

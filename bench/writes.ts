@@ -153,9 +153,12 @@ async function nodeWrite(h: Harness, target: string, count: number): Promise<Sca
   return { median_ms: round(percentile(latencies, 50)), p95_ms: round(percentile(latencies, 95)) };
 }
 
-async function dnsWrite(h: Harness, records: string, count: number): Promise<ScaleFigures> {
-  const latencies = await sequentialLatencies(count, (i) =>
-    expectStatus(h.client.post(records, { name: `r${i}`, type: 'A', content: `172.20.2.${i + 1}` }), 201, 'record'),
+/** Record creates in a DNS group; with `BENCH_FLEET_PROFILE`, profiled as `<profile>` (all of them) with their statements' times. */
+async function dnsWrite(h: Harness, records: string, count: number, profile: string): Promise<ScaleFigures> {
+  const { result: latencies } = await profiled(profile, () =>
+    countingQueries(() =>
+      sequentialLatencies(count, (i) => expectStatus(h.client.post(records, { name: `r${i}`, type: 'A', content: `172.20.2.${i + 1}` }), 201, 'record')),
+    ),
   );
   return { median_ms: round(percentile(latencies, 50)), p95_ms: round(percentile(latencies, 95)) };
 }
@@ -264,7 +267,9 @@ async function fleetWides(h: Harness, size: number): Promise<FleetWides> {
   const current = async () =>
     (
       await h.sys.pool.query<{ node_id: string; generation: number; state: Record<string, unknown> }>(
-        `SELECT g.node_id, g.generation, g.state FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation`,
+        `SELECT g.node_id, g.generation, COALESCE(g.state, e.data -> 'state') AS state
+         FROM generations g JOIN nodes n ON n.node_id = g.node_id AND n.current_generation = g.generation
+         LEFT JOIN events e ON e.position = g.event_position`,
       )
     ).rows;
   const before = new Map((await current()).map((d) => [d.node_id, d.generation]));
@@ -356,7 +361,7 @@ async function measureFleet(size: number, dnsMembers: number, writes: number, dn
       Array.from({ length: members }, (_, i) => nodeId(i)),
     );
     const dnsSetup = (now() - t0) / 1000;
-    const dns = await dnsWrite(h, records, dnsWrites);
+    const dns = await dnsWrite(h, records, dnsWrites, `fleet-${size}-dns`);
     progress(`fleet-scale: fleet-wide writes on ${size} nodes (prefix block, unblock, peer disable, enable)`);
     const wide = await fleetWides(h, size);
     return { size, sessions, seed_s: round(seedSeconds), node, dnsMembers: members, dnsSetup_s: round(dnsSetup), dns, wide };

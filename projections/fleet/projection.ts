@@ -171,32 +171,59 @@ async function createBatch(tx: TransactionContext, events: readonly RecordedEven
 
 /**
  * `DesiredStatePublished` events as `apply` writes them, in two statements (at
- * most one per node and generation). The states travel as one bytea of JSON
- * texts (`jsonBatch`), neither a jsonb[] literal whose elements the driver would
- * escape character by character nor one large JSON array PostgreSQL would parse
- * whole before splitting it.
+ * most one per node and generation), three when states must be copied. A row
+ * points at its event (`event_position`) instead of holding a second copy of
+ * the state when the event is in this database's `events` table, found by its
+ * position and id (the PostgreSQL event store: inline, and in a rebuild); else
+ * (a KurrentDB log) the state is copied into the row. The copied states travel
+ * as one bytea of JSON texts (`jsonBatch`), neither a jsonb[] literal whose
+ * elements the driver would escape character by character nor one large JSON
+ * array PostgreSQL would parse whole before splitting it.
  */
 async function publishBatch(tx: TransactionContext, events: readonly RecordedEvent[]): Promise<void> {
   const rows = events.map((e) => ({ d: e.data as DesiredStatePublished['data'], e }));
-  const states = jsonBatch(rows.map((r) => r.d.state));
-  await tx.query(
-    `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at)
-     SELECT u.node_id, u.generation, u.reason, ${jsonbAt('$4::bytea', 'u.o', 'u.l')}, u.rollback_of, u.actor, u.request_id, u.created_at
-     FROM unnest($1::text[], $2::int[], $3::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::int[])
-            AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, o, l)`,
+  const { rows: pointed } = await tx.query(
+    `INSERT INTO generations (node_id, generation, reason, rollback_of, actor, request_id, created_at, event_position)
+     SELECT u.node_id, u.generation, u.reason, u.rollback_of, u.actor, u.request_id, u.created_at, u.pos
+     FROM unnest($1::text[], $2::int[], $3::text[], $4::int[], $5::text[], $6::text[], $7::timestamptz[], $8::bigint[], $9::text[])
+            AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, pos, id)
+     WHERE EXISTS (SELECT 1 FROM events e WHERE e.position = u.pos AND e.event_id::text = u.id)
+     RETURNING event_position`,
     [
       rows.map((r) => r.d.node_id),
       rows.map((r) => r.d.generation),
       rows.map((r) => r.d.reason),
-      states.bytes,
       rows.map((r) => r.d.rollback_of ?? null),
       rows.map((r) => r.e.metadata.actor),
       rows.map((r) => r.e.metadata.requestId ?? null),
       rows.map((r) => eventTime(r.e)),
-      states.offsets,
-      states.lengths,
+      rows.map((r) => r.e.position.pos.toString()),
+      rows.map((r) => r.e.id),
     ],
   );
+  if (pointed.length < rows.length) {
+    const found = new Set(pointed.map((r: { event_position: string }) => r.event_position));
+    const copied = rows.filter((r) => !found.has(r.e.position.pos.toString()));
+    const states = jsonBatch(copied.map((r) => r.d.state));
+    await tx.query(
+      `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at)
+       SELECT u.node_id, u.generation, u.reason, ${jsonbAt('$4::bytea', 'u.o', 'u.l')}, u.rollback_of, u.actor, u.request_id, u.created_at
+       FROM unnest($1::text[], $2::int[], $3::text[], $5::int[], $6::text[], $7::text[], $8::timestamptz[], $9::int[], $10::int[])
+              AS u(node_id, generation, reason, rollback_of, actor, request_id, created_at, o, l)`,
+      [
+        copied.map((r) => r.d.node_id),
+        copied.map((r) => r.d.generation),
+        copied.map((r) => r.d.reason),
+        states.bytes,
+        copied.map((r) => r.d.rollback_of ?? null),
+        copied.map((r) => r.e.metadata.actor),
+        copied.map((r) => r.e.metadata.requestId ?? null),
+        copied.map((r) => eventTime(r.e)),
+        states.offsets,
+        states.lengths,
+      ],
+    );
+  }
   // The last publication of a node wins, as applying them in order would leave it.
   const current = new Map(rows.map((r) => [r.d.node_id, r.d.generation]));
   await tx.query(`UPDATE nodes n SET current_generation = u.g FROM unnest($1::text[], $2::int[]) AS u(id, g) WHERE n.node_id = u.id`, [
@@ -400,15 +427,10 @@ async function applyFleetEvent(tx: TransactionContext, event: FleetEvent, record
         at,
       ]);
       return;
-    case 'DesiredStatePublished': {
-      const d = event.data;
-      await tx.query(
-        `INSERT INTO generations (node_id, generation, reason, state, rollback_of, actor, request_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [d.node_id, d.generation, d.reason, d.state, d.rollback_of ?? null, recorded.metadata.actor, recorded.metadata.requestId ?? null, at],
-      );
-      await tx.query(`UPDATE nodes SET current_generation = $2 WHERE node_id = $1`, [d.node_id, d.generation]);
+    case 'DesiredStatePublished':
+      // The row points at the event when it is in `events` (see publishBatch).
+      await publishBatch(tx, [recorded]);
       return;
-    }
     default:
       return unreachable(event);
   }

@@ -220,19 +220,28 @@ export async function listGenerations(db: Queryable, nodeId: string, limit: numb
   return rows.map(generationInfo);
 }
 
+/**
+ * A generation row's desired state: the row's own copy (rows written before fleet
+ * migration 0003, or from a KurrentDB log), else the state in its
+ * `DesiredStatePublished` event (the same jsonb, so the same text out).
+ */
+const stateOf = (g: string) => `COALESCE(${g}.state, (SELECT e.data -> 'state' FROM events e WHERE e.position = ${g}.event_position))`;
+const GENERATION_COLUMNS = (g: string) => `${g}.node_id, ${g}.generation, ${g}.reason, ${g}.rollback_of, ${g}.actor, ${g}.created_at, ${stateOf(g)} AS state`;
+
 export async function getGeneration(
   db: Queryable,
   nodeId: string,
   generation: number,
 ): Promise<(GenerationInfo & { state: Record<string, unknown> }) | undefined> {
-  const { rows } = await db.query(`SELECT * FROM generations WHERE node_id = $1 AND generation = $2`, [nodeId, generation]);
+  const { rows } = await db.query(`SELECT ${GENERATION_COLUMNS('g')} FROM generations g WHERE g.node_id = $1 AND g.generation = $2`, [nodeId, generation]);
   return rows[0] ? { ...generationInfo(rows[0]), state: rows[0].state } : undefined;
 }
 
 /** The newest generation, or the one in force at `at` (published at or before it). */
 export async function generationAt(db: Queryable, nodeId: string, at?: Date): Promise<(GenerationInfo & { state: Record<string, unknown> }) | undefined> {
   const { rows } = await db.query(
-    `SELECT * FROM generations WHERE node_id = $1 AND ($2::timestamptz IS NULL OR created_at <= $2) ORDER BY generation DESC LIMIT 1`,
+    `SELECT ${GENERATION_COLUMNS('g')} FROM generations g WHERE g.node_id = $1 AND ($2::timestamptz IS NULL OR g.created_at <= $2)
+     ORDER BY g.generation DESC LIMIT 1`,
     [nodeId, at ?? null],
   );
   return rows[0] ? { ...generationInfo(rows[0]), state: rows[0].state } : undefined;
@@ -257,9 +266,9 @@ export interface PublishedHead {
  */
 export async function publishedHeads(db: Queryable, wanted: readonly { nodeId: string; known: number | null }[]): Promise<(PublishedHead | undefined)[]> {
   const { rows } = await db.query(
-    `SELECT w.i, g.generation, g.reason, g.created_at, CASE WHEN g.generation = w.known THEN NULL ELSE g.state::text END AS state_json
+    `SELECT w.i, g.generation, g.reason, g.created_at, CASE WHEN g.generation = w.known THEN NULL ELSE ${stateOf('g')}::text END AS state_json
        FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS w(node_id, known, i)
-       CROSS JOIN LATERAL (SELECT generation, reason, created_at, state FROM generations WHERE node_id = w.node_id ORDER BY generation DESC LIMIT 1) g`,
+       CROSS JOIN LATERAL (SELECT generation, reason, created_at, state, event_position FROM generations WHERE node_id = w.node_id ORDER BY generation DESC LIMIT 1) g`,
     [wanted.map((w) => w.nodeId), wanted.map((w) => w.known)],
   );
   const out: (PublishedHead | undefined)[] = new Array(wanted.length).fill(undefined);
@@ -301,8 +310,9 @@ export async function nodeHistory(db: Queryable, nodeId: string, limit: number, 
 /** Internal WireGuard adjacencies of every node's current generation (`bird.internal_topology.adjacencies`), by node id. */
 export async function publishedAdjacencies(db: Queryable): Promise<Map<string, { interface: string; node_id: string; cost: number }[]>> {
   const { rows } = await db.query(
-    `SELECT g.node_id, g.state -> 'bird' -> 'internal_topology' -> 'adjacencies' AS adjacencies
-     FROM nodes n JOIN generations g ON g.node_id = n.node_id AND g.generation = n.current_generation`,
+    `SELECT g.node_id, COALESCE(g.state, e.data -> 'state') -> 'bird' -> 'internal_topology' -> 'adjacencies' AS adjacencies
+     FROM nodes n JOIN generations g ON g.node_id = n.node_id AND g.generation = n.current_generation
+     LEFT JOIN events e ON e.position = g.event_position`,
   );
   return new Map(rows.map((r: { node_id: string; adjacencies: unknown }) => [r.node_id, Array.isArray(r.adjacencies) ? r.adjacencies : []]));
 }
