@@ -6,10 +6,6 @@
  */
 import { ApiError, type Answer, type Schemas } from '../../../shared/api.js';
 
-export type InterfaceOut = Schemas['InterfaceOut'];
-
-export type SessionOut = Schemas['SessionOut'];
-
 /** From the per-node list, the registry's AS name when known. */
 export type PeeringFull = Schemas['PeeringFull'] & { remote_as_name?: string | null };
 
