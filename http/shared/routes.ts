@@ -356,7 +356,8 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
       const props = (schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined)?.properties ?? {};
       for (const [name, s] of Object.entries(props)) {
         // A query parameter with a default may be left out: validation fills the default in.
-        const required = where === 'path' || (!!(schema as { required?: string[] }).required?.includes(name) && (s as { default?: unknown }).default === undefined);
+        const required =
+          where === 'path' || (!!(schema as { required?: string[] }).required?.includes(name) && (s as { default?: unknown }).default === undefined);
         parameters.push({ name, in: where, required, schema: plain(s) });
       }
     }

@@ -64,8 +64,9 @@ export type Answer<P extends keyof paths, M extends HttpMethod = 'get'> = Data<O
 export type Body<P extends keyof paths, M extends HttpMethod> = Writable<OperationRequestBodyContent<Operation<P, M>>>;
 
 /** The 2xx body of an operation called with `I` (undefined when it has none). */
-type Data<O extends Record<string | number, unknown>, I> =
-  [NonNullable<FetchResponse<O, I, 'application/json'>['data']>] extends [never] ? undefined : NonNullable<FetchResponse<O, I, 'application/json'>['data']>;
+type Data<O extends Record<string | number, unknown>, I> = [NonNullable<FetchResponse<O, I, 'application/json'>['data']>] extends [never]
+  ? undefined
+  : NonNullable<FetchResponse<O, I, 'application/json'>['data']>;
 
 /** One typed call: the path as the server's document names it (`/ui/nodes/{node_id}/links`), its params, body and signal; the answer's body. */
 type Call<M extends HttpMethod> = <P extends PathsWithMethod<paths, M>, I extends MaybeOptionalInit<paths[P], M>>(
