@@ -355,7 +355,10 @@ export function openApiDocument(info: OpenApiInfo, routers: readonly ApiRouter[]
     ] as const) {
       const props = (schema as { properties?: Record<string, TSchema>; required?: string[] } | undefined)?.properties ?? {};
       for (const [name, s] of Object.entries(props)) {
-        parameters.push({ name, in: where, required: where === 'path' || !!(schema as { required?: string[] }).required?.includes(name), schema: plain(s) });
+        // A query parameter with a default may be left out: validation fills the default in.
+        const required =
+          where === 'path' || (!!(schema as { required?: string[] }).required?.includes(name) && (s as { default?: unknown }).default === undefined);
+        parameters.push({ name, in: where, required, schema: plain(s) });
       }
     }
     for (const match of op.path.matchAll(/\{(\w+)\}/g)) {

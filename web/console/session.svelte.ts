@@ -4,12 +4,10 @@ import { navigate, route } from '../shared/router.svelte.js';
 /** Where the console keeps its session token (session storage: gone with the tab). */
 export const TOKEN_KEY = 'dn42.console.token';
 
-/** `GET /ui/session` (document 3, "Session info"). */
-export type SessionInfo = Answer<'/ui/session'>;
-
 class ConsoleSession {
   token = $state<string | null>(sessionStorage.getItem(TOKEN_KEY));
-  info = $state<SessionInfo | null>(null);
+  /** `GET /ui/session` (document 3, "Session info"). */
+  info = $state<Answer<'/ui/session'> | null>(null);
   /** Why the last session ended (shown on the sign-in page). */
   ended = $state<string | null>(null);
 

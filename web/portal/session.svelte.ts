@@ -4,16 +4,14 @@ import { basePath, navigate, route } from '../shared/router.svelte.js';
 /** Where the portal keeps its session token (session storage: gone with the tab). */
 export const TOKEN_KEY = 'dn42.portal.token';
 
-/** The portal profile (document 3, `/me`): from the identity service's cached claims. */
-export type Me = Answer<'/autopeering/me'>;
-
 class PortalSession {
   token = $state<string | null>(sessionStorage.getItem(TOKEN_KEY));
-  me = $state<Me | null>(null);
+  /** The portal profile (document 3, `/me`): from the identity service's cached claims. */
+  me = $state<Answer<'/autopeering/me'> | null>(null);
   /** Why the last session ended (shown on the login page). */
   ended = $state<string | null>(null);
 
-  signIn(token: string, me: Me): void {
+  signIn(token: string, me: Answer<'/autopeering/me'>): void {
     sessionStorage.setItem(TOKEN_KEY, token);
     this.token = token;
     this.me = me;

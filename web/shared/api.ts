@@ -36,15 +36,11 @@ export class ApiError extends Error {
   }
 }
 
-interface FieldError {
-  loc: (string | number)[];
-  msg: string;
-}
-
-function fieldErrorsOf(body: unknown): FieldError[] {
+/** A validation answer's field errors (`{loc, msg}`, the server's `FieldError`). */
+function fieldErrorsOf(body: unknown): Pick<Schemas['FieldError'], 'loc' | 'msg'>[] {
   const detail = (body as { detail?: unknown } | null)?.detail;
   const list = Array.isArray(detail) ? detail : (detail as { errors?: unknown } | null)?.errors;
-  return Array.isArray(list) ? list.filter((e): e is FieldError => Array.isArray(e?.loc) && typeof e?.msg === 'string') : [];
+  return Array.isArray(list) ? list.filter((e): e is Pick<Schemas['FieldError'], 'loc' | 'msg'> => Array.isArray(e?.loc) && typeof e?.msg === 'string') : [];
 }
 
 export const NO_ANSWER = 'The server did not answer. Check the connection and try again.';
@@ -62,18 +58,21 @@ export type Schemas = components['schemas'];
  * What a call answers: `Answer<'/ui/nodes'>` (GET), `Answer<'/admin/dns-groups', 'post'>`;
  * the 2xx body the server's document declares.
  */
-export type Answer<P extends keyof paths, M extends HttpMethod = 'get'> = Data<NonNullable<FetchResponse<Operation<P, M>, object, 'application/json'>['data']>>;
+export type Answer<P extends keyof paths, M extends HttpMethod = 'get'> = Data<Operation<P, M>, object>;
 
 /** A request body the server's document declares: `Body<'/admin/dns-groups', 'post'>`. */
 export type Body<P extends keyof paths, M extends HttpMethod> = Writable<OperationRequestBodyContent<Operation<P, M>>>;
 
-type Data<T> = [T] extends [never] ? undefined : T;
+/** The 2xx body of an operation called with `I` (undefined when it has none). */
+type Data<O extends Record<string | number, unknown>, I> = [NonNullable<FetchResponse<O, I, 'application/json'>['data']>] extends [never]
+  ? undefined
+  : NonNullable<FetchResponse<O, I, 'application/json'>['data']>;
 
 /** One typed call: the path as the server's document names it (`/ui/nodes/{node_id}/links`), its params, body and signal; the answer's body. */
 type Call<M extends HttpMethod> = <P extends PathsWithMethod<paths, M>, I extends MaybeOptionalInit<paths[P], M>>(
   url: P,
   ...init: RequiredKeysOf<I> extends never ? [(I & Extra)?] : [I & Extra]
-) => Promise<Data<NonNullable<FetchResponse<Operation<P, M>, I, 'application/json'>['data']>>>;
+) => Promise<Data<Operation<P, M>, I>>;
 
 type Operation<P extends keyof paths, M extends HttpMethod> = Extract<paths[P][M], Record<string | number, unknown>>;
 

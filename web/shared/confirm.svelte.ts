@@ -12,12 +12,9 @@ export interface Question {
   danger?: boolean;
 }
 
-interface Pending extends Question {
-  resolve: (yes: boolean) => void;
-}
-
 class ConfirmState {
-  current = $state<Pending | null>(null);
+  /** The question open in the dialog, with how to answer its `ask`. */
+  current = $state<(Question & { resolve: (yes: boolean) => void }) | null>(null);
 }
 
 export const confirmState = new ConfirmState();

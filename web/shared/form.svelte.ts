@@ -1,3 +1,4 @@
+import { untrack } from 'svelte';
 import { ApiError } from './api.js';
 
 /** Any failure as an `ApiError` (what `ErrorNotice` shows): the server's own, or one with status 0. */
@@ -19,21 +20,41 @@ export class Form {
   /** Which action runs (a form with several buttons: `form.running === 'delete'`). */
   running = $state('');
 
+  /** Which call is the latest (`latest` lets a newer call supersede a running one). */
+  #call = 0;
+
   /** Runs `action` unless one runs already; answers its result, or undefined when it failed (the error is in `error`). */
   async run<T>(action: () => Promise<T>, name = 'run'): Promise<T | undefined> {
-    if (this.busy) return undefined;
+    // Not a dependency of the effect that calls it: its own end would run it again.
+    if (untrack(() => this.busy)) return undefined;
+    return this.#go(action, name);
+  }
+
+  /**
+   * Runs `action` even while an earlier one runs (a load the user restarted with
+   * another filter): the earlier one's answer and failure are dropped, `busy`
+   * lasts until the latest ends. Answers undefined for a superseded or failed call.
+   */
+  async latest<T>(action: () => Promise<T>, name = 'load'): Promise<T | undefined> {
+    return this.#go(action, name);
+  }
+
+  async #go<T>(action: () => Promise<T>, name: string): Promise<T | undefined> {
+    const call = ++this.#call;
     this.busy = true;
     this.running = name;
     this.error = null;
     try {
-      return await action();
+      const result = await action();
+      return call === this.#call ? result : undefined;
     } catch (err) {
-      if ((err as Error | null)?.name === 'AbortError') return undefined;
-      this.error = apiError(err);
+      if (call === this.#call && (err as Error | null)?.name !== 'AbortError') this.error = apiError(err);
       return undefined;
     } finally {
-      this.busy = false;
-      this.running = '';
+      if (call === this.#call) {
+        this.busy = false;
+        this.running = '';
+      }
     }
   }
 

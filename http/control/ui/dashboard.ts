@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN } from '../fleet/common.js';
+import { FleetRoutingBlock } from '../routing/schemas.js';
+import { FleetOverviewSchema, TrafficBreakdownSchema } from './fleet.js';
 import { PeeringIssues } from './flaps/routes.js';
 import { peeringIssues } from './flaps/sessions.js';
 import { ResponseCache } from './response-cache.js';
@@ -30,16 +32,15 @@ const DashboardQuery = Type.Object(
 );
 type DashboardQuery = typeof DashboardQuery.static;
 
-const Block = (description: string) => Type.Unknown({ description });
 const Dashboard = Type.Object({
   generated_at: Type.String(),
-  overview: Block('as GET /ui/fleet/overview'),
+  overview: FleetOverviewSchema,
   traffic: TrafficTrend,
-  traffic_breakdown: Block('as GET /ui/fleet/traffic-breakdown'),
+  traffic_breakdown: TrafficBreakdownSchema,
   traffic_by_as: Type.Union([TrafficByAs, Type.Null()]),
   traffic_mix: Type.Union([TrafficMix, Type.Null()]),
   peering_issues: PeeringIssues,
-  routing: Block('as the routing block of GET /ui/routing/fleet-overview'),
+  routing: FleetRoutingBlock,
 });
 
 /** The first screen in one answer; each block is built by the builder of its own endpoint, at one `now`. */

@@ -5,7 +5,7 @@ import { AgentSummary, Count, Geo, LinkPeering, Liveness, NullableInteger, Nulla
 import { buildFleetOverview } from './views/overview.js';
 import { BREAKDOWN_DEFAULTS, buildTrafficBreakdown } from '../shared/traffic-breakdown.js';
 
-const FleetOverviewSchema = Type.Object({
+export const FleetOverviewSchema = Type.Object({
   generated_at: Type.String({ format: 'date-time' }),
   summary: Type.Object({ total: Count, ok: Count, degraded: Count, stale: Count, down: Count, unknown: Count }),
   agent_summary: AgentSummary,
@@ -29,7 +29,7 @@ const FleetOverviewSchema = Type.Object({
   links: Type.Array(Type.Object({ a: Type.String(), b: Type.String() })),
 });
 
-const TrafficBreakdownSchema = Type.Object({
+export const TrafficBreakdownSchema = Type.Object({
   generated_at: Type.String({ format: 'date-time' }),
   totals: Type.Object(Rates),
   nodes: Type.Array(

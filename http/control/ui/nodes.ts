@@ -5,27 +5,32 @@ import { interfacePeerings } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { NodeIdParams, nodeOr404 } from '../fleet/common.js';
+import { NodeOutSchema } from '../fleet/schemas.js';
 import { HealthLine } from '../health/routes.js';
 import { Count, Geo, LinkPeering, Liveness, Nullable, NullableInteger, NullableNumber, NullableString, Rates, TAGS, UNAUTHORIZED } from './schemas.js';
 import { linksOf } from './views/links.js';
 import { nodeList, nodeOverview } from './views/nodes.js';
 
-const NodeRow = Type.Object(
-  {
-    node_id: Type.String(),
-    health: Type.String(),
-    liveness: Liveness,
-    agent_version: NullableString,
-    agent_up_to_date: Nullable(Type.Boolean()),
-    last_heartbeat_at: NullableString,
-    drift_count: Count,
-    peers_up: NullableInteger,
-    peers_total: NullableInteger,
-    ...Rates,
-    geo: Geo,
-  },
-  { description: 'the node record without base_template and inventory, plus these fields' },
+const NodeRow = Type.Composite(
+  [
+    Type.Omit(NodeOutSchema, ['base_template', 'inventory']),
+    Type.Object({
+      health: Type.String(),
+      liveness: Liveness,
+      agent_version: NullableString,
+      agent_up_to_date: Nullable(Type.Boolean()),
+      last_heartbeat_at: NullableString,
+      drift_count: Count,
+      peers_up: NullableInteger,
+      peers_total: NullableInteger,
+      ...Rates,
+      geo: Geo,
+    }),
+  ],
+  { description: 'the node record without base_template and inventory, plus health, liveness, agent, drift, session counts, rates and geo' },
 );
+
+const DriftItem = Type.Object({ kind: Type.String(), name: Type.String(), detail: NullableString });
 
 const Point = (props: Parameters<typeof Type.Object>[0]) => Type.Object({ at: Type.String({ format: 'date-time' }), ...props });
 const SelfMetricsPoint = Point({
@@ -51,9 +56,24 @@ const NodeOverview = Type.Intersect([
     agent_up_to_date: Nullable(Type.Boolean()),
     drift_count: Count,
     snapshot: Type.Unknown(),
-    report: Type.Unknown(),
-    apply: Type.Unknown(),
-    node: Type.Object({}, { description: 'NodeOut' }),
+    report: Nullable(
+      Type.Object(
+        { received_at: Type.String({ format: 'date-time' }), status: Type.Optional(Type.String()), drift_items: Type.Optional(Type.Array(DriftItem)) },
+        { description: 'the latest reconciliation report as the agent sent it, with when it arrived' },
+      ),
+    ),
+    apply: Nullable(
+      Type.Object(
+        {
+          received_at: Type.String({ format: 'date-time' }),
+          generation: Type.Optional(Type.Integer()),
+          status: Type.Optional(Type.String()),
+          error: Type.Optional(NullableString),
+        },
+        { description: 'the latest apply result as the agent sent it, with when it arrived' },
+      ),
+    ),
+    node: NodeOutSchema,
     dns_group: Nullable(Type.Object({ id: Type.Integer(), name: Type.String() })),
     trends: Trends,
     geo: Geo,

@@ -10,11 +10,7 @@ import { num } from '../../../shared/format.js';
 /** `group=prefix`: one row a prefix, its directions under it. */
 export type PrefixFlaps = Extract<Answer<'/ui/fleet/prefix-flaps'>, { prefixes: unknown }>;
 export type PrefixRow = PrefixFlaps['prefixes'][number];
-export type Direction = PrefixRow['peers'][number];
-export type Localization = NonNullable<PrefixRow['localization']>;
-export type Origin = PrefixRow['origins'][number];
 export type FlapAlert = Answer<'/ui/fleet/flap-alerts'>['alerts'][number];
-export type FlapStats = Answer<'/ui/fleet/flap-stats'>;
 
 /** Document 3, "Flap scores". */
 export const PREFIX_LINES = { list: 20, open: 100, close: 50 } as const;
@@ -24,7 +20,7 @@ export const LOCALIZE_MIN_SCORE = 3;
 /** A direction belongs to the prefix's flapping set from this share of its strongest score on. */
 const ACTIVE_SHARE = 0.25;
 
-export const ZONE_LABEL: Record<Localization['zone'], string> = {
+export const ZONE_LABEL: Record<NonNullable<PrefixRow['localization']>['zone'], string> = {
   near: 'near (entry session)',
   origin: 'origin AS',
   path: 'path (a link on the way)',
@@ -66,8 +62,8 @@ export interface Explanation {
  * carry every direction, which sharpens the wording; a flat row only its own).
  */
 export function explain(
-  row: Omit<Direction, 'as_path'> & { prefix: string; moas: boolean; peers?: Direction[]; origins?: Origin[] },
-  loc: Localization | null,
+  row: Omit<PrefixRow['peers'][number], 'as_path'> & { prefix: string; moas: boolean; peers?: PrefixRow['peers']; origins?: PrefixRow['origins'] },
+  loc: PrefixRow['localization'],
 ): Explanation {
   if (!loc) {
     const sentence =

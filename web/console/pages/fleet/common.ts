@@ -1,9 +1,4 @@
-import { ApiError } from '../../../shared/api.js';
-
-/** Any failure as an ApiError (the server's `detail` when it answered). */
-export function apiError(err: unknown): ApiError {
-  return err instanceof ApiError ? err : new ApiError(0, (err as Error)?.message || String(err));
-}
+import type { ApiError } from '../../../shared/api.js';
 
 /** Field errors of a failed write by field path (empty when none). */
 export function fieldErrors(err: ApiError | null | undefined): Record<string, string> {

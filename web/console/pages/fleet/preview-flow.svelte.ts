@@ -9,21 +9,24 @@ import { Form } from '../../../shared/form.svelte.js';
  * preview names, writes, drops the preview and puts the keyboard on the
  * page's notice. `busy` and `error` are the form's (a `Form`).
  */
-export class PreviewFlow<P> extends Form {
+export class PreviewFlow<A extends unknown[], P> extends Form {
   preview = $state<P | null>(null);
   /** The preview's heading (`bind:this`), focused once it shows. */
   heading = $state<HTMLElement | null>(null);
 
-  /** `onstart`: what a new preview clears on the page (its notice). */
-  constructor(private readonly onstart: () => void) {
+  /** `build`: the preview from the form's choice (`show('block')`); `onstart`: what a new preview clears on the page (its notice). */
+  constructor(
+    private readonly build: (...args: A) => Promise<P>,
+    private readonly onstart: () => void,
+  ) {
     super();
   }
 
-  async show(build: () => Promise<P>): Promise<void> {
+  async show(...args: A): Promise<void> {
     this.error = null;
     this.preview = null;
     this.onstart();
-    const built = await this.run(build, 'preview');
+    const built = await this.run(() => this.build(...args), 'preview');
     if (built === undefined) return;
     this.preview = built;
     await tick();

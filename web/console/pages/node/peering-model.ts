@@ -4,16 +4,10 @@
  * strings, and the conversions both ways. Unknown specification fields of an
  * edited record are kept (the form overlays only what it shows).
  */
-import { ApiError, type Answer, type Schemas } from '../../../shared/api.js';
-
-export type InterfaceOut = Schemas['InterfaceOut'];
-
-export type SessionOut = Schemas['SessionOut'];
+import { ApiError, type Schemas } from '../../../shared/api.js';
 
 /** From the per-node list, the registry's AS name when known. */
 export type PeeringFull = Schemas['PeeringFull'] & { remote_as_name?: string | null };
-
-export type PeerDefaults = Answer<'/ui/nodes/{node_id}/peer-defaults'>;
 
 export interface IfaceForm {
   original: Record<string, unknown>;
