@@ -38,7 +38,7 @@ import { notifierDeps, startNotifier } from '../commands/notify/notifier.js';
 import { raiseSignal } from '../commands/notify/fanout.js';
 import { registrySyncFailed } from '../domain/notify/from-facts.js';
 import { localizationOf } from '../domain/notify/from-events.js';
-import { prefixLocalization } from '../http/control/ui/views/prefix-flaps.js';
+import { prefixLocalization } from '../http/control/shared/prefix-flaps.js';
 import type { Localize } from '../commands/notify/subscriber.js';
 import { pruneRateLimits } from '../infra/rate-limit.js';
 import { prunePortal } from '../infra/portal/sessions.js';

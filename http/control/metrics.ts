@@ -10,7 +10,7 @@ import { listNodes } from '../../projections/fleet/queries.js';
 import type { ServiceContext } from '../shared/context.js';
 import { fleetHealth } from './health/routes.js';
 import { flapRateNow } from './ui/flaps/history.js';
-import { fleetSessionRows } from './ui/flaps/sessions.js';
+import { fleetSessionRows } from './shared/flap-sessions.js';
 
 /**
  * The control service's gauges read from its read models at each scrape (one

@@ -49,16 +49,6 @@ export function sqlInHttp(files: readonly SourceFile[]): string[] {
 /** The console's own view builders. A view that more than one face shows lives in `http/control/shared/`. */
 export const CONSOLE_VIEWS = 'http/control/ui/views/';
 
-/**
- * Imports of console views from other faces that are still to move (the
- * portal's flap views, which lean on the console's `ui/flaps/sessions.ts`), as `from -> target`. The list only
- * shrinks: a pair no longer imported fails its spec until it is struck off.
- */
-export const CONSOLE_VIEW_IMPORTS_LEFT: readonly string[] = [
-  'http/control/portal/view-flaps.ts -> http/control/ui/views/flap-peers.ts',
-  'http/control/portal/view-flaps.ts -> http/control/ui/views/prefix-flaps.ts',
-];
-
 /** Every import of `http/control/ui/views/` from a file of http/ outside `http/control/ui/`, as `from -> target`. */
 export function consoleViewImports(files: readonly SourceFile[]): string[] {
   const pairs = new Set<string>();
@@ -69,12 +59,9 @@ export function consoleViewImports(files: readonly SourceFile[]): string[] {
   return [...pairs].sort();
 }
 
-/** The console-view imports of other faces that the list of those left does not name, one sentence each. */
+/** The console-view imports of other faces, one sentence each. */
 export function faceViolations(files: readonly SourceFile[]): string[] {
-  return consoleViewImports(files)
-    .filter((pair) => !CONSOLE_VIEW_IMPORTS_LEFT.includes(pair))
-    .map(
-      (pair) =>
-        `${pair.replace(' -> ', ' imports ')}: only http/control/ui/ imports the console's views; a view other faces show lives in http/control/shared/`,
-    );
+  return consoleViewImports(files).map(
+    (pair) => `${pair.replace(' -> ', ' imports ')}: only http/control/ui/ imports the console's views; a view other faces show lives in http/control/shared/`,
+  );
 }

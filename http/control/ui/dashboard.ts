@@ -5,7 +5,7 @@ import { ADMIN } from '../fleet/common.js';
 import { FleetRoutingBlock } from '../routing/schemas.js';
 import { FleetOverviewSchema, TrafficBreakdownSchema } from './fleet.js';
 import { PeeringIssues } from './flaps/routes.js';
-import { peeringIssues } from './flaps/sessions.js';
+import { peeringIssues } from '../shared/flap-sessions.js';
 import { ResponseCache } from './response-cache.js';
 import { CompareParam, TrafficRangeParam, trafficGrids } from './series-params.js';
 import { TrafficByAs, trafficByAs, TrafficMix } from './traffic-by-as.js';

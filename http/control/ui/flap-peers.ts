@@ -5,7 +5,7 @@ import { ADMIN } from '../fleet/common.js';
 import { FlapAlert } from './flaps/history.js';
 import { FlatRow } from './prefix-flaps.js';
 import { Count, NullableNumber, NullableString, UNAUTHORIZED } from './schemas.js';
-import { flapPeersView, flapPeerView } from './views/flap-peers.js';
+import { flapPeersView, flapPeerView } from '../shared/flap-peers.js';
 
 const closed = { additionalProperties: false } as const;
 

@@ -2,7 +2,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN } from '../fleet/common.js';
-import { fleetPrefixFlapsView, prefixFlapLocalizationsView } from './views/prefix-flaps.js';
+import { fleetPrefixFlapsView, prefixFlapLocalizationsView } from '../shared/prefix-flaps.js';
 
 const closed = { additionalProperties: false } as const;
 const N = Type.Number();

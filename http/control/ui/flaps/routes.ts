@@ -3,7 +3,7 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { ApiRouter } from '../../../shared/routes.js';
 import { NodeIdParams, nodeOr404 } from '../../fleet/common.js';
 import { Count, NullableInteger, NullableNumber, NullableString, TAGS, UNAUTHORIZED } from '../schemas.js';
-import { fleetSessionFlaps, nodeSessionFlaps, nodeSessionStatus, peeringIssues } from './sessions.js';
+import { fleetSessionFlaps, nodeSessionFlaps, nodeSessionStatus, peeringIssues } from '../../shared/flap-sessions.js';
 
 const SessionStatus = Type.Object(
   {

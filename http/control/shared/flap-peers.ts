@@ -1,14 +1,14 @@
-import { NotFound } from '../../../../domain/errors.js';
-import { localizePrefixes, sessionScoresOf, type SessionScores } from '../../../../domain/flaps/localize.js';
-import { flapPeerRows, type FlapPeerRow } from '../../../../domain/flaps/peers.js';
-import { asnsOf, flatRows, type NodePrefixFlap } from '../../../../domain/flaps/prefix-rows.js';
-import { withTransaction, type PoolClient } from '../../../../infra/db/pool.js';
-import { readPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
-import { alertedPeerAsns, flapAlertsOfPeer } from '../../../../projections/flap-alerts/queries.js';
-import { listNodes } from '../../../../projections/fleet/queries.js';
-import type { ServiceContext } from '../../../shared/context.js';
-import { fleetSessionRows } from '../flaps/sessions.js';
-import { originNames } from '../../shared/routing-views.js';
+import { NotFound } from '../../../domain/errors.js';
+import { localizePrefixes, sessionScoresOf, type SessionScores } from '../../../domain/flaps/localize.js';
+import { flapPeerRows, type FlapPeerRow } from '../../../domain/flaps/peers.js';
+import { asnsOf, flatRows, type NodePrefixFlap } from '../../../domain/flaps/prefix-rows.js';
+import { withTransaction, type PoolClient } from '../../../infra/db/pool.js';
+import { readPrefixFlaps } from '../../../infra/telemetry/prefix-flaps.js';
+import { alertedPeerAsns, flapAlertsOfPeer } from '../../../projections/flap-alerts/queries.js';
+import { listNodes } from '../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { fleetSessionRows } from './flap-sessions.js';
+import { originNames } from './routing-views.js';
 
 /** `prefixes[]` of the peer detail: the flat prefix flap rows of the AS from this score on (document 3). */
 export const PEER_PREFIXES_MIN_SCORE = 0.5;

@@ -1,11 +1,11 @@
-import { localizationSummary, localizePrefixes, sessionScoresOf, withNames, type Localization } from '../../../../domain/flaps/localize.js';
-import { asnsOf, feedRows, flatRows, prefixRows, selectedPrefixes, type Names } from '../../../../domain/flaps/prefix-rows.js';
-import { withTransaction, type Queryable } from '../../../../infra/db/pool.js';
-import { readPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
-import { listNodes } from '../../../../projections/fleet/queries.js';
-import type { ServiceContext } from '../../../shared/context.js';
-import { fleetSessionRows } from '../flaps/sessions.js';
-import { originNames } from '../../shared/routing-views.js';
+import { localizationSummary, localizePrefixes, sessionScoresOf, withNames, type Localization } from '../../../domain/flaps/localize.js';
+import { asnsOf, feedRows, flatRows, prefixRows, selectedPrefixes, type Names } from '../../../domain/flaps/prefix-rows.js';
+import { withTransaction, type Queryable } from '../../../infra/db/pool.js';
+import { readPrefixFlaps } from '../../../infra/telemetry/prefix-flaps.js';
+import { listNodes } from '../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { fleetSessionRows } from './flap-sessions.js';
+import { originNames } from './routing-views.js';
 
 export interface PrefixFlapsQuery {
   min_score: number;

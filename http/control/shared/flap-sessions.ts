@@ -7,14 +7,14 @@ import {
   type IssueClass,
   type SessionHealth,
   type SessionKind,
-} from '../../../../domain/flaps/session.js';
-import { sessionScoreAt } from '../../../../domain/flaps/readings.js';
-import { NotFound } from '../../../../domain/errors.js';
-import type { RuntimeSnapshot } from '../../../../domain/telemetry/reports.js';
-import type { Queryable } from '../../../../infra/db/pool.js';
-import { allBgpProtocols, nodeStatus } from '../../../../infra/telemetry/store.js';
-import { listNodes } from '../../../../projections/fleet/queries.js';
-import { sessionFlapRecords, sessionTransitions, type SessionFlapRecord } from '../../../../projections/session-flaps/queries.js';
+} from '../../../domain/flaps/session.js';
+import { sessionScoreAt } from '../../../domain/flaps/readings.js';
+import { NotFound } from '../../../domain/errors.js';
+import type { RuntimeSnapshot } from '../../../domain/telemetry/reports.js';
+import type { Queryable } from '../../../infra/db/pool.js';
+import { allBgpProtocols, nodeStatus } from '../../../infra/telemetry/store.js';
+import { listNodes } from '../../../projections/fleet/queries.js';
+import { sessionFlapRecords, sessionTransitions, type SessionFlapRecord } from '../../../projections/session-flaps/queries.js';
 
 /** `BgpSessionStatus` (document 3): the protocol as the latest snapshot shows it, its health and its flap score decayed to `now`. */
 export interface SessionStatusRow {
