@@ -57,7 +57,12 @@ const TARGETS = ['chrome111', 'firefox115', 'safari16.4'];
 /** The authorization page (`web/authorize/`): one ES module and one style sheet by content-hashed name, `index.html` referring to them. */
 export function buildPage(dir = AUTHORIZE_BUILD_DIR): Promise<PageBuild> {
   return staged(dir, (staging) =>
-    bundlePage(staging, { source: AUTHORIZE_SOURCE_DIR, entries: { app: 'app.ts', page: 'page.css' }, assetDir: AUTHORIZE_ASSET_DIR_NAME, assetPath: AUTHORIZE_ASSET_PATH }),
+    bundlePage(staging, {
+      source: AUTHORIZE_SOURCE_DIR,
+      entries: { app: 'app.ts', page: 'page.css' },
+      assetDir: AUTHORIZE_ASSET_DIR_NAME,
+      assetPath: AUTHORIZE_ASSET_PATH,
+    }),
   );
 }
 

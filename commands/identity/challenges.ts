@@ -16,7 +16,7 @@ import {
   type AnswerVerdict,
   type IssueDecision,
 } from '../../domain/identity/decide.js';
-import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent, type VerificationMethod } from '../../domain/identity/events.js';
+import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent } from '../../domain/identity/events.js';
 import { CAPTCHA_PASS_LIFETIME_MS, RESEND_COOLDOWN_MS, SSH_NAMESPACE } from '../../domain/identity/limits.js';
 import { maskEmail } from '../../domain/identity/mask.js';
 import { captchaRequired } from '../../domain/identity/policy.js';

@@ -199,7 +199,8 @@ export function sourceFiles(root: string): SourceFile[] {
       if (entry.isDirectory()) walk(full);
       else if (/\.(ts|mts|mjs)$/.test(entry.name) && !entry.name.endsWith('.d.ts'))
         files.push({ path: relative(root, full).split('\\').join('/'), text: readFileSync(full, 'utf8') });
-      else if (entry.name.endsWith('.svelte')) files.push({ path: relative(root, full).split('\\').join('/'), text: svelteScripts(readFileSync(full, 'utf8')) });
+      else if (entry.name.endsWith('.svelte'))
+        files.push({ path: relative(root, full).split('\\').join('/'), text: svelteScripts(readFileSync(full, 'utf8')) });
     }
   };
   for (const top of SOURCE_ROOTS) walk(join(root, top));

@@ -26,7 +26,10 @@ describe('import rules of the architecture', () => {
       'web/build.ts': `import { swapIn } from '../http/identity/page-build.js';`,
       'web/shared/api.ts': `import type { paths } from '../../.build/generated/control-api.js';\nimport type { PublicMap } from '../../domain/public/map.js';`,
     });
-    tree.push({ path: 'web/console/SignIn.svelte', text: svelteScripts(`<script lang="ts">\n  import { powSource } from '../../http/identity/page/captcha.js';\n</script>\n<p>sign in</p>`) });
+    tree.push({
+      path: 'web/console/SignIn.svelte',
+      text: svelteScripts(`<script lang="ts">\n  import { powSource } from '../../http/identity/page/captcha.js';\n</script>\n<p>sign in</p>`),
+    });
     expect(violations(tree)).to.deep.equal([
       'web/build.ts imports http/identity/page-build.ts: web/ may import web/, domain/',
       'web/console/SignIn.svelte imports http/identity/page/captcha.ts: web/ may import web/, domain/',
