@@ -46,7 +46,6 @@ export interface Built {
 }
 export type PageBuild = Built;
 export type ReferenceBuild = Built;
-export type SiteBuild = Built;
 export interface WebBuild extends Built {
   app: AppName;
 }
@@ -91,7 +90,7 @@ export function buildReference(dir = REFERENCE_BUILD_DIR): Promise<ReferenceBuil
  * style sheet the bake inlines, the land outline, the icon and the photo. The
  * page itself is baked at start (it carries a snapshot of the public map).
  */
-export function buildSite(dir = SITE_BUILD_DIR): Promise<SiteBuild> {
+export function buildSite(dir = SITE_BUILD_DIR): Promise<Built> {
   return staged(dir, async (staging) => {
     await esbuild({
       ...ESBUILD_DEFAULTS,
@@ -329,7 +328,10 @@ async function photo(): Promise<string> {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const names = process.argv.slice(2);
   const unknown = names.filter((n) => !(n in BUILDS));
-  if (unknown.length > 0) throw new Error(`web/build.ts: no build named ${unknown.join(', ')} (known: ${Object.keys(BUILDS).join(', ')})`);
+  if (unknown.length > 0) {
+    console.error(`web/build.ts: no build named ${unknown.join(', ')} (known: ${Object.keys(BUILDS).join(', ')})`);
+    process.exit(2);
+  }
   for (const name of (names.length > 0 ? names : Object.keys(BUILDS)) as BuildName[]) {
     const b = await BUILDS[name]();
     const total = b.files.reduce((sum, f) => sum + f.bytes, 0);
