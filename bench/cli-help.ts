@@ -27,9 +27,9 @@ export const cliHelpBench: Benchmark = {
   description: 'dn42-control --help (prebuilt bundle, and through tsx) against bare node -e, whole process, alternating',
   async run() {
     const runs = envInt('BENCH_CLI_RUNS', 9);
-    await timed(['infra/cli/build-bundle.mjs']);
-    const help = ['infra/cli/bin.mjs', '--help'];
-    const helpThroughTsx = ['--import', 'tsx/esm', 'infra/cli/main.ts', '--help'];
+    await timed(['cli/build-bundle.mjs']);
+    const help = ['cli/bin.mjs', '--help'];
+    const helpThroughTsx = ['--import', 'tsx/esm', 'cli/main.ts', '--help'];
     const bare = ['-e', ''];
     await timed(help);
     await timed(helpThroughTsx);

@@ -105,7 +105,7 @@ function serverEnv(state: LabState): NodeJS.ProcessEnv {
 /** Starts the servers (detached) and answers once the control server and the registry replica answer. */
 export async function startServers(state: LabState): Promise<void> {
   const paths = labPaths(state.state_dir);
-  spawnDetached(state, paths.logs, SERVER_PROCESS, ['node', `--title=${LAB_MARK}-servers`, join(PROJECT_ROOT, 'infra/cli/bin.mjs'), 'serve', ...SERVER_ROLES], {
+  spawnDetached(state, paths.logs, SERVER_PROCESS, ['node', `--title=${LAB_MARK}-servers`, join(PROJECT_ROOT, 'cli/bin.mjs'), 'serve', ...SERVER_ROLES], {
     env: serverEnv(state),
     cwd: PROJECT_ROOT,
   });

@@ -1,4 +1,4 @@
-import { formatIp, parseIpWithOptionalLength } from '../../domain/desired-state/ip.js';
+import { formatIp, parseIpWithOptionalLength } from '../../domain/net/ip.js';
 import { runCommand } from '../exec.js';
 
 /** An address as the interface plan writes it (`fe80::1/64`, peer `fe80::2/128`, or a bare address) on a device. */

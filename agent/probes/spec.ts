@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { parseIp } from '../../domain/desired-state/ip.js';
+import { parseIp } from '../../domain/net/ip.js';
 import { ProbeSpecInput, type ProbeSpec } from '../../domain/probes/spec.js';
 
 /**

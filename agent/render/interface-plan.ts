@@ -1,5 +1,5 @@
 import type { DesiredState, InterfaceState } from '../../domain/desired-state/schema.js';
-import { parseIp } from '../../domain/desired-state/ip.js';
+import { parseIp } from '../../domain/net/ip.js';
 import { PUBLIC_MODE, type RenderedFile } from './types.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { InterfaceState } from '../../domain/desired-state/schema.js';
-import { parseIp } from '../../domain/desired-state/ip.js';
+import { parseIp } from '../../domain/net/ip.js';
 import { decodeWireguardKey } from './keys.js';
 import { presharedKeyFor } from './preshared-keys.js';
 import { RenderError, SECRET_MODE, type RenderedFile, type RenderInputs } from './types.js';

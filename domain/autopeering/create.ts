@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { effectivePortRange } from '../desired-state/port-policy.js';
-import { formatIp, isIpv6LinkLocal, parseIp, parsePrefix, type Ip } from '../desired-state/ip.js';
+import { effectivePortRange } from '../node/port-policy.js';
+import { formatIp, isIpv6LinkLocal, parseIp, parsePrefix, type Ip } from '../net/ip.js';
 import { Conflict, NotFound, Validation, type FieldError } from '../errors.js';
 import type { InterfaceSpec, PeeringIn, SessionSpec } from '../node/specs.js';
 import type { LiveNode } from '../node/state.js';

@@ -1,5 +1,5 @@
 import { isProtocolOfSession } from '../desired-state/bird-names.js';
-import { formatIp, isIpv6LinkLocal, parseIp } from '../desired-state/ip.js';
+import { formatIp, isIpv6LinkLocal, parseIp } from '../net/ip.js';
 import { sessionHealth, type SessionHealth } from '../flaps/session.js';
 import type { InterfaceSpec, SessionSpec } from '../node/specs.js';
 import type { BgpState, RuntimeSnapshot } from '../telemetry/reports.js';

@@ -1,5 +1,5 @@
 import { FAMILIES, ibgpProtocolName, PROTOCOL, shownProtocolName, type Family } from '../desired-state/bird-names.js';
-import { networkOf } from '../desired-state/ip.js';
+import { networkOf } from '../net/ip.js';
 import type { DesiredState, Router } from '../desired-state/schema.js';
 
 /**

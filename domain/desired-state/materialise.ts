@@ -4,7 +4,7 @@ import type { LiveNode } from '../node/state.js';
 import { dn42RegionOf } from '../node/region.js';
 import { addressingOf } from '../node/specs.js';
 import type { FleetContext } from './context.js';
-import { canonicalPrefix, formatIp, isIpv6LinkLocal, parseIp, parseIpWithOptionalLength } from './ip.js';
+import { canonicalPrefix, formatIp, isIpv6LinkLocal, parseIp, parseIpWithOptionalLength } from '../net/ip.js';
 import {
   DEFAULT_ALLOWED_IPS,
   DEFAULT_IMPORT_LIMIT,
@@ -23,7 +23,7 @@ import {
   type NodeIdentity,
   type Router,
 } from './schema.js';
-import { readBaseTemplate, type BaseTemplate } from './template.js';
+import { baseTemplateErrors, type BaseTemplate } from '../node/base-template.js';
 import { takesBlockedPrefixes, takesRpki } from '../fleet-ops/agent-gate.js';
 import { dnsStateOf } from '../dns/desired-state.js';
 
@@ -39,6 +39,13 @@ import { dnsStateOf } from '../dns/desired-state.js';
  * `MATERIALIZATION_FAILED`). A base template of the wrong shape cannot be
  * carried over at all and throws `Validation(MATERIALIZATION_FAILED)` here.
  */
+
+/** The node's template, checked; a template of the wrong shape cannot be materialised (422). */
+function readBaseTemplate(template: unknown): BaseTemplate {
+  const errors = baseTemplateErrors(template);
+  if (errors.length > 0) throw new Validation(MATERIALIZATION_FAILED, errors);
+  return (template ?? {}) as BaseTemplate;
+}
 
 const byOrderThenId = <T extends { sort_order: number; id: number }>(a: T, b: T) => a.sort_order - b.sort_order || a.id - b.id;
 const compareStrings = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Type, type Static } from '@sinclair/typebox';
 import { Validation, type FieldError } from '../errors.js';
-import { canonicalPrefix } from './ip.js';
-import type { BaseTemplate } from './template.js';
+import { canonicalPrefix } from '../net/ip.js';
+import type { BaseTemplate } from '../node/base-template.js';
 
 /**
  * Route tuning of a node (`/ui/nodes/{id}/route-tuning`): the cold-potato MED and

@@ -1,14 +1,32 @@
-import { Ajv, type ErrorObject } from 'ajv';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { FieldError } from '../errors.js';
-import { ADDRESS_FORMATS, isIpv6LinkLocal, parseIp } from './ip.js';
+import { isIpv6LinkLocal, parseIp } from '../net/ip.js';
+import { addressAjv, Fmt, IfName, toFieldErrors } from '../net/schema.js';
+import { DEFAULT_RPKI_MODE, HostSchema, RPKI_MODES } from '../node/base-template.js';
+import { DnsStateSchema } from '../dns/state-schema.js';
+
+// The parts below the document that other modules own, for the agent and the
+// server that read the document as one contract.
+export { toFieldErrors } from '../net/schema.js';
+export { DEFAULT_RPKI_MODE, HostSchema, RPKI_MODES, type RpkiMode } from '../node/base-template.js';
+export {
+  DNS_RECORD_TYPES,
+  DnsForwardStateSchema,
+  DnsRecordStateSchema,
+  DnsStateSchema,
+  DnsZoneStateSchema,
+  type DnsForwardState,
+  type DnsRecordState,
+  type DnsState,
+  type DnsZoneState,
+} from '../dns/state-schema.js';
 
 /**
  * The desired state of one node: everything its agent needs to render WireGuard
  * and BIRD 2, and nothing it would have to look up elsewhere. One schema, shared
  * by the control server (which refuses to publish a document that fails it) and
  * the node agent (which refuses to apply one). Address formats are the ones in
- * `ADDRESS_FORMATS`; `desiredStateAjv()` registers them.
+ * `ADDRESS_FORMATS`; `addressAjv()` (domain/net/schema.ts) registers them.
  *
  * The document holds no generation number and no time: it is a pure function of
  * the configuration, so a rollback re-publishes the same bytes and a diff between
@@ -49,27 +67,13 @@ export const DN42_IMPORT_PREFIXES: { readonly ipv4: readonly string[]; readonly 
   ipv6: ['fd00::/8{44,64}'],
 };
 
-/**
- * How the node treats RPKI (ROAs derived from the dn42 registry, handed out by
- * the control server): `reject_invalid` drops ROA-invalid routes on eBGP import
- * (the default, what dn42 peers expect), `observe` loads the ROA tables and
- * reports each route's state without dropping anything, `off` loads no ROA
- * table and reports no state.
- */
-export const RPKI_MODES = ['reject_invalid', 'observe', 'off'] as const;
-export type RpkiMode = (typeof RPKI_MODES)[number];
-export const DEFAULT_RPKI_MODE: RpkiMode = 'reject_invalid';
-
 /** Nullable, null when absent. */
 const OrNull = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()], { default: null });
-const Fmt = (format: keyof typeof ADDRESS_FORMATS) => Type.String({ format, maxLength: 64 });
 /** The field is filled with `value` when absent. */
 const Def = <T extends TSchema>(t: T, value: unknown): T => ({ ...t, default: value });
 
 const Asn = Type.Integer({ minimum: 1, maximum: 4294967295 });
 const NodeId = Type.String({ minLength: 1, maxLength: 64 });
-/** A Linux interface name: at most 15 characters. */
-const IfName = Type.String({ minLength: 1, maxLength: 15, pattern: '^[A-Za-z0-9_.-]+$' });
 const WireguardKey = Type.String({ pattern: '^[A-Za-z0-9+/]{42}[AEIMQUYcgkosw480]=$' });
 /** A BIRD prefix pattern: `prefix`, `prefix+`, `prefix-` or `prefix{min,max}`. */
 const BirdPrefixPattern = Type.String({ pattern: '^[0-9A-Fa-f.:]+/\\d{1,3}(\\+|-|\\{\\d{1,3},\\d{1,3}\\})?$' });
@@ -169,20 +173,6 @@ export const RouterSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * A machine behind this node that runs no BIRD (a service box, a container
- * bridge): the node installs a static route for each address via `interface`
- * and originates it into the fleet's IGP, so every router reaches it.
- */
-export const HostSchema = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
-    addresses: Type.Array(Fmt('ip-interface'), { minItems: 1, maxItems: 16 }),
-    interface: IfName,
-  },
-  { additionalProperties: false },
-);
-
 /** An OSPF (v2 and v3, area 0, point-to-point) adjacency over an internal WireGuard link. */
 export const AdjacencySchema = Type.Object(
   {
@@ -238,75 +228,6 @@ export const BirdStateSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** A DNS name in presentation form without the trailing dot; RFC 2317 labels (`0/26`) allowed. */
-const DnsName = Type.String({
-  minLength: 1,
-  maxLength: 253,
-  pattern: '^(?=.{1,253}$)([A-Za-z0-9_]([A-Za-z0-9_/-]{0,61}[A-Za-z0-9_])?)(\\.[A-Za-z0-9_]([A-Za-z0-9_/-]{0,61}[A-Za-z0-9_])?)*$',
-});
-/** Record types a zone may hold. */
-export const DNS_RECORD_TYPES = ['A', 'AAAA', 'CNAME', 'NS', 'PTR', 'TXT', 'MX', 'SRV', 'CAA', 'DS', 'SSHFP', 'TLSA'] as const;
-
-/** One record; `name` is relative to the zone (`@` for the apex), `content` in zone-file presentation form. */
-export const DnsRecordStateSchema = Type.Object(
-  {
-    name: Type.String({ minLength: 1, maxLength: 253, pattern: '^(@|\\*|(\\*\\.)?[A-Za-z0-9_]([A-Za-z0-9_/.-]{0,251}[A-Za-z0-9_])?)$' }),
-    type: Type.Union(DNS_RECORD_TYPES.map((t) => Type.Literal(t))),
-    content: Type.String({ minLength: 1, maxLength: 4096 }),
-    /** Null: the zone's `default_ttl`. Required (no default inside the nullable `dns`). */
-    ttl: Type.Union([Type.Integer({ minimum: 0, maximum: 2147483647 }), Type.Null()]),
-  },
-  { additionalProperties: false },
-);
-
-/** An authoritative zone the node serves; only enabled zones and records appear. */
-export const DnsZoneStateSchema = Type.Object(
-  {
-    zone: DnsName,
-    /** Fully qualified name of the primary server (SOA MNAME), no trailing dot. */
-    primary_ns: DnsName,
-    /** SOA RNAME in e-mail form (`hostmaster@example.dn42`). */
-    admin_email: Type.String({ minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' }),
-    /** Deterministic: changes whenever the zone's content changes, never goes backwards. */
-    soa_serial: Type.Integer({ minimum: 1, maximum: 4294967295 }),
-    soa_refresh: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-    soa_retry: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-    soa_expire: Type.Integer({ minimum: 1, maximum: 2147483647 }),
-    soa_minimum: Type.Integer({ minimum: 0, maximum: 2147483647 }),
-    default_ttl: Type.Integer({ minimum: 0, maximum: 2147483647 }),
-    records: Type.Array(DnsRecordStateSchema),
-  },
-  { additionalProperties: false },
-);
-
-/** Queries for `zone` go to `upstreams` (forward-only). */
-export const DnsForwardStateSchema = Type.Object(
-  {
-    zone: DnsName,
-    upstreams: Type.Array(Fmt('ip-address'), { minItems: 1, maxItems: 16 }),
-  },
-  { additionalProperties: false },
-);
-
-/**
- * Inside a nullable union ajv fills no defaults, so every DNS field is required
- * and `materialise()` writes them all.
- *
- * The node's share of its DNS group (an anycast set): a caching resolver with forwards plus authoritative zones. */
-export const DnsStateSchema = Type.Object(
-  {
-    group_id: Type.Integer({ minimum: 1 }),
-    group_name: Type.String({ minLength: 1, maxLength: 64 }),
-    /** Addresses the server listens on (anycast addresses of the group). */
-    bind_addresses: Type.Array(Fmt('ip-address'), { maxItems: 32 }),
-    /** Upper bound of the resolver cache's TTL. */
-    cache_ttl_seconds: Type.Integer({ minimum: 0, maximum: 604800 }),
-    forwards: Type.Array(DnsForwardStateSchema),
-    zones: Type.Array(DnsZoneStateSchema),
-  },
-  { additionalProperties: false },
-);
-
 export const DesiredStateSchema = Type.Object(
   {
     schema_version: Def(Type.Literal(DESIRED_STATE_SCHEMA_VERSION), DESIRED_STATE_SCHEMA_VERSION),
@@ -330,36 +251,9 @@ export type BirdState = Static<typeof BirdStateSchema>;
 export type Router = Static<typeof RouterSchema>;
 export type Host = Static<typeof HostSchema>;
 export type Adjacency = Static<typeof AdjacencySchema>;
-export type DnsState = Static<typeof DnsStateSchema>;
-export type DnsZoneState = Static<typeof DnsZoneStateSchema>;
-export type DnsRecordState = Static<typeof DnsRecordStateSchema>;
-export type DnsForwardState = Static<typeof DnsForwardStateSchema>;
 
-/** An ajv instance that knows the address formats of the desired state and fills defaults. */
-export function desiredStateAjv(): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true, useDefaults: true });
-  for (const [name, check] of Object.entries(ADDRESS_FORMATS)) ajv.addFormat(name, check);
-  return ajv;
-}
-
-const ajv = desiredStateAjv();
+const ajv = addressAjv();
 const check = ajv.compile<DesiredState>(DesiredStateSchema);
-
-/** ajv errors as field errors: `loc` starts with `root`, then the path into the document. */
-export function toFieldErrors(root: (string | number)[], errors: ErrorObject[] | null | undefined): FieldError[] {
-  return (errors ?? []).map((e) => {
-    const loc = [
-      ...root,
-      ...e.instancePath
-        .split('/')
-        .filter(Boolean)
-        .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~'))),
-    ];
-    if (e.keyword === 'required') loc.push((e.params as { missingProperty: string }).missingProperty);
-    if (e.keyword === 'additionalProperties') loc.push((e.params as { additionalProperty: string }).additionalProperty);
-    return { loc, msg: e.keyword === 'additionalProperties' ? 'unknown field' : (e.message ?? 'invalid value'), type: e.keyword };
-  });
-}
 
 /** Rules JSON Schema cannot say: unique names, and an interface for every link-local neighbour. */
 function crossChecks(doc: DesiredState): FieldError[] {

@@ -1,4 +1,4 @@
-import type { DnsRecordState, DnsState, DnsZoneState } from '../desired-state/schema.js';
+import type { DnsRecordState, DnsState, DnsZoneState } from './state-schema.js';
 import { hostSuffix } from './check-names.js';
 import { nameServerAddresses, type ZoneNames } from './name-servers.js';
 import type { ActiveDnsGroup, DnsZone } from './state.js';

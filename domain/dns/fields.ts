@@ -1,5 +1,5 @@
 import { Validation, type FieldError } from '../errors.js';
-import { formatIp, parseIp } from '../desired-state/ip.js';
+import { formatIp, parseIp } from '../net/ip.js';
 import type { Forward, GroupFields, ZoneFields } from './events.js';
 import { soaNameErrors } from './check-names.js';
 import { normaliseAdminEmail, normaliseDomainName } from './names.js';

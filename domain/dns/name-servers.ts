@@ -1,4 +1,4 @@
-import type { DnsRecordState } from '../desired-state/schema.js';
+import type { DnsRecordState } from './state-schema.js';
 
 /**
  * The addresses of a zone's own name servers, which BIND insists on: a zone

@@ -1,6 +1,6 @@
 import { Validation } from '../errors.js';
-import { formatIp, parseIp } from '../desired-state/ip.js';
-import { DNS_RECORD_TYPES } from '../desired-state/schema.js';
+import { formatIp, parseIp } from '../net/ip.js';
+import { DNS_RECORD_TYPES } from './state-schema.js';
 import { isRecordName, isTargetName } from './names.js';
 
 /**

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DNS_RECORD_TYPES } from '../desired-state/schema.js';
+import { DNS_RECORD_TYPES } from './state-schema.js';
 import type { GroupFields, RecordFields, ZoneFields } from './events.js';
 
 /**

@@ -1,5 +1,5 @@
-import { effectivePortRange, PORT_POOLS, portScope } from '../desired-state/port-policy.js';
-import type { PortRange } from '../desired-state/template.js';
+import { effectivePortRange, PORT_POOLS, portScope } from '../node/port-policy.js';
+import type { PortRange } from '../net/ports.js';
 import type { InterfaceRecord, NodeEvent } from '../node/events.js';
 import type { InterfaceSpec } from '../node/specs.js';
 import type { LiveNode } from '../node/state.js';

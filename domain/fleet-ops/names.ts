@@ -1,6 +1,6 @@
 import type { PeeringRecord, SessionRecord } from '../node/events.js';
 import { sha256Hex } from '../sha256.js';
-import { parseIp, isIpv6LinkLocal } from '../desired-state/ip.js';
+import { parseIp, isIpv6LinkLocal } from '../net/ip.js';
 
 /**
  * The fleet's naming convention for peerings and what hangs off them, derived

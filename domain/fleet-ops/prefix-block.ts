@@ -1,4 +1,4 @@
-import { canonicalPrefix } from '../desired-state/ip.js';
+import { canonicalPrefix } from '../net/ip.js';
 import { Validation } from '../errors.js';
 
 /**

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { unreachable, type Decider } from '../decider.js';
 import { BadReference, Conflict, IllegalState, NotFound } from '../errors.js';
-import { checkListenPort, validateNodeFields } from '../desired-state/port-policy.js';
+import { checkListenPort, validateNodeFields } from './port-policy.js';
 import type { InterfaceRecord, NodeEvent, PeeringRecord, SessionRecord } from './events.js';
 import type { InterfaceSpec, NodeFields, NodePatch, PeeringPatch, SessionSpec } from './specs.js';
 import { evolveNode, initialNodeState, type LiveNode, type NodeState } from './state.js';

@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { parseIp, type Ip } from '../desired-state/ip.js';
+import { parseIp, type Ip } from '../net/ip.js';
 
 /**
  * Where a probe may point: dn42, private and link-local addresses only, so the

@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { Type, type Static } from '@sinclair/typebox';
 import { sha256Hex } from '../sha256.js';
-import { canonicalPrefix, formatIp, parsePrefix } from '../desired-state/ip.js';
+import { canonicalPrefix, formatIp, parsePrefix } from '../net/ip.js';
 
 /**
  * Route Origin Authorisations of the dn42 registry, as the replica derives them

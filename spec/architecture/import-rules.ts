@@ -10,11 +10,12 @@ const ts: typeof Ts = createRequire(import.meta.url)('typescript');
 /**
  * The import rules of docs/architecture.md, checked over the TypeScript imports
  * (static, `import type`, re-exports and dynamic `import()`, as `ts.preProcessFile`
- * reads them): which layer may import which, which packages `domain/` may use,
- * and no import circle between source files.
+ * reads them): which layer may import which, which domain folder may import which
+ * (`DOMAIN_MAY_IMPORT`), which packages `domain/` may use, and no import circle
+ * between source files.
  */
 
-/** A layer is a top folder; `infra/cli/` (the composition root) is a layer of its own. */
+/** A layer is a top folder; `cli/` is the composition root. */
 export type Layer = 'domain' | 'commands' | 'projections' | 'http' | 'agent' | 'infra' | 'cli' | 'bench' | 'lab' | 'web';
 
 /** Which layers each layer may import (its own included). `bench/`, `lab/` and `spec/` may import anything. */
@@ -35,11 +36,33 @@ export const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
   web: ['web', 'domain'],
 };
 
+/**
+ * The rooms inside `domain/`: which other domain folders a folder may import (its
+ * own folder and the shared files at the top, `errors.ts`, `decider.ts`, ..., always).
+ * `desired-state/` sits on top of `node/`, `dns/` and `fleet-ops/`, and `net/`
+ * (addresses, ports, their schema formats) at the bottom. A folder not named here
+ * may import any domain folder.
+ */
+export const DOMAIN_MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  net: [],
+  // `autopeering/policy.ts`: a node's autopeering policy is one of its fields.
+  node: ['net', 'autopeering'],
+  dns: ['net', 'node'],
+  'fleet-ops': ['net', 'node', 'release'],
+  'desired-state': ['net', 'node', 'dns', 'fleet-ops'],
+};
+
+/** The domain folder of a path (`node` for `domain/node/decide.ts`), undefined for the shared files at the top of `domain/`. */
+export function domainRoomOf(path: string): string | undefined {
+  const parts = path.split('/');
+  return parts[0] === 'domain' && parts.length > 2 ? parts[1] : undefined;
+}
+
 /** The only packages `domain/` may import: schemas, address arithmetic, hashing. Nothing with I/O. */
 export const DOMAIN_PACKAGES: readonly string[] = ['@sinclair/typebox', 'ajv', 'ajv-formats', 'ipaddr.js', 'node:crypto', 'node:util'];
 
 /** The folders read from the work tree; `spec/` is not a layer (it may import everything). */
-export const SOURCE_ROOTS: readonly string[] = ['domain', 'commands', 'projections', 'http', 'agent', 'infra', 'bench', 'lab', 'web'];
+export const SOURCE_ROOTS: readonly string[] = ['domain', 'commands', 'projections', 'http', 'agent', 'infra', 'cli', 'bench', 'lab', 'web'];
 
 /** A source file by its path from the project root (`commands/notify.ts`) and its text. */
 export interface SourceFile {
@@ -50,10 +73,9 @@ export interface SourceFile {
 /** One import: from a file to a project file (`target`, resolved) or to a package (`pkg`). */
 export type Import = { from: string; target: string } | { from: string; pkg: string };
 
-const folderOf = (layer: Layer): string => (layer === 'cli' ? 'infra/cli/' : `${layer}/`);
+const folderOf = (layer: Layer): string => `${layer}/`;
 
 export function layerOf(path: string): Layer | undefined {
-  if (path.startsWith('infra/cli/')) return 'cli';
   if (path.startsWith('web/')) return 'web';
   const top = path.split('/')[0];
   return (SOURCE_ROOTS as string[]).includes(top) ? (top as Layer) : undefined;
@@ -100,6 +122,14 @@ export function violations(files: readonly SourceFile[]): string[] {
     const to = layerOf(i.target);
     const allowed = to === undefined ? outsideLayers(from, i.target) : MAY_IMPORT[from].includes(to);
     if (!allowed) found.push(`${i.from} imports ${i.target}: ${folderOf(from)} may import ${MAY_IMPORT[from].map(folderOf).join(', ')}`);
+    else if (from === 'domain' && to === 'domain') {
+      const [room, target] = [domainRoomOf(i.from), domainRoomOf(i.target)];
+      const rooms = room === undefined ? undefined : DOMAIN_MAY_IMPORT[room];
+      if (rooms && target !== undefined && target !== room && !rooms.includes(target)) {
+        const may = [room, ...rooms].map((r) => `domain/${r}/`).join(', ');
+        found.push(`${i.from} imports ${i.target}: domain/${room}/ may import ${may} and the files at the top of domain/`);
+      }
+    }
   }
   for (const { cycle, files: tied } of circles(
     files.map((f) => f.path),

@@ -10,7 +10,7 @@ describe('import rules of the architecture', () => {
   it('hold for every source file of the work tree', () => {
     const tree = sourceFiles(PROJECT_ROOT);
     expect(tree.length).to.be.above(300);
-    expect(tree.map((f) => f.path)).to.include.members(['domain/doorbell.ts', 'commands/fleet-write.ts', 'infra/cli/system.ts', 'http/control/app.ts']);
+    expect(tree.map((f) => f.path)).to.include.members(['domain/doorbell.ts', 'commands/fleet-write.ts', 'cli/system.ts', 'http/control/app.ts']);
     expect(violations(tree)).to.deep.equal([]);
   });
 
@@ -49,13 +49,13 @@ describe('import rules of the architecture', () => {
     ]);
   });
 
-  it('refuse infra/ importing commands/, http/ or projections/, except the composition root infra/cli/', () => {
+  it('refuse infra/ importing commands/, http/ or projections/, and allow the composition root cli/ all of them', () => {
     const found = violations(
       files({
         'infra/doorbell.ts': `import type { Doorbell } from '../commands/doorbell.js';`,
         'infra/agent-hub/presence.ts': `export { type ServiceContext } from '../../http/shared/context.js';`,
         'infra/jobs/watch.ts': `const q = await import('../../projections/fleet/queries.js');`,
-        'infra/cli/system.ts': `import { createControlApp } from '../../http/control/app.js';\nimport { createAccount } from '../../commands/accounts.js';\nimport { allProjections } from '../../projections/index.js';`,
+        'cli/system.ts': `import { createControlApp } from '../http/control/app.js';\nimport { createAccount } from '../commands/accounts.js';\nimport { allProjections } from '../projections/index.js';`,
       }),
     );
     expect(found).to.deep.equal([
@@ -68,13 +68,15 @@ describe('import rules of the architecture', () => {
   it('refuse any layer but bench/ importing the composition root, and the agent importing the server', () => {
     const found = violations(
       files({
-        'http/control/app.ts': `import { stateMigrations } from '../../infra/cli/migrations.js';`,
+        'http/control/app.ts': `import { stateMigrations } from '../../cli/migrations.js';`,
+        'infra/db/migrate.ts': `import type { OpenOptions } from '../../cli/system.js';`,
         'agent/daemon.ts': `import { PgDoorbell } from '../infra/doorbell.js';\nimport type { DesiredState } from '../domain/desired-state/schema.js';`,
-        'bench/run.ts': `import { startSystem } from '../infra/cli/system.js';\nimport { testSystem } from '../spec/support/system.js';`,
+        'bench/run.ts': `import { startSystem } from '../cli/system.js';\nimport { testSystem } from '../spec/support/system.js';`,
       }),
     );
     expect(found).to.deep.equal([
-      'http/control/app.ts imports infra/cli/migrations.ts: http/ may import http/, commands/, projections/, domain/, infra/, web/',
+      'http/control/app.ts imports cli/migrations.ts: http/ may import http/, commands/, projections/, domain/, infra/, web/',
+      'infra/db/migrate.ts imports cli/system.ts: infra/ may import infra/, domain/',
       'agent/daemon.ts imports infra/doorbell.ts: agent/ may import agent/, domain/',
     ]);
   });
@@ -90,6 +92,25 @@ describe('import rules of the architecture', () => {
       'domain/node/decide.ts imports pg: domain/ may import only @sinclair/typebox, ajv, ajv-formats, ipaddr.js, node:crypto, node:util',
       'domain/node/decide.ts imports node:fs: domain/ may import only @sinclair/typebox, ajv, ajv-formats, ipaddr.js, node:crypto, node:util',
       'domain/dns/records.ts imports infra/db/pool.ts: domain/ may import domain/',
+    ]);
+  });
+
+  it('keep the rooms of domain/: node/, dns/ and fleet-ops/ below desired-state/, net/ below them all', () => {
+    const found = violations(
+      files({
+        'domain/node/decide.ts': `import { checkListenPort } from './port-policy.js';\nimport { validateDesiredState } from '../desired-state/schema.js';`,
+        'domain/dns/records.ts': `import { formatIp } from '../net/ip.js';\nimport type { DesiredState } from '../desired-state/schema.js';`,
+        'domain/fleet-ops/names.ts': `import { parseIp } from '../net/ip.js';\nconst m = await import('../desired-state/materialise.js');`,
+        'domain/net/ip.ts': `import type { FieldError } from '../errors.js';\nimport type { LiveNode } from '../node/state.js';`,
+        'domain/desired-state/materialise.ts': `import { dnsStateOf } from '../dns/desired-state.js';\nimport { takesRpki } from '../fleet-ops/agent-gate.js';\nimport type { LiveNode } from '../node/state.js';\nimport { parseIp } from '../net/ip.js';\nimport { Validation } from '../errors.js';`,
+        'domain/console/internal-topology.ts': `import type { Router } from '../desired-state/schema.js';`,
+      }),
+    );
+    expect(found).to.deep.equal([
+      'domain/node/decide.ts imports domain/desired-state/schema.ts: domain/node/ may import domain/node/, domain/net/, domain/autopeering/ and the files at the top of domain/',
+      'domain/dns/records.ts imports domain/desired-state/schema.ts: domain/dns/ may import domain/dns/, domain/net/, domain/node/ and the files at the top of domain/',
+      'domain/fleet-ops/names.ts imports domain/desired-state/materialise.ts: domain/fleet-ops/ may import domain/fleet-ops/, domain/net/, domain/node/, domain/release/ and the files at the top of domain/',
+      'domain/net/ip.ts imports domain/node/state.ts: domain/net/ may import domain/net/ and the files at the top of domain/',
     ]);
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../infra/config.js';
-import { openSystem, serve, type Running, type System } from '../../infra/cli/system.js';
+import { openSystem, serve, type Running, type System } from '../../cli/system.js';
 import { createLogger } from '../../infra/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { ensureBuilt } from '../http/site/support.js';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { eventually } from './wait.js';
 
-/** The project directory: where `infra/cli/bin.mjs` and `agent/bin.mjs` are run from. */
+/** The project directory: where `cli/bin.mjs` and `agent/bin.mjs` are run from. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface Run {
@@ -54,7 +54,7 @@ export function startScript(
 
 /** `dn42-control ...args` to its end. */
 export function dn42Control(args: readonly string[], env: Record<string, string>, options: { cwd?: string; input?: string } = {}): Promise<Run> {
-  return startScript('infra/cli/bin.mjs', args, env, options).done;
+  return startScript('cli/bin.mjs', args, env, options).done;
 }
 
 /** `dn42-control serve` until the site and the three APIs answer; `stop()` sends SIGINT (a Ctrl-C) and waits. */
@@ -63,7 +63,7 @@ export async function serveUntilUp(
   ports: { control: number; identity: number; registry: number; site: number },
   timeoutMs = 90_000,
 ): Promise<Started & { stop(signal?: NodeJS.Signals): Promise<Run> }> {
-  const started = startScript('infra/cli/bin.mjs', ['serve'], env, { timeoutMs: 300_000 });
+  const started = startScript('cli/bin.mjs', ['serve'], env, { timeoutMs: 300_000 });
   let exited = false;
   void started.done.then(
     () => (exited = true),

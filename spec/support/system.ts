@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../http/shared/context.js';
 import { BackgroundTasks } from '../../infra/background.js';
 import { loadConfig, type Config } from '../../infra/config.js';
 import { PgListener } from '../../infra/db/listener.js';
-import { stateMigrations } from '../../infra/cli/migrations.js';
+import { stateMigrations } from '../../cli/migrations.js';
 import type { Delivery, DoorbellBroadcaster, DoorbellEvent } from '../../domain/doorbell.js';
 import { PgDoorbell } from '../../infra/doorbell.js';
 import { migrate } from '../../infra/db/migrate.js';
@@ -20,7 +20,7 @@ import { createTestDatabase, type TestDatabase } from './database.js';
 import { socketsOf, type ControlSockets } from '../../http/control/sockets.js';
 import { listenOptions } from '../../http/shared/server-limits.js';
 import { SystemMetrics } from '../../infra/metrics/system.js';
-import { openReadPool } from '../../infra/cli/system.js';
+import { openReadPool } from '../../cli/system.js';
 import type { ReadPool } from '../../infra/db/read-pool.js';
 
 /** A test clock: starts at a fixed instant and moves only when told. */

@@ -1,5 +1,5 @@
 import type { BgpSessionState, DesiredState } from '../../../domain/desired-state/schema.js';
-import { isIpv6LinkLocal, parseIp } from '../../../domain/desired-state/ip.js';
+import { isIpv6LinkLocal, parseIp } from '../../../domain/net/ip.js';
 import { linkCommunityStatements } from './communities.js';
 import { FN, type FilterFacts } from './filters.js';
 import { bgpFilterName, bgpProtocolName } from '../../../domain/desired-state/bird-names.js';

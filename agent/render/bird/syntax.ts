@@ -1,5 +1,5 @@
 import { FAMILIES, type Family } from '../../../domain/desired-state/bird-names.js';
-import { networkOf, parsePrefix } from '../../../domain/desired-state/ip.js';
+import { networkOf, parsePrefix } from '../../../domain/net/ip.js';
 
 /**
  * Small pieces of BIRD 2 syntax. BIRD refuses a prefix with host bits set

@@ -1,5 +1,5 @@
 import type { DnsState } from '../../../domain/desired-state/schema.js';
-import { parseIp } from '../../../domain/desired-state/ip.js';
+import { parseIp } from '../../../domain/net/ip.js';
 import { quoted, renderedPath, safeComment } from '../text.js';
 import { zonePath } from './names.js';
 

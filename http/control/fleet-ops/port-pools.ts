@@ -1,4 +1,4 @@
-import { PORT_POOLS } from '../../../domain/desired-state/port-policy.js';
+import { PORT_POOLS } from '../../../domain/node/port-policy.js';
 import type { ApiRouter } from '../../shared/routes.js';
 import { ADMIN } from '../fleet/common.js';
 import { PortPools, TAGS } from './schemas.js';

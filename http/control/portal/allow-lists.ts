@@ -6,8 +6,8 @@ import type { FleetOverview, FleetRow } from '../../../domain/public/fleet-overv
 import type { Geo } from '../../../domain/public/geo.js';
 import type { FlapAlertRow } from '../../../projections/flap-alerts/queries.js';
 import type { TrafficPoint, TrafficTrend } from '../ui/traffic-trend.js';
-import type { FleetRoutingBlock, SizePoint } from '../ui/views/routing.js';
-import type { BreakdownNode, BreakdownPeer, TrafficBreakdown } from '../ui/views/traffic-breakdown.js';
+import type { FleetRoutingBlock, SizePoint } from '../shared/routing-views.js';
+import type { BreakdownNode, BreakdownPeer, TrafficBreakdown } from '../shared/traffic-breakdown.js';
 
 /**
  * What the portal's read-only network view may show of the console's views

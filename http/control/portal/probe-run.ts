@@ -10,6 +10,7 @@ import {
   type MtuProbe,
   type PortalProbeKind,
 } from '../../../domain/autopeering/probes.js';
+import { startJob } from '../../../commands/jobs.js';
 import { connectedNode } from '../../../commands/notify.js';
 import { isLive } from '../../../domain/probes/jobs.js';
 import { probeSpec } from '../../../domain/probes/spec.js';
@@ -18,7 +19,6 @@ import { jobWatcher } from '../../../infra/jobs/watcher.js';
 import { claimProbe, releaseProbe, storeProbeResult } from '../../../infra/portal/probe-runs.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { HttpError } from '../../shared/errors.js';
-import { startJob } from '../probes/routes.js';
 import type { PortalRequestRow } from './requests-read.js';
 
 /** Re-read the job even without a notification (and see the server clock pass the wait). */

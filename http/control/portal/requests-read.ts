@@ -1,19 +1,10 @@
 import { capacityOf, type Capacity } from '../../../domain/autopeering/create.js';
-import { DEFAULT_AUTOPEERING_POLICY, type AutopeeringPolicy } from '../../../domain/autopeering/policy.js';
-import type { RequestRecord } from '../../../domain/autopeering/request.js';
-import {
-  displayedOf,
-  liveOf,
-  provisionOf,
-  type Displayed,
-  type NodeFactsNow,
-  type PeeringParts,
-  type ProvisionView,
-} from '../../../domain/autopeering/view.js';
-import type { InterfaceSpec, NodeFields } from '../../../domain/node/specs.js';
+import { displayedOf, liveOf, provisionOf, type Displayed, type PeeringParts, type ProvisionView } from '../../../domain/autopeering/view.js';
+import type { NodeFields } from '../../../domain/node/specs.js';
 import type { Queryable } from '../../../infra/db/pool.js';
 import { probeResults } from '../../../infra/portal/probe-runs.js';
 import { nodeStatus } from '../../../infra/telemetry/store.js';
+import { adoptedPeeringIds, interfaceSpecsOf, nodeFactsNow, requestsOfAs } from '../../../projections/autopeering/portal-queries.js';
 import { listPolicies } from '../../../projections/autopeering/queries.js';
 import { listNodes, peeringsFull } from '../../../projections/fleet/queries.js';
 
@@ -48,12 +39,12 @@ export async function nodeOffers(db: Queryable): Promise<NodeOffer[]> {
   if (open.length === 0) return [];
   const nodes = new Map((await listNodes(db)).filter((n) => n.lifecycle === 'active').map((n) => [n.node_id, n]));
   const ids = open.map((p) => p.node_id).filter((id) => nodes.has(id));
-  const { rows } = await db.query(`SELECT node_id, spec FROM interfaces WHERE node_id = ANY($1::text[])`, [ids]);
+  const rows = await interfaceSpecsOf(db, ids);
   return ids.map((id) => {
     const row = open.find((p) => p.node_id === id)!;
     const node = nodes.get(id)!;
     const p = row.policy;
-    const interfaces = rows.filter((r: { node_id: string }) => r.node_id === id) as { spec: InterfaceSpec }[];
+    const interfaces = rows.filter((r) => r.node_id === id);
     return {
       node_id: id,
       site: node.site,
@@ -88,32 +79,6 @@ export interface PortalRequestRow extends Omit<Displayed, 'from_snapshot'> {
   updated_at: string;
 }
 
-interface NodeRow {
-  node_id: string;
-  fields: NodeFields;
-  wireguard_public_key: string | null;
-  policy: AutopeeringPolicy | null;
-}
-
-async function nodeFacts(db: Queryable, ids: readonly string[]): Promise<Map<string, NodeFactsNow>> {
-  if (ids.length === 0) return new Map();
-  const { rows } = await db.query(
-    `SELECT n.node_id, n.fields, n.wireguard_public_key, p.policy FROM nodes n LEFT JOIN autopeering_policies p USING (node_id) WHERE n.node_id = ANY($1::text[])`,
-    [ids],
-  );
-  return new Map(
-    (rows as NodeRow[]).map((r) => [
-      r.node_id,
-      {
-        asn: Number(r.fields.asn),
-        link_local: r.fields.link_local ?? null,
-        wireguard_public_key: r.wireguard_public_key,
-        endpoint_host: { ...DEFAULT_AUTOPEERING_POLICY, ...(r.policy ?? {}) }.endpoint_host,
-      },
-    ]),
-  );
-}
-
 async function peeringParts(db: Queryable, ids: readonly number[]): Promise<Map<number, PeeringParts & { created_at: string; updated_at: string }>> {
   const out = new Map<number, PeeringParts & { created_at: string; updated_at: string }>();
   for (const id of ids) {
@@ -132,19 +97,6 @@ async function peeringParts(db: Queryable, ids: readonly number[]): Promise<Map<
   return out;
 }
 
-interface RequestDbRow {
-  id: string;
-  node_id: string;
-  asn: string;
-  status: 'provisioned' | 'cancelled';
-  peering_id: number;
-  cancelled_by: 'requester' | 'operator' | null;
-  reject_reason: string | null;
-  record: RequestRecord;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /**
  * The AS's requests newest first, then its manual external peerings that no
  * provisioned request owns (adopted, ordered by node and name). Displayed
@@ -152,24 +104,11 @@ interface RequestDbRow {
  * its row shows the record.
  */
 export async function portalRows(db: Queryable, asn: number, only?: number): Promise<PortalRequestRow[]> {
-  const requests = (
-    await db.query(`SELECT * FROM autopeering_requests WHERE asn = $1 AND ($2::bigint IS NULL OR id = $2) ORDER BY id DESC`, [asn, only ?? null])
-  ).rows as RequestDbRow[];
-  const adoptedIds =
-    only !== undefined
-      ? []
-      : (
-          await db.query(
-            `SELECT p.id FROM peerings p
-             WHERE p.remote_asn = $1 AND NOT p.is_internal
-               AND NOT EXISTS (SELECT 1 FROM autopeering_requests r WHERE r.peering_id = p.id AND r.status = 'provisioned')
-             ORDER BY p.node_id, p.name`,
-            [asn],
-          )
-        ).rows.map((r: { id: number }) => r.id);
+  const requests = await requestsOfAs(db, asn, only);
+  const adoptedIds = only !== undefined ? [] : await adoptedPeeringIds(db, asn);
   const live = requests.filter((r) => r.status === 'provisioned').map((r) => r.peering_id);
   const parts = await peeringParts(db, [...live, ...adoptedIds]);
-  const facts = await nodeFacts(db, [...new Set([...requests.map((r) => r.node_id), ...[...parts.values()].map((p) => p.node_id)])]);
+  const facts = await nodeFactsNow(db, [...new Set([...requests.map((r) => r.node_id), ...[...parts.values()].map((p) => p.node_id)])]);
 
   const rows: PortalRequestRow[] = requests.map((r) => {
     const peering = r.status === 'provisioned' ? (parts.get(r.peering_id) ?? null) : null;

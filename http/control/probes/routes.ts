@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { Type } from '@sinclair/typebox';
-import type { DoorbellEvent } from '../../../domain/doorbell.js';
-import { connectedNode } from '../../../commands/notify.js';
-import { runTimeoutMs, type JobKind, type JobSpec } from '../../../domain/probes/jobs.js';
+import { startJob } from '../../../commands/jobs.js';
+import type { JobKind, JobSpec } from '../../../domain/probes/jobs.js';
 import { LogSpecInput, ProbeSpecInput, logSpec, probeSpec } from '../../../domain/probes/spec.js';
-import { jobStore } from '../../../infra/jobs/store.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { streamJob } from './stream.js';
@@ -78,17 +75,4 @@ export function probeRoutes(ctx: ServiceContext): ApiRouter {
       responses: { 200: { mediaType: 'text/event-stream', schema: SseStream, description: SSE }, 404: 'unknown or expired log view' },
       handler: (req, res) => streamJob(ctx, 'log', req.params.log_id as string, req, res),
     });
-}
-
-/** Checks node and agent, takes a quota seat, then rings the agent (after the job row committed, so its stream finds it). */
-export async function startJob(ctx: ServiceContext, kind: JobKind, nodeId: string, spec: JobSpec): Promise<string> {
-  await connectedNode(ctx.pool, nodeId);
-  const id = randomUUID();
-  await jobStore.create(ctx.pool, { id, kind, node_id: nodeId, spec, run_ms: runTimeoutMs(kind, spec) }, ctx.now());
-  const request: DoorbellEvent =
-    kind === 'probe'
-      ? { type: 'probe_request', node_id: nodeId, probe_id: id, spec: { ...spec } }
-      : { type: 'log_request', node_id: nodeId, log_id: id, spec: { ...spec } };
-  await ctx.doorbell.ring([request]);
-  return id;
 }

@@ -4,7 +4,7 @@ import { routingTimeline, searchRoutes } from '../../../infra/telemetry/routing.
 import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN, NodeIdParams } from '../fleet/common.js';
-import { fleetRoutingRows, latestRoutingOr404, nodeOriginsView, nodeSummaryView, originNames } from '../ui/views/routing.js';
+import { fleetRoutingRows, latestRoutingOr404, nodeOriginsView, nodeSummaryView, originNames } from '../shared/routing-views.js';
 import { FleetRow, FleetSummary, NodeOrigin, NodeSummary, Observation, Route, RpkiCounts, RpkiState } from './schemas.js';
 
 const TAGS = ['routing'];

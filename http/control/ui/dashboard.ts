@@ -9,8 +9,8 @@ import { CompareParam, TrafficRangeParam, trafficGrids } from './series-params.j
 import { TrafficByAs, trafficByAs, TrafficMix } from './traffic-by-as.js';
 import { TrafficTrend, trafficTrend } from './traffic-trend.js';
 import { buildFleetOverview } from './views/overview.js';
-import { BREAKDOWN_DEFAULTS, buildTrafficBreakdown } from './views/traffic-breakdown.js';
-import { fleetRoutingBlock } from './views/routing.js';
+import { BREAKDOWN_DEFAULTS, buildTrafficBreakdown } from '../shared/traffic-breakdown.js';
+import { fleetRoutingBlock } from '../shared/routing-views.js';
 
 /** Document 3, Limits: dashboard response cache, per full URL. */
 export const DASHBOARD_CACHE_MS = 3000;

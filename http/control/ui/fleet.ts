@@ -3,7 +3,7 @@ import type { ServiceContext } from '../../shared/context.js';
 import { ApiRouter } from '../../shared/routes.js';
 import { AgentSummary, Count, Geo, LinkPeering, Liveness, NullableInteger, NullableNumber, NullableString, Rates, TAGS, UNAUTHORIZED } from './schemas.js';
 import { buildFleetOverview } from './views/overview.js';
-import { BREAKDOWN_DEFAULTS, buildTrafficBreakdown } from './views/traffic-breakdown.js';
+import { BREAKDOWN_DEFAULTS, buildTrafficBreakdown } from '../shared/traffic-breakdown.js';
 
 const FleetOverviewSchema = Type.Object({
   generated_at: Type.String({ format: 'date-time' }),

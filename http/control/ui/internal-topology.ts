@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { hostPrefixes, internalTopologyView } from '../../../domain/console/internal-topology.js';
-import type { BaseTemplate } from '../../../domain/desired-state/template.js';
+import type { BaseTemplate } from '../../../domain/node/base-template.js';
 import type { DesiredState } from '../../../domain/desired-state/schema.js';
 import { NotFound } from '../../../domain/errors.js';
 import { routingHints } from '../../../infra/telemetry/routing-hints.js';

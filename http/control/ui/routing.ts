@@ -4,7 +4,7 @@ import { ApiRouter } from '../../shared/routes.js';
 import { ADMIN, NodeIdParams } from '../fleet/common.js';
 import { FleetRoutingBlock, FleetRow, NodeOrigin, NodeSummary, NodeTimeline, OriginsSort, OriginsTop, RoutingRange } from '../routing/schemas.js';
 import { CompareParam } from './series-params.js';
-import { fleetRoutingBlock, fleetRoutingRows, nodeRoutingDashboard } from './views/routing.js';
+import { fleetRoutingBlock, fleetRoutingRows, nodeRoutingDashboard } from '../shared/routing-views.js';
 
 const TAGS = ['console'];
 const closed = { additionalProperties: false } as const;

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { AUDIT_PATH_LIMIT } from '../../../commands/audit.js';
 import { createControlApp } from '../../../http/control/app.js';
 import { ANONYMOUS_REFUSALS, flushAnonymousRefusals } from '../../../http/shared/audit.js';
-import { serve, type System } from '../../../infra/cli/system.js';
+import { serve, type System } from '../../../cli/system.js';
 import { api, expectResponse } from '../../support/http.js';
 import { createTestSystem, startApp, type TestSystem } from '../../support/system.js';
 import { node } from './fleet/support.js';

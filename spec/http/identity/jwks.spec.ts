@@ -14,7 +14,7 @@ const run = promisify(execFile);
 
 /** `dn42-control identity rotate-keys`, the real command line, against the fixture's database. */
 async function rotateKeysCli(f: IdentityFixture): Promise<string> {
-  const { stdout } = await run(process.execPath, ['infra/cli/bin.mjs', 'identity', 'rotate-keys'], {
+  const { stdout } = await run(process.execPath, ['cli/bin.mjs', 'identity', 'rotate-keys'], {
     env: { PATH: process.env.PATH, DATABASE_URL: f.sys.db.url, IDENTITY_ISSUER: f.issuer, IDENTITY_KEY_SECRET: KEY_SECRET, LOG_LEVEL: 'silent' },
     timeout: 60_000,
   });

@@ -7,7 +7,7 @@ import { createControlApp } from '../../../http/control/app.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../../infra/db/embedded.js';
 import { createPool } from '../../../infra/db/pool.js';
 import { ReadPool } from '../../../infra/db/read-pool.js';
-import { replicaStatus } from '../../../infra/cli/system.js';
+import { replicaStatus } from '../../../cli/system.js';
 import { createLogger } from '../../../infra/logger.js';
 import { ADMIN_TOKEN, node } from '../../http/control/fleet/support.js';
 import { api, expectResponse, type ApiResponse } from '../../support/http.js';

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../../infra/config.js';
-import { openSystem, serve, type Running, type System } from '../../../infra/cli/system.js';
+import { openSystem, serve, type Running, type System } from '../../../cli/system.js';
 import { createLogger } from '../../../infra/logger.js';
 import { readState } from '../../../infra/registry/store.js';
 import { createTestDatabase, type TestDatabase } from '../../support/database.js';

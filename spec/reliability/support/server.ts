@@ -13,7 +13,7 @@ export interface CliProcess {
 }
 
 export function runCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, ['infra/cli/bin.mjs', ...args], {
+  const child = spawn(process.execPath, ['cli/bin.mjs', ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,7 @@ import { alertedPeerAsns, flapAlertsOfPeer } from '../../../../projections/flap-
 import { listNodes } from '../../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { fleetSessionRows } from '../flaps/sessions.js';
-import { originNames } from './routing.js';
+import { originNames } from '../../shared/routing-views.js';
 
 /** `prefixes[]` of the peer detail: the flat prefix flap rows of the AS from this score on (document 3). */
 export const PEER_PREFIXES_MIN_SCORE = 0.5;

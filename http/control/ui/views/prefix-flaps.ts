@@ -5,7 +5,7 @@ import { readPrefixFlaps } from '../../../../infra/telemetry/prefix-flaps.js';
 import { listNodes } from '../../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { fleetSessionRows } from '../flaps/sessions.js';
-import { originNames } from './routing.js';
+import { originNames } from '../../shared/routing-views.js';
 
 export interface PrefixFlapsQuery {
   min_score: number;

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { addSubscription, createChannel, type ChannelDeps } from '../../../../commands/notify/channels.js';
 import { notifierDeps, startNotifier, type Notifier, type NotifierDeps } from '../../../../commands/notify/notifier.js';
-import { notifyLocalize } from '../../../../infra/cli/system.js';
+import { notifyLocalize } from '../../../../cli/system.js';
 import type { TestSystem } from '../../../support/system.js';
 
 /** One request a receiver got. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { setTarget, uploadRelease } from '../../../../commands/releases.js';
 import { buildFleetOverview } from '../../../../http/control/ui/views/overview.js';
-import { buildTrafficBreakdown } from '../../../../http/control/ui/views/traffic-breakdown.js';
+import { buildTrafficBreakdown } from '../../../../http/control/shared/traffic-breakdown.js';
 import { expectResponse } from '../../../support/http.js';
 import { reconciliation, startAgents, type AgentHarness } from '../agent/telemetry-support.js';
 import { at, byId, heartbeat, KEY_A, KEY_B, postSnapshot, postTraffic } from './support.js';

@@ -1,7 +1,7 @@
 import { Validation, type FieldError } from '../errors.js';
-import type { NodePatch } from '../node/specs.js';
-import { isIpv6LinkLocal, parseIp, parsePrefix } from './ip.js';
-import { baseTemplateErrors } from './template.js';
+import type { NodePatch } from './specs.js';
+import { isIpv6LinkLocal, parseIp, parsePrefix } from '../net/ip.js';
+import { baseTemplateErrors } from './base-template.js';
 
 /**
  * Address rules of node fields the JSON Schema cannot state. Throws `Validation`

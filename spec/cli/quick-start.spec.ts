@@ -6,13 +6,13 @@ import { solveChallenge } from 'altcha-lib';
 import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
-import { encodeTicket } from '../../../infra/captcha/index.js';
-import { buildReference } from '../../../web/build.js';
-import { LOCAL_SECRETS_FILE } from '../../../infra/cli/local-secrets.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
-import { dn42Control, ROOT, serveUntilUp, startScript } from '../../support/cli.js';
-import { freePort } from '../../support/ports.js';
-import { eventually } from '../../support/wait.js';
+import { encodeTicket } from '../../infra/captcha/index.js';
+import { buildReference } from '../../web/build.js';
+import { LOCAL_SECRETS_FILE } from '../../cli/local-secrets.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { dn42Control, ROOT, serveUntilUp, startScript } from '../support/cli.js';
+import { freePort } from '../support/ports.js';
+import { eventually } from '../support/wait.js';
 
 /**
  * The README quick start, step by step, on a fresh data directory: the real

@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { Notifier } from '../../../commands/notify/notifier.js';
-import { ADMIN_TOKEN } from '../../http/control/fleet/support.js';
-import { startAgents, type AgentHarness } from '../../http/control/agent/telemetry-support.js';
-import { NOTIFY_ENV, Receiver, startTestNotifier, verifySignature, wallClock } from '../../http/control/notifications/support.js';
-import { dn42Control } from '../../support/cli.js';
-import { eventually } from '../../support/wait.js';
+import type { Notifier } from '../../commands/notify/notifier.js';
+import { ADMIN_TOKEN } from '../http/control/fleet/support.js';
+import { startAgents, type AgentHarness } from '../http/control/agent/telemetry-support.js';
+import { NOTIFY_ENV, Receiver, startTestNotifier, verifySignature, wallClock } from '../http/control/notifications/support.js';
+import { dn42Control } from '../support/cli.js';
+import { eventually } from '../support/wait.js';
 
 describe('dn42-control notifications (the admin API from the command line)', function () {
   this.timeout(120_000);

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { expect } from 'chai';
-import { projectVersion } from '../../../infra/version.js';
-import { dn42Control, ROOT } from '../../support/cli.js';
+import { projectVersion } from '../../infra/version.js';
+import { dn42Control, ROOT } from '../support/cli.js';
 
 /** Every command `dn42-control --help` must list. */
 const COMMANDS = [
@@ -24,7 +24,7 @@ const COMMANDS = [
   'registry',
 ];
 
-const { BUNDLE, freshBundle } = (await import(pathToFileURL(join(ROOT, 'infra/cli/bundle.mjs')).href)) as { BUNDLE: string; freshBundle(): string | undefined };
+const { BUNDLE, freshBundle } = (await import(pathToFileURL(join(ROOT, 'cli/bundle.mjs')).href)) as { BUNDLE: string; freshBundle(): string | undefined };
 
 describe('dn42-control --help and the prebuilt command line', function () {
   this.timeout(120_000);
@@ -32,7 +32,7 @@ describe('dn42-control --help and the prebuilt command line', function () {
   /** Loaded before the command: prints LOADER on stderr when anything registers a module loader (tsx does). */
   let watchLoaders: Record<string, string>;
 
-  const build = () => execFileSync(process.execPath, [join(ROOT, 'infra/cli/build-bundle.mjs')], { cwd: ROOT, encoding: 'utf8' });
+  const build = () => execFileSync(process.execPath, [join(ROOT, 'cli/build-bundle.mjs')], { cwd: ROOT, encoding: 'utf8' });
 
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'dn42-help-'));

@@ -1,12 +1,12 @@
 // `npm run build:cli`: bundles the command tree of `dn42-control`
-// (infra/cli/main.ts and what it imports statically: commander's definitions,
+// (cli/main.ts and what it imports statically: commander's definitions,
 // the configuration table, the version) into .build/cli/main.mjs, so that
 // `--help`, `--version` and argument errors run without a TypeScript loader
 // (tsx's costs most of the 0.7 s the command took). What the actions import
 // dynamically (the services, the database, oidc-provider) is left out of the
 // bundle and loaded from the TypeScript sources through tsx, which main.ts
-// registers before the first action. infra/cli/bin.mjs uses the bundle only while
-// it is newer than every source in it (infra/cli/bundle.mjs).
+// registers before the first action. cli/bin.mjs uses the bundle only while
+// it is newer than every source in it (cli/bundle.mjs).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,7 +16,7 @@ import { BUNDLE, BUNDLE_INPUTS, ROOT } from './bundle.mjs';
 const OUT_DIR = dirname(BUNDLE);
 const posix = (path) => path.split('\\').join('/');
 
-/** A relative import path from the bundle to a file: `../../infra/cli/system.ts`. */
+/** A relative import path from the bundle to a file: `../../cli/system.ts`. */
 const fromBundle = (file) => {
   const path = posix(relative(OUT_DIR, file));
   return path.startsWith('.') ? path : `./${path}`;
@@ -24,7 +24,7 @@ const fromBundle = (file) => {
 
 /**
  * Dynamic imports stay imports of the TypeScript sources (`./system.js` of
- * main.ts becomes `../../infra/cli/system.ts` of the bundle); and `import.meta.url`
+ * main.ts becomes `../../cli/system.ts` of the bundle); and `import.meta.url`
  * in a bundled source keeps meaning that source's URL (config.ts and version.ts
  * find the project directory from it).
  */
@@ -47,7 +47,7 @@ export async function buildCliBundle() {
   mkdirSync(OUT_DIR, { recursive: true });
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: [`${ROOT}infra/cli/main.ts`],
+    entryPoints: [`${ROOT}cli/main.ts`],
     outfile: BUNDLE,
     bundle: true,
     format: 'esm',
@@ -57,7 +57,7 @@ export async function buildCliBundle() {
     metafile: true,
     define: { DN42_CLI_BUNDLE: 'true' },
     logLevel: 'warning',
-    banner: { js: '// Built by infra/cli/build-bundle.mjs from infra/cli/main.ts; do not edit.' },
+    banner: { js: '// Built by cli/build-bundle.mjs from cli/main.ts; do not edit.' },
     plugins: [sourcesStayPut],
   });
   const inputs = Object.keys(result.metafile.inputs).map((path) => posix(relative(ROOT, resolve(ROOT, path))));

@@ -16,7 +16,7 @@ interface Run {
 
 /** Runs `dn42-control accounts create <username>` with `input` on standard input. */
 function createViaCli(databaseUrl: string, username: string, input: string): Promise<Run> {
-  const child = spawn(process.execPath, ['infra/cli/bin.mjs', 'accounts', 'create', username], {
+  const child = spawn(process.execPath, ['cli/bin.mjs', 'accounts', 'create', username], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
     stdio: ['pipe', 'pipe', 'pipe'],

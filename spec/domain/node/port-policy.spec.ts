@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { Conflict, Validation } from '../../../domain/errors.js';
-import { PORT_POOLS, checkListenPort, validateNodeFields } from '../../../domain/desired-state/port-policy.js';
-import { parsePortRange } from '../../../domain/desired-state/template.js';
-import { iface, liveNode, peering } from './fixtures.js';
+import { PORT_POOLS, checkListenPort, validateNodeFields } from '../../../domain/node/port-policy.js';
+import { parsePortRange } from '../../../domain/net/ports.js';
+import { iface, liveNode, peering } from '../desired-state/fixtures.js';
 
 const withRange = (range: unknown) => liveNode({ base_template: { runtime: { wireguard_port_range: range } } });
 const candidate = (listen_port: number | null, extra: { enabled?: boolean; peering_id?: number | null; id?: number } = {}) => ({

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { Validation, type FieldError } from '../errors.js';
-import { HostSchema, MATERIALIZATION_FAILED, RPKI_MODES, desiredStateAjv, toFieldErrors } from './schema.js';
+import type { FieldError } from '../errors.js';
+import { parsePortRange } from '../net/ports.js';
+import { Fmt, IfName, addressAjv, toFieldErrors } from '../net/schema.js';
 
 /**
  * The parts of a node's `base_template` that materialisation reads. Other keys are
@@ -17,6 +18,31 @@ export const PortRangeSchema = Type.Union([
   Type.Object({ start: Port, end: Port }, { additionalProperties: false }),
 ]);
 export type PortRangeInput = Static<typeof PortRangeSchema>;
+
+/**
+ * How the node treats RPKI (ROAs derived from the dn42 registry, handed out by
+ * the control server): `reject_invalid` drops ROA-invalid routes on eBGP import
+ * (the default, what dn42 peers expect), `observe` loads the ROA tables and
+ * reports each route's state without dropping anything, `off` loads no ROA
+ * table and reports no state.
+ */
+export const RPKI_MODES = ['reject_invalid', 'observe', 'off'] as const;
+export type RpkiMode = (typeof RPKI_MODES)[number];
+export const DEFAULT_RPKI_MODE: RpkiMode = 'reject_invalid';
+
+/**
+ * A machine behind this node that runs no BIRD (a service box, a container
+ * bridge): the node installs a static route for each address via `interface`
+ * and originates it into the fleet's IGP, so every router reaches it.
+ */
+export const HostSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$' }),
+    addresses: Type.Array(Fmt('ip-interface'), { minItems: 1, maxItems: 16 }),
+    interface: IfName,
+  },
+  { additionalProperties: false },
+);
 
 export const InternalTopologyTemplateSchema = Type.Object(
   {
@@ -51,7 +77,7 @@ export const BaseTemplateSchema = Type.Object({
 });
 export type BaseTemplate = Static<typeof BaseTemplateSchema>;
 
-const check = desiredStateAjv().compile<BaseTemplate>(BaseTemplateSchema);
+const check = addressAjv().compile<BaseTemplate>(BaseTemplateSchema);
 
 /** Field errors of a base template, located under `root` (e.g. `['body', 'base_template']`). */
 export function baseTemplateErrors(template: unknown, root: (string | number)[] = ['node', 'base_template']): FieldError[] {
@@ -62,33 +88,4 @@ export function baseTemplateErrors(template: unknown, root: (string | number)[] 
     return [{ loc: [...root, 'runtime', 'wireguard_port_range'], msg: 'expected start <= end, both 1..65535', type: 'range' }];
   }
   return [];
-}
-
-/** The node's template, checked; a template of the wrong shape cannot be materialised (422). */
-export function readBaseTemplate(template: unknown): BaseTemplate {
-  const errors = baseTemplateErrors(template);
-  if (errors.length > 0) throw new Validation(MATERIALIZATION_FAILED, errors);
-  return (template ?? {}) as BaseTemplate;
-}
-
-export interface PortRange {
-  start: number;
-  end: number;
-}
-
-/** One of the accepted range shapes as `{start, end}`, or null when it is none of them. */
-export function parsePortRange(value: unknown): PortRange | null {
-  let start: unknown;
-  let end: unknown;
-  if (typeof value === 'string') {
-    const m = /^(\d{1,5})-(\d{1,5})$/.exec(value.trim());
-    if (!m) return null;
-    [start, end] = [Number(m[1]), Number(m[2])];
-  } else if (Array.isArray(value) && value.length === 2) {
-    [start, end] = value;
-  } else if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    ({ start, end } = value as { start?: unknown; end?: unknown });
-  }
-  const port = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 1 && (n as number) <= 65535;
-  return port(start) && port(end) && start <= end ? { start, end } : null;
 }

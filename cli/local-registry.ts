@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../infra/config.js';
 import type { Role } from './system.js';
 
 /**

@@ -1,12 +1,12 @@
 // Where the prebuilt command line lives and whether it may be used (plain
 // JavaScript: read before any TypeScript loader is registered). See
-// infra/cli/build-bundle.mjs.
+// cli/build-bundle.mjs.
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The project directory. */
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-/** The bundle of infra/cli/main.ts and the sources it was built from (paths from ROOT). */
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+/** The bundle of cli/main.ts and the sources it was built from (paths from ROOT). */
 export const BUNDLE = `${ROOT}.build/cli/main.mjs`;
 export const BUNDLE_INPUTS = `${ROOT}.build/cli/inputs.json`;
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import { dataDirOf, PROJECT_ROOT, type Config } from '../config.js';
+import { dataDirOf, PROJECT_ROOT, type Config } from '../infra/config.js';
 
 /**
  * Zero-configuration development start. On a loopback-only `BIND_HOST`, the

@@ -2,10 +2,10 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { alive } from '../../../infra/db/embedded.js';
-import { dn42Control, ROOT, serveUntilUp } from '../../support/cli.js';
-import { freePort } from '../../support/ports.js';
-import { eventually } from '../../support/wait.js';
+import { alive } from '../../infra/db/embedded.js';
+import { dn42Control, ROOT, serveUntilUp } from '../support/cli.js';
+import { freePort } from '../support/ports.js';
+import { eventually } from '../support/wait.js';
 
 const postmasterPid = (dataDir: string) => Number(readFileSync(join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
 

@@ -1,11 +1,11 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError, describeConfig, loadConfig, type Config } from '../config.js';
-import type { Logger } from '../logger.js';
+import { ConfigError, describeConfig, loadConfig, type Config } from '../infra/config.js';
+import type { Logger } from '../infra/logger.js';
 import type { OpenOptions, System } from './system.js';
 import { ROLES, type Role } from './roles.js';
 import { ApiError, registerManagementCommands } from './manage.js';
 import { registerNotificationCommands } from './manage-notifications.js';
-import { projectVersion } from '../version.js';
+import { projectVersion } from '../infra/version.js';
 
 /**
  * `dn42-control`: one command line for every service and maintenance task.
@@ -26,7 +26,7 @@ async function configOrExit(logTo: 'stdout' | 'stderr' = 'stderr'): Promise<{ co
     }
     throw err;
   }
-  const { createLogger } = await import('../logger.js');
+  const { createLogger } = await import('../infra/logger.js');
   return { config, log: createLogger(config.logLevel, logTo, config.logFormat) };
 }
 
@@ -132,7 +132,7 @@ projections
   .description('empty projections and replay them from position 0 (all when none named)')
   .argument('[names...]', 'projection names')
   .action(async (names: string[]) => {
-    const { formatPosition } = await import('../eventstore/types.js');
+    const { formatPosition } = await import('../infra/eventstore/types.js');
     await withSystem(
       async (system) => {
         let last = 0;
@@ -190,8 +190,8 @@ events
   .option('-f, --follow', 'keep printing new events')
   .option('--from <position>', 'start after this position (tx/pos) instead')
   .action(async (options: { lines: number; follow?: boolean; from?: string }) => {
-    const { formatPosition, parsePosition } = await import('../eventstore/types.js');
-    type Recorded = import('../eventstore/types.js').RecordedEvent;
+    const { formatPosition, parsePosition } = await import('../infra/eventstore/types.js');
+    type Recorded = import('../infra/eventstore/types.js').RecordedEvent;
     await withSystem(
       async (system) => {
         const print = (e: Recorded): void => {
@@ -235,8 +235,8 @@ accounts
   .argument('<username>', 'account name: 1 to 64 of a-z 0-9 . _ -, starting with a letter or digit')
   .action(async (username: string) => {
     const password = await readPassword();
-    const { createAccount } = await import('../../commands/accounts.js');
-    const { argon2Hasher } = await import('../passwords.js');
+    const { createAccount } = await import('../commands/accounts.js');
+    const { argon2Hasher } = await import('../infra/passwords.js');
     await withSystem(async (system) => {
       await createAccount({ store: system.store, passwords: argon2Hasher() }, { username, password, now: new Date() }, { actor: 'cli' });
       process.stdout.write(`account ${username} created\n`);
@@ -249,7 +249,7 @@ identity
   .command('rotate-keys')
   .description('add a new session signing key; older keys stay published until no token they signed can be valid (2 h 5 min after their successor)')
   .action(async () => {
-    const { rotateSigningKeys } = await import('../identity/keys.js');
+    const { rotateSigningKeys } = await import('../infra/identity/keys.js');
     await withSystem(async (system) => {
       const rotation = await rotateSigningKeys(system.pool, system.config, new Date());
       process.stdout.write(`signing key ${rotation.added} added; published: ${rotation.published.join(', ')}\n`);
@@ -276,7 +276,7 @@ program
 
 const httpOnly = new Set([...registerManagementCommands(program), ...registerNotificationCommands(program)]);
 
-/** Defined (true) only in the prebuilt bundle of this file (infra/cli/build-bundle.mjs). */
+/** Defined (true) only in the prebuilt bundle of this file (cli/build-bundle.mjs). */
 declare const DN42_CLI_BUNDLE: boolean | undefined;
 
 /**

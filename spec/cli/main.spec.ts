@@ -32,7 +32,7 @@ function cliEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 function start(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, ['infra/cli/bin.mjs', ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['cli/bin.mjs', ...args], { cwd: ROOT, env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));

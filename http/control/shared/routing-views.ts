@@ -1,16 +1,18 @@
-import { fleetRouting } from '../../../../commands/routing.js';
-import { NotFound } from '../../../../domain/errors.js';
-import { nodeGeo } from '../../../../domain/public/geo.js';
-import { bucketStarts, gridEnd, gridEndingAt, previousGrid, TRAFFIC_GRIDS, type Grid, type TrafficRange } from '../../../../domain/series/grid.js';
-import { asNames } from '../../../../infra/registry/client.js';
-import { fleetTopOrigins, type FleetOrigin, type FleetRoutingSummary } from '../../../../infra/telemetry/routing-fleet.js';
-import { latestRouting, sizeBuckets, topOrigins, type LatestRouting, type OriginCount, type OriginsSort } from '../../../../infra/telemetry/routing.js';
-import { listNodes } from '../../../../projections/fleet/queries.js';
-import type { ServiceContext } from '../../../shared/context.js';
-import { nodeOr404 } from '../../fleet/common.js';
+import { fleetRouting } from '../../../commands/routing.js';
+import { NotFound } from '../../../domain/errors.js';
+import { nodeGeo } from '../../../domain/public/geo.js';
+import { bucketStarts, gridEnd, gridEndingAt, previousGrid, TRAFFIC_GRIDS, type Grid, type TrafficRange } from '../../../domain/series/grid.js';
+import { asNames } from '../../../infra/registry/client.js';
+import { fleetTopOrigins, type FleetOrigin, type FleetRoutingSummary } from '../../../infra/telemetry/routing-fleet.js';
+import { latestRouting, sizeBuckets, topOrigins, type LatestRouting, type OriginCount, type OriginsSort } from '../../../infra/telemetry/routing.js';
+import { listNodes } from '../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { nodeOr404 } from '../fleet/common.js';
 
 /**
- * Routing analytics as the console and the admin API show them. Each builder is
+ * Routing analytics as the console (`/ui`), the admin API (`/admin`) and the
+ * peering portal (`/autopeering/fleet`) show them: shared by those faces as
+ * equals, so none imports another's files for them. Each builder is
  * the one place its view is made, so `/ui/dashboard`'s `routing` block and
  * `/ui/routing/fleet-overview` (or a node's summary in `/admin` and in its
  * routing dashboard) are the same object by construction.

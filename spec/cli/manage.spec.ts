@@ -2,11 +2,11 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { LOCAL_SECRETS_FILE } from '../../../infra/cli/local-secrets.js';
-import { createTestDatabase, type TestDatabase } from '../../support/database.js';
-import { dn42Control, serveUntilUp } from '../../support/cli.js';
-import { freePort } from '../../support/ports.js';
-import { eventually } from '../../support/wait.js';
+import { LOCAL_SECRETS_FILE } from '../../cli/local-secrets.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { dn42Control, serveUntilUp } from '../support/cli.js';
+import { freePort } from '../support/ports.js';
+import { eventually } from '../support/wait.js';
 
 const ADMIN = 'manage-spec-admin-token-0123456789';
 const IDENTITY_ADMIN = 'manage-spec-identity-token-0123456789';

@@ -1,9 +1,9 @@
-import { nodeRate, sumRates, type PeerRate, type Rates } from '../../../../domain/console/traffic-rates.js';
-import { byString } from '../../../../domain/public/facts.js';
-import { nodeGeo, type Geo } from '../../../../domain/public/geo.js';
-import { allLatestWireguardTraffic } from '../../../../infra/telemetry/store.js';
-import { interfacePeerings, listNodes, type LinkPeering } from '../../../../projections/fleet/queries.js';
-import type { ServiceContext } from '../../../shared/context.js';
+import { nodeRate, sumRates, type PeerRate, type Rates } from '../../../domain/console/traffic-rates.js';
+import { byString } from '../../../domain/public/facts.js';
+import { nodeGeo, type Geo } from '../../../domain/public/geo.js';
+import { allLatestWireguardTraffic } from '../../../infra/telemetry/store.js';
+import { interfacePeerings, listNodes, type LinkPeering } from '../../../projections/fleet/queries.js';
+import type { ServiceContext } from '../../shared/context.js';
 
 export interface BreakdownOptions {
   /** Peers listed, fleet-wide, by current rate (document 3: 1 to 200, default 25). */

@@ -1,9 +1,9 @@
 import { Conflict, Validation } from '../errors.js';
-import type { InterfaceSpec } from '../node/specs.js';
-import type { LiveNode } from '../node/state.js';
-import { parsePortRange, type PortRange } from './template.js';
+import type { InterfaceSpec } from './specs.js';
+import type { LiveNode } from './state.js';
+import { parsePortRange, type PortRange } from '../net/ports.js';
 
-export { validateNodeFields } from './node-fields.js';
+export { validateNodeFields } from './fields.js';
 
 /**
  * The WireGuard listen-port policy of a node. A node's explicit

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { withLocalRegistry } from '../../infra/cli/local-registry.js';
+import { withLocalRegistry } from '../../cli/local-registry.js';
 import { loadConfig } from '../../infra/config.js';
 
 describe('withLocalRegistry', () => {
