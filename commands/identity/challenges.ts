@@ -2,6 +2,7 @@ import { createHmac, hkdfSync, randomBytes, randomInt, randomUUID, timingSafeEqu
 import { fold, type DomainEvent } from '../../domain/decider.js';
 import { NotFound, Unavailable } from '../../domain/errors.js';
 import { sha256Hex } from '../../domain/sha256.js';
+import type { ChallengeView } from '../../domain/identity/views.js';
 import { evolveAsn, evolveChallenge, initialAsn, initialChallenge, passValid, type AsnState, type ChallengeState } from '../../domain/identity/challenge.js';
 import {
   checkHourlyLimit,
@@ -15,7 +16,7 @@ import {
   type AnswerVerdict,
   type IssueDecision,
 } from '../../domain/identity/decide.js';
-import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent, type VerificationMethod } from '../../domain/identity/events.js';
+import { asnStreamId, challengeStreamId, type AsnEvent, type ChallengeEvent } from '../../domain/identity/events.js';
 import { CAPTCHA_PASS_LIFETIME_MS, RESEND_COOLDOWN_MS, SSH_NAMESPACE } from '../../domain/identity/limits.js';
 import { maskEmail } from '../../domain/identity/mask.js';
 import { captchaRequired } from '../../domain/identity/policy.js';
@@ -31,19 +32,7 @@ import type { RegistryClient } from '../../infra/registry/client.js';
 import { execute, load, type LoadedStream, type LoadMore } from '../handle.js';
 import { CaptchaRefused, replicaOptions } from './verification.js';
 
-/** The contract's Challenge resource. */
-export interface ChallengeView {
-  challenge_id: string;
-  method: VerificationMethod;
-  nonce?: string;
-  instructions: string;
-  sent_to?: string;
-  expires_at: string;
-  reused: boolean;
-  resend_available_in: number;
-  captcha_pass?: string;
-  captcha_pass_expires_in?: number;
-}
+export type { ChallengeView };
 
 export interface ChallengeDeps {
   config: Config;

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, errors as joseErrors, jwtVerify, type JWTPayload, type JWTHeaderParameters } from 'jose';
 import type { DomainEvent } from '../../domain/decider.js';
 import { sha256Hex } from '../../domain/sha256.js';
+import type { AuthMethod, SessionGrant } from '../../domain/identity/views.js';
 import type pg from 'pg';
 import type { Config } from '../../infra/config.js';
 import type { EventStore } from '../../infra/eventstore/types.js';
 import { currentSigningKey, publishedKey } from '../../infra/identity/keys.js';
 import { execute } from '../handle.js';
 
-export type AuthMethod = 'email' | 'pgp' | 'ssh' | 'passkey';
+export type { AuthMethod, SessionGrant };
 export const AUTH_METHODS: readonly AuthMethod[] = ['email', 'pgp', 'ssh', 'passkey'];
 
 /** What signing and verifying sessions needs: the signing-key table, the issuer (and key secret), the service clock. */
@@ -16,16 +17,6 @@ export interface SessionDeps {
   pool: pg.Pool;
   config: Config;
   now: () => Date;
-}
-
-/** The contract's session grant (document 1, Session grant). */
-export interface SessionGrant {
-  token: string;
-  asn: number;
-  mntner: string;
-  method: AuthMethod;
-  expires_at: string;
-  passkey_enrollment_available?: boolean;
 }
 
 /** Session JWT lifetime (contract: 2 hours). */

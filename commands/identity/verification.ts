@@ -2,30 +2,14 @@ import { NotFound, TooManyRequests } from '../../domain/errors.js';
 import { CAPTCHA_FAILURE_WINDOW_S, CAPTCHA_FAILURES_PER_IP } from '../../domain/identity/limits.js';
 import { maskEmail } from '../../domain/identity/mask.js';
 import { captchaRequired } from '../../domain/identity/policy.js';
+import type { OptionView, OptionsView } from '../../domain/identity/views.js';
 import type { VerificationOption } from '../../domain/registry/options.js';
 import type { Queryable } from '../../infra/db/pool.js';
 import type { IdentityCaptcha } from '../../infra/identity/captcha.js';
 import { rateLimit, type RateLimit } from '../../infra/rate-limit.js';
 import type { RegistryClient } from '../../infra/registry/client.js';
 
-/** The contract's option, as clients see it: e-mail masked, the captcha policy decided here. */
-export interface OptionView {
-  id: string;
-  kind: VerificationOption['kind'];
-  method: string;
-  value: string;
-  comment: string;
-  mntner: string;
-  captcha_required: boolean;
-}
-
-export interface OptionsView {
-  asn: number;
-  as_name: string;
-  display_name: string;
-  mntners: string[];
-  options: OptionView[];
-}
+export type { OptionView, OptionsView };
 
 /** What the replica answers for `/asns/{asn}/verification-options`. */
 export interface ReplicaOptions {

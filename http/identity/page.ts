@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import express, { Router, type Response } from 'express';
 import type { Config } from '../../infra/config.js';
 import { identityError } from './errors.js';
-import { ASSET_DIR_NAME, ASSET_PATH, PAGE_BUILD_DIR, PAGE_PATH } from './page-files.js';
+import { AUTHORIZE_ASSET_DIR_NAME, AUTHORIZE_ASSET_PATH, AUTHORIZE_BUILD_DIR, AUTHORIZE_PATH } from '../../web/files.js';
 
 export const PAGE_NOT_BUILT = 'the authorization page is not built (run npm run build:page)';
 
@@ -45,11 +45,11 @@ export function pageHeaders(config: Pick<Config, 'captchaKind' | 'captchaWidgetU
  * cached for a year). The service renders nothing: the page reads the query
  * itself and talks to the JSON API. A missing build answers 503.
  */
-export function pageRoutes(config: Config, dir = PAGE_BUILD_DIR): Router {
+export function pageRoutes(config: Config, dir = AUTHORIZE_BUILD_DIR): Router {
   const router = Router({ strict: true });
   const headers = pageHeaders(config);
   const index = join(dir, 'index.html');
-  router.get(PAGE_PATH, (_req, res: Response, next) => {
+  router.get(AUTHORIZE_PATH, (_req, res: Response, next) => {
     if (!existsSync(index)) return next(identityError(503, PAGE_NOT_BUILT));
     res.set(headers);
     // `root`: the dot-directory (.build) is then not part of the path that send checks for dotfiles.
@@ -60,8 +60,8 @@ export function pageRoutes(config: Config, dir = PAGE_BUILD_DIR): Router {
     );
   });
   router.use(
-    ASSET_PATH,
-    express.static(join(dir, ASSET_DIR_NAME), {
+    AUTHORIZE_ASSET_PATH,
+    express.static(join(dir, AUTHORIZE_ASSET_DIR_NAME), {
       index: false,
       redirect: false,
       dotfiles: 'ignore',

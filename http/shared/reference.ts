@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import express, { Router, type Response } from 'express';
 import { Unavailable } from '../../domain/errors.js';
-import { REFERENCE_ASSET_DIR_NAME, REFERENCE_ASSET_PATH, REFERENCE_BUILD_DIR, REFERENCE_PATH } from './reference-files.js';
+import { REFERENCE_ASSET_DIR_NAME, REFERENCE_ASSET_PATH, REFERENCE_BUILD_DIR, REFERENCE_PATH } from '../../web/files.js';
 
 export const REFERENCE_NOT_BUILT = 'the API reference page is not built (run npm run build:reference)';
 

@@ -9,9 +9,9 @@ import { asNames } from '../../infra/registry/client.js';
 import { leanAccessLog } from '../shared/access-log.js';
 import { countRequests, labelRoute, metricsEndpoint } from '../shared/metrics.js';
 import type { ServiceMetrics } from '../../infra/metrics/service.js';
-import type { Land } from './page/draw.js';
-import type { PublicMap } from './page/network.js';
-import { BUILT, SITE_BUILD_DIR, SITE_NOT_BUILT } from './files.js';
+import type { Land } from '../../web/site/draw.js';
+import type { PublicMap } from '../../web/site/network.js';
+import { SITE_BUILD_DIR, SITE_FILES, SITE_NOT_BUILT } from '../../web/files.js';
 import { renderPage } from './render.js';
 import { fetchSnapshot, readSavedSnapshot, saveSnapshot } from './snapshot.js';
 
@@ -156,11 +156,11 @@ export async function startSite(config: Config, log: Logger, options: SiteOption
       return null;
     });
   const [script, css, landText, icon, photo] = await Promise.all([
-    built(BUILT.script),
-    built(BUILT.style),
-    built(BUILT.land),
-    built(BUILT.icon),
-    built(BUILT.photo),
+    built(SITE_FILES.script),
+    built(SITE_FILES.style),
+    built(SITE_FILES.land),
+    built(SITE_FILES.icon),
+    built(SITE_FILES.photo),
   ]);
   const siteLog = log.child({ service: 'site' });
   if (![script, css, landText, icon, photo].every(Boolean)) siteLog.error({ dir }, `${SITE_NOT_BUILT}: its files answer 503 and the page has no style or land`);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { esc, mapSvg, placesList, type Land } from './page/draw.js';
-import { networkOfMap, type PublicMap } from './page/network.js';
+import { esc, mapSvg, placesList, type Land } from '../../web/site/draw.js';
+import { networkOfMap, type PublicMap } from '../../web/site/network.js';
 
 /**
  * The home page as one HTML document, made when the site starts and again when

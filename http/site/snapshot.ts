@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isPublicMap, type PublicMap } from './page/network.js';
+import { isPublicMap, type PublicMap } from '../../web/site/network.js';
 
 /**
  * The snapshot of `GET /control/v1/public/map` that the site bakes into its

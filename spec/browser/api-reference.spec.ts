@@ -4,7 +4,7 @@ import type { Browser } from 'playwright-core';
 import { createControlApp } from '../../http/control/app.js';
 import { createIdentityApp } from '../../http/identity/app.js';
 import { createRegistryApp } from '../../http/registry/app.js';
-import { buildReference } from '../../http/shared/reference-build.js';
+import { buildReference } from '../../web/build.js';
 import { createTestSystem, startApp, type TestSystem } from '../support/system.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';
 

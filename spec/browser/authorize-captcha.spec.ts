@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { buildPage } from '../../http/identity/page-build.js';
+import { buildPage } from '../../web/build.js';
 import { authorizationUrl, rpConfig } from '../http/identity/oidc/rp-support.js';
 import { GAMMA_ASN, registerClient, startOidc, type OidcFixture } from '../support/oidc.js';
 import { launchChromium, skipWithoutChromium } from './authorize-support.js';

@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { CHALLENGE_EXPIRED, TERMINAL_DETAIL, TOO_MANY_ATTEMPTS } from '../../domain/identity/decide.js';
 import { AUTHORIZATION_LAPSED } from '../../commands/identity/passkeys.js';
 import { unknownAsn } from '../../commands/identity/verification.js';
-import { INSECURE_CONTEXT } from '../../http/identity/page/model.js';
+import { INSECURE_CONTEXT } from '../../web/authorize/model.js';
 import { PGP_UNAVAILABLE } from '../../infra/identity/pgp.js';
 import { authorizationUrl } from '../http/identity/oidc/rp-support.js';
 import { powTicket } from '../http/identity/verification-support.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
-import { pgpSignCommand } from '../../http/identity/page/commands.js';
+import { pgpSignCommand } from '../../web/authorize/commands.js';
 import { PGP_KEY_NOT_FOUND } from '../../infra/identity/pgp.js';
 import { authorizationUrl } from '../http/identity/oidc/rp-support.js';
 import { subjectOf } from '../support/identity.js';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import type * as oidc from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page, type Request } from 'playwright-core';
-import { buildPage } from '../../http/identity/page-build.js';
+import { buildPage } from '../../web/build.js';
 import { rpConfig } from '../http/identity/oidc/rp-support.js';
 import { expectResponse } from '../support/http.js';
 import { grantFor } from '../support/identity.js';

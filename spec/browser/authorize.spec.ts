@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
 import type { Page } from 'playwright-core';
-import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
+import { NETWORK_FAILURE } from '../../web/authorize/problem.js';
 import { authorizationUrl } from '../http/identity/oidc/rp-support.js';
 import { GAMMA_EMAIL } from '../http/identity/verification-support.js';
 import { subjectOf } from '../support/identity.js';

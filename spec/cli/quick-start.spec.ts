@@ -7,7 +7,7 @@ import { deriveKey } from 'altcha-lib/algorithms/sha';
 import { expect } from 'chai';
 import * as oidc from 'openid-client';
 import { encodeTicket } from '../../infra/captcha/index.js';
-import { buildReference } from '../../http/shared/reference-build.js';
+import { buildReference } from '../../web/build.js';
 import { LOCAL_SECRETS_FILE } from '../../cli/local-secrets.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { dn42Control, ROOT, serveUntilUp, startScript } from '../support/cli.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Fetch } from '../../http/identity/page/api.js';
-import { captchaSource, powSource, PREPARED_TICKET_MAX_AGE_MS } from '../../http/identity/page/captcha.js';
+import type { Fetch } from '../../web/authorize/api.js';
+import { captchaSource, powSource, PREPARED_TICKET_MAX_AGE_MS } from '../../web/authorize/captcha.js';
 import { expectResponse } from '../support/http.js';
 import { eventually } from '../support/wait.js';
 import { GAMMA_ASN, startVerification, type VerificationFixture } from '../http/identity/verification-support.js';

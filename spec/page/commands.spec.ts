@@ -3,7 +3,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
-import { defaultKeyFile, pgpSignCommand, shellQuote, shellWord, sshSignCommand, SSH_NAMESPACE } from '../../http/identity/page/commands.js';
+import { defaultKeyFile, pgpSignCommand, shellQuote, shellWord, sshSignCommand, SSH_NAMESPACE } from '../../web/authorize/commands.js';
 import { verifySshSignature } from '../../domain/identity/sshsig.js';
 import { GpgHome, SshKeyPair, type SshKeyKind } from '../support/keys.js';
 

@@ -8,8 +8,8 @@ import { TOO_MANY_CAPTCHA_FAILURES, unknownAsn } from '../../commands/identity/v
 import { CAPTCHA_FAILED } from '../../http/identity/errors.js';
 import { TOO_MANY_PASSKEY_LOGINS } from '../../http/identity/passkeys.js';
 import { PGP_KEY_NOT_FOUND, PGP_UNAVAILABLE } from '../../infra/identity/pgp.js';
-import { update, type Effect, type Model } from '../../http/identity/page/flow.js';
-import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
+import { update, type Effect, type Model } from '../../web/authorize/flow.js';
+import { NETWORK_FAILURE } from '../../web/authorize/problem.js';
 import { answer, GRANT, onAnswer, onMethods } from './flow-support.js';
 
 const ASN = 4242420010;

@@ -1,6 +1,6 @@
-import type { ApiResult } from '../../http/identity/page/api.js';
-import { initialModel, update, type Effect, type Model, type Msg } from '../../http/identity/page/flow.js';
-import type { Challenge, VerificationOptions } from '../../http/identity/page/types.js';
+import type { ApiResult } from '../../web/authorize/api.js';
+import { initialModel, update, type Effect, type Model, type Msg } from '../../web/authorize/flow.js';
+import type { Challenge, VerificationOptions } from '../../web/authorize/types.js';
 
 /** Fixtures of the page's state-machine specs: an authorize-context, the options of AS4242420010, challenges, a grant. */
 

@@ -9,8 +9,8 @@ import {
   update,
   type Effect,
   type Model,
-} from '../../http/identity/page/flow.js';
-import { NETWORK_FAILURE } from '../../http/identity/page/problem.js';
+} from '../../web/authorize/flow.js';
+import { NETWORK_FAILURE } from '../../web/authorize/problem.js';
 import { after, answer, challengeOf, CONTEXT, GRANT, onAnswer, onMethods, PARAMS } from './flow-support.js';
 
 describe('Authorization page flow', () => {

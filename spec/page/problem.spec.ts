@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { call } from '../../http/identity/page/api.js';
-import { classifyContext } from '../../http/identity/page/context.js';
-import { NETWORK_FAILURE, problemOf } from '../../http/identity/page/problem.js';
+import { call } from '../../web/authorize/api.js';
+import { classifyContext } from '../../web/authorize/context.js';
+import { NETWORK_FAILURE, problemOf } from '../../web/authorize/problem.js';
 
 describe('Authorization page: answers and errors', () => {
   describe('problemOf', () => {

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { deriveKey as nodeDeriveKey } from 'altcha-lib/algorithms/sha';
-import { deriveKey } from '../../http/identity/page/captcha.js';
-import { sha256 } from '../../http/identity/page/sha256.js';
+import { deriveKey } from '../../web/authorize/captcha.js';
+import { sha256 } from '../../web/authorize/sha256.js';
 
 describe('Authorization page: SHA-256 of the proof-of-work search', () => {
   it('equals node:crypto for every length around the block and padding boundaries', () => {

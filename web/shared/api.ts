@@ -1,6 +1,6 @@
 /**
  * The apps' way to the control server: same-origin JSON calls under
- * `/control/v1`, typed by the server's own `openapi.json` (`web/openapi.ts`
+ * `/control/v1`, typed by the server's own `openapi.json` (`http/control/openapi-types.ts`
  * generates `paths` and `components` at build time), with the Bearer token of
  * the app's session. Every failure is an `ApiError` carrying the server's
  * `detail` (shown to the user as is); a call that got no answer has status 0.

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { createServiceApp } from '../../../http/shared/app.js';
 import { finishIdentityApp } from '../../../http/identity/errors.js';
 import { PAGE_NOT_BUILT, pageHeaders, pageRoutes } from '../../../http/identity/page.js';
-import { buildPage, type PageBuild } from '../../../http/identity/page-build.js';
+import { buildPage, type PageBuild } from '../../../web/build.js';
 import { loadConfig } from '../../../infra/config.js';
 import { createLogger } from '../../../infra/logger.js';
 import { api, expectResponse } from '../../support/http.js';

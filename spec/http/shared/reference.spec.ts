@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { createServiceApp, finishServiceApp } from '../../../http/shared/app.js';
 import { REFERENCE_NOT_BUILT, referenceRoutes } from '../../../http/shared/reference.js';
-import { buildReference, type ReferenceBuild } from '../../../http/shared/reference-build.js';
+import { buildReference, type ReferenceBuild } from '../../../web/build.js';
 import { createLogger } from '../../../infra/logger.js';
 import { api } from '../../support/http.js';
 import { startApp } from '../../support/system.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { countryName, esc, frameOf, MAP_HEIGHT, MAP_WIDTH, mapSummary, mapSvg, placeLabels, placesList, projectionFor } from '../../../http/site/page/draw.js';
-import { isPublicFleet, isPublicMap, mayReplace, networkOfFleet, networkOfMap, type PublicFleet, type PublicMap } from '../../../http/site/page/network.js';
+import { countryName, esc, frameOf, MAP_HEIGHT, MAP_WIDTH, mapSummary, mapSvg, placeLabels, placesList, projectionFor } from '../../../web/site/draw.js';
+import { isPublicFleet, isPublicMap, mayReplace, networkOfFleet, networkOfMap, type PublicFleet, type PublicMap } from '../../../web/site/network.js';
 
 const MAP: PublicMap = {
   asn: 4242420042,

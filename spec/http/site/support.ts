@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createControlApp } from '../../../http/control/app.js';
-import { buildSite } from '../../../http/site/build.js';
+import { buildSite } from '../../../web/build.js';
 import { startSite, type Site, type SiteOptions } from '../../../http/site/app.js';
 import { loadConfig } from '../../../infra/config.js';
 import { recordHeartbeat } from '../../../infra/telemetry/liveness.js';

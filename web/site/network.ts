@@ -1,5 +1,5 @@
-import type { PublicFleet } from '../../../domain/public/fleet-overview.js';
-import type { PublicMap } from '../../../domain/public/map.js';
+import type { PublicFleet } from '../../domain/public/fleet-overview.js';
+import type { PublicMap } from '../../domain/public/map.js';
 
 export type { PublicFleet, PublicMap };
 
