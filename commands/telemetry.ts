@@ -43,6 +43,7 @@ import { execute } from './handle.js';
 import { readModelAndTail } from './read-model-tail.js';
 import { inputsAfter, readBeforeSnapshot, writeSnapshot, type BeforeSnapshot } from '../infra/telemetry/snapshot-write.js';
 import { StatusBaseCache } from '../infra/telemetry/status-bodies.js';
+import type { KnownTables } from '../infra/telemetry/known-tables.js';
 import { Validation } from '../domain/errors.js';
 
 /**
@@ -60,6 +61,8 @@ export interface TelemetryDeps {
   notifyFloodLimit?: number;
   /** The status bases this process has seen (made on first use); one per database. */
   statusBases?: StatusBaseCache;
+  /** The routing tables this process stored last, per node (made on first use); one per database. */
+  knownTables?: KnownTables;
 }
 
 /**
