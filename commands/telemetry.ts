@@ -22,14 +22,12 @@ import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { compactTelemetry } from '../infra/telemetry/compaction.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
-import { archiveRouteCounts } from '../infra/telemetry/route-counts.js';
 import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
 import { detectRestarts } from '../domain/flaps/session.js';
 import { placeSample, type Placement } from '../domain/series/placement.js';
 import {
   allNodeStatus,
-  archiveInterfaceTraffic,
-  archiveSelfMetrics,
+  archiveSnapshot,
   insertStatusEvent,
   insertWireguardTraffic,
   nodeStatus,
@@ -119,10 +117,8 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
   if (at) {
     void deps.background.run(
       Promise.all([
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: interface traffic archive', () => archiveInterfaceTraffic(deps.pool, snapshot, at)),
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: self-metrics archive', () => archiveSelfMetrics(deps.pool, snapshot, at)),
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: archives', () => archiveSnapshot(deps.pool, snapshot, at)),
         afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at)),
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: route-count archive', () => archiveRouteCounts(deps.pool, snapshot, at)),
       ]),
     );
   }
