@@ -14,6 +14,7 @@ import {
 } from '../domain/telemetry/health.js';
 import type { ApplyResult, PrefixFlaps, ReconciliationReport, RuntimeSnapshot, WireguardReresolve, WireguardTraffic } from '../domain/telemetry/reports.js';
 import type { BackgroundTasks } from '../infra/background.js';
+import { GroupCommit } from '../infra/db/group-commit.js';
 import { withTransaction } from '../infra/db/pool.js';
 import { applyFailed } from '../domain/notify/from-facts.js';
 import { fanOut } from './notify/fanout.js';
@@ -29,11 +30,12 @@ import {
   allNodeStatus,
   archiveSnapshot,
   insertStatusEvent,
-  insertWireguardTraffic,
+  insertWireguardTrafficRows,
   nodeStatus,
   trafficTotals,
   upsertApply,
   upsertReport,
+  type TrafficSampleRow,
   type TrafficTotals,
 } from '../infra/telemetry/store.js';
 import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
@@ -61,6 +63,8 @@ export interface TelemetryDeps {
   statusBases?: StatusBaseCache;
   /** The routing tables this process stored last, per node (made on first use); one per database. */
   knownTables?: KnownTables;
+  /** The traffic samples' group commit (made on first use): concurrent reports' samples in one statement. */
+  trafficWrites?: GroupCommit<TrafficSampleRow>;
 }
 
 /**
@@ -274,7 +278,15 @@ export async function recordWireguardTraffic(deps: TelemetryDeps, sample: Wiregu
     ]);
   }
   const { at } = placed(deps, sample.node_id, 'wireguard traffic', sample.captured_at, now);
-  if (at) await insertWireguardTraffic(deps.pool, sample, totals, at);
+  if (at) {
+    const writes =
+      deps.trafficWrites ??
+      (deps.trafficWrites = new GroupCommit(
+        (rows) => insertWireguardTrafficRows(deps.pool, rows),
+        (r) => r.sample.node_id,
+      ));
+    await writes.add({ sample, totals, at });
+  }
   return totals;
 }
 

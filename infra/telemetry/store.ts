@@ -264,24 +264,45 @@ export function trafficTotals(sample: WireguardTraffic): TrafficTotals {
   };
 }
 
+/** A traffic sample as stored: the report, its sums and its placed time. */
+export interface TrafficSampleRow {
+  sample: WireguardTraffic;
+  totals: TrafficTotals;
+  at: Date;
+}
+
+export function insertWireguardTraffic(db: Queryable, sample: WireguardTraffic, totals: TrafficTotals, now: Date): Promise<void> {
+  return insertWireguardTrafficRows(db, [{ sample, totals, at: now }]);
+}
+
 /**
- * One statement: the sums into the time series, the per-peer breakdown into the
- * node's latest two samples (`wireguard_traffic_latest`, for current rates per peer).
+ * One statement for samples of distinct nodes (the ingest's group commit): the sums
+ * into the time series, the per-peer breakdown into each node's latest two samples
+ * (`wireguard_traffic_latest`, for current rates per peer).
  */
-export async function insertWireguardTraffic(db: Queryable, sample: WireguardTraffic, totals: TrafficTotals, now: Date): Promise<void> {
-  await db.query(
-    `WITH series AS (
-       INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (node_id, at) DO UPDATE SET rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes, peer_count = EXCLUDED.peer_count
-     )
-     INSERT INTO wireguard_traffic_latest (node_id, at, peers) VALUES ($1, $2, $6)
+export async function insertWireguardTrafficRows(db: Queryable, rows: readonly TrafficSampleRow[]): Promise<void> {
+  await db.query({
+    name: 'wireguard-traffic-rows',
+    text: `WITH s AS (SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::int[], $6::text[]) AS s(node_id, at, rx, tx, n, peers)),
+       series AS (
+         INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count) SELECT node_id, at, rx, tx, n FROM s
+         ON CONFLICT (node_id, at) DO UPDATE SET rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes, peer_count = EXCLUDED.peer_count
+       )
+     INSERT INTO wireguard_traffic_latest (node_id, at, peers) SELECT node_id, at, peers::jsonb FROM s
      ON CONFLICT (node_id) DO UPDATE SET
        previous_at = CASE WHEN wireguard_traffic_latest.at < EXCLUDED.at THEN wireguard_traffic_latest.at ELSE wireguard_traffic_latest.previous_at END,
        previous_peers = CASE WHEN wireguard_traffic_latest.at < EXCLUDED.at THEN wireguard_traffic_latest.peers ELSE wireguard_traffic_latest.previous_peers END,
        at = EXCLUDED.at, peers = EXCLUDED.peers
      WHERE wireguard_traffic_latest.at <= EXCLUDED.at`,
-    [sample.node_id, now, totals.rx_bytes, totals.tx_bytes, totals.peer_count, JSON.stringify(sample.peers)],
-  );
+    values: [
+      rows.map((r) => r.sample.node_id),
+      rows.map((r) => r.at),
+      rows.map((r) => r.totals.rx_bytes),
+      rows.map((r) => r.totals.tx_bytes),
+      rows.map((r) => r.totals.peer_count),
+      rows.map((r) => JSON.stringify(r.sample.peers)),
+    ],
+  });
 }
 
 export interface WireguardPeerSample {
