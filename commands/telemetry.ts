@@ -14,6 +14,7 @@ import {
 } from '../domain/telemetry/health.js';
 import type { ApplyResult, PrefixFlaps, ReconciliationReport, RuntimeSnapshot, WireguardReresolve, WireguardTraffic } from '../domain/telemetry/reports.js';
 import type { BackgroundTasks } from '../infra/background.js';
+import { GroupCommit } from '../infra/db/group-commit.js';
 import { withTransaction } from '../infra/db/pool.js';
 import { applyFailed } from '../domain/notify/from-facts.js';
 import { fanOut } from './notify/fanout.js';
@@ -22,20 +23,19 @@ import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { compactTelemetry } from '../infra/telemetry/compaction.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
-import { archiveRouteCounts } from '../infra/telemetry/route-counts.js';
 import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
 import { detectRestarts } from '../domain/flaps/session.js';
 import { placeSample, type Placement } from '../domain/series/placement.js';
 import {
   allNodeStatus,
-  archiveInterfaceTraffic,
-  archiveSelfMetrics,
+  archiveSnapshot,
   insertStatusEvent,
-  insertWireguardTraffic,
+  insertWireguardTrafficRows,
   nodeStatus,
   trafficTotals,
   upsertApply,
   upsertReport,
+  type TrafficSampleRow,
   type TrafficTotals,
 } from '../infra/telemetry/store.js';
 import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
@@ -43,6 +43,7 @@ import { execute } from './handle.js';
 import { readModelAndTail } from './read-model-tail.js';
 import { inputsAfter, readBeforeSnapshot, writeSnapshot, type BeforeSnapshot } from '../infra/telemetry/snapshot-write.js';
 import { StatusBaseCache } from '../infra/telemetry/status-bodies.js';
+import type { KnownTables } from '../infra/telemetry/known-tables.js';
 import { Validation } from '../domain/errors.js';
 
 /**
@@ -60,6 +61,10 @@ export interface TelemetryDeps {
   notifyFloodLimit?: number;
   /** The status bases this process has seen (made on first use); one per database. */
   statusBases?: StatusBaseCache;
+  /** The routing tables this process stored last, per node (made on first use); one per database. */
+  knownTables?: KnownTables;
+  /** The traffic samples' group commit (made on first use): concurrent reports' samples in one statement. */
+  trafficWrites?: GroupCommit<TrafficSampleRow>;
 }
 
 /**
@@ -116,10 +121,8 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
   if (at) {
     void deps.background.run(
       Promise.all([
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: interface traffic archive', () => archiveInterfaceTraffic(deps.pool, snapshot, at)),
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: self-metrics archive', () => archiveSelfMetrics(deps.pool, snapshot, at)),
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: archives', () => archiveSnapshot(deps.pool, snapshot, at)),
         afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at)),
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: route-count archive', () => archiveRouteCounts(deps.pool, snapshot, at)),
       ]),
     );
   }
@@ -275,7 +278,15 @@ export async function recordWireguardTraffic(deps: TelemetryDeps, sample: Wiregu
     ]);
   }
   const { at } = placed(deps, sample.node_id, 'wireguard traffic', sample.captured_at, now);
-  if (at) await insertWireguardTraffic(deps.pool, sample, totals, at);
+  if (at) {
+    const writes =
+      deps.trafficWrites ??
+      (deps.trafficWrites = new GroupCommit(
+        (rows) => insertWireguardTrafficRows(deps.pool, rows),
+        (r) => r.sample.node_id,
+      ));
+    await writes.add({ sample, totals, at });
+  }
   return totals;
 }
 

@@ -198,6 +198,12 @@ export interface ApiRouterOptions {
    * validated (the agent routes check the body's `node_id` against the token here).
    */
   afterBody?: RequestHandler[];
+  /**
+   * Run on every route of the router once the request is validated, just before the
+   * handler; a throw is answered like the handler's (the agent routes check a query's
+   * `node_id` against the token here).
+   */
+  beforeHandler?: (req: Request & { validQuery: Record<string, unknown> }, res: Response) => void;
 }
 
 /**
@@ -237,6 +243,7 @@ export class ApiRouter {
         if (spec.params) validate(spec.params, req.params, 'path');
         (req as Request & { validQuery: unknown }).validQuery = spec.query ? validate(spec.query, { ...(req.query as object) }, 'query') : req.query;
         if (spec.body) req.body = validate(spec.body, req.body ?? {}, 'body');
+        this.options.beforeHandler?.(req as Request & { validQuery: Record<string, unknown> }, res);
         await spec.handler(req as never, res, next);
       } catch (err) {
         next(err);

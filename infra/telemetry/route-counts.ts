@@ -11,35 +11,12 @@ import type { Queryable } from '../db/pool.js';
  * 1.0.233 send only totals) adds no row: its series reads null, not 0.
  */
 
-const ARCHIVE_BUCKET_SECONDS = 300;
-
 export const ROUTE_COUNT_RETAINED_TABLES: readonly { table: string; column: string }[] = [{ table: 'session_route_counts', column: 'bucket' }];
 
-export async function archiveRouteCounts(db: Queryable, snapshot: RuntimeSnapshot, at: Date): Promise<void> {
-  const rows = snapshot.bgp_protocols.filter((p) =>
+/** The sessions of a snapshot that carry a per-family count (archived by `archiveSnapshot`, store.ts). */
+export function routeCountRows(snapshot: RuntimeSnapshot): RuntimeSnapshot['bgp_protocols'] {
+  return snapshot.bgp_protocols.filter((p) =>
     [p.routes_imported_v4, p.routes_imported_v6, p.routes_exported_v4, p.routes_exported_v6].some((v) => v !== undefined && v !== null),
-  );
-  if (rows.length === 0) return;
-  const bucket = Math.floor(at.getTime() / 1000 / ARCHIVE_BUCKET_SECONDS) * ARCHIVE_BUCKET_SECONDS;
-  const col = (k: 'routes_imported_v4' | 'routes_imported_v6' | 'routes_exported_v4' | 'routes_exported_v6') => rows.map((p) => p[k] ?? null);
-  await db.query(
-    `INSERT INTO session_route_counts AS t (node_id, session, bucket, at, imported_v4, imported_v6, exported_v4, exported_v6)
-     SELECT $1, r.session, to_timestamp($2), $3, r.i4, r.i6, r.e4, r.e6
-     FROM unnest($4::text[], $5::int[], $6::int[], $7::int[], $8::int[]) AS r(session, i4, i6, e4, e6)
-     ON CONFLICT (node_id, session, bucket) DO UPDATE SET
-       at = EXCLUDED.at, imported_v4 = EXCLUDED.imported_v4, imported_v6 = EXCLUDED.imported_v6,
-       exported_v4 = EXCLUDED.exported_v4, exported_v6 = EXCLUDED.exported_v6
-     WHERE EXCLUDED.at >= t.at`,
-    [
-      snapshot.node_id,
-      bucket,
-      at,
-      rows.map((p) => p.name),
-      col('routes_imported_v4'),
-      col('routes_imported_v6'),
-      col('routes_exported_v4'),
-      col('routes_exported_v6'),
-    ],
   );
 }
 

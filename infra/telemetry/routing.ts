@@ -44,42 +44,49 @@ export async function churnAgainstLatest(db: Queryable, table: RoutingTable): Pr
 }
 
 /**
- * Replaces the node's route rows with the table's, and completes observation `id` with its summary and churn.
- * Only what changed is written (issue 30): a route at the same position as before and equal to it
- * keeps its row, rows past the new table's end go, every other position is upserted. A table of
- * 1,500 routes 5 minutes after the previous one differs in a few rows, not 1,500 deleted and inserted.
+ * The route rows of a table, written with only what changed (issue 30): rows past the
+ * table's end go; each given position (`seqs`, 1-based; every position when the caller
+ * does not know the stored rows) is inserted, or updated where it differs from the
+ * stored row. A table of 1,500 routes 5 minutes after the previous one differs in a
+ * few rows, not 1,500 deleted and inserted. Parameters $1 to $11 of the statement.
  */
-export async function storeRoutingAnalytics(db: Queryable, id: number, receivedAt: Date, table: RoutingTable, churn: Churn | null): Promise<void> {
-  const r = table.routes;
-  // as_path goes in as one text array ('{1,2,3}') per route: unnest cannot take a ragged bigint[][].
-  await db.query({
-    name: 'routing-routes-replace',
-    text: `WITH gone AS (DELETE FROM routing_routes WHERE node_id = $1 AND seq > $11),
+const ROUTE_ROWS = `gone AS (DELETE FROM routing_routes WHERE node_id = $1 AND seq > $2),
        x AS (SELECT x.seq, x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path::bigint[] AS as_path, x.rpki, x.local
-             FROM unnest($2::int[], $3::text[], $4::smallint[], $5::text[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::boolean[])
-               AS x(seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local))
-     INSERT INTO routing_routes AS t (node_id, seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local)
-     SELECT $1, x.seq, x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path, x.rpki, x.local
-     FROM x LEFT JOIN routing_routes o ON o.node_id = $1 AND o.seq = x.seq
-     WHERE o.seq IS NULL
-        OR (o.prefix, o.family, o.sort_key, o.protocol, o.origin_asn, o.as_path, o.rpki, o.local)
-           IS DISTINCT FROM (x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path, x.rpki, x.local)
-     ON CONFLICT (node_id, seq) DO UPDATE SET prefix = EXCLUDED.prefix, family = EXCLUDED.family, sort_key = EXCLUDED.sort_key, protocol = EXCLUDED.protocol,
-       origin_asn = EXCLUDED.origin_asn, as_path = EXCLUDED.as_path, rpki = EXCLUDED.rpki, local = EXCLUDED.local`,
-    values: [
-      table.node_id,
-      r.map((_, i) => i + 1),
-      r.map((x) => x.prefix),
-      r.map((x) => familyOf(x.prefix)),
-      r.map((x) => prefixSortKey(x.prefix)),
-      r.map((x) => x.protocol),
-      r.map((x) => x.origin_asn),
-      r.map((x) => `{${x.as_path.join(',')}}`),
-      r.map((x) => x.rpki),
-      r.map((x) => x.local),
-      r.length,
-    ],
-  });
+             FROM unnest($3::int[], $4::text[], $5::smallint[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::boolean[])
+               AS x(seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local)),
+       put AS (
+         INSERT INTO routing_routes AS t (node_id, seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local)
+         SELECT $1, x.seq, x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path, x.rpki, x.local
+         FROM x LEFT JOIN routing_routes o ON o.node_id = $1 AND o.seq = x.seq
+         WHERE o.seq IS NULL
+            OR (o.prefix, o.family, o.sort_key, o.protocol, o.origin_asn, o.as_path, o.rpki, o.local)
+               IS DISTINCT FROM (x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path, x.rpki, x.local)
+         ON CONFLICT (node_id, seq) DO UPDATE SET prefix = EXCLUDED.prefix, family = EXCLUDED.family, sort_key = EXCLUDED.sort_key, protocol = EXCLUDED.protocol,
+           origin_asn = EXCLUDED.origin_asn, as_path = EXCLUDED.as_path, rpki = EXCLUDED.rpki, local = EXCLUDED.local)`;
+
+/** The values of `ROUTE_ROWS`: the rows at `seqs` (1-based), or all of them. */
+function routeRowValues(nodeId: string, routes: RoutingTable['routes'], seqs?: readonly number[]): unknown[] {
+  const at = seqs ?? routes.map((_, i) => i + 1);
+  const r = at.map((seq) => routes[seq - 1]);
+  // as_path goes in as one text array ('{1,2,3}') per route: unnest cannot take a ragged bigint[][].
+  return [
+    nodeId,
+    routes.length,
+    at,
+    r.map((x) => x.prefix),
+    r.map((x) => familyOf(x.prefix)),
+    r.map((x) => prefixSortKey(x.prefix)),
+    r.map((x) => x.protocol),
+    r.map((x) => x.origin_asn),
+    r.map((x) => `{${x.as_path.join(',')}}`),
+    r.map((x) => x.rpki),
+    r.map((x) => x.local),
+  ];
+}
+
+/** Replaces the node's route rows with the table's, and completes observation `id` with its summary and churn. */
+export async function storeRoutingAnalytics(db: Queryable, id: number, receivedAt: Date, table: RoutingTable, churn: Churn | null): Promise<void> {
+  await db.query({ name: 'routing-routes-replace', text: `WITH ${ROUTE_ROWS} SELECT 1`, values: routeRowValues(table.node_id, table.routes) });
   // The summary goes with the node's latest table (only the latest one is read); the
   // observation keeps its churn. received_at too: the partition key, so only the observation's own day is read.
   await db.query(
@@ -87,6 +94,56 @@ export async function storeRoutingAnalytics(db: Queryable, id: number, receivedA
      UPDATE routing_tables SET summary = $2 WHERE node_id = $6 AND observation_id = $1`,
     [id, JSON.stringify(summarizeRoutes(table)), churn?.announced ?? null, churn?.withdrawn ?? null, receivedAt, table.node_id],
   );
+}
+
+/** The observation the node's stored table came with; null when it has none. */
+export async function storedObservation(db: Queryable, nodeId: string): Promise<number | null> {
+  const { rows } = await db.query({
+    name: 'routing-stored-observation',
+    text: `SELECT observation_id FROM routing_tables WHERE node_id = $1`,
+    values: [nodeId],
+  });
+  return rows[0] ? Number(rows[0].observation_id) : null;
+}
+
+/**
+ * Stores a routing table in one statement (call under the node's routing lock): the
+ * observation with its churn, the node's latest table with its summary (JSON text),
+ * and its route rows (`ROUTE_ROWS`; `seqs`: only these positions can differ from
+ * the stored rows, every position when undefined). Answers the observation id.
+ */
+export async function storeRoutingTable(
+  db: Queryable,
+  table: RoutingTable,
+  receivedAt: Date,
+  churn: Churn | null,
+  summaryJson: string,
+  seqs?: readonly number[],
+): Promise<number> {
+  const v6 = table.routes.reduce((n, r) => (r.prefix.includes(':') ? n + 1 : n), 0);
+  const { rows } = await db.query<{ id: string }>({
+    name: 'routing-table-store',
+    text: `WITH obs AS (
+         INSERT INTO routing_observations (node_id, captured_at, received_at, size, size_v4, size_v6, rpki_observed, announced, withdrawn)
+         VALUES ($1, $12, $13, $2, $2 - $14::int, $14, $15, $16, $17) RETURNING id),
+       latest AS (
+         INSERT INTO routing_tables (node_id, observation_id, observation_received_at, captured_at, rpki_observed, summary) SELECT $1, id, $13, $12, $15, $18 FROM obs
+         ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, observation_received_at = EXCLUDED.observation_received_at,
+           captured_at = EXCLUDED.captured_at, rpki_observed = EXCLUDED.rpki_observed, routes = NULL, summary = EXCLUDED.summary),
+       ${ROUTE_ROWS}
+     SELECT id FROM obs`,
+    values: [
+      ...routeRowValues(table.node_id, table.routes, seqs),
+      table.captured_at,
+      receivedAt,
+      v6,
+      table.rpki_observed,
+      churn?.announced ?? null,
+      churn?.withdrawn ?? null,
+      summaryJson,
+    ],
+  });
+  return Number(rows[0].id);
 }
 
 /**

@@ -55,22 +55,21 @@ const emptyRow = (width: number, bucket: number): NodeRollupRow => ({
 });
 const bucketOf = (at: Date, width: number) => Math.floor(at.getTime() / 1000 / width) * width;
 
-/** Adds rows to the node rollups in one statement (sums on conflict). */
-async function addNodeRollups(db: Queryable, nodeId: string, rows: readonly NodeRollupRow[]): Promise<void> {
-  if (rows.length === 0) return;
-  const col = <K extends keyof NodeRollupRow>(k: K) => rows.map((r) => r[k]);
-  await db.query(
-    `INSERT INTO node_series_rollups AS t (width_s, node_id, bucket, rx_bytes, tx_bytes, traffic_seconds, cpu_sum, rss_sum, metric_samples, reports, report_failures)
+/** The INSERT adding node rollup rows (sums on conflict): node id in $1, the ten columns' arrays from `$first` on (`nodeRollupValues`). */
+const nodeRollupsInsert = (first: number) => {
+  const p = (i: number) => `$${first + i}`;
+  return `INSERT INTO node_series_rollups AS t (width_s, node_id, bucket, rx_bytes, tx_bytes, traffic_seconds, cpu_sum, rss_sum, metric_samples, reports, report_failures)
      SELECT r.width, $1, to_timestamp(r.bucket), r.rx, r.tx, r.seconds, r.cpu, r.rss, r.samples, r.reports, r.failures
-     FROM unnest($2::int[], $3::bigint[], $4::float8[], $5::float8[], $6::float8[], $7::float8[], $8::float8[], $9::int[], $10::int[], $11::int[])
+     FROM unnest(${p(0)}::int[], ${p(1)}::bigint[], ${p(2)}::float8[], ${p(3)}::float8[], ${p(4)}::float8[], ${p(5)}::float8[], ${p(6)}::float8[], ${p(7)}::int[], ${p(8)}::int[], ${p(9)}::int[])
        AS r(width, bucket, rx, tx, seconds, cpu, rss, samples, reports, failures)
      ON CONFLICT (width_s, node_id, bucket) DO UPDATE SET
        rx_bytes = t.rx_bytes + EXCLUDED.rx_bytes, tx_bytes = t.tx_bytes + EXCLUDED.tx_bytes, traffic_seconds = t.traffic_seconds + EXCLUDED.traffic_seconds,
        cpu_sum = t.cpu_sum + EXCLUDED.cpu_sum, rss_sum = t.rss_sum + EXCLUDED.rss_sum, metric_samples = t.metric_samples + EXCLUDED.metric_samples,
-       reports = t.reports + EXCLUDED.reports, report_failures = t.report_failures + EXCLUDED.report_failures`,
-    [nodeId, col('width'), col('bucket'), col('rx'), col('tx'), col('seconds'), col('cpu'), col('rss'), col('samples'), col('reports'), col('failures')],
-  );
-}
+       reports = t.reports + EXCLUDED.reports, report_failures = t.report_failures + EXCLUDED.report_failures`;
+};
+
+const nodeRollupValues = (rows: readonly NodeRollupRow[]) =>
+  (['width', 'bucket', 'rx', 'tx', 'seconds', 'cpu', 'rss', 'samples', 'reports', 'failures'] as const).map((k) => rows.map((r) => r[k]));
 
 /** The WireGuard interfaces' counters of a snapshot: the interfaces the agent also lists under `wireguard_interfaces`. */
 export function wireguardCounters(snapshot: RuntimeSnapshot): CounterReading[] {
@@ -100,17 +99,6 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
     const contributions = trafficContributions(cursor.previous?.getTime() ?? null, previous, current, at.getTime());
 
     const perInterface = contributions.filter((c) => c.interface !== null);
-    if (perInterface.length > 0) {
-      await tx.query(
-        `INSERT INTO interface_traffic_rollups AS t (width_s, node_id, bucket, interface, rx_bytes, tx_bytes, seconds)
-         SELECT c.width, $1, to_timestamp(c.bucket), c.interface, c.rx, c.tx, c.seconds
-         FROM unnest($2::int[], $3::bigint[], $4::text[], $5::float8[], $6::float8[], $7::float8[]) AS c(width, bucket, interface, rx, tx, seconds)
-         ON CONFLICT (width_s, node_id, bucket, interface) DO UPDATE SET
-           rx_bytes = t.rx_bytes + EXCLUDED.rx_bytes, tx_bytes = t.tx_bytes + EXCLUDED.tx_bytes, seconds = t.seconds + EXCLUDED.seconds`,
-        [nodeId, ...(['width', 'bucket', 'interface', 'rx_bytes', 'tx_bytes', 'seconds'] as const).map((k) => perInterface.map((c) => c[k]))],
-      );
-    }
-
     const rows = new Map<string, NodeRollupRow>();
     const rowAt = (width: number, bucket: number) => {
       const key = `${width} ${bucket}`;
@@ -125,18 +113,31 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
       row.rss = snapshot.self_metrics.rss;
       row.samples = 1;
     }
-    await addNodeRollups(tx, nodeId, [...rows.values()]);
 
-    // The counters as the next snapshot's base, and the cursor, in one statement.
+    // Every write in one statement: the interface and node rollups, the counters as the next snapshot's base, the cursor.
     await tx.query({
-      name: 'series-counters-and-cursor',
-      text: `WITH gone AS (DELETE FROM interface_counters_latest WHERE node_id = $1 AND interface <> ALL($3::text[])),
-         latest AS (
-           INSERT INTO interface_counters_latest (node_id, interface, at, rx_bytes, tx_bytes) SELECT $1, c.name, $2, c.rx, c.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS c(name, rx, tx)
-           ON CONFLICT (node_id, interface) DO UPDATE SET at = EXCLUDED.at, rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes
-         )
-         UPDATE series_cursors SET snapshot_at = $2 WHERE node_id = $1`,
-      values: [nodeId, at, current.map((c) => c.interface), current.map((c) => c.rx_bytes), current.map((c) => c.tx_bytes)],
+      name: 'series-snapshot-write',
+      text: `WITH interfaces AS (
+         INSERT INTO interface_traffic_rollups AS t (width_s, node_id, bucket, interface, rx_bytes, tx_bytes, seconds)
+         SELECT c.width, $1, to_timestamp(c.bucket), c.interface, c.rx, c.tx, c.seconds
+         FROM unnest($6::int[], $7::bigint[], $8::text[], $9::float8[], $10::float8[], $11::float8[]) AS c(width, bucket, interface, rx, tx, seconds)
+         ON CONFLICT (width_s, node_id, bucket, interface) DO UPDATE SET
+           rx_bytes = t.rx_bytes + EXCLUDED.rx_bytes, tx_bytes = t.tx_bytes + EXCLUDED.tx_bytes, seconds = t.seconds + EXCLUDED.seconds),
+       node AS (${nodeRollupsInsert(12)}),
+       gone AS (DELETE FROM interface_counters_latest WHERE node_id = $1 AND interface <> ALL($3::text[])),
+       latest AS (
+         INSERT INTO interface_counters_latest (node_id, interface, at, rx_bytes, tx_bytes) SELECT $1, c.name, $2, c.rx, c.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS c(name, rx, tx)
+         ON CONFLICT (node_id, interface) DO UPDATE SET at = EXCLUDED.at, rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes)
+       UPDATE series_cursors SET snapshot_at = $2 WHERE node_id = $1`,
+      values: [
+        nodeId,
+        at,
+        current.map((c) => c.interface),
+        current.map((c) => c.rx_bytes),
+        current.map((c) => c.tx_bytes),
+        ...(['width', 'bucket', 'interface', 'rx_bytes', 'tx_bytes', 'seconds'] as const).map((k) => perInterface.map((c) => c[k])),
+        ...nodeRollupValues([...rows.values()]),
+      ],
     });
     return 'added';
   });
@@ -146,12 +147,12 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
 export async function addReportToSeries(pool: Pool, nodeId: string, failed: boolean, at: Date): Promise<SeriesOutcome> {
   return withTransaction(pool, async (tx) => {
     if (!(await claimCursor(tx, nodeId, 'report_at', at)).newer) return 'late';
-    await addNodeRollups(
-      tx,
-      nodeId,
-      ROLLUP_WIDTHS.map((w) => ({ ...emptyRow(w, bucketOf(at, w)), reports: 1, failures: failed ? 1 : 0 })),
-    );
-    await tx.query(`UPDATE series_cursors SET report_at = $2 WHERE node_id = $1`, [nodeId, at]);
+    const rows = ROLLUP_WIDTHS.map((w) => ({ ...emptyRow(w, bucketOf(at, w)), reports: 1, failures: failed ? 1 : 0 }));
+    await tx.query({
+      name: 'series-report-write',
+      text: `WITH node AS (${nodeRollupsInsert(3)}) UPDATE series_cursors SET report_at = $2 WHERE node_id = $1`,
+      values: [nodeId, at, ...nodeRollupValues(rows)],
+    });
     return 'added';
   });
 }

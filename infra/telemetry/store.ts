@@ -1,6 +1,7 @@
 import type { HealthInputs } from '../../domain/telemetry/health.js';
 import type { ApplyResult, ReconciliationReport, RoutingTable, RuntimeSnapshot, WireguardTraffic } from '../../domain/telemetry/reports.js';
 import type { Queryable } from '../db/pool.js';
+import { routeCountRows } from './route-counts.js';
 import { LATEST_OBSERVATION } from './routing.js';
 import { changeAgainstBase, statusBodies, type StoredStatusBody } from './status-bodies.js';
 import { asStatusEvent, foldedWithBodies } from './status-compaction.js';
@@ -178,25 +179,59 @@ export async function allNodeStatus(db: Queryable): Promise<Map<string, NodeStat
 }
 
 /** Per-interface traffic archive of a snapshot: one row per interface and 5-minute bucket, the bucket's first snapshot (later ones in it are skipped). */
-export async function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
-  if (snapshot.interfaces.length === 0) return;
-  await db.query(
-    `INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes)
-     SELECT $1, i.name, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
-     ON CONFLICT DO NOTHING`,
-    [snapshot.node_id, now, snapshot.interfaces.map((i) => i.name), snapshot.interfaces.map((i) => i.rx_bytes), snapshot.interfaces.map((i) => i.tx_bytes)],
-  );
+export function archiveInterfaceTraffic(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
+  return archiveSnapshot(db, snapshot, now, { interfaces: true });
 }
 
 /** Self-metrics archive of a snapshot: one row per node and 5-minute bucket, the bucket's first snapshot. */
-export async function archiveSelfMetrics(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
+export function archiveSelfMetrics(db: Queryable, snapshot: RuntimeSnapshot, now: Date): Promise<void> {
+  return archiveSnapshot(db, snapshot, now, { metrics: true });
+}
+
+/**
+ * A snapshot's archives in one statement (issue 30: one round trip, not three): the
+ * interface traffic and self-metrics archives (`archiveInterfaceTraffic`,
+ * `archiveSelfMetrics`) and the sessions' route counts (route-counts.ts); `parts`
+ * names the ones to write, all by default.
+ */
+export async function archiveSnapshot(
+  db: Queryable,
+  snapshot: RuntimeSnapshot,
+  now: Date,
+  parts: { interfaces?: boolean; metrics?: boolean; routeCounts?: boolean } = { interfaces: true, metrics: true, routeCounts: true },
+): Promise<void> {
+  const interfaces = parts.interfaces ? snapshot.interfaces : [];
+  const counts = parts.routeCounts ? routeCountRows(snapshot) : [];
+  if (interfaces.length === 0 && counts.length === 0 && !parts.metrics) return;
   const m = snapshot.self_metrics;
-  await db.query(
-    `INSERT INTO self_metrics_samples (node_id, at, cpu_percent, rss_bytes, total_failures, log_warning_count, log_error_count, last_error_at, last_error_message,
-       last_routing_collect_seconds, last_reresolve_seconds) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT DO NOTHING`,
-    [
+  const count = (k: 'routes_imported_v4' | 'routes_imported_v6' | 'routes_exported_v4' | 'routes_exported_v6') => counts.map((p) => p[k] ?? null);
+  await db.query({
+    name: 'snapshot-archives',
+    text: `WITH interfaces AS (
+         INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes)
+         SELECT $1, i.name, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
+         ON CONFLICT DO NOTHING),
+       metrics AS (
+         INSERT INTO self_metrics_samples (node_id, at, cpu_percent, rss_bytes, total_failures, log_warning_count, log_error_count, last_error_at, last_error_message,
+           last_routing_collect_seconds, last_reresolve_seconds)
+         SELECT $1, $2, $7::float8, $8::bigint, $9::int, $10::int, $11::int, $12::timestamptz, $13::text, $14::float8, $15::float8 WHERE $6::boolean
+         ON CONFLICT DO NOTHING),
+       route_counts AS (
+         INSERT INTO session_route_counts AS t (node_id, session, bucket, at, imported_v4, imported_v6, exported_v4, exported_v6)
+         SELECT $1, r.session, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, r.i4, r.i6, r.e4, r.e6
+         FROM unnest($16::text[], $17::int[], $18::int[], $19::int[], $20::int[]) AS r(session, i4, i6, e4, e6)
+         ON CONFLICT (node_id, session, bucket) DO UPDATE SET
+           at = EXCLUDED.at, imported_v4 = EXCLUDED.imported_v4, imported_v6 = EXCLUDED.imported_v6,
+           exported_v4 = EXCLUDED.exported_v4, exported_v6 = EXCLUDED.exported_v6
+         WHERE EXCLUDED.at >= t.at)
+     SELECT 1`,
+    values: [
       snapshot.node_id,
       now,
+      interfaces.map((i) => i.name),
+      interfaces.map((i) => i.rx_bytes),
+      interfaces.map((i) => i.tx_bytes),
+      parts.metrics === true,
       m.cpu,
       m.rss,
       m.total_failures,
@@ -206,8 +241,13 @@ export async function archiveSelfMetrics(db: Queryable, snapshot: RuntimeSnapsho
       m.last_error_message,
       m.last_routing_collect_seconds ?? null,
       m.last_reresolve_seconds ?? null,
+      counts.map((p) => p.name),
+      count('routes_imported_v4'),
+      count('routes_imported_v6'),
+      count('routes_exported_v4'),
+      count('routes_exported_v6'),
     ],
-  );
+  });
 }
 
 export interface TrafficTotals {
@@ -224,24 +264,45 @@ export function trafficTotals(sample: WireguardTraffic): TrafficTotals {
   };
 }
 
+/** A traffic sample as stored: the report, its sums and its placed time. */
+export interface TrafficSampleRow {
+  sample: WireguardTraffic;
+  totals: TrafficTotals;
+  at: Date;
+}
+
+export function insertWireguardTraffic(db: Queryable, sample: WireguardTraffic, totals: TrafficTotals, now: Date): Promise<void> {
+  return insertWireguardTrafficRows(db, [{ sample, totals, at: now }]);
+}
+
 /**
- * One statement: the sums into the time series, the per-peer breakdown into the
- * node's latest two samples (`wireguard_traffic_latest`, for current rates per peer).
+ * One statement for samples of distinct nodes (the ingest's group commit): the sums
+ * into the time series, the per-peer breakdown into each node's latest two samples
+ * (`wireguard_traffic_latest`, for current rates per peer).
  */
-export async function insertWireguardTraffic(db: Queryable, sample: WireguardTraffic, totals: TrafficTotals, now: Date): Promise<void> {
-  await db.query(
-    `WITH series AS (
-       INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (node_id, at) DO UPDATE SET rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes, peer_count = EXCLUDED.peer_count
-     )
-     INSERT INTO wireguard_traffic_latest (node_id, at, peers) VALUES ($1, $2, $6)
+export async function insertWireguardTrafficRows(db: Queryable, rows: readonly TrafficSampleRow[]): Promise<void> {
+  await db.query({
+    name: 'wireguard-traffic-rows',
+    text: `WITH s AS (SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[], $5::int[], $6::text[]) AS s(node_id, at, rx, tx, n, peers)),
+       series AS (
+         INSERT INTO wireguard_traffic_samples (node_id, at, rx_bytes, tx_bytes, peer_count) SELECT node_id, at, rx, tx, n FROM s
+         ON CONFLICT (node_id, at) DO UPDATE SET rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes, peer_count = EXCLUDED.peer_count
+       )
+     INSERT INTO wireguard_traffic_latest (node_id, at, peers) SELECT node_id, at, peers::jsonb FROM s
      ON CONFLICT (node_id) DO UPDATE SET
        previous_at = CASE WHEN wireguard_traffic_latest.at < EXCLUDED.at THEN wireguard_traffic_latest.at ELSE wireguard_traffic_latest.previous_at END,
        previous_peers = CASE WHEN wireguard_traffic_latest.at < EXCLUDED.at THEN wireguard_traffic_latest.peers ELSE wireguard_traffic_latest.previous_peers END,
        at = EXCLUDED.at, peers = EXCLUDED.peers
      WHERE wireguard_traffic_latest.at <= EXCLUDED.at`,
-    [sample.node_id, now, totals.rx_bytes, totals.tx_bytes, totals.peer_count, JSON.stringify(sample.peers)],
-  );
+    values: [
+      rows.map((r) => r.sample.node_id),
+      rows.map((r) => r.at),
+      rows.map((r) => r.totals.rx_bytes),
+      rows.map((r) => r.totals.tx_bytes),
+      rows.map((r) => r.totals.peer_count),
+      rows.map((r) => JSON.stringify(r.sample.peers)),
+    ],
+  });
 }
 
 export interface WireguardPeerSample {

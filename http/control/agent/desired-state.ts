@@ -5,7 +5,7 @@ import { publishedHeads, type PublishedHead } from '../../../projections/fleet/q
 import { batchedReads } from '../../shared/batch.js';
 import { answeredNotModified } from '../../shared/conditional.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { AGENT, AGENT_TAGS, agentRouter, checkAgentNode } from './reports.js';
+import { AGENT, AGENT_TAGS, agentNode, agentRouter } from './router.js';
 
 /**
  * The entity tag of a node's published generation: its number and its creation
@@ -48,7 +48,7 @@ export function agentDesiredStateRoutes(ctx: ServiceContext) {
   const path = '/agent/desired-state';
   // Concurrent pulls (a fleet-wide write rings every agent at once) share their reads.
   const head = batchedReads((wanted: readonly { nodeId: string; known: number | null }[]) => publishedHeads(ctx.pool, wanted));
-  return agentRouter(ctx, [path]).route({
+  return agentRouter(ctx, [path], 'query').route({
     method: 'get',
     path,
     summary: "the token node's published desired state with its generation (ETag, If-None-Match)",
@@ -63,8 +63,7 @@ export function agentDesiredStateRoutes(ctx: ServiceContext) {
       404: 'no desired state for node <id>',
     },
     handler: async (req, res) => {
-      const nodeId = req.validQuery.node_id ?? (res.locals.agent as { node_id: string }).node_id;
-      checkAgentNode(res, nodeId);
+      const nodeId = agentNode(res);
       let current = await head({ nodeId, known: generationNamed(req) });
       if (!current) throw new NotFound(`no desired state for node ${nodeId}`);
       if (answeredNotModified(req, res, desiredStateEtag(current))) return;

@@ -2,7 +2,7 @@ import { createPublicKey } from 'node:crypto';
 import { sha256Hex } from '../../../domain/sha256.js';
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
-import { AGENT, AGENT_TAGS, agentRouter, checkAgentNode } from './reports.js';
+import { AGENT, AGENT_TAGS, agentRouter } from './router.js';
 
 /** Fingerprint of a public key: lowercase hex sha256 of its DER (SubjectPublicKeyInfo) encoding. */
 export function recoveryKeyFingerprint(pem: string): string {
@@ -20,7 +20,7 @@ export function agentRecoveryKeyRoutes(ctx: ServiceContext) {
   const path = '/agent/recovery-public-key';
   const pem = ctx.config.recoveryPublicKey;
   const body = pem ? { configured: true, public_key_pem: pem, fingerprint: recoveryKeyFingerprint(pem) } : { configured: false };
-  return agentRouter(ctx, [path]).route({
+  return agentRouter(ctx, [path], 'query').route({
     method: 'get',
     path,
     summary: 'the offline recovery public key (PEM) and its fingerprint (sha256 of the DER, hex)',
@@ -36,8 +36,7 @@ export function agentRecoveryKeyRoutes(ctx: ServiceContext) {
       401: 'missing, wrong, expired or revoked agent token',
       403: 'node_id is not the token node',
     },
-    handler: (req, res) => {
-      if (req.validQuery.node_id !== undefined) checkAgentNode(res, req.validQuery.node_id);
+    handler: (_req, res) => {
       res.json(body);
     },
   });

@@ -1,5 +1,4 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { RequestHandler, Response } from 'express';
 import {
   recordApply,
   recordPrefixFlaps,
@@ -22,50 +21,9 @@ import {
 } from '../../../domain/telemetry/reports.js';
 import { MiB } from '../../shared/body-limit.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { HttpError } from '../../shared/errors.js';
 import { requestMetadata } from '../../shared/metadata.js';
-import { ApiRouter } from '../../shared/routes.js';
-import { requireAgent, type AgentPrincipal } from './auth.js';
-
-export const AGENT = ['agent'];
-export const AGENT_TAGS = ['node agent'];
-
-/**
- * The node the request speaks for must be the token's node (403 otherwise).
- * `requireAgent` has run before: the principal is in `res.locals.agent`.
- */
-export function checkAgentNode(res: Response, nodeId: string): AgentPrincipal {
-  const agent = res.locals.agent as AgentPrincipal;
-  if (agent.node_id !== nodeId) throw new HttpError(403, `agent token is not bound to node ${nodeId}`);
-  return agent;
-}
-
-/**
- * A router for agent routes: `requireAgent` runs on exactly these paths, before the
- * body is parsed (so 401 comes first and no anonymous body is read), then `bodyNodeFirst`.
- */
-export function agentRouter(ctx: ServiceContext, paths: readonly string[]): ApiRouter {
-  const r = new ApiRouter('/control/v1', { afterBody: [bodyNodeFirst] });
-  r.router.use([...paths], requireAgent(ctx));
-  return r;
-}
-
-/**
- * The contract's order for agent bodies: token (401), then the body's node against
- * the token's (403), and only then the full validation (422), so a token holder
- * cannot make the server validate bodies for another node.
- */
-const bodyNodeFirst: RequestHandler = (req, res, next) => {
-  const nodeId = (req.body as { node_id?: unknown } | undefined)?.node_id;
-  if (req.method !== 'GET' && typeof nodeId === 'string') {
-    try {
-      checkAgentNode(res, nodeId);
-    } catch (err) {
-      return next(err);
-    }
-  }
-  next();
-};
+import type { ApiRouter } from '../../shared/routes.js';
+import { AGENT, AGENT_TAGS, agentNode, agentRouter } from './router.js';
 
 export function telemetryDeps(ctx: ServiceContext): TelemetryDeps {
   return {
@@ -123,7 +81,7 @@ export const ROUTING_TABLE_BODY_LIMIT_BYTES = REPORT_BODY_LIMITS.routing;
 /** `POST /agent/*` reports: runtime snapshot, routing table, prefix flaps, traffic, re-resolution, reconciliation, apply result. */
 export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
   const deps = telemetryDeps(ctx);
-  const r = agentRouter(ctx, Object.values(PATHS));
+  const r = agentRouter(ctx, Object.values(PATHS), 'body');
   const common = { security: AGENT, tags: AGENT_TAGS, method: 'post' as const };
 
   r.route({
@@ -135,9 +93,8 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
     responses: { 200: Accepted({ generation: Type.Union([N, Type.Null()]), containers: N, interfaces: N }), ...FORBIDDEN },
     handler: async (req, res) => {
       const s = req.body;
-      checkAgentNode(res, s.node_id);
       await recordSnapshot(deps, s, requestMetadata(req, res, ctx.now()), ctx.now());
-      res.json({ accepted: true, node_id: s.node_id, generation: s.generation ?? null, containers: s.containers.length, interfaces: s.interfaces.length });
+      res.json({ accepted: true, node_id: agentNode(res), generation: s.generation ?? null, containers: s.containers.length, interfaces: s.interfaces.length });
     },
   });
   r.route({
@@ -148,9 +105,8 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
     body: RoutingTableSchema,
     responses: { 200: Accepted({ observation: Type.Integer({ description: 'id of the stored observation' }), routes: N }), ...FORBIDDEN },
     handler: async (req, res) => {
-      checkAgentNode(res, req.body.node_id);
       const observation = await recordRoutingTable(deps, req.body, ctx.now());
-      res.json({ accepted: true, node_id: req.body.node_id, observation, routes: req.body.routes.length });
+      res.json({ accepted: true, node_id: agentNode(res), observation, routes: req.body.routes.length });
     },
   });
   r.route({
@@ -161,9 +117,8 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
     body: PrefixFlapsSchema,
     responses: { 200: Accepted({ entries: N, feed_state: Type.String() }), ...FORBIDDEN },
     handler: async (req, res) => {
-      checkAgentNode(res, req.body.node_id);
       const entries = await recordPrefixFlaps(deps, req.body, ctx.now());
-      res.json({ accepted: true, node_id: req.body.node_id, entries, feed_state: req.body.feed_state });
+      res.json({ accepted: true, node_id: agentNode(res), entries, feed_state: req.body.feed_state });
     },
   });
   r.route({
@@ -174,9 +129,8 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
     body: WireguardTrafficSchema,
     responses: { 200: Accepted({ rx_bytes: N, tx_bytes: N, peer_count: N }), ...FORBIDDEN },
     handler: async (req, res) => {
-      checkAgentNode(res, req.body.node_id);
       const totals = await recordWireguardTraffic(deps, req.body, ctx.now());
-      res.json({ accepted: true, node_id: req.body.node_id, ...totals });
+      res.json({ accepted: true, node_id: agentNode(res), ...totals });
     },
   });
   r.route({
@@ -187,9 +141,8 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
     body: WireguardReresolveSchema,
     responses: { 200: Accepted({ checked: N, reresolved: N }), ...FORBIDDEN },
     handler: async (req, res) => {
-      checkAgentNode(res, req.body.node_id);
       const outcome = await recordReresolve(deps, req.body, ctx.now());
-      res.json({ accepted: true, node_id: req.body.node_id, ...outcome });
+      res.json({ accepted: true, node_id: agentNode(res), ...outcome });
     },
   });
   r.route({
@@ -200,9 +153,8 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
     body: ReconciliationReportSchema,
     responses: { 200: Accepted({ status: Type.String(), drift_items: N }), ...FORBIDDEN },
     handler: async (req, res) => {
-      checkAgentNode(res, req.body.node_id);
       await recordReconciliation(deps, req.body, requestMetadata(req, res, ctx.now()), ctx.now());
-      res.json({ accepted: true, node_id: req.body.node_id, status: req.body.status, drift_items: req.body.drift_items.length });
+      res.json({ accepted: true, node_id: agentNode(res), status: req.body.status, drift_items: req.body.drift_items.length });
     },
   });
   r.route({
@@ -213,9 +165,8 @@ export function agentReportRoutes(ctx: ServiceContext): ApiRouter {
     body: ApplyResultSchema,
     responses: { 200: Accepted({ generation: N, status: Type.String() }), ...FORBIDDEN },
     handler: async (req, res) => {
-      checkAgentNode(res, req.body.node_id);
       await recordApply(deps, req.body, requestMetadata(req, res, ctx.now()), ctx.now());
-      res.json({ accepted: true, node_id: req.body.node_id, generation: req.body.generation, status: req.body.status });
+      res.json({ accepted: true, node_id: agentNode(res), generation: req.body.generation, status: req.body.status });
     },
   });
   return r;

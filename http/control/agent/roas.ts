@@ -3,7 +3,7 @@ import { RoaSetSchema } from '../../../domain/rpki/roa.js';
 import type { RoaSource } from '../../../infra/registry/roa-source.js';
 import { answeredNotModified } from '../../shared/conditional.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { AGENT, AGENT_TAGS, agentRouter } from './reports.js';
+import { AGENT, AGENT_TAGS, agentRouter } from './router.js';
 
 export const NO_REPLICA = 'no ROA set: no registry replica is attached to this control server';
 export const REPLICA_HAS_NO_SET = 'no ROA set: the registry replica has not loaded a commit with ROAs yet';
@@ -17,7 +17,7 @@ export const REPLICA_HAS_NO_SET = 'no ROA set: the registry replica has not load
  */
 export function agentRoaRoutes(ctx: ServiceContext, source: RoaSource | null) {
   const path = '/agent/roas';
-  return agentRouter(ctx, [path]).route({
+  return agentRouter(ctx, [path], 'token').route({
     method: 'get',
     path,
     summary: 'ROAs derived from the registry route objects, for the ROA tables of BIRD (ETag, If-None-Match)',

@@ -5,7 +5,7 @@ import { WireguardKeysSchema } from '../../../domain/telemetry/reports.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { requestMetadata } from '../../shared/metadata.js';
 import { fleetDeps } from '../fleet/common.js';
-import { AGENT, AGENT_TAGS, agentRouter, checkAgentNode } from './reports.js';
+import { AGENT, AGENT_TAGS, agentNode, agentRouter } from './router.js';
 
 const KeyResponse = Type.Object({
   node_id: Type.String(),
@@ -24,7 +24,7 @@ const KeyResponse = Type.Object({
 export function agentWireguardKeyRoutes(ctx: ServiceContext) {
   const path = '/agent/wireguard-keys';
   const deps = fleetDeps(ctx);
-  return agentRouter(ctx, [path]).route({
+  return agentRouter(ctx, [path], 'body').route({
     method: 'post',
     path,
     summary: 'register the node WireGuard public key (and escrow)',
@@ -40,8 +40,8 @@ export function agentWireguardKeyRoutes(ctx: ServiceContext) {
       422: 'invalid body',
     },
     handler: async (req, res) => {
-      const { node_id, public_key, private_key_escrow } = req.body;
-      checkAgentNode(res, node_id);
+      const { public_key, private_key_escrow } = req.body;
+      const node_id = agentNode(res);
       try {
         const outcome = await registerWireguardKey(deps, node_id, public_key, private_key_escrow || null, requestMetadata(req, res, ctx.now()));
         res.json({ node_id, accepted: true, status: outcome.status, propagated_to: outcome.propagated_to });
