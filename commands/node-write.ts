@@ -33,9 +33,12 @@ import { nextIds, type IdKind } from './ids.js';
  *   2. `decideAll` decides the commands on the node;
  *   3. `publicationsFor` (domain/desired-state/publications.ts) says what the
  *      events publish and whether they touch the topology;
- *   4. the affected nodes are materialised (`publication`);
+ *   4. the affected nodes are materialised (`publishAll`);
  *   5. one append: node events, publications, other streams, guards;
  *   6. after commit, the doorbell rings for every published generation.
+ *
+ * `writeNodes` (below) is the same pipeline over every node of the fleet, `writeDnsGroup`
+ * (dns-write.ts) over a DNS group's members.
  */
 export async function writeNode<T, A = undefined>(
   deps: FleetDeps,
