@@ -6,7 +6,7 @@ import { nodeDecider } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
-import { FleetLoader, publication, type FleetDeps, type NodeWriteOutcome, type Published } from './fleet-write.js';
+import { FleetLoader, publishAll, type FleetDeps, type NodeWriteOutcome, type PublicationTarget, type Published } from './fleet-write.js';
 import { execute, type Decision, type LoadMore } from './handle.js';
 import { afterCommit, guardedLoads, publishingLocks, type StreamEvents } from './node-write.js';
 
@@ -53,8 +53,7 @@ export async function writeDnsGroup<T>(
       const decided = await plan(before, more);
       const after = decided.events.reduce(dnsGroupDecider.evolve, before);
       const writes: Decision['writes'] = [{ streamId: primary, events: decided.events }, ...(decided.also ?? [])];
-      const published: Published[] = [];
-      if (decided.events.length === 0) return { writes: guards(writes), result: { result: decided.result, published } };
+      if (decided.events.length === 0) return { writes: guards(writes), result: { result: decided.result, published: [] as Published[] } };
 
       const members = await confirmedMembers(more, groupId, before);
       const nodeEvents = new Map<string, NodeEvent[]>();
@@ -67,14 +66,14 @@ export async function writeDnsGroup<T>(
       const loader = new FleetLoader(deps.db, more, decidedNodes);
       loader.dnsGroups.set(groupId, after.status === 'Active' ? after : null);
       await loader.prefetch([...decidedNodes.keys()]);
+      const targets: PublicationTarget[] = [];
       for (const [nodeId, state] of decidedNodes) {
-        if (state.status !== 'Live' || state.lifecycle !== 'active' || (await loader.generation(nodeId)) === 0) continue;
-        const next = await publication(loader, state, decided.reason);
-        published.push(next.published);
-        writes.push(next.write);
+        if (state.status === 'Live' && state.lifecycle === 'active' && (await loader.generation(nodeId)) > 0) targets.push({ node: state });
       }
+      const publications = await publishAll(loader, targets, decided.reason);
+      writes.push(...publications.writes);
       for (const [nodeId, events] of nodeEvents) if (events.length) writes.push({ streamId: nodeStream(nodeId), events });
-      return { writes: guards(writes), result: { result: decided.result, published } };
+      return { writes: guards(writes), result: { result: decided.result, published: publications.published } };
     },
     metadata,
     { locks: publishingLocks([primary]) },

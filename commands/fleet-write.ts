@@ -102,6 +102,29 @@ export async function publication(
   };
 }
 
+/** A node a write re-materialises: with a `given` document instead (provision, rollback, decommission). */
+export interface PublicationTarget {
+  node: LiveNode;
+  given?: object;
+  rollbackOf?: number;
+}
+
+/** Step 4 of every publishing write: the next generation of each target, in order (`publication`). */
+export async function publishAll(
+  loader: FleetLoader,
+  targets: readonly PublicationTarget[],
+  reason: string,
+): Promise<{ published: Published[]; writes: { streamId: string; events: DomainEvent[] }[] }> {
+  const published: Published[] = [];
+  const writes: { streamId: string; events: DomainEvent[] }[] = [];
+  for (const { node, given, rollbackOf } of targets) {
+    const next = await publication(loader, node, reason, given, rollbackOf);
+    published.push(next.published);
+    writes.push(next.write);
+  }
+  return { published, writes };
+}
+
 /**
  * Loads what materialisation needs from other nodes' streams, once each, within
  * one decision. `decided` holds the states the decision itself produced (the

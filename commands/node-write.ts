@@ -4,19 +4,20 @@ import { publicationsFor, type NodePublications } from '../domain/desired-state/
 import { decideAll, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
-import type { DoorbellEvent } from '../domain/doorbell.js';
+import type { Delivery, DoorbellEvent } from '../domain/doorbell.js';
 import type { Queryable } from '../infra/db/pool.js';
 import type { EventMetadata, WriteLock } from '../infra/eventstore/types.js';
-import { nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
+import { listNodes, nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
 import {
   FLEET_LOCK,
   FleetLoader,
   hasWriterLocks,
-  publication,
+  publishAll,
   TOPOLOGY_STREAM,
   type AnswerReader,
   type FleetDeps,
   type NodeWriteOutcome,
+  type PublicationTarget,
   type Published,
 } from './fleet-write.js';
 import { execute, observedLoads, type Decision, type LoadMore } from './handle.js';
@@ -32,9 +33,12 @@ import { nextIds, type IdKind } from './ids.js';
  *   2. `decideAll` decides the commands on the node;
  *   3. `publicationsFor` (domain/desired-state/publications.ts) says what the
  *      events publish and whether they touch the topology;
- *   4. the affected nodes are materialised (`publication`);
+ *   4. the affected nodes are materialised (`publishAll`);
  *   5. one append: node events, publications, other streams, guards;
  *   6. after commit, the doorbell rings for every published generation.
+ *
+ * `writeNodes` (below) is the same pipeline over every node of the fleet, `writeDnsGroup`
+ * (dns-write.ts) over a DNS group's members.
  */
 export async function writeNode<T, A = undefined>(
   deps: FleetDeps,
@@ -61,15 +65,9 @@ export async function writeNode<T, A = undefined>(
       const loader = new FleetLoader(deps.db, more, new Map([[nodeId, after]]));
       const { targets, inbound } = await affectedNodes(deps, loader, more, nodeId, { before, after, effects, request });
       const reason = typeof request.reason === 'function' ? request.reason(events) : request.reason;
-      const published: Published[] = [];
-      const writes: Write[] = [{ streamId: primary, events }];
-      for (const { node, given } of targets) {
-        const own = node.node_id === nodeId;
-        const next = await publication(loader, node, reason, given, own ? request.rollbackOf : undefined);
-        published.push(next.published);
-        writes.push(next.write);
-      }
-      writes.push(...(request.also ?? []));
+      const own = (t: PublicationTarget) => (t.node.node_id === nodeId ? { ...t, rollbackOf: request.rollbackOf } : t);
+      const { published, writes: publications } = await publishAll(loader, targets.map(own), reason);
+      const writes: Write[] = [{ streamId: primary, events }, ...publications, ...(request.also ?? [])];
       if (!hasWriterLocks(deps) && (effects.topology || inbound.length > 0) && events.length > 0) {
         await more(TOPOLOGY_STREAM, 'version');
         writes.push({ streamId: TOPOLOGY_STREAM, events: [{ type: 'FleetTopologyChanged', data: { node_id: nodeId, reason } }] });
@@ -131,9 +129,9 @@ async function affectedNodes(
   more: LoadMore,
   nodeId: string,
   write: { before: NodeState; after: NodeState; effects: NodePublications; request: NodeWriteRequest<unknown> },
-): Promise<{ targets: { node: LiveNode; given?: object }[]; inbound: string[] }> {
+): Promise<{ targets: PublicationTarget[]; inbound: string[] }> {
   const { before, after, effects, request } = write;
-  const targets: { node: LiveNode; given?: object }[] = [];
+  const targets: PublicationTarget[] = [];
   if (after.status === 'Live') {
     const publish = request.refresh && effects.publish === 'none' ? 'if-published' : effects.publish;
     if (publish === 'empty') targets.push({ node: after, given: emptyDesiredState(after) });
@@ -210,4 +208,135 @@ export async function afterCommit<T, A>(
   const answered = (executed.answered ? executed.answered.value : answer ? await answer(deps.db, result) : undefined) as A;
   const deliveries = await deps.doorbell.ring(published.map((p): DoorbellEvent => ({ type: 'desired_state_updated', ...p })));
   return { result, answer: answered, published, deliveries };
+}
+
+/** What a write over the whole fleet asks for, decided from every node's state. */
+export interface FleetWriteRequest<T> {
+  /** Per node (only nodes the write loaded): its commands, decided in order by `decideAll`, then node events a fleet plan decided. */
+  nodes: ReadonlyMap<string, NodeChanges>;
+  /** The generations' reason. */
+  reason: string;
+  /**
+   * Events of other streams decided together (the mitigation log), each loaded
+   * through `more` first: appended at the version read, or guarded at it when
+   * there are none.
+   */
+  also?: readonly StreamEvents[];
+  result: T;
+}
+
+/** One node's part of a fleet-wide write. */
+export interface NodeChanges {
+  commands?: readonly NodeCommand[];
+  events?: readonly NodeEvent[];
+}
+
+export interface FleetWriteOutcome<T> {
+  result: T;
+  /** Nodes whose records the write changed (or, in a dry run, would change), sorted. */
+  changed: string[];
+  /**
+   * The generation each changed node is at after the write: its new one when
+   * the write published it, else its current one (a decommissioned node keeps
+   * its empty state, a node never published stays at 0 until its first
+   * publication, which then carries the change). Empty in a dry run.
+   */
+  generations: Record<string, number>;
+  published: Published[];
+  deliveries: Delivery[];
+}
+
+/**
+ * The node write pipeline over every node of the fleet, in one append: list the
+ * nodes and fold every node's stream (one read), `prepare` each node's changes,
+ * then per changed node `decideAll` and `publicationsFor`; materialise the
+ * changed nodes that are active and already published (`publishAll`, the reads
+ * prefetched for all of them at once); append everything with the versions it
+ * was decided on (unchanged nodes and other node streams read are guarded);
+ * `afterCommit` rings the doorbells. A dry run decides and materialises the same
+ * way (so it fails where the real run would) and appends nothing.
+ *
+ * A fleet-wide write re-materialises only the nodes it changes and never gives a
+ * node its first generation: its plans change every node they touch, and a
+ * fan-out per node (`affectedNodes`) would cost a lookup per node at fleet size.
+ *
+ * The node list is read inside each attempt, while the write holds the fleet
+ * lock (`FLEET_LOCK`) exclusively: every node write holds it shared, so none
+ * runs meanwhile ("every non-decommissioned node" means every one when the
+ * write commits). The node streams stay optimistic (guarded), for the few
+ * writers that do not take the fleet lock. On a store without writer locks
+ * (KurrentDB) `fleet-topology` is guarded instead: creating, deleting,
+ * decommissioning or recommissioning a node appends there (`writeNode`,
+ * `TOPOLOGY_STREAM`), so a node created while the decision runs makes the
+ * append fail and the retry lists it.
+ */
+export async function writeNodes<T>(
+  deps: FleetDeps,
+  prepare: (nodes: ReadonlyMap<string, NodeState>, more: LoadMore) => Promise<FleetWriteRequest<T>> | FleetWriteRequest<T>,
+  metadata: EventMetadata,
+  options: { dryRun?: boolean } = {},
+): Promise<FleetWriteOutcome<T>> {
+  const executed = await execute(
+    deps.store,
+    [],
+    async (_streams, load) => {
+      const { more, guards } = guardedLoads(load);
+      const topology = !hasWriterLocks(deps);
+      if (topology) await load(TOPOLOGY_STREAM, 'version');
+      const ids = [...new Set((await listNodes(deps.db)).map((n) => n.node_id))].sort();
+      // Every node's state in one read (one statement on PostgreSQL) of the events after its last fold, not a round trip per node.
+      const folded = await more.folded(ids.map(nodeStream), nodeDecider);
+      const before = new Map(ids.map((id, i) => [id, folded[i].state]));
+      const request = await prepare(before, more);
+
+      const after = new Map(before);
+      const events = new Map<string, NodeEvent[]>();
+      const effects = new Map<string, NodePublications>();
+      for (const [id, change] of request.nodes) {
+        const state = before.get(id);
+        if (!state) throw new Error(`fleet write changes node ${id}, which it did not load`);
+        const decided = decideAll(change.commands ?? [], state);
+        const nodeEvents = [...decided.events, ...(change.events ?? [])];
+        if (nodeEvents.length === 0) continue;
+        const next = (change.events ?? []).reduce(nodeDecider.evolve, decided.state);
+        events.set(id, nodeEvents);
+        after.set(id, next);
+        effects.set(id, publicationsFor({ events: nodeEvents, before: state, after: next }));
+      }
+      const changed = ids.filter((id) => events.has(id));
+
+      const loader = new FleetLoader(deps.db, more, after);
+      await loader.prefetch(changed);
+      const generations: Record<string, number> = {};
+      const targets: PublicationTarget[] = [];
+      for (const id of changed) {
+        const node = after.get(id)!;
+        const publish = effects.get(id)!.publish;
+        generations[id] = await loader.generation(id);
+        if (node.status !== 'Live' || publish === 'none' || generations[id] === 0) continue;
+        if (publish === 'empty') targets.push({ node, given: emptyDesiredState(node) });
+        else if (node.lifecycle === 'active') targets.push({ node });
+      }
+      const { published, writes: publications } = await publishAll(loader, targets, request.reason);
+      if (options.dryRun) return { writes: [], result: { result: { result: request.result, changed, generations: {} }, published: [] } };
+      for (const p of published) generations[p.node_id] = p.generation;
+
+      const writes: Write[] = ids.map((id) => ({ streamId: nodeStream(id), events: events.get(id) ?? [], guard: true }));
+      writes.push(...publications, ...(request.also ?? []).map((w) => ({ ...w, guard: true })));
+      if (topology) writes.push({ streamId: TOPOLOGY_STREAM, events: [], guard: true });
+      return { writes: guards(writes), result: { result: { result: request.result, changed, generations }, published } };
+    },
+    metadata,
+    // A dry run appends nothing: it only keeps node writes from changing what it reads.
+    { locks: [{ name: FLEET_LOCK, shared: options.dryRun }], lockWritten: false },
+  );
+  const { result, changed, generations } = executed.result.result;
+  if (options.dryRun) return { result, changed, generations, published: [], deliveries: [] };
+  const { published, deliveries } = await afterCommit(deps, executed);
+  return { result, changed, generations, published, deliveries };
+}
+
+/** The live nodes among the loaded states (deleted ids drop out). */
+export function liveNodes(states: ReadonlyMap<string, NodeState>): LiveNode[] {
+  return [...states.values()].filter((s): s is LiveNode => s.status === 'Live');
 }

@@ -12,12 +12,14 @@ import {
 import { sha256Hex } from '../domain/sha256.js';
 import { fold } from '../domain/decider.js';
 import { Forbidden, NotFound, Unauthorized } from '../domain/errors.js';
-import { nodeStream, type NodeEvent } from '../domain/node/events.js';
+import type { NodeEvent } from '../domain/node/events.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { getRegistration, type RegistrationOut } from '../projections/agents/queries.js';
 import { getNode } from '../projections/fleet/queries.js';
 import { newAgentToken, type AgentDeps } from './agent-tokens.js';
-import { execute, handleCommand, type Decision, type LoadedStream } from './handle.js';
+import type { FleetDeps } from './fleet-write.js';
+import { handleCommand, type LoadedStream } from './handle.js';
+import { writeNode, type NodeWriteRequest, type StreamEvents } from './node-write.js';
 
 export const INVALID_ENROLLMENT_TOKEN = 'invalid enrollment token';
 export const enrollmentMismatch = (nodeId: string) => `enrollment token is not valid for node ${nodeId}`;
@@ -75,25 +77,27 @@ export interface RegisterResponse {
  *    token is spent, an agent token is issued, the inventory lands on the node, all
  *    in one append. Otherwise `pending-approval`; nothing is spent, the agent retries.
  */
-export async function registerAgent(deps: AgentDeps, input: RegisterInput, metadata: EventMetadata): Promise<RegisterResponse> {
+export async function registerAgent(deps: FleetDeps, input: RegisterInput, metadata: EventMetadata): Promise<RegisterResponse> {
   const nodeId = input.requested_node_id;
   const viaBootstrap = isBootstrap(input.enrollment_token, input.bootstrap_token);
   const enrollment = viaBootstrap ? undefined : enrollmentTokenStream(sha256Hex(input.enrollment_token));
   const regStream = registrationStream(nodeId);
-  const { result } = await execute(
-    deps.store,
-    enrollment ? [regStream, enrollment] : [regStream],
-    async (streams, more): Promise<Decision & { result: RegisterResponse }> => {
+  // Through the node-write pipeline (`writeNode` on `node-<id>`): the inventory lands on the node, the registration,
+  // token and enrollment streams are `also` data; it publishes nothing.
+  const { result } = await writeNode(
+    deps,
+    nodeId,
+    async ({ more }): Promise<NodeWriteRequest<RegisterResponse>> => {
       let tokenId: string | null = null;
       let bound = false;
-      const enrollmentState = enrollment ? fold(enrollmentDecider, streams[enrollment].events as EnrollmentEvent[]) : undefined;
+      const enrollmentState = enrollment ? fold(enrollmentDecider, (await more(enrollment)).events as EnrollmentEvent[]) : undefined;
       if (enrollmentState) {
         const usable = usability(enrollmentState, nodeId, input.now);
         if (!usable.ok) throw new Unauthorized(usable.reason === 'mismatch' ? enrollmentMismatch(nodeId) : INVALID_ENROLLMENT_TOKEN);
         tokenId = usable.token_id;
         bound = usable.bound;
       }
-      const before = registrationOf(streams[regStream]);
+      const before = registrationOf(await more(regStream));
       if (before.status === 'rejected') throw new Forbidden(nodeRejected(nodeId));
 
       const commands: RegistrationCommand[] = [
@@ -111,9 +115,13 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
       if (bound) commands.push({ type: 'PreApprove', enrollment_token_id: tokenId!, now: input.now });
       let { events, state } = run(commands, before);
 
-      // Read after loading the node stream's version: a node deleted after this read fails the append and is decided again.
-      const node = await more(nodeStream(nodeId), 'version').then(() => getNode(deps.db, nodeId));
-      const pending = (message: string) => ({ writes: [{ streamId: regStream, events }], result: pendingResponse(nodeId, message) });
+      // Read while the write holds the node's lock: a node deleted meanwhile waits for this write (or fails its append).
+      const node = await getNode(deps.db, nodeId);
+      const pending = (message: string): NodeWriteRequest<RegisterResponse> => ({
+        reason: REGISTER_REASON,
+        also: [{ streamId: regStream, events }],
+        result: pendingResponse(nodeId, message),
+      });
       if (state.status !== 'approved') return pending(`registration ${registrationIdOf(state)} of node ${nodeId} is waiting for administrator approval`);
       if (!node) return pending(`node ${nodeId} is not provisioned yet; retry later`);
       if (node.current_generation < 1) return pending(`node ${nodeId} has no published desired state yet; retry later`);
@@ -137,13 +145,12 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
         events,
       ));
       const inventoryReported: NodeEvent = { type: 'NodeInventoryReported', data: { node_id: nodeId, inventory: { ...input.inventory } } };
-      const writes: Decision['writes'] = [
+      const also: StreamEvents[] = [
         { streamId: regStream, events },
         { streamId: tokenStream, events: [issuedEvent(nodeId, fresh.parts, null)] },
-        { streamId: nodeStream(nodeId), events: [inventoryReported] },
       ];
       if (enrollment && enrollmentState) {
-        writes.push({
+        also.push({
           streamId: enrollment,
           events: enrollmentDecider.decide(
             { type: 'UseEnrollmentToken', registration_id: registrationIdOf(state), node_id: nodeId, now: input.now },
@@ -152,7 +159,9 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
         });
       }
       return {
-        writes,
+        events: [inventoryReported],
+        reason: REGISTER_REASON,
+        also,
         result: {
           status: 'accepted',
           node_id: nodeId,
@@ -166,9 +175,11 @@ export async function registerAgent(deps: AgentDeps, input: RegisterInput, metad
     },
     metadata,
   );
-  await deps.settle?.();
   return result;
 }
+
+/** The generations' reason of a registration: none are published (`NodeInventoryReported` publishes nothing). */
+const REGISTER_REASON = 'agent registration';
 
 function pendingResponse(nodeId: string, message: string): RegisterResponse {
   return { status: 'pending-approval', node_id: nodeId, agent_id: null, agent_token: null, desired_state_generation: null, message };

@@ -2,11 +2,10 @@ import { mergeDetails, type NodeMigration, type OperationDetails } from '../../d
 import { planInternalPorts } from '../../domain/fleet-ops/internal-ports.js';
 import { planKeys } from '../../domain/fleet-ops/keys.js';
 import { planPeerNames } from '../../domain/fleet-ops/peer-names.js';
-import type { NodeEvent } from '../../domain/node/events.js';
 import type { LiveNode } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import type { FleetDeps } from '../fleet-write.js';
-import { liveNodes, writeNodes } from './write-nodes.js';
+import { liveNodes, writeNodes, type NodeChanges } from '../node-write.js';
 
 /** The response of a fleet operation (document 2, Fleet operations). */
 export interface FleetOperationResult {
@@ -53,9 +52,9 @@ export async function runFleetOperation(deps: FleetDeps, operation: FleetOperati
     deps,
     (states) => {
       const plans = operation.plan(liveNodes(states));
-      const events = new Map<string, NodeEvent[]>([...plans].map(([id, p]) => [id, p.events]));
+      const nodes = new Map<string, NodeChanges>([...plans].map(([id, p]) => [id, { events: p.events }]));
       const details = mergeDetails([...plans.keys()].sort().map((id) => plans.get(id)!.details));
-      return { events, reason: operation.reason, result: details };
+      return { nodes, reason: operation.reason, result: details };
     },
     metadata,
     { dryRun },

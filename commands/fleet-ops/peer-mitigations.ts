@@ -4,7 +4,7 @@ import { nodeDecider } from '../../domain/node/decide.js';
 import type { LiveNode } from '../../domain/node/state.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import type { FleetDeps } from '../fleet-write.js';
-import { liveNodes, writeNodes } from './write-nodes.js';
+import { liveNodes, writeNodes } from '../node-write.js';
 
 export interface PeerSessionView {
   id: number;
@@ -51,9 +51,9 @@ async function writePeer(deps: FleetDeps, asn: number, how: 'disable' | 'enable'
       }
       const after = nodes.map((n): LiveNode => (plan.events.get(n.node_id) ?? []).reduce(nodeDecider.evolve, n) as LiveNode);
       return {
-        events: plan.events,
+        nodes: new Map([...plan.events].map(([id, events]) => [id, { events }])),
         reason: `fleet: peer ${how} AS${asn}`,
-        alongside: [{ streamId: MITIGATIONS_STREAM, events: logged, guard: true }],
+        also: [{ streamId: MITIGATIONS_STREAM, events: logged }],
         result: sessionsOfAs(after, asn).map(({ node_id, session }) => ({
           id: session.id,
           node_id,

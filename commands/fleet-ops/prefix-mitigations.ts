@@ -1,14 +1,12 @@
 import { takesBlockedPrefixes } from '../../domain/fleet-ops/agent-gate.js';
 import { blockablePrefix, blocks, withBlock, withoutBlock } from '../../domain/fleet-ops/prefix-block.js';
-import { decideNode } from '../../domain/node/decide.js';
-import type { NodeEvent } from '../../domain/node/events.js';
 import type { LiveNode } from '../../domain/node/state.js';
 import type { Queryable } from '../../infra/db/pool.js';
 import type { EventMetadata } from '../../infra/eventstore/types.js';
 import { agentStatuses } from '../../infra/telemetry/liveness.js';
 import type { FleetDeps } from '../fleet-write.js';
 import { namedNodes } from './targets.js';
-import { liveNodes, writeNodes } from './write-nodes.js';
+import { liveNodes, writeNodes, type NodeChanges } from '../node-write.js';
 
 /** A node whose agent reported a version that cannot take blocked prefixes yet: its document leaves them out. */
 export interface DeferredNode {
@@ -49,15 +47,15 @@ async function writePrefix(deps: FleetDeps, input: PrefixMitigationInput, how: '
       const live = liveNodes(states);
       const targets = input.nodes ? namedNodes(states, input.nodes) : how === 'block' ? live.filter((n) => n.lifecycle === 'active') : live;
       const templates = new Map<string, Record<string, unknown>>();
-      const events = new Map<string, NodeEvent[]>();
+      const nodes = new Map<string, NodeChanges>();
       for (const node of targets) {
         const template = change(node.fields.base_template, prefix);
         if (!template) continue;
         templates.set(node.node_id, template);
-        events.set(node.node_id, decideNode({ type: 'UpdateNode', node_id: node.node_id, changes: { base_template: template } }, node));
+        nodes.set(node.node_id, { commands: [{ type: 'UpdateNode', node_id: node.node_id, changes: { base_template: template } }] });
       }
       const carriers = live.filter((n: LiveNode) => blocks(templates.get(n.node_id) ?? n.fields.base_template, prefix)).map((n) => n.node_id);
-      return { events, reason: `fleet: prefix ${how} ${prefix}`, result: carriers };
+      return { nodes, reason: `fleet: prefix ${how} ${prefix}`, result: carriers };
     },
     metadata,
   );

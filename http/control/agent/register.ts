@@ -50,7 +50,8 @@ export const REGISTER_LIMIT = { limit: 600, windowSeconds: 600 } as const;
 
 /** `POST /agent/register`: no Bearer; the enrollment token travels in the body. */
 export function agentRegisterRoutes(ctx: ServiceContext): ApiRouter {
-  const deps = agentDeps(ctx);
+  // A registration writes the node stream through the node-write pipeline, which rings the doorbell (never, here: it publishes nothing).
+  const deps = { ...agentDeps(ctx), doorbell: ctx.doorbell };
   const perAddress = rateLimit(ctx.pool, { pool: 'agent-register', ...REGISTER_LIMIT });
   const r = new ApiRouter('/control/v1');
   r.route({
