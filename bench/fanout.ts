@@ -29,7 +29,7 @@ import { callControl } from '../agent/http.js';
 import type { AgentRuntime } from '../agent/runtime.js';
 import { writeNode } from '../commands/node-write.js';
 import { nextIds } from '../commands/ids.js';
-import { peeringRecord } from '../commands/peerings.js';
+import { peeringRecord } from '../domain/node/provision.js';
 import type { NodeCommand } from '../domain/node/decide.js';
 import { createControlApp } from '../http/control/app.js';
 import { fleetDeps } from '../http/control/fleet/common.js';

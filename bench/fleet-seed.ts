@@ -6,7 +6,7 @@ import { FleetLoader, publication, type Published } from '../commands/fleet-writ
 import { afterCommit, guardedLoads, publishingLocks } from '../commands/node-write.js';
 import { execute } from '../commands/handle.js';
 import { nextIds } from '../commands/ids.js';
-import { peeringRecord } from '../commands/peerings.js';
+import { peeringRecord } from '../domain/node/provision.js';
 import { fold, type DomainEvent } from '../domain/decider.js';
 import { decideAll, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';

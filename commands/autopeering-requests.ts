@@ -2,13 +2,13 @@ import { planProvision, type ValidatedRequest } from '../domain/autopeering/crea
 import { decideRequest, requestDecider } from '../domain/autopeering/request-decide.js';
 import { requestStream, type RequestEvent, type RequestRecord } from '../domain/autopeering/request.js';
 import { fold } from '../domain/decider.js';
+import { provisionCommands, reserveProvisionIds } from '../domain/node/provision.js';
 import { NotFound } from '../domain/errors.js';
 import type { EventMetadata } from '../infra/eventstore/types.js';
 import { provisionedCount } from '../projections/autopeering/queries.js';
 import type { AnswerReader, FleetDeps, NodeWriteOutcome } from './fleet-write.js';
 import { writeNode } from './node-write.js';
 import { load } from './handle.js';
-import { provisionCommands, reserveProvisionIds } from './peerings.js';
 
 /** Who asks, from the portal session. */
 export interface Requester {
@@ -37,10 +37,12 @@ export async function createRequest<A = undefined>(
     deps,
     nodeId,
     async ({ state, more, reserve }) => {
+      // The provisioned count changes only with a write to this node's stream (create, cancel), which this write holds.
+      const provisioned = await provisionedCount(deps.db, nodeId);
+      const plan = planProvision(state.status === 'Live' ? state : undefined, nodeId, who.asn, provisioned, request);
+      // Ids are reserved once the plan holds: a refused request takes none.
       const [requestId] = await reserve('autopeering_request');
       const ids = await reserveProvisionIds(reserve, request.form === 'dual-plain' ? 2 : 1);
-      // The provisioned count changes only with a write to this node's stream (create, cancel), which this write holds.
-      const plan = planProvision(state.status === 'Live' ? state : undefined, nodeId, who.asn, await provisionedCount(deps.db, nodeId), request);
       const record: RequestRecord = {
         request_id: requestId,
         node_id: nodeId,
@@ -54,7 +56,8 @@ export async function createRequest<A = undefined>(
       const stream = requestStream(requestId);
       const current = fold(requestDecider, (await more(stream)).events as RequestEvent[]);
       return {
-        commands: await provisionCommands(more, nodeId, ids, plan),
+        // The portal's peering is external: it names no remote node.
+        commands: provisionCommands(nodeId, ids, plan, true),
         reason: `autopeering request ${requestId} by AS${who.asn} provisioned`,
         also: [{ streamId: stream, events: decideRequest({ type: 'ProvisionRequest', record }, current) }],
         result: record,

@@ -1,7 +1,8 @@
 import { fold, type DomainEvent } from '../domain/decider.js';
 import type { FleetContext, InboundPeering, NodeFacts } from '../domain/desired-state/context.js';
 import { desiredStateStream, generationOfVersion } from '../domain/desired-state/events.js';
-import { materialise, referencedNodeIds } from '../domain/desired-state/materialise.js';
+import { emptyDesiredState, materialise, referencedNodeIds } from '../domain/desired-state/materialise.js';
+import type { NodePublications } from '../domain/desired-state/publications.js';
 import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-state/schema.js';
 import { Validation } from '../domain/errors.js';
 import { takesRpki } from '../domain/fleet-ops/agent-gate.js';
@@ -13,7 +14,7 @@ import type { ActiveDnsGroup } from '../domain/dns/state.js';
 import type { Queryable } from '../infra/db/pool.js';
 import { agentStatuses } from '../infra/telemetry/liveness.js';
 import type { EventStore } from '../infra/eventstore/types.js';
-import { nodesPeeringInternallyWith, nodesPeeringInternallyWithAny } from '../projections/fleet/queries.js';
+import { nodesPeeringInternallyWith, nodesPeeringInternallyWithAny, nodesReferring } from '../projections/fleet/queries.js';
 import type { Delivery, Doorbell } from '../domain/doorbell.js';
 import { loadDnsGroup } from './dns-load.js';
 import type { LoadMore } from './handle.js';
@@ -123,6 +124,86 @@ export async function publishAll(
     writes.push(next.write);
   }
   return { published, writes };
+}
+
+/** One node's write as the materialise step needs it: the node before and after, what its events publish, and why. */
+export interface NodeWritten {
+  nodeId: string;
+  before: NodeState;
+  after: NodeState;
+  effects: NodePublications;
+  reason: string;
+  /** Publish this document for the node instead of materialising it (provision, rollback, notify). */
+  document?: object;
+  /** Set on a rollback: the generation whose snapshot is re-published. */
+  rollbackOf?: number;
+  /** Re-materialise the node, once published, though no event changed it. */
+  refresh?: boolean;
+}
+
+/**
+ * Step 4 of a write to one node: the nodes it affects (itself, by what its
+ * events publish; the nodes that refer to it or that it refers to, on a
+ * topology change; its inbound internal peers, for a new WireGuard key)
+ * materialised from the streams the decision reads, each as its next generation.
+ */
+export async function publishAffected(
+  deps: FleetDeps,
+  more: LoadMore,
+  write: NodeWritten,
+): Promise<{ published: Published[]; writes: { streamId: string; events: DomainEvent[] }[]; inbound: string[] }> {
+  const loader = new FleetLoader(deps.db, more, new Map([[write.nodeId, write.after]]));
+  const { targets, inbound } = await affectedNodes(deps, loader, more, write);
+  const own = (t: PublicationTarget) => (t.node.node_id === write.nodeId ? { ...t, rollbackOf: write.rollbackOf } : t);
+  return { ...(await publishAll(loader, targets.map(own), write.reason)), inbound };
+}
+
+/**
+ * The nodes a write re-materialises, the written node first, each once; and the
+ * nodes it found through inbound internal peerings (`inboundPeers`).
+ */
+async function affectedNodes(
+  deps: FleetDeps,
+  loader: FleetLoader,
+  more: LoadMore,
+  write: NodeWritten,
+): Promise<{ targets: PublicationTarget[]; inbound: string[] }> {
+  const { nodeId, before, after, effects } = write;
+  const targets: PublicationTarget[] = [];
+  if (after.status === 'Live') {
+    const publish = write.refresh && effects.publish === 'none' ? 'if-published' : effects.publish;
+    if (publish === 'empty') targets.push({ node: after, given: emptyDesiredState(after) });
+    else if (write.document) targets.push({ node: after, given: write.document });
+    else if (after.lifecycle === 'active' && (publish === 'always' || (publish === 'if-published' && (await loader.generation(nodeId)) > 0))) {
+      targets.push({ node: after });
+    }
+  }
+  // Another node is re-materialised once, and only while active and already published.
+  const republish = async (other: string) => {
+    if (other === nodeId || targets.some((t) => t.node.node_id === other)) return;
+    const node = await loader.node(other);
+    if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node });
+  };
+  if (effects.topology) {
+    const others = new Set([...(await nodesReferring(deps.db, nodeId)), ...referencesOf(before), ...referencesOf(after)]);
+    for (const other of [...others].sort()) await republish(other);
+  }
+  let inbound: string[] = [];
+  if (effects.inboundPeers) {
+    // Race: a concurrent write creating an internal peering towards this node reads this node's stream, so it holds
+    // this node's writer lock when it appends, and this lookup runs under that lock. Without writer locks (KurrentDB)
+    // that write appends to `fleet-topology`, whose version is read before the peerings are: either this lookup sees
+    // that peering or the append fails and decides again.
+    if (!hasWriterLocks(deps)) await more(TOPOLOGY_STREAM, 'version');
+    inbound = await nodesPeeringInternallyWith(deps.db, nodeId, { enabledOnly: true });
+    for (const other of inbound) await republish(other);
+  }
+  return { targets, inbound };
+}
+
+/** Remote nodes a node's materialisation reads (internal peerings, topology routers). */
+function referencesOf(state: NodeState): string[] {
+  return state.status === 'Live' ? referencedNodeIds(state) : [];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { fold, type DomainEvent } from '../domain/decider.js';
-import { emptyDesiredState, referencedNodeIds } from '../domain/desired-state/materialise.js';
+import { emptyDesiredState } from '../domain/desired-state/materialise.js';
 import { publicationsFor, type NodePublications } from '../domain/desired-state/publications.js';
 import { decideAll, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
@@ -7,11 +7,12 @@ import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { Delivery, DoorbellEvent } from '../domain/doorbell.js';
 import type { Queryable } from '../infra/db/pool.js';
 import type { EventMetadata, WriteLock } from '../infra/eventstore/types.js';
-import { listNodes, nodesPeeringInternallyWith, nodesReferring } from '../projections/fleet/queries.js';
+import { listNodes } from '../projections/fleet/queries.js';
 import {
   FLEET_LOCK,
   FleetLoader,
   hasWriterLocks,
+  publishAffected,
   publishAll,
   TOPOLOGY_STREAM,
   type AnswerReader,
@@ -33,7 +34,7 @@ import { nextIds, type IdKind } from './ids.js';
  *   2. `decideAll` decides the commands on the node;
  *   3. `publicationsFor` (domain/desired-state/publications.ts) says what the
  *      events publish and whether they touch the topology;
- *   4. the affected nodes are materialised (`publishAll`);
+ *   4. the affected nodes are materialised (`publishAffected`, fleet-write.ts);
  *   5. one append: node events, publications, other streams, guards;
  *   6. after commit, the doorbell rings for every published generation.
  *
@@ -62,11 +63,21 @@ export async function writeNode<T, A = undefined>(
       // A given document replaces the node's whole state: with node events it is a topology write (`POST /provision`).
       if (request.document) effects.topology ||= events.length > 0;
 
-      const loader = new FleetLoader(deps.db, more, new Map([[nodeId, after]]));
-      const { targets, inbound } = await affectedNodes(deps, loader, more, nodeId, { before, after, effects, request });
       const reason = typeof request.reason === 'function' ? request.reason(events) : request.reason;
-      const own = (t: PublicationTarget) => (t.node.node_id === nodeId ? { ...t, rollbackOf: request.rollbackOf } : t);
-      const { published, writes: publications } = await publishAll(loader, targets.map(own), reason);
+      const {
+        published,
+        writes: publications,
+        inbound,
+      } = await publishAffected(deps, more, {
+        nodeId,
+        before,
+        after,
+        effects,
+        reason,
+        document: request.document,
+        rollbackOf: request.rollbackOf,
+        refresh: request.refresh,
+      });
       const writes: Write[] = [{ streamId: primary, events }, ...publications, ...(request.also ?? [])];
       if (!hasWriterLocks(deps) && (effects.topology || inbound.length > 0) && events.length > 0) {
         await more(TOPOLOGY_STREAM, 'version');
@@ -118,55 +129,6 @@ export interface StreamEvents {
 }
 
 type Write = Decision['writes'][number];
-
-/**
- * The nodes a write re-materialises, the written node first, each once; and the
- * nodes it found through inbound internal peerings (`inboundPeers`).
- */
-async function affectedNodes(
-  deps: FleetDeps,
-  loader: FleetLoader,
-  more: LoadMore,
-  nodeId: string,
-  write: { before: NodeState; after: NodeState; effects: NodePublications; request: NodeWriteRequest<unknown> },
-): Promise<{ targets: PublicationTarget[]; inbound: string[] }> {
-  const { before, after, effects, request } = write;
-  const targets: PublicationTarget[] = [];
-  if (after.status === 'Live') {
-    const publish = request.refresh && effects.publish === 'none' ? 'if-published' : effects.publish;
-    if (publish === 'empty') targets.push({ node: after, given: emptyDesiredState(after) });
-    else if (request.document) targets.push({ node: after, given: request.document });
-    else if (after.lifecycle === 'active' && (publish === 'always' || (publish === 'if-published' && (await loader.generation(nodeId)) > 0))) {
-      targets.push({ node: after });
-    }
-  }
-  // Another node is re-materialised once, and only while active and already published.
-  const republish = async (other: string) => {
-    if (other === nodeId || targets.some((t) => t.node.node_id === other)) return;
-    const node = await loader.node(other);
-    if (node?.lifecycle === 'active' && (await loader.generation(other)) > 0) targets.push({ node });
-  };
-  if (effects.topology) {
-    const others = new Set([...(await nodesReferring(deps.db, nodeId)), ...referencesOf(before), ...referencesOf(after)]);
-    for (const other of [...others].sort()) await republish(other);
-  }
-  let inbound: string[] = [];
-  if (effects.inboundPeers) {
-    // Race: a concurrent write creating an internal peering towards this node reads this node's stream, so it holds
-    // this node's writer lock when it appends, and this lookup runs under that lock. Without writer locks (KurrentDB)
-    // that write appends to `fleet-topology`, whose version is read before the peerings are: either this lookup sees
-    // that peering or the append fails and decides again.
-    if (!hasWriterLocks(deps)) await more(TOPOLOGY_STREAM, 'version');
-    inbound = await nodesPeeringInternallyWith(deps.db, nodeId, { enabledOnly: true });
-    for (const other of inbound) await republish(other);
-  }
-  return { targets, inbound };
-}
-
-/** Remote nodes a node's materialisation reads (internal peerings, topology routers). */
-function referencesOf(state: NodeState): string[] {
-  return state.status === 'Live' ? referencedNodeIds(state) : [];
-}
 
 /**
  * `more` recording every node stream a decision reads, and `guards(writes)`

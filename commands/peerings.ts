@@ -1,5 +1,6 @@
 import { live, nodeDecider, type NodeCommand } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent, type PeeringRecord } from '../domain/node/events.js';
+import { peeringRecord, provisionCommands, reserveProvisionIds, type ProvisionIds, type ProvisionInput } from '../domain/node/provision.js';
 import type { InterfaceSpec, PeeringIn, PeeringPatch, SessionSpec } from '../domain/node/specs.js';
 import type { LiveNode } from '../domain/node/state.js';
 import { fold } from '../domain/decider.js';
@@ -14,19 +15,6 @@ async function remoteExists(more: LoadMore, remote: string | null | undefined): 
   if (!remote) return true;
   const state = fold(nodeDecider, (await more(nodeStream(remote))).events as NodeEvent[]);
   return state.status === 'Live';
-}
-
-export function peeringRecord(id: number, input: PeeringIn): PeeringRecord {
-  return {
-    id,
-    name: input.name,
-    remote_asn: input.remote_asn,
-    remote_node_id: input.remote_node_id ?? null,
-    remote_label: input.remote_label ?? null,
-    is_internal: input.is_internal ?? false,
-    enabled: input.enabled ?? true,
-    notes: input.notes ?? null,
-  };
 }
 
 export function createPeering<A = undefined>(deps: FleetDeps, nodeId: string, input: PeeringIn, metadata: EventMetadata, read?: AnswerReader<number, A>) {
@@ -76,45 +64,6 @@ export async function deletePeering(deps: FleetDeps, nodeId: string, peeringId: 
   );
 }
 
-export interface ProvisionInput {
-  peering: PeeringIn;
-  interface: { spec: InterfaceSpec; enabled: boolean; sort_order: number };
-  sessions: { spec: SessionSpec; sort_order: number }[];
-}
-
-export interface ProvisionIds {
-  peering_id: number;
-  interface_id: number;
-  session_ids: number[];
-}
-
-/** Reserves a provisioned peering's ids inside its write: the peering, its interface and `sessions` sessions. */
-export async function reserveProvisionIds(reserve: NodeWriteInput['reserve'], sessions: number): Promise<ProvisionIds> {
-  const [peering_id] = await reserve('peering');
-  const [interface_id] = await reserve('interface');
-  return { peering_id, interface_id, session_ids: await reserve('bgp_session', sessions) };
-}
-
-/**
- * The commands that create a peering with its interface and sessions, the one
- * way `POST /admin/.../peerings/provision` and the portal's
- * `POST /autopeering/requests` both take.
- */
-export async function provisionCommands(more: LoadMore, nodeId: string, ids: ProvisionIds, input: ProvisionInput): Promise<NodeCommand[]> {
-  if (input.sessions.length !== ids.session_ids.length)
-    throw new Error(`provisioning reserved ${ids.session_ids.length} session ids, the decision has ${input.sessions.length}`);
-  const peering = peeringRecord(ids.peering_id, input.peering);
-  return [
-    { type: 'CreatePeering', node_id: nodeId, peering, remoteExists: await remoteExists(more, input.peering.remote_node_id) },
-    { type: 'CreateInterface', node_id: nodeId, interface: { id: ids.interface_id, peering_id: ids.peering_id, ...input.interface } },
-    ...input.sessions.map((s, i): NodeCommand => ({
-      type: 'CreateSession',
-      node_id: nodeId,
-      session: { id: ids.session_ids[i], peering_id: ids.peering_id, ...s },
-    })),
-  ];
-}
-
 /** A peering, its interface and its sessions in one append; any conflict leaves nothing behind. */
 export async function provisionPeering(
   deps: FleetDeps,
@@ -127,7 +76,8 @@ export async function provisionPeering(
     nodeId,
     async ({ more, reserve }) => {
       const ids = await reserveProvisionIds(reserve, input.sessions.length);
-      return { commands: await provisionCommands(more, nodeId, ids, input), reason: `peering ${input.peering.name} provisioned`, result: ids };
+      const commands = provisionCommands(nodeId, ids, input, await remoteExists(more, input.peering.remote_node_id));
+      return { commands, reason: `peering ${input.peering.name} provisioned`, result: ids };
     },
     metadata,
   );
