@@ -36,15 +36,18 @@ export const ReleaseStatusSchema = Type.Object(
     target: Type.Union([Type.String(), Type.Null()], { description: 'the global target version, or null' }),
     versions: Type.Array(Type.String(), { description: 'uploaded versions, numeric order' }),
     nodes: Type.Array(
-      Type.Object({
-        node_id: Type.String({ description: 'the node' }),
-        agent_version: Type.Union([Type.String(), Type.Null()], { description: 'the version the agent reported, null before its first heartbeat' }),
-        applied_generation: Type.Union([Type.Integer(), Type.Null()], { description: 'the generation the agent last applied' }),
-        apply_status: Type.Union([Type.String(), Type.Null()], { description: 'status of its last apply' }),
-        last_seen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'its last heartbeat' }),
-        up_to_date: Type.Boolean({ description: 'the node version equals the target' }),
-        liveness: Type.Union([Type.Literal('online'), Type.Literal('stale'), Type.Literal('offline')], { description: 'by heartbeat freshness' }),
-      }),
+      component(
+        'ReleaseNode',
+        Type.Object({
+          node_id: Type.String({ description: 'the node' }),
+          agent_version: Type.Union([Type.String(), Type.Null()], { description: 'the version the agent reported, null before its first heartbeat' }),
+          applied_generation: Type.Union([Type.Integer(), Type.Null()], { description: 'the generation the agent last applied' }),
+          apply_status: Type.Union([Type.String(), Type.Null()], { description: 'status of its last apply' }),
+          last_seen: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'its last heartbeat' }),
+          up_to_date: Type.Boolean({ description: 'the node version equals the target' }),
+          liveness: Type.Union([Type.Literal('online'), Type.Literal('stale'), Type.Literal('offline')], { description: 'by heartbeat freshness' }),
+        }),
+      ),
       { description: 'every node of the fleet or of the liveness registry, by node id' },
     ),
   },

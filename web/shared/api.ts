@@ -221,3 +221,4 @@ export async function streamEvents(
     if ((err as Error).name !== 'AbortError') throw err;
   }
 }
+export type * from '../../.build/generated/control-api.js';

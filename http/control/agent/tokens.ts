@@ -6,7 +6,7 @@ import { decideRegistration } from '../../../commands/registrations.js';
 import { announceRevoked } from '../../../infra/agent-hub/revocations.js';
 import { listAgentTokens, listEnrollmentTokens, listRegistrations } from '../../../projections/agents/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { ApiRouter } from '../../shared/routes.js';
+import { ApiRouter, component } from '../../shared/routes.js';
 import { ADMIN, metadataOf, NodeIdParams, nodeOr404 } from '../fleet/common.js';
 
 const TAGS = ['agent tokens, enrollment, registrations'];
@@ -16,15 +16,18 @@ const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
 const TtlSeconds = Type.Integer({ minimum: 1, maximum: 10 * 365 * 86400 });
 
 /** AgentTokenOut: on issue and rotate `token` (and `secret`) is the full `<token_id>.<secret>`; listed, `token` is the token id. */
-export const AgentTokenOut = Type.Object({
-  token: Type.String({ description: 'on issue and rotate the full `<token_id>.<secret>` (shown once); listed, the token id `agt_<suffix>`' }),
-  secret: Type.Optional(Type.String({ description: 'on issue and rotate: the full token again' })),
-  node_id: Type.String({ description: 'the one node the token is bound to' }),
-  agent_id: Type.Union([Type.String(), Type.Null()], { description: 'the agent it was issued to, or null' }),
-  issued_at: { ...Timestamp, description: 'when it was issued' },
-  expires_at: { ...NullableTimestamp, description: 'when it expires; null: never' },
-  revoked_at: { ...NullableTimestamp, description: 'when it was revoked (rotation, DELETE); null while active' },
-});
+export const AgentTokenOut = component(
+  'AgentToken',
+  Type.Object({
+    token: Type.String({ description: 'on issue and rotate the full `<token_id>.<secret>` (shown once); listed, the token id `agt_<suffix>`' }),
+    secret: Type.Optional(Type.String({ description: 'on issue and rotate: the full token again' })),
+    node_id: Type.String({ description: 'the one node the token is bound to' }),
+    agent_id: Type.Union([Type.String(), Type.Null()], { description: 'the agent it was issued to, or null' }),
+    issued_at: { ...Timestamp, description: 'when it was issued' },
+    expires_at: { ...NullableTimestamp, description: 'when it expires; null: never' },
+    revoked_at: { ...NullableTimestamp, description: 'when it was revoked (rotation, DELETE); null while active' },
+  }),
+);
 
 const IssueBody = Type.Object(
   {
@@ -39,14 +42,17 @@ const TokenIdParams = Type.Object({ token_id: Type.String({ minLength: 1, maxLen
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
-const EnrollmentTokenOut = Type.Object({
-  token_id: Type.String({ description: 'non-secret id, used to list and delete' }),
-  node_id: { ...Nullable(Type.String()), description: 'the node it enrolls, or null for any' },
-  description: { ...Nullable(Type.String()), description: 'free text' },
-  expires_at: { ...NullableTimestamp, description: 'when it expires; null: never' },
-  used_at: { ...NullableTimestamp, description: 'when an agent used it; null while unused' },
-  created_at: { ...Timestamp, description: 'when it was created' },
-});
+const EnrollmentTokenOut = component(
+  'EnrollmentToken',
+  Type.Object({
+    token_id: Type.String({ description: 'non-secret id, used to list and delete' }),
+    node_id: { ...Nullable(Type.String()), description: 'the node it enrolls, or null for any' },
+    description: { ...Nullable(Type.String()), description: 'free text' },
+    expires_at: { ...NullableTimestamp, description: 'when it expires; null: never' },
+    used_at: { ...NullableTimestamp, description: 'when an agent used it; null while unused' },
+    created_at: { ...Timestamp, description: 'when it was created' },
+  }),
+);
 const EnrollmentTokenCreated = Type.Composite([
   EnrollmentTokenOut,
   Type.Object({ secret: Type.String({ description: 'the plaintext token, shown only in this response' }) }),
@@ -64,25 +70,28 @@ const EnrollmentBody = Type.Object(
 );
 
 const RegistrationStatus = Type.Union([Type.Literal('pending'), Type.Literal('approved'), Type.Literal('rejected')]);
-export const RegistrationOut = Type.Object({
-  registration_id: Type.String(),
-  node_id: Type.String({ description: 'the requested node id; one registration per node' }),
-  status: RegistrationStatus,
-  hostname: Nullable(Type.String()),
-  inventory: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-  via: Nullable(Type.String({ description: '`bootstrap` or `enrollment-token` (last request)' })),
-  enrollment_token_id: Nullable(Type.String()),
-  client_address: Nullable(Type.String()),
-  requests: Type.Integer({ description: 'recorded requests (a repeat with the same inventory is recorded at most every 5 minutes)' }),
-  first_seen_at: Timestamp,
-  last_seen_at: Timestamp,
-  decided_at: NullableTimestamp,
-  decided_by: Nullable(Type.String()),
-  note: Nullable(Type.String()),
-  agent_id: Nullable(Type.String({ description: 'set by the last accepted register call' })),
-  agent_token_id: Nullable(Type.String()),
-  accepted_at: NullableTimestamp,
-});
+export const RegistrationOut = component(
+  'Registration',
+  Type.Object({
+    registration_id: Type.String({ description: 'the registration, used to approve or reject it' }),
+    node_id: Type.String({ description: 'the requested node id; one registration per node' }),
+    status: { ...RegistrationStatus, description: 'pending until an operator approves or rejects it' },
+    hostname: { ...Nullable(Type.String()), description: 'the hostname the agent reported' },
+    inventory: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'the inventory the agent reported (last request)' }),
+    via: { ...Nullable(Type.String()), description: '`bootstrap` or `enrollment-token` (last request)' },
+    enrollment_token_id: { ...Nullable(Type.String()), description: 'the enrollment token it came with, if any' },
+    client_address: { ...Nullable(Type.String()), description: 'the address the last request came from' },
+    requests: Type.Integer({ description: 'recorded requests (a repeat with the same inventory is recorded at most every 5 minutes)' }),
+    first_seen_at: { ...Timestamp, description: 'its first request' },
+    last_seen_at: { ...Timestamp, description: 'its last request' },
+    decided_at: { ...NullableTimestamp, description: 'when it was approved or rejected; null while pending' },
+    decided_by: { ...Nullable(Type.String()), description: 'who approved or rejected it' },
+    note: { ...Nullable(Type.String()), description: "the operator's note" },
+    agent_id: { ...Nullable(Type.String()), description: 'set by the last accepted register call' },
+    agent_token_id: { ...Nullable(Type.String()), description: 'the agent token issued by the last accepted register call' },
+    accepted_at: { ...NullableTimestamp, description: 'when the last register call was accepted' },
+  }),
+);
 const RegistrationQuery = Type.Object({ status: Type.Optional(RegistrationStatus) }, { additionalProperties: false });
 const RegistrationParams = Type.Object({ registration_id: Type.String({ minLength: 1, maxLength: 128 }) });
 const NoteBody = Type.Object({ note: Type.Optional(Nullable(Type.String({ maxLength: 4096 }))) }, { additionalProperties: false });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
-import { ApiRouter } from '../../shared/routes.js';
+import { ApiRouter, component } from '../../shared/routes.js';
 import { ADMIN } from '../fleet/common.js';
 import { FlapAlert } from './flaps/history.js';
 import { FlatRow } from './prefix-flaps.js';
@@ -11,9 +11,9 @@ const closed = { additionalProperties: false } as const;
 
 export const PeerSession = Type.Object(
   {
-    node_id: Type.String(),
+    node_id: Type.String({ description: 'the node of the session' }),
     session: Type.String({ description: 'BIRD protocol name' }),
-    state: Type.String(),
+    state: Type.String({ description: 'the BIRD protocol state as reported' }),
     flap_score: Type.Union([Type.Number(), Type.Null()], {
       description: "decayed to now from each flap's captured_at (half-life 30 min); null: no flap record (never flapped); 0: recorded, decayed",
     }),
@@ -23,20 +23,20 @@ export const PeerSession = Type.Object(
 );
 
 const peerRow = {
-  asn: Type.Integer(),
-  name: NullableString,
+  asn: Type.Integer({ description: 'the peer AS' }),
+  name: { ...NullableString, description: 'registry as-name; null without a replica or unknown' },
   severity: Type.Number({
     description: 'max(prefix_score_max / 20, session_score_max / 3): each level over its list line; >= 1 means a prefix or a session of the peer is flapping',
   }),
-  prefix_count: Count,
-  prefixes_flapping: Count,
-  prefix_score_max: NullableNumber,
-  session_score_max: NullableNumber,
-  nodes: Type.Array(Type.String()),
-  last_change_at: NullableString,
-  sessions: Type.Array(PeerSession),
+  prefix_count: { ...Count, description: 'prefixes with flap records entering through the AS' },
+  prefixes_flapping: { ...Count, description: 'of those, the ones over the prefix list line (score >= 20)' },
+  prefix_score_max: { ...NullableNumber, description: "the highest prefix score (each prefix's highest over the nodes); null: no prefix" },
+  session_score_max: { ...NullableNumber, description: 'the highest session flap score; null: no session with a flap record' },
+  nodes: Type.Array(Type.String(), { description: 'the nodes with a prefix or a session of the AS, sorted' }),
+  last_change_at: { ...NullableString, description: 'the latest prefix flap or session transition; null: none recorded' },
+  sessions: Type.Array(PeerSession, { description: 'our eBGP sessions to the AS, by node and name' }),
 };
-const PeerRow = Type.Object(peerRow, { ...closed, description: 'flap peer row (document 3, "Other flap records")' });
+const PeerRow = component('FlapPeerRow', Type.Object(peerRow, { ...closed, description: 'flap peer row (document 3, "Other flap records")' }));
 
 /** The list sizes of `/ui/fleet/flap-peers/{asn}` (and of the portal's `/my/flaps`). */
 export const FlapPeerQuery = Type.Object(

@@ -3,7 +3,7 @@ import { NotFound } from '../../../domain/errors.js';
 import { nodeStatus } from '../../../infra/telemetry/store.js';
 import { interfacePeerings } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { ApiRouter } from '../../shared/routes.js';
+import { ApiRouter, component } from '../../shared/routes.js';
 import { NodeIdParams, nodeOr404 } from '../fleet/common.js';
 import { NodeOutSchema } from '../fleet/schemas.js';
 import { HealthLine } from '../health/routes.js';
@@ -87,17 +87,20 @@ const Links = Type.Object({
   thresholds: Type.Object({ up_seconds: Type.Integer(), stale_seconds: Type.Integer() }),
   summary: Type.Object({ up: Count, stale: Count, down: Count }),
   links: Type.Array(
-    Type.Object({
-      interface: Type.String(),
-      peer_public_key: NullableString,
-      endpoint: NullableString,
-      latest_handshake_at: NullableString,
-      handshake_age_seconds: NullableInteger,
-      state: Type.Union([Type.Literal('up'), Type.Literal('stale'), Type.Literal('down')]),
-      rx_bytes: NullableInteger,
-      tx_bytes: NullableInteger,
-      peering: LinkPeering,
-    }),
+    component(
+      'NodeLink',
+      Type.Object({
+        interface: Type.String({ description: 'the WireGuard interface' }),
+        peer_public_key: { ...NullableString, description: 'the peer of the interface; null for an interface without a peer (then down)' },
+        endpoint: { ...NullableString, description: "the peer's endpoint as WireGuard reports it" },
+        latest_handshake_at: { ...NullableString, description: 'the latest handshake; null without one' },
+        handshake_age_seconds: { ...NullableInteger, description: "seconds since the handshake at the server's clock; null without one" },
+        state: Type.Union([Type.Literal('up'), Type.Literal('stale'), Type.Literal('down')], { description: 'by handshake freshness (the thresholds)' }),
+        rx_bytes: { ...NullableInteger, description: 'bytes received' },
+        tx_bytes: { ...NullableInteger, description: 'bytes sent' },
+        peering: { ...LinkPeering, description: 'the peering of the interface; null when none is known' },
+      }),
+    ),
   ),
 });
 

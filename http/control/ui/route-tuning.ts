@@ -5,14 +5,22 @@ import { NotFound } from '../../../domain/errors.js';
 import type { Queryable } from '../../../infra/db/pool.js';
 import { getNode, getSession, listSessions, ownerOf, type SessionOut } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { ApiRouter } from '../../shared/routes.js';
+import { ApiRouter, component } from '../../shared/routes.js';
 import { ADMIN, fleetDeps, IdParam, intParam, metadataOf, NodeIdParams } from '../fleet/common.js';
 
 const CONSOLE = { security: ADMIN, tags: ['console'] };
 
 const LinkLatency = Type.Union([Type.Integer({ minimum: 1, maximum: 9 }), Type.Null()], { description: 'dn42 latency community (64511, 1..9); null: not set' });
 
-const SessionRow = Type.Object({ id: Type.Integer(), name: Type.String(), remote_asn: Type.Integer(), link_latency: LinkLatency });
+const SessionRow = component(
+  'RouteTuningSession',
+  Type.Object({
+    id: Type.Integer({ description: 'the BGP session record id' }),
+    name: Type.String({ description: 'BIRD protocol name' }),
+    remote_asn: Type.Integer({ description: 'the remote AS' }),
+    link_latency: LinkLatency,
+  }),
+);
 
 const RouteTuningView = Type.Object({
   node_id: Type.String(),

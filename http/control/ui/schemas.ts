@@ -19,7 +19,13 @@ export const Geo = Nullable(
 export const AgentSummary = Type.Object({ online: Count, stale: Count, offline: Count, agents_behind: Count });
 export const Rates = { rx_bytes_per_sec: NullableNumber, tx_bytes_per_sec: NullableNumber };
 export const LinkPeering = Nullable(
-  Type.Object({ id: Type.Integer(), name: Type.String(), remote_asn: Type.Integer(), remote_node_id: NullableString, is_internal: Type.Boolean() }),
+  Type.Object({
+    id: Type.Integer({ description: 'the peering record id' }),
+    name: Type.String({ description: 'the peering name' }),
+    remote_asn: Type.Integer({ description: 'the remote AS' }),
+    remote_node_id: { ...NullableString, description: 'internal peerings: the node at the other end; null otherwise' },
+    is_internal: Type.Boolean({ description: 'a peering between two nodes of the fleet' }),
+  }),
 );
 
 /**

@@ -4,6 +4,7 @@ import { asNames } from '../../../infra/registry/client.js';
 import { interfaceRates, interfaceTotals, trafficBytes, type InterfaceRef, type Rate } from '../../../infra/telemetry/series-queries.js';
 import { interfacePeerings } from '../../../projections/fleet/queries.js';
 import type { ServiceContext } from '../../shared/context.js';
+import { component } from '../../shared/routes.js';
 import { NullableNumber } from './series-params.js';
 import { TrafficPoint, trafficPoints } from './traffic-trend.js';
 
@@ -15,7 +16,18 @@ const Name = Type.Union([Type.String(), Type.Null()], { description: 'registry a
 const Bytes = Type.Number({ description: 'bytes counted in the window' });
 export const TrafficByAs = Type.Object({
   series: Type.Array(Type.Object({ asn: Type.Integer(), name: Name, points: Type.Array(TrafficPoint) })),
-  table: Type.Array(Type.Object({ asn: Type.Integer(), name: Name, rx_bytes: Bytes, tx_bytes: Bytes, share: NullableNumber })),
+  table: Type.Array(
+    component(
+      'AsTrafficRow',
+      Type.Object({
+        asn: Type.Integer({ description: 'the peer AS' }),
+        name: Name,
+        rx_bytes: Bytes,
+        tx_bytes: Bytes,
+        share: { ...NullableNumber, description: "the AS's bytes (rx + tx) over all external bytes" },
+      }),
+    ),
+  ),
 });
 export const TrafficMix = Type.Object({
   internal_bytes: Bytes,

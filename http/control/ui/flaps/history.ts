@@ -3,28 +3,31 @@ import { FLAP_STATS_RANGE_NAMES, FLAP_STATS_RANGES, GAUGE, gridOf, seriesOf, tri
 import { flapRateBuckets } from '../../../../infra/telemetry/flap-rate.js';
 import { flapAlertPage } from '../../../../projections/flap-alerts/queries.js';
 import type { ServiceContext } from '../../../shared/context.js';
-import { ApiRouter } from '../../../shared/routes.js';
+import { ApiRouter, component } from '../../../shared/routes.js';
 import { Count, NullableInteger, NullableNumber, NullableString, RowId, TAGS, UNAUTHORIZED } from '../schemas.js';
 
-export const FlapAlert = Type.Object(
-  {
-    id: Type.Integer({ description: 'the cursor: page on with before_id = the last id' }),
-    kind: Type.Union([Type.Literal('session'), Type.Literal('prefix')]),
-    node_id: Type.Union([Type.String(), Type.Null()], { description: 'session alerts: the node; null for prefix alerts' }),
-    name: Type.Union([Type.String(), Type.Null()], { description: 'session alerts: the BIRD protocol name; null for prefix alerts' }),
-    prefix: Type.Union([Type.String(), Type.Null()], { description: 'prefix alerts; null for session alerts' }),
-    peer_asn: Type.Union([Type.Integer(), Type.Null()], {
-      description:
-        'prefix alerts: the peer direction (null: own origin or no attribution); session alerts: the eBGP session remote AS when it opened (null for iBGP)',
-    }),
-    nodes: Type.Array(Type.String(), { description: 'every node involved while the alert was open' }),
-    peak_score: Type.Number({ description: 'highest score seen by the evaluations (about every 60 s)' }),
-    last_score: Type.Number({ description: 'the score of the latest evaluation (of the resolution, once resolved)' }),
-    started_at: Type.String(),
-    resolved_at: NullableString,
-    active: Type.Boolean({ description: 'resolved_at is null' }),
-  },
-  { additionalProperties: false },
+export const FlapAlert = component(
+  'FlapAlert',
+  Type.Object(
+    {
+      id: Type.Integer({ description: 'the cursor: page on with before_id = the last id' }),
+      kind: Type.Union([Type.Literal('session'), Type.Literal('prefix')], { description: 'a flapping BGP session or a flapping prefix' }),
+      node_id: Type.Union([Type.String(), Type.Null()], { description: 'session alerts: the node; null for prefix alerts' }),
+      name: Type.Union([Type.String(), Type.Null()], { description: 'session alerts: the BIRD protocol name; null for prefix alerts' }),
+      prefix: Type.Union([Type.String(), Type.Null()], { description: 'prefix alerts; null for session alerts' }),
+      peer_asn: Type.Union([Type.Integer(), Type.Null()], {
+        description:
+          'prefix alerts: the peer direction (null: own origin or no attribution); session alerts: the eBGP session remote AS when it opened (null for iBGP)',
+      }),
+      nodes: Type.Array(Type.String(), { description: 'every node involved while the alert was open' }),
+      peak_score: Type.Number({ description: 'highest score seen by the evaluations (about every 60 s)' }),
+      last_score: Type.Number({ description: 'the score of the latest evaluation (of the resolution, once resolved)' }),
+      started_at: Type.String({ description: 'when the alert opened' }),
+      resolved_at: { ...NullableString, description: 'when it was resolved; null while open' },
+      active: Type.Boolean({ description: 'resolved_at is null' }),
+    },
+    { additionalProperties: false },
+  ),
 );
 
 const Point = Type.Object(

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../../shared/context.js';
-import { ApiRouter } from '../../../shared/routes.js';
+import { ApiRouter, component } from '../../../shared/routes.js';
 import { NodeIdParams, nodeOr404 } from '../../fleet/common.js';
 import { Count, NullableInteger, NullableNumber, NullableString, TAGS, UNAUTHORIZED } from '../schemas.js';
 import { fleetSessionFlaps, nodeSessionFlaps, nodeSessionStatus, peeringIssues } from '../../shared/flap-sessions.js';
@@ -9,13 +9,16 @@ const SessionStatus = Type.Object(
   {
     name: Type.String({ description: 'BIRD protocol name' }),
     kind: Type.Union([Type.Literal('ebgp'), Type.Literal('ibgp')], { description: 'ibgp: a protocol named ibgp_ (an internal neighbour); ebgp otherwise' }),
-    state: Type.String(),
-    health: Type.Union(['up', 'connecting', 'down', 'unknown'].map((h) => Type.Literal(h))),
-    since: NullableString,
-    remote_asn: NullableInteger,
-    routes_imported: NullableInteger,
-    routes_exported: NullableInteger,
-    info: NullableString,
+    state: Type.String({ description: 'the BIRD protocol state as reported (Established, Active, ...)' }),
+    health: Type.Union(
+      ['up', 'connecting', 'down', 'unknown'].map((h) => Type.Literal(h)),
+      { description: 'the state in one word: up (established), connecting, down, unknown' },
+    ),
+    since: { ...NullableString, description: 'since when the session is in its state, as BIRD reports it' },
+    remote_asn: { ...NullableInteger, description: 'the neighbour AS; null when not reported' },
+    routes_imported: { ...NullableInteger, description: 'routes imported from the neighbour; null when not reported' },
+    routes_exported: { ...NullableInteger, description: 'routes exported to the neighbour; null when not reported' },
+    info: { ...NullableString, description: "BIRD's info text (the last error, for one); null when none" },
     flapping: Type.Boolean({ description: 'flap_score >= 3' }),
     flap_score: Type.Union([Type.Number(), Type.Null()], {
       description: "decayed to now from each flap's captured_at (half-life 30 min); null: no flap record (never flapped); 0: recorded, decayed",
@@ -23,8 +26,13 @@ const SessionStatus = Type.Object(
   },
   { description: 'BgpSessionStatus' },
 );
-const FlapFields = { node_id: Type.String(), transitions_total: Count, flaps_total: Count, last_transition_at: NullableString };
-const SessionFlapRow = Type.Composite([SessionStatus, Type.Object(FlapFields)]);
+const FlapFields = {
+  node_id: Type.String({ description: 'the node of the session' }),
+  transitions_total: { ...Count, description: 'recorded state transitions of the session' },
+  flaps_total: { ...Count, description: 'recorded flaps of the session' },
+  last_transition_at: { ...NullableString, description: 'the latest recorded transition; null: none recorded' },
+};
+const SessionFlapRow = component('SessionFlapRow', Type.Composite([SessionStatus, Type.Object(FlapFields)]));
 const Transition = Type.Object({
   name: Type.String(),
   session: Type.String(),
@@ -33,10 +41,15 @@ const Transition = Type.Object({
   to_state: Type.String(),
   captured_at: Type.String(),
 });
-const PeeringIssue = Type.Composite([
-  SessionFlapRow,
-  Type.Object({ issue: Type.Union([Type.Literal('flapping'), Type.Literal('down'), Type.Literal('connecting')]) }),
-]);
+const PeeringIssue = component(
+  'PeeringIssue',
+  Type.Composite([
+    SessionFlapRow,
+    Type.Object({
+      issue: Type.Union([Type.Literal('flapping'), Type.Literal('down'), Type.Literal('connecting')], { description: 'why the session is listed' }),
+    }),
+  ]),
+);
 export const PeeringIssues = Type.Array(PeeringIssue, { description: 'flapping (by score), then down, then connecting; eBGP first within a class' });
 
 const NO_REPORT = { 404: 'unknown node <id> / no runtime status reported for node <id>' };

@@ -10,7 +10,6 @@ import { num } from '../../../shared/format.js';
 /** `group=prefix`: one row a prefix, its directions under it. */
 export type PrefixFlaps = Extract<Answer<'/ui/fleet/prefix-flaps'>, { prefixes: unknown }>;
 export type PrefixRow = PrefixFlaps['prefixes'][number];
-export type FlapAlert = Answer<'/ui/fleet/flap-alerts'>['alerts'][number];
 
 /** Document 3, "Flap scores". */
 export const PREFIX_LINES = { list: 20, open: 100, close: 50 } as const;

@@ -1,7 +1,5 @@
 /** The console's notification rows are the shared ones (`GET /admin/notifications/channels`). */
-import type { Channel } from '../../../shared/notifications.js';
-
-export type { Channel, Delivery, Subscription } from '../../../shared/notifications.js';
+import type { NotificationChannel } from '../../../shared/api.js';
 
 /** The kinds an operator can subscribe to, with what they mean (domain/notify/signals.ts). */
 export const KINDS: { kind: string; label: string }[] = [
@@ -16,7 +14,7 @@ export const KINDS: { kind: string; label: string }[] = [
 ];
 
 /** The state pill of a channel: what the server says, in words. */
-export function channelState(c: Channel): { label: string; tone: 'ok' | 'warn' | 'bad' | 'unknown' } {
+export function channelState(c: NotificationChannel): { label: string; tone: 'ok' | 'warn' | 'bad' | 'unknown' } {
   if (c.paused) return { label: c.pause_automatic ? 'paused after failures' : 'paused', tone: 'bad' };
   if (!c.confirmed) return { label: 'waiting for confirmation', tone: 'unknown' };
   if (c.consecutive_failures > 0) return { label: `failing (${c.consecutive_failures})`, tone: 'warn' };

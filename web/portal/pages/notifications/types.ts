@@ -1,7 +1,5 @@
 /** The portal's notification rows are the shared ones (`GET /autopeering/notifications/channels`). */
-import type { Channel } from '../../../shared/notifications.js';
-
-export type { Channel, Delivery, Subscription } from '../../../shared/notifications.js';
+import type { NotificationChannel } from '../../../shared/api.js';
 
 /** The kinds a peer may subscribe to (domain/notify/signals.ts PEER_SIGNAL_KINDS), said from the peer's side. */
 export const PEER_KINDS: { kind: string; label: string }[] = [
@@ -17,7 +15,7 @@ const OTHER_KINDS: Record<string, string> = { test: 'Test', email_confirmation: 
 export const kindLabel = (kind: string): string => PEER_KINDS.find((k) => k.kind === kind)?.label ?? OTHER_KINDS[kind] ?? kind;
 
 /** The state pill of a channel: what the server says, in words. */
-export function channelState(c: Channel): { label: string; tone: 'ok' | 'warn' | 'bad' | 'unknown' } {
+export function channelState(c: NotificationChannel): { label: string; tone: 'ok' | 'warn' | 'bad' | 'unknown' } {
   if (c.paused) return { label: c.pause_automatic ? 'paused after failures' : 'paused', tone: 'bad' };
   if (!c.confirmed) return { label: 'waiting for the code', tone: 'unknown' };
   if (c.consecutive_failures > 0) return { label: `failing (${c.consecutive_failures})`, tone: 'warn' };
