@@ -24,9 +24,9 @@ export function addressAjv(): Ajv {
 }
 
 /** ajv errors as field errors: `loc` starts with `root`, then the path into the document. */
-export function toFieldErrors(root: (string | number)[], errors: ErrorObject[] | null | undefined): FieldError[] {
+export function toFieldErrors(root: readonly (string | number)[], errors: ErrorObject[] | null | undefined): FieldError[] {
   return (errors ?? []).map((e) => {
-    const loc = [
+    const loc: (string | number)[] = [
       ...root,
       ...e.instancePath
         .split('/')

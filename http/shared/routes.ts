@@ -4,6 +4,7 @@ import { Kind, type Static, type TSchema } from '@sinclair/typebox';
 import { STATUS_CODES } from 'node:http';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { auditScope } from '../../commands/audit.js';
+import { toFieldErrors as fieldErrorsAt } from '../../domain/net/schema.js';
 import { RequestValidationError, type FieldError } from './errors.js';
 import { labelRoute } from './metrics.js';
 import { DEFAULT_BODY_LIMIT_BYTES, formatBytes, jsonBody } from './body-limit.js';
@@ -66,18 +67,7 @@ function compile(ajv: Ajv, schema: TSchema): ValidateFunction {
 
 /** ajv errors in the 422 shape: `loc` starts with where the value came from. */
 export function toFieldErrors(where: 'body' | 'query' | 'path', errors: ErrorObject[] | null | undefined): FieldError[] {
-  return (errors ?? []).map((e) => {
-    const loc: (string | number)[] = [
-      where,
-      ...e.instancePath
-        .split('/')
-        .filter(Boolean)
-        .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~'))),
-    ];
-    if (e.keyword === 'required') loc.push((e.params as { missingProperty: string }).missingProperty);
-    if (e.keyword === 'additionalProperties') loc.push((e.params as { additionalProperty: string }).additionalProperty);
-    return { loc, msg: e.keyword === 'additionalProperties' ? 'unknown field' : (e.message ?? 'invalid value'), type: e.keyword };
-  });
+  return fieldErrorsAt([where], errors);
 }
 
 /** At most this many field errors per 422; a last entry says how many more were cut. */
