@@ -56,10 +56,7 @@ export async function writeNode<T, A = undefined>(
       const { more, guards } = guardedLoads(load);
       const before = fold(nodeDecider, streams[primary].events as NodeEvent[]);
       const request = await prepare({ state: before, more, reserve: (kind, count) => nextIds(deps.db, kind, count) });
-      const decided = decideAll(request.commands ?? [], before);
-      const events = [...decided.events, ...(request.events ?? [])];
-      const after = (request.events ?? []).reduce(nodeDecider.evolve, decided.state);
-      const effects = publicationsFor({ events, before, after });
+      const { events, after, effects } = decideChanges(request, before);
       // A given document replaces the node's whole state: with node events it is a topology write (`POST /provision`).
       if (request.document) effects.topology ||= events.length > 0;
 
@@ -120,6 +117,17 @@ export interface NodeWriteRequest<T> {
   /** Re-materialise the node, once published, though no event changed it (an agent crossing a version gate). */
   refresh?: boolean;
   result: T;
+}
+
+/**
+ * Steps 2 and 3 for one node: its commands decided in order (`decideAll`), then
+ * the events another decider gave it; the state after both, and what they publish.
+ */
+function decideChanges(changes: NodeChanges, before: NodeState): { events: NodeEvent[]; after: NodeState; effects: NodePublications } {
+  const decided = decideAll(changes.commands ?? [], before);
+  const events = [...decided.events, ...(changes.events ?? [])];
+  const after = (changes.events ?? []).reduce(nodeDecider.evolve, decided.state);
+  return { events, after, effects: publicationsFor({ events, before, after }) };
 }
 
 /** Events for one stream, as a write appends them. */
@@ -257,13 +265,11 @@ export async function writeNodes<T>(
       for (const [id, change] of request.nodes) {
         const state = before.get(id);
         if (!state) throw new Error(`fleet write changes node ${id}, which it did not load`);
-        const decided = decideAll(change.commands ?? [], state);
-        const nodeEvents = [...decided.events, ...(change.events ?? [])];
-        if (nodeEvents.length === 0) continue;
-        const next = (change.events ?? []).reduce(nodeDecider.evolve, decided.state);
-        events.set(id, nodeEvents);
-        after.set(id, next);
-        effects.set(id, publicationsFor({ events: nodeEvents, before: state, after: next }));
+        const decided = decideChanges(change, state);
+        if (decided.events.length === 0) continue;
+        events.set(id, decided.events);
+        after.set(id, decided.after);
+        effects.set(id, decided.effects);
       }
       const changed = ids.filter((id) => events.has(id));
 

@@ -1,3 +1,4 @@
+import { byString, undirectedPairs } from '../../domain/public/facts.js';
 import type { PublicFleet } from '../../domain/public/fleet-overview.js';
 import type { PublicMap } from '../../domain/public/map.js';
 
@@ -37,18 +38,6 @@ export interface Place {
   nodes: string[];
 }
 
-const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-function pairsOf(pairs: Iterable<readonly [string, string]>): [string, string][] {
-  const seen = new Map<string, [string, string]>();
-  for (const [x, y] of pairs) {
-    if (x === y) continue;
-    const pair: [string, string] = x < y ? [x, y] : [y, x];
-    seen.set(`${pair[0]}\u0000${pair[1]}`, pair);
-  }
-  return [...seen.values()].sort((p, q) => byString(p[0], q[0]) || byString(p[1], q[1]));
-}
-
 /** `/public/map` as a network: its points are already cities. Links to a point the map does not list are dropped. */
 export function networkOfMap(map: Pick<PublicMap, 'nodes' | 'links'>, source: 'snapshot' | 'map'): Network {
   const places = map.nodes.map((p): Place => ({
@@ -62,7 +51,7 @@ export function networkOfMap(map: Pick<PublicMap, 'nodes' | 'links'>, source: 's
     nodes: [],
   }));
   const known = new Set(places.map((p) => p.key));
-  return { source, places, links: pairsOf(map.links.filter(([a, b]) => known.has(a) && known.has(b))) };
+  return { source, places, links: undirectedPairs(map.links.filter(([a, b]) => known.has(a) && known.has(b))) };
 }
 
 /** A fleet row's city code: its site upper-cased without a trailing instance number (`fra1` → `FRA`), as the map labels it. */
@@ -101,7 +90,7 @@ export function networkOfFleet(fleet: Pick<PublicFleet, 'nodes' | 'links'>): Net
     const pb = placeOf.get(b);
     return pa && pb ? [[pa, pb] as const] : [];
   });
-  return { source: 'fleet', places: [...byKey.values()].sort((p, q) => byString(p.key, q.key)), links: pairsOf(links) };
+  return { source: 'fleet', places: [...byKey.values()].sort((p, q) => byString(p.key, q.key)), links: undirectedPairs(links) };
 }
 
 /** Whether a layer may replace what is on screen: only a layer as rich or richer (a refresh of the same layer does). */
