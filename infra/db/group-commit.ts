@@ -20,6 +20,8 @@ interface Waiting<T> {
 export class GroupCommit<T> {
   private pending: Waiting<T>[] = [];
   private scheduled = false;
+  /** Keys of the items whose write has not settled yet: a later item of one waits for it. */
+  private readonly writing = new Set<string>();
 
   constructor(
     private readonly write: (items: readonly T[]) => Promise<void>,
@@ -48,13 +50,16 @@ export class GroupCommit<T> {
     const keys = new Set<string>();
     for (const w of this.pending) {
       const key = this.key(w.item);
-      if (group.length >= MAX_GROUP || keys.has(key)) later.push(w);
+      if (group.length >= MAX_GROUP || keys.has(key) || this.writing.has(key)) later.push(w);
       else {
         keys.add(key);
         group.push(w);
       }
     }
     this.pending = later;
+    // Every item waits for a write still running: that write schedules the next flush when it settles.
+    if (group.length === 0) return;
+    for (const key of keys) this.writing.add(key);
     if (later.length > 0 && group.length >= MAX_GROUP) this.schedule();
     try {
       await this.write(group.map((w) => w.item));
@@ -62,6 +67,8 @@ export class GroupCommit<T> {
     } catch (err) {
       if (group.length === 1) group[0].reject(err);
       else await Promise.all(group.map((w) => this.write([w.item]).then(w.resolve, w.reject)));
+    } finally {
+      for (const key of keys) this.writing.delete(key);
     }
     // A key's later items wait for its earlier one's write.
     if (this.pending.length > 0) this.schedule();

@@ -40,4 +40,27 @@ describe('infra: group commit of concurrent writes', () => {
     await Promise.all([commit.add({ node: 'a', n: 1 }), commit.add({ node: 'a', n: 2 }), commit.add({ node: 'b', n: 3 })]);
     expect(writes).to.deep.equal([[1, 3], [2]]);
   });
+  it("keeps a key's later item out of every write until its earlier write has settled, also one flushed meanwhile", async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const commit = new GroupCommit<Item>(
+      async (items) => {
+        const ns = items.map((i) => i.n).join(',');
+        log.push(`start ${ns}`);
+        if (items.some((i) => i.n === 1)) await held;
+        log.push(`end ${ns}`);
+      },
+      (i) => i.node,
+    );
+    const first = commit.add({ node: 'a', n: 1 });
+    await new Promise((r) => setImmediate(r));
+    // The write of item 1 is running: item 2 (same key) waits for it, item 3 goes ahead in a write of its own.
+    const rest = [commit.add({ node: 'a', n: 2 }), commit.add({ node: 'b', n: 3 })];
+    await rest[1];
+    expect(log).to.deep.equal(['start 1', 'start 3', 'end 3']);
+    release();
+    await Promise.all([first, ...rest]);
+    expect(log).to.deep.equal(['start 1', 'start 3', 'end 3', 'end 1', 'start 2', 'end 2']);
+  });
 });
