@@ -59,26 +59,14 @@ export async function controlDocument(): Promise<Record<string, unknown>> {
 /**
  * The document as the pages call it: paths named below `/control/v1`
  * (`/ui/nodes`; their client's base URL is the prefix; paths outside it are
- * left out), and a query parameter with a default optional, as the server
- * takes it (it fills the default in; the document lists it as required).
+ * left out). A query parameter with a default is optional in the document
+ * itself (`http/shared/routes.ts`).
  */
 export function forPages(doc: Record<string, unknown>): Record<string, unknown> {
-  const paths = Object.entries(doc.paths as Record<string, Record<string, Operation>>)
+  const paths = Object.entries(doc.paths as Record<string, unknown>)
     .filter(([path]) => path.startsWith(`${CONTROL_PREFIX}/`))
-    .map(([path, item]) => [
-      path.slice(CONTROL_PREFIX.length),
-      Object.fromEntries(Object.entries(item).map(([method, op]) => [method, withDefaultsOptional(op)])),
-    ]);
+    .map(([path, item]) => [path.slice(CONTROL_PREFIX.length), item]);
   return { ...doc, paths: Object.fromEntries(paths) };
-}
-
-interface Operation {
-  parameters?: { in: string; required?: boolean; schema?: { default?: unknown } }[];
-}
-
-function withDefaultsOptional(op: Operation): Operation {
-  if (!op.parameters) return op;
-  return { ...op, parameters: op.parameters.map((p) => (p.in === 'query' && p.schema?.default !== undefined ? { ...p, required: false } : p)) };
 }
 
 /** Writes the API types (beside, then moved over the old file: a running svelte-check never reads half a file). */
