@@ -26,8 +26,8 @@ import {
   SITE_SOURCE_DIR,
   WEB_BUILD_DIR,
   WEB_SOURCE_DIR,
-  type AppName,
 } from './files.js';
+import type { AppName } from './files.js';
 import { renderCanyon } from './site/photo.js';
 
 /**
@@ -44,8 +44,6 @@ export interface Built {
   dir: string;
   files: { name: string; bytes: number }[];
 }
-export type PageBuild = Built;
-export type ReferenceBuild = Built;
 export interface WebBuild extends Built {
   app: AppName;
 }
@@ -54,7 +52,7 @@ export interface WebBuild extends Built {
 const TARGETS = ['chrome111', 'firefox115', 'safari16.4'];
 
 /** The authorization page (`web/authorize/`): one ES module and one style sheet by content-hashed name, `index.html` referring to them. */
-export function buildPage(dir = AUTHORIZE_BUILD_DIR): Promise<PageBuild> {
+export function buildPage(dir = AUTHORIZE_BUILD_DIR): Promise<Built> {
   return staged(dir, (staging) =>
     bundlePage(staging, {
       source: AUTHORIZE_SOURCE_DIR,
@@ -71,7 +69,7 @@ export function buildPage(dir = AUTHORIZE_BUILD_DIR): Promise<PageBuild> {
  * service's prefix, as its references are relative. Redoc's licence notices are
  * copied beside the bundle (`LICENSES.txt`).
  */
-export function buildReference(dir = REFERENCE_BUILD_DIR): Promise<ReferenceBuild> {
+export function buildReference(dir = REFERENCE_BUILD_DIR): Promise<Built> {
   return staged(dir, async (staging) => {
     await bundlePage(staging, {
       source: REFERENCE_SOURCE_DIR,

@@ -51,3 +51,9 @@ export interface OptionsView {
   mntners: string[];
   options: OptionView[];
 }
+
+/** The answer of `passkeys/login/begin` and `register/begin`: its options go to the browser's JSON parsers as they are. */
+export interface CeremonyView {
+  ceremony_id: string;
+  options: Record<string, unknown>;
+}

@@ -10,7 +10,7 @@ import { leanAccessLog } from '../shared/access-log.js';
 import { countRequests, labelRoute, metricsEndpoint } from '../shared/metrics.js';
 import type { ServiceMetrics } from '../../infra/metrics/service.js';
 import type { Land } from '../../web/site/draw.js';
-import type { PublicMap } from '../../web/site/network.js';
+import type { PublicMap } from '../../domain/public/map.js';
 import { SITE_BUILD_DIR, SITE_FILES, SITE_NOT_BUILT } from '../../web/files.js';
 import { renderPage } from './render.js';
 import { fetchSnapshot, readSavedSnapshot, saveSnapshot } from './snapshot.js';

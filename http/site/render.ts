@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { esc, mapSvg, placesList, type Land } from '../../web/site/draw.js';
-import { networkOfMap, type PublicMap } from '../../web/site/network.js';
+import type { PublicMap } from '../../domain/public/map.js';
+import { networkOfMap } from '../../domain/public/network.js';
 
 /**
  * The home page as one HTML document, made when the site starts and again when

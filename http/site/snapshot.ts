@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { isPublicMap, type PublicMap } from '../../web/site/network.js';
+import type { PublicMap } from '../../domain/public/map.js';
+import { isPublicMap } from '../../domain/public/network.js';
 
 /**
  * The snapshot of `GET /control/v1/public/map` that the site bakes into its

@@ -2,7 +2,9 @@
  * Captcha verification, shared by the control login and the identity service.
  * A ticket is what the client's widget produced; the server verifies it once.
  */
-export type CaptchaKind = 'pow' | 'external' | 'none';
+import type { CaptchaKind } from '../../domain/identity/authorize-context.js';
+
+export type { CaptchaKind };
 
 export interface VerifyContext {
   /** The client address, passed on to an external provider. */

@@ -2,7 +2,7 @@ import { solveChallenge } from 'altcha-lib';
 import { deriveKey as webDeriveKey } from 'altcha-lib/algorithms/web/sha';
 import type { Challenge, ChallengeParameters, DeriveKeyFunctionResult } from 'altcha-lib/types';
 import { call, type ApiResult, type Fetch } from './api.js';
-import type { AuthorizeContext } from './context.js';
+import type { AuthorizeContextView } from '../../domain/identity/authorize-context.js';
 import { sha256 } from './sha256.js';
 
 /** A one-time ticket for `captcha_token`, or the failure to show (status 0: no answer or not solved). */
@@ -31,7 +31,7 @@ export const WIDGET_ACTION = 'peering-verify';
 export const PREPARED_TICKET_MAX_AGE_MS = 5 * 60_000;
 
 export function captchaSource(
-  captcha: AuthorizeContext['captcha'],
+  captcha: AuthorizeContextView['captcha'],
   deps: { fetch: Fetch; widgetSlot: () => HTMLElement; loadScript: (src: string) => Promise<void> },
 ): CaptchaSource {
   if (captcha.kind === 'pow' && captcha.endpoint) return powSource(captcha.endpoint, deps.fetch);

@@ -1,16 +1,6 @@
 import type { ApiResult } from './api.js';
 import { problemOf, type Problem } from './problem.js';
-
-export type CaptchaKind = 'pow' | 'external' | 'none';
-
-/** The valid request of `authorize-context`: what the consent screen shows and `approve` gets back. */
-export interface AuthorizeContext {
-  client: { name: string };
-  scopes: { id: string; description: string }[];
-  /** The server-normalised echo, kept as parsed and sent back untouched (contract rule 3). */
-  params: Record<string, unknown>;
-  captcha: { kind: CaptchaKind; endpoint: string | null };
-}
+import type { AuthorizeContext, CaptchaKind } from './types.js';
 
 /** The three results of the contract, plus an answer that is none of them. */
 export type ContextOutcome =

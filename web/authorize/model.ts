@@ -1,7 +1,6 @@
 import type { ApiResult } from './api.js';
-import type { AuthorizeContext } from './context.js';
 import type { Problem } from './problem.js';
-import type { Ceremony, Challenge, SessionGrant, VerificationOption, VerificationOptions } from './types.js';
+import type { AuthorizeContext, Ceremony, Challenge, SessionGrant, VerificationOption, VerificationOptions } from './types.js';
 
 /** The page's state, its messages and the effects a transition may ask for (see `flow.ts`). */
 

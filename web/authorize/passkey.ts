@@ -6,20 +6,16 @@
  * a secure context, counts as having no passkeys: the challenge flow still works.
  */
 
-interface JsonCredentials {
-  parseRequestOptionsFromJSON(options: unknown): PublicKeyCredentialRequestOptions;
-  parseCreationOptionsFromJSON(options: unknown): PublicKeyCredentialCreationOptions;
-}
-
 export function passkeysAvailable(): boolean {
   if (!globalThis.isSecureContext || typeof PublicKeyCredential === 'undefined' || !navigator.credentials) return false;
-  const json = PublicKeyCredential as unknown as Partial<JsonCredentials>;
+  // Older browsers lack the JSON methods that the DOM types declare.
+  const json: Partial<typeof PublicKeyCredential> = PublicKeyCredential;
   return typeof json.parseRequestOptionsFromJSON === 'function' && typeof json.parseCreationOptionsFromJSON === 'function';
 }
 
 /** An assertion for the options of `login/begin`, as its JSON form. */
 export async function getAssertion(options: Record<string, unknown>): Promise<unknown> {
-  const publicKey = (PublicKeyCredential as unknown as JsonCredentials).parseRequestOptionsFromJSON(options);
+  const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(options as unknown as PublicKeyCredentialRequestOptionsJSON);
   const credential = (await navigator.credentials.get({ publicKey })) as PublicKeyCredential | null;
   if (!credential) throw new DOMException('no credential', 'NotAllowedError');
   return credential.toJSON();
@@ -27,7 +23,7 @@ export async function getAssertion(options: Record<string, unknown>): Promise<un
 
 /** A new credential for the options of `register/begin`, as its JSON form (transports kept). */
 export async function createCredential(options: Record<string, unknown>): Promise<unknown> {
-  const publicKey = (PublicKeyCredential as unknown as JsonCredentials).parseCreationOptionsFromJSON(options);
+  const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(options as unknown as PublicKeyCredentialCreationOptionsJSON);
   const credential = (await navigator.credentials.create({ publicKey })) as PublicKeyCredential | null;
   if (!credential) throw new DOMException('no credential', 'NotAllowedError');
   return credential.toJSON();

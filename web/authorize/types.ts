@@ -5,15 +5,11 @@
  * for a type), which esbuild erases: nothing of the server modules is bundled.
  */
 
+export type { AuthorizeContextView as AuthorizeContext, CaptchaKind } from '../../domain/identity/authorize-context.js';
 export type {
+  CeremonyView as Ceremony,
   ChallengeView as Challenge,
   SessionGrant,
   OptionView as VerificationOption,
   OptionsView as VerificationOptions,
 } from '../../domain/identity/views.js';
-
-/** A WebAuthn ceremony of `login/begin` or `register/begin`, its options handed to the browser's JSON parsers as they are. */
-export interface Ceremony {
-  ceremony_id: string;
-  options: Record<string, unknown>;
-}

@@ -1,6 +1,6 @@
 import { geoNaturalEarth1, geoPath, type GeoProjection } from 'd3-geo';
 import type { Feature, FeatureCollection, Geometry, MultiPoint } from 'geojson';
-import type { Network, Place } from './network.js';
+import type { Network, Place } from '../../domain/public/network.js';
 
 /**
  * The map as SVG markup, the same string in the bake (Node) and in the page:

@@ -1,5 +1,6 @@
 import { mapSvg, placesList, type Land } from './draw.js';
-import { isPublicFleet, isPublicMap, mayReplace, networkOfFleet, networkOfMap, type Network, type NetworkSource, type PublicMap } from './network.js';
+import type { PublicMap } from '../../domain/public/map.js';
+import { isPublicFleet, isPublicMap, mayReplace, networkOfFleet, networkOfMap, type Network, type NetworkSource } from '../../domain/public/network.js';
 
 /**
  * `/fleet.js`: the map component and the page's live layers.

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../../shared/context.js';
 import type { ApiRouter } from '../../shared/routes.js';
 import { checkRequest, errorRedirect, fatalError } from './check.js';
 import { AuthorizationContext, ErrorRedirect } from './schemas.js';
+import type { AuthorizeContextView } from '../../../domain/identity/authorize-context.js';
 
 /** What the page shows the user for each scope it asks to approve. */
 export const SCOPE_DESCRIPTIONS: Record<string, string> = {
@@ -39,9 +40,9 @@ export function authorizeContextRoute(router: ApiRouter, ctx: ServiceContext): v
       res.json({
         client: { name: check.client.name },
         scopes: scopesOf(check.params),
-        params: check.params,
+        params: { ...check.params }, // the view's open record: the normalised request as it is
         captcha: captchaDescriptor(ctx.config),
-      });
+      } satisfies AuthorizeContextView);
     },
   });
 }

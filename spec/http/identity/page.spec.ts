@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { createServiceApp } from '../../../http/shared/app.js';
 import { finishIdentityApp } from '../../../http/identity/errors.js';
 import { PAGE_NOT_BUILT, pageHeaders, pageRoutes } from '../../../http/identity/page.js';
-import { buildPage, type PageBuild } from '../../../web/build.js';
+import { buildPage, type Built } from '../../../web/build.js';
 import { loadConfig } from '../../../infra/config.js';
 import { createLogger } from '../../../infra/logger.js';
 import { api, expectResponse } from '../../support/http.js';
@@ -15,7 +15,7 @@ import { freePort } from '../../support/ports.js';
 describe('Identity GET /authorize (the authorization page)', function () {
   this.timeout(60_000);
   let f: IdentityFixture;
-  let built: PageBuild;
+  let built: Built;
 
   before(async () => {
     built = await buildPage();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { createServiceApp, finishServiceApp } from '../../../http/shared/app.js';
 import { REFERENCE_NOT_BUILT, referenceRoutes } from '../../../http/shared/reference.js';
-import { buildReference, type ReferenceBuild } from '../../../web/build.js';
+import { buildReference, type Built } from '../../../web/build.js';
 import { createLogger } from '../../../infra/logger.js';
 import { api } from '../../support/http.js';
 import { startApp } from '../../support/system.js';
@@ -19,7 +19,7 @@ async function serve(dir?: string) {
 
 describe('API reference page (HTTP)', function () {
   this.timeout(60_000);
-  let built: ReferenceBuild;
+  let built: Built;
   before(async () => {
     built = await buildReference();
   });

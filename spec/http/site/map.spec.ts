@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { countryName, esc, frameOf, MAP_HEIGHT, MAP_WIDTH, mapSummary, mapSvg, placeLabels, placesList, projectionFor } from '../../../web/site/draw.js';
-import { isPublicFleet, isPublicMap, mayReplace, networkOfFleet, networkOfMap, type PublicFleet, type PublicMap } from '../../../web/site/network.js';
+import type { PublicFleet } from '../../../domain/public/fleet-overview.js';
+import type { PublicMap } from '../../../domain/public/map.js';
+import { isPublicFleet, isPublicMap, mayReplace, networkOfFleet, networkOfMap } from '../../../domain/public/network.js';
 
 const MAP: PublicMap = {
   asn: 4242420042,

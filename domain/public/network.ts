@@ -1,8 +1,6 @@
-import { byString, undirectedPairs } from '../../domain/public/facts.js';
-import type { PublicFleet } from '../../domain/public/fleet-overview.js';
-import type { PublicMap } from '../../domain/public/map.js';
-
-export type { PublicFleet, PublicMap };
+import { byString, undirectedPairs } from './facts.js';
+import type { PublicFleet } from './fleet-overview.js';
+import type { PublicMap } from './map.js';
 
 /**
  * What the map and the list of locations show, whichever layer it came from:
