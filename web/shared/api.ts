@@ -106,8 +106,6 @@ export function client(session: Session, base = API_BASE) {
   };
 }
 
-export type Api = ReturnType<typeof client>;
-
 function detailOf(status: number, body: unknown, text: string): string {
   const b = body as { detail?: unknown; error_description?: unknown; title?: unknown; error?: unknown } | null;
   for (const v of [b?.detail, b?.error_description, b?.title, b?.error]) if (typeof v === 'string' && v) return v;
