@@ -71,7 +71,7 @@ export const PortalRequestRowSchema = component(
       id: Nullable(Type.Integer(), 'null for an adopted manual peering'),
       adopted: Type.Boolean({ description: 'a manually created external peering of the AS, shown as a row' }),
       node_id: Type.String(D('the target node')),
-      asn: Type.Integer(D("the session's ASN")),
+      asn: Type.Integer(D('the AS of the portal session (its verified ASN)')),
       status: Type.Union([Type.Literal('provisioned'), Type.Literal('cancelled')], D('`provisioned` or `cancelled`')),
       peering_id: Nullable(Type.Integer(), 'the peering record'),
       cancelled_by: Nullable(
@@ -89,7 +89,7 @@ export const PortalRequestRowSchema = component(
       link_local: Nullable(Type.String(), "the peer's IPv6 link-local address"),
       peer_ipv4: Nullable(Type.String(), 'peer IPv4 tunnel address (by form)'),
       peer_ipv6: Nullable(Type.String(), 'peer IPv6 tunnel address (by form)'),
-      notes: Nullable(Type.String(), 'free notes, at most 512 characters'),
+      notes: Nullable(Type.String(), 'free notes'),
       from_snapshot: Type.Boolean({ description: 'the peering is gone; displayed fields come from the request record' }),
       provision: Nullable(ProvisionSchema, 'what the peer configures on its side'),
       created_at: { ...Time, description: 'when the request was made (adopted: when the peering was)' },
