@@ -10,26 +10,29 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
  * peerings: a policy change and a new request cannot pass each other.
  */
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Nullable = <T extends TSchema>(schema: T, description: string) => Type.Union([schema, Type.Null()], { description });
 
 /** Where peers dial in: a DNS name or an IP literal, never `host:port` (the port comes from the pool). */
 const EndpointHost = Type.Union(
   [Type.String({ format: 'hostname', minLength: 1, maxLength: 253 }), Type.String({ format: 'ipv4' }), Type.String({ format: 'ipv6' })],
-  { description: 'DNS name or IP literal without port; null: the node cannot be dialled in' },
+  { description: 'DNS name or IP literal without port' },
 );
+
+/** The display metadata of the portal's node list (document 3, NodeOffer). */
+const display = (what: string) => `display metadata of the portal's node list: ${what}`;
 
 export const AutopeeringPolicySchema = Type.Object(
   {
     enabled: Type.Boolean({ description: 'false: the node is not offered and new submissions get 404; existing peerings stay' }),
-    endpoint_host: Nullable(EndpointHost),
-    max_sessions: Nullable(Type.Integer({ minimum: 0, maximum: 65535, description: 'manual cap; null: limited only by the port pool' })),
-    notes: Nullable(Type.String({ maxLength: 4096, description: 'operator notes, not shown in the portal' })),
-    region: Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'display text, e.g. "Europe"' })),
-    country_code: Nullable(Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2' })),
-    description: Nullable(Type.String({ maxLength: 512 })),
-    bandwidth_mbps: Nullable(Type.Integer({ minimum: 1, maximum: 10_000_000 })),
-    monthly_quota_gb: Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
-    notice: Nullable(Type.String({ maxLength: 1024, description: 'shown to peers in the portal' })),
+    endpoint_host: Nullable(EndpointHost, 'DNS name or IP literal without port; null: the node cannot be dialled in'),
+    max_sessions: Nullable(Type.Integer({ minimum: 0, maximum: 65535 }), 'manual cap; null: limited only by the port pool'),
+    notes: Nullable(Type.String({ maxLength: 4096 }), 'operator notes, not shown in the portal'),
+    region: Nullable(Type.String({ minLength: 1, maxLength: 64 }), 'display text, e.g. "Europe"'),
+    country_code: Nullable(Type.String({ pattern: '^[A-Z]{2}$' }), 'ISO 3166-1 alpha-2'),
+    description: Nullable(Type.String({ maxLength: 512 }), display('description')),
+    bandwidth_mbps: Nullable(Type.Integer({ minimum: 1, maximum: 10_000_000 }), display('bandwidth in Mbit/s')),
+    monthly_quota_gb: Nullable(Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), display('monthly quota in GB')),
+    notice: Nullable(Type.String({ maxLength: 1024 }), 'shown to peers in the portal'),
   },
   { additionalProperties: false },
 );

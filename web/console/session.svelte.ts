@@ -1,4 +1,4 @@
-import { client, type Answer, type Api } from '../shared/api.js';
+import { client, type Answer } from '../shared/api.js';
 import { navigate, route } from '../shared/router.svelte.js';
 
 /** Where the console keeps its session token (session storage: gone with the tab). */
@@ -36,4 +36,4 @@ class ConsoleSession {
 export const session = new ConsoleSession();
 
 /** The console's API client: the session's Bearer token, 401 ends the session. */
-export const api: Api = client({ token: () => session.token, onUnauthorized: () => session.expire() });
+export const api = client({ token: () => session.token, onUnauthorized: () => session.expire() });

@@ -1,4 +1,4 @@
-import { client, type Answer, type Api } from '../shared/api.js';
+import { client, type Answer } from '../shared/api.js';
 import { basePath, navigate, route } from '../shared/router.svelte.js';
 
 /** Where the portal keeps its session token (session storage: gone with the tab). */
@@ -53,7 +53,7 @@ export function safeNext(next: string | null | undefined): string {
 export const session = new PortalSession();
 
 /** The portal's API client: the portal session's Bearer token; a 401 ends the session. */
-export const api: Api = client({ token: () => session.token, onUnauthorized: () => session.expire() });
+export const api = client({ token: () => session.token, onUnauthorized: () => session.expire() });
 
 /** A client without the session (the handoff exchange). */
-export const anonymous: Api = client({ token: () => null, onUnauthorized: () => {} });
+export const anonymous = client({ token: () => null, onUnauthorized: () => {} });

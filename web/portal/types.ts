@@ -1,15 +1,10 @@
 /**
- * The portal API's answers the pages share, named from the control server's own
- * document (`Answer` reads `.build/generated/control-api.d.ts`): nothing here is
- * a copy of a server shape.
+ * What the portal's pages share beside the server's shapes: those they name
+ * from the control server's document (`PortalRequestRow`, `RequestLive`,
+ * `NodeOffer`, `SessionForm` from `../shared/api.js`).
  */
 
-import type { Answer } from '../shared/api.js';
-
-export type RequestRow = Answer<'/autopeering/requests'>['requests'][number];
-export type RequestDetail = Answer<'/autopeering/requests/{request_id}'>;
-export type NodeOffer = Answer<'/autopeering/nodes'>['nodes'][number];
-export type SessionForm = NonNullable<RequestRow['form']>;
+import type { SessionForm } from '../shared/api.js';
 
 export const OBSERVATION_RANGES = ['6h', '24h', '7d', '30d'] as const;
 

@@ -9,7 +9,7 @@
 
 import createClient, { createQuerySerializer, type FetchResponse, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
 import type { HttpMethod, OperationRequestBodyContent, PathsWithMethod, RequiredKeysOf, Writable } from 'openapi-typescript-helpers';
-import type { components, paths } from '../../.build/generated/control-api.js';
+import type { FieldError, paths } from '../../.build/generated/control-api.js';
 
 export const API_BASE = '/control/v1';
 
@@ -37,10 +37,10 @@ export class ApiError extends Error {
 }
 
 /** A validation answer's field errors (`{loc, msg}`, the server's `FieldError`). */
-function fieldErrorsOf(body: unknown): Pick<Schemas['FieldError'], 'loc' | 'msg'>[] {
+function fieldErrorsOf(body: unknown): Pick<FieldError, 'loc' | 'msg'>[] {
   const detail = (body as { detail?: unknown } | null)?.detail;
   const list = Array.isArray(detail) ? detail : (detail as { errors?: unknown } | null)?.errors;
-  return Array.isArray(list) ? list.filter((e): e is Pick<Schemas['FieldError'], 'loc' | 'msg'> => Array.isArray(e?.loc) && typeof e?.msg === 'string') : [];
+  return Array.isArray(list) ? list.filter((e): e is Pick<FieldError, 'loc' | 'msg'> => Array.isArray(e?.loc) && typeof e?.msg === 'string') : [];
 }
 
 export const NO_ANSWER = 'The server did not answer. Check the connection and try again.';
@@ -50,9 +50,6 @@ export interface Session {
   /** Called once per 401 answer, after which the call throws. */
   onUnauthorized(): void;
 }
-
-/** The control server's shapes by schema name (`Schemas['NodeOut']`), from its `openapi.json`. */
-export type Schemas = components['schemas'];
 
 /**
  * What a call answers: `Answer<'/ui/nodes'>` (GET), `Answer<'/admin/dns-groups', 'post'>`;
@@ -105,8 +102,6 @@ export function client(session: Session, base = API_BASE) {
     url: (path: string) => `${base}${path}`,
   };
 }
-
-export type Api = ReturnType<typeof client>;
 
 function detailOf(status: number, body: unknown, text: string): string {
   const b = body as { detail?: unknown; error_description?: unknown; title?: unknown; error?: unknown } | null;
@@ -221,4 +216,6 @@ export async function streamEvents(
     if ((err as Error).name !== 'AbortError') throw err;
   }
 }
+
+/** The control server's shapes by their component names in its `openapi.json` (`NodeRow`, `PortalRequestRow`, `FieldError`). */
 export type * from '../../.build/generated/control-api.js';

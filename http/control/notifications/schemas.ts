@@ -14,8 +14,20 @@ export const Payload = Type.Union([Type.Literal('json'), Type.Literal('text')], 
   description: 'json: the notification document; text: {text, content} for Slack, Mattermost and Discord',
 });
 export const Address = Type.String({ format: 'email', maxLength: 254 });
-export const Kind = Type.Union(SIGNAL_KINDS.map((k) => Type.Literal(k)));
-export const Severity = Type.Union(SEVERITIES.map((s) => Type.Literal(s)));
+export const Kind = component(
+  'NotificationKind',
+  Type.Union(
+    SIGNAL_KINDS.map((k) => Type.Literal(k)),
+    { description: 'a kind of event a subscription receives' },
+  ),
+);
+export const Severity = component(
+  'NotificationSeverity',
+  Type.Union(
+    SEVERITIES.map((s) => Type.Literal(s)),
+    { description: 'info, warning or critical' },
+  ),
+);
 const Id = (prefix: string) => Type.String({ pattern: `^${prefix}_[a-f0-9]{20}$`, maxLength: 30 });
 
 export const ChannelParams = Type.Object({ channel_id: Id('ch') });
@@ -40,7 +52,8 @@ export const SubscriptionIn = Type.Object(
     node_ids: Type.Optional(
       Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, uniqueItems: true, description: 'empty or absent: every node' }),
     ),
-    min_severity: Type.Optional(Severity),
+    // Optional() clones its schema: the clone is named too, so the field refers to the component.
+    min_severity: component('NotificationSeverity', Type.Optional(Severity)),
     repeat_window_s: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 86_400, description: 'repeats of one subject within this window are suppressed (default 600)' }),
     ),

@@ -3,7 +3,7 @@ import { startJob } from '../../../commands/jobs.js';
 import type { JobKind, JobSpec } from '../../../domain/probes/jobs.js';
 import { LogSpecInput, ProbeSpecInput, logSpec, probeSpec } from '../../../domain/probes/spec.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { ApiRouter } from '../../shared/routes.js';
+import { ApiRouter, component } from '../../shared/routes.js';
 import { streamJob } from './stream.js';
 
 const NodeId = Type.String({ minLength: 1, maxLength: 64 });
@@ -11,6 +11,8 @@ const StreamParams = (name: string) => Type.Object({ [name]: Type.String({ minLe
 const SSE = 'text/event-stream; buffered messages first, then live ones; ends after `done`, or without it when the job timed out';
 /** A Server-Sent Events stream is text: `event:` and `data:` lines, the data JSON. */
 const SseStream = Type.String({ description: 'Server-Sent Events: `event: <name>` and `data: <JSON>` lines' });
+// The probe tools have a name in the document: the console's tool picker is typed by it.
+component('ProbeTool', ProbeSpecInput.properties.tool);
 
 /**
  * `/control/v1/ui/probes` and `/ui/logs` (admin Bearer via the `/ui` guard): start

@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { TRAFFIC_RANGES } from '../../../domain/series/grid.js';
 import { RPKI_STATES } from '../../../domain/telemetry/routing.js';
+import { component } from '../../shared/routes.js';
 import { Geo } from '../ui/schemas.js';
 
 /** Response and query schemas of the routing views (`/admin/.../routing/*`, `/ui/.../routing/*`). */
@@ -41,7 +42,20 @@ export const NodeSummary = Type.Object(
 );
 
 export const NodeOrigin = Type.Object({ asn: Type.Integer(), name: Nullable(Type.String()), count: N, count_v4: N, count_v6: N }, closed);
-export const FleetOrigin = Type.Object({ asn: Type.Integer(), name: Nullable(Type.String()), count: N, count_v4: N, count_v6: N, nodes: N }, closed);
+export const FleetOrigin = component(
+  'FleetOrigin',
+  Type.Object(
+    {
+      asn: Type.Integer({ description: 'the origin AS' }),
+      name: Type.Union([Type.String(), Type.Null()], { description: 'registry as-name; null without a replica' }),
+      count: { ...N, description: 'prefixes it originates' },
+      count_v4: { ...N, description: 'of those, IPv4' },
+      count_v6: { ...N, description: 'of those, IPv6' },
+      nodes: { ...N, description: 'nodes carrying a prefix of it' },
+    },
+    { ...closed, description: 'an origin AS of the fleet routing tables' },
+  ),
+);
 
 export const Observation = Type.Object(
   {

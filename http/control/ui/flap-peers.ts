@@ -9,17 +9,20 @@ import { flapPeersView, flapPeerView } from '../shared/flap-peers.js';
 
 const closed = { additionalProperties: false } as const;
 
-export const PeerSession = Type.Object(
-  {
-    node_id: Type.String({ description: 'the node of the session' }),
-    session: Type.String({ description: 'BIRD protocol name' }),
-    state: Type.String({ description: 'the BIRD protocol state as reported' }),
-    flap_score: Type.Union([Type.Number(), Type.Null()], {
-      description: "decayed to now from each flap's captured_at (half-life 30 min); null: no flap record (never flapped); 0: recorded, decayed",
-    }),
-    flapping: Type.Boolean({ description: 'flap_score >= 3' }),
-  },
-  closed,
+export const PeerSession = component(
+  'FlapPeerSession',
+  Type.Object(
+    {
+      node_id: Type.String({ description: 'the node of the session' }),
+      session: Type.String({ description: 'BIRD protocol name' }),
+      state: Type.String({ description: 'the BIRD protocol state as reported' }),
+      flap_score: Type.Union([Type.Number(), Type.Null()], {
+        description: "decayed to now from each flap's captured_at (half-life 30 min); null: no flap record (never flapped); 0: recorded, decayed",
+      }),
+      flapping: Type.Boolean({ description: 'flap_score >= 3' }),
+    },
+    { ...closed, description: 'one of our eBGP sessions to the peer AS, with its flap score' },
+  ),
 );
 
 const peerRow = {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ServiceContext } from '../../shared/context.js';
-import { ApiRouter } from '../../shared/routes.js';
+import { ApiRouter, component } from '../../shared/routes.js';
 import { AgentSummary, Count, Geo, LinkPeering, Liveness, NullableInteger, NullableNumber, NullableString, Rates, TAGS, UNAUTHORIZED } from './schemas.js';
 import { buildFleetOverview } from './views/overview.js';
 import { BREAKDOWN_DEFAULTS, buildTrafficBreakdown } from '../shared/traffic-breakdown.js';
@@ -33,7 +33,27 @@ export const TrafficBreakdownSchema = Type.Object({
   generated_at: Type.String({ format: 'date-time' }),
   totals: Type.Object(Rates),
   nodes: Type.Array(
-    Type.Object({ node_id: Type.String(), geo: Geo, sampled_at: NullableString, interval_seconds: NullableNumber, ...Rates, peer_count: Count }),
+    component(
+      'TrafficBreakdownNode',
+      Type.Object(
+        {
+          node_id: Type.String({ description: 'the node' }),
+          geo: Geo,
+          sampled_at: { ...NullableString, description: 'time of the latest sample; null without one' },
+          interval_seconds: { ...NullableNumber, description: 'seconds between the two samples the rates come from; null with fewer than two' },
+          rx_bytes_per_sec: {
+            ...NullableNumber,
+            description: 'current receive rate, bytes per second, summed over the WireGuard peers; null with fewer than two samples',
+          },
+          tx_bytes_per_sec: {
+            ...NullableNumber,
+            description: 'current send rate, bytes per second, summed over the WireGuard peers; null with fewer than two samples',
+          },
+          peer_count: { ...Count, description: 'WireGuard peers of the node' },
+        },
+        { description: "a node's current WireGuard rates" },
+      ),
+    ),
   ),
   other: Type.Object({ node_count: Count, ...Rates }, { description: 'the nodes beyond `breakdown_top`, summed' }),
   peers: Type.Array(

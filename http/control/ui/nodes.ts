@@ -7,27 +7,31 @@ import { ApiRouter, component } from '../../shared/routes.js';
 import { NodeIdParams, nodeOr404 } from '../fleet/common.js';
 import { NodeOutSchema } from '../fleet/schemas.js';
 import { HealthLine } from '../health/routes.js';
-import { Count, Geo, LinkPeering, Liveness, Nullable, NullableInteger, NullableNumber, NullableString, Rates, TAGS, UNAUTHORIZED } from './schemas.js';
+import { Count, Geo, LinkPeering, Liveness, Nullable, NullableInteger, NullableNumber, NullableString, TAGS, UNAUTHORIZED } from './schemas.js';
 import { linksOf } from './views/links.js';
 import { nodeList, nodeOverview } from './views/nodes.js';
 
-const NodeRow = Type.Composite(
-  [
-    Type.Omit(NodeOutSchema, ['base_template', 'inventory']),
-    Type.Object({
-      health: Type.String(),
-      liveness: Liveness,
-      agent_version: NullableString,
-      agent_up_to_date: Nullable(Type.Boolean()),
-      last_heartbeat_at: NullableString,
-      drift_count: Count,
-      peers_up: NullableInteger,
-      peers_total: NullableInteger,
-      ...Rates,
-      geo: Geo,
-    }),
-  ],
-  { description: 'the node record without base_template and inventory, plus health, liveness, agent, drift, session counts, rates and geo' },
+const NodeRow = component(
+  'NodeRow',
+  Type.Composite(
+    [
+      Type.Omit(NodeOutSchema, ['base_template', 'inventory']),
+      Type.Object({
+        health: Type.String({ description: 'node health: `ok`, `degraded`, `stale`, `down` or `unknown` (never reported)' }),
+        liveness: Liveness,
+        agent_version: Nullable(Type.String(), 'the agent version the node reports; null when not reported'),
+        agent_up_to_date: Nullable(Type.Boolean(), 'false when the agent is older than the target version; null when either is unknown'),
+        last_heartbeat_at: Nullable(Type.String(), 'the latest agent heartbeat; null without one'),
+        drift_count: { ...Count, description: 'drift items the agent reported; 0 when unreported' },
+        peers_up: Nullable(Type.Integer(), 'BGP sessions established; null without snapshot'),
+        peers_total: Nullable(Type.Integer(), 'BGP sessions; null without snapshot'),
+        rx_bytes_per_sec: Nullable(Type.Number(), 'current WireGuard receive rate in bytes per second; null without data'),
+        tx_bytes_per_sec: Nullable(Type.Number(), 'current WireGuard send rate in bytes per second; null without data'),
+        geo: Geo,
+      }),
+    ],
+    { description: 'the node record without base_template and inventory, plus health, liveness, agent, drift, session counts, rates and geo' },
+  ),
 );
 
 const DriftItem = Type.Object({ kind: Type.String(), name: Type.String(), detail: NullableString });

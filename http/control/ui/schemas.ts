@@ -1,20 +1,31 @@
 import { Type, type TSchema } from '@sinclair/typebox';
+import { component } from '../../shared/routes.js';
 
 /** Response pieces shared by the console views (OpenAPI descriptions; the builders define the values). */
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const Nullable = <T extends TSchema>(schema: T, description?: string) =>
+  Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
 export const NullableString = Nullable(Type.String());
 export const NullableInteger = Nullable(Type.Integer());
 export const NullableNumber = Nullable(Type.Number());
 export const Count = Type.Integer({ minimum: 0 });
-export const Liveness = Type.Union([Type.Literal('online'), Type.Literal('stale'), Type.Literal('offline')]);
-export const Geo = Nullable(
-  Type.Object({
-    lat: Type.Number(),
-    lon: Type.Number(),
-    city: Type.String(),
-    country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
-    region: NullableInteger,
+export const Liveness = component(
+  'Liveness',
+  Type.Union([Type.Literal('online'), Type.Literal('stale'), Type.Literal('offline')], {
+    description: 'agent liveness: online up to 75 s since the last heartbeat, stale up to 300 s, else offline',
   }),
+);
+export const Geo = component(
+  'Geo',
+  Nullable(
+    Type.Object({
+      lat: Type.Number({ description: 'latitude' }),
+      lon: Type.Number({ description: 'longitude' }),
+      city: Type.String({ description: 'city, in English' }),
+      country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+      region: { ...NullableInteger, description: "dn42 origin-region community number (the node's own region overrides the registry-derived one), or null" },
+    }),
+    'where a node is, or null as a whole',
+  ),
 );
 export const AgentSummary = Type.Object({ online: Count, stale: Count, offline: Count, agents_behind: Count });
 export const Rates = { rx_bytes_per_sec: NullableNumber, tx_bytes_per_sec: NullableNumber };

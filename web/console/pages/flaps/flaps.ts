@@ -1,15 +1,11 @@
 /**
- * The flap views' records (document 3, "Prefix flap row", "Localization
- * object", "Other flap records"), named from the server's document, and the
- * words the console explains a localisation with (docs/flap-localization.md).
+ * The flap views' lines and labels (document 3, "Prefix flap row", "Localization
+ * object", "Other flap records"; the records are the server's `PrefixFlapRow`,
+ * `PrefixFlapDirection`), and the words the console explains a localisation
+ * with (docs/flap-localization.md).
  */
-import type { Answer } from '../../../shared/api.js';
+import type { PrefixFlapDirection, PrefixFlapRow } from '../../../shared/api.js';
 import { num } from '../../../shared/format.js';
-
-/** The answers' rows as the server's document types them. */
-/** `group=prefix`: one row a prefix, its directions under it. */
-export type PrefixFlaps = Extract<Answer<'/ui/fleet/prefix-flaps'>, { prefixes: unknown }>;
-export type PrefixRow = PrefixFlaps['prefixes'][number];
 
 /** Document 3, "Flap scores". */
 export const PREFIX_LINES = { list: 20, open: 100, close: 50 } as const;
@@ -19,7 +15,7 @@ export const LOCALIZE_MIN_SCORE = 3;
 /** A direction belongs to the prefix's flapping set from this share of its strongest score on. */
 const ACTIVE_SHARE = 0.25;
 
-export const ZONE_LABEL: Record<NonNullable<PrefixRow['localization']>['zone'], string> = {
+export const ZONE_LABEL: Record<NonNullable<PrefixFlapRow['localization']>['zone'], string> = {
   near: 'near (entry session)',
   origin: 'origin AS',
   path: 'path (a link on the way)',
@@ -61,8 +57,8 @@ export interface Explanation {
  * carry every direction, which sharpens the wording; a flat row only its own).
  */
 export function explain(
-  row: Omit<PrefixRow['peers'][number], 'as_path'> & { prefix: string; moas: boolean; peers?: PrefixRow['peers']; origins?: PrefixRow['origins'] },
-  loc: PrefixRow['localization'],
+  row: Omit<PrefixFlapDirection, 'as_path' | 'localization'> & Partial<Pick<PrefixFlapRow, 'peers' | 'origins'>>,
+  loc: PrefixFlapRow['localization'],
 ): Explanation {
   if (!loc) {
     const sentence =

@@ -4,10 +4,7 @@
  * strings, and the conversions both ways. Unknown specification fields of an
  * edited record are kept (the form overlays only what it shows).
  */
-import { ApiError, type Schemas } from '../../../shared/api.js';
-
-/** From the per-node list, the registry's AS name when known. */
-export type PeeringFull = Schemas['PeeringFull'] & { remote_as_name?: string | null };
+import { ApiError, type PeeringFull } from '../../../shared/api.js';
 
 export interface IfaceForm {
   original: Record<string, unknown>;
