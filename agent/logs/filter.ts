@@ -1,6 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
 import { LogSpecInput, logSpec, type LogSpec } from '../../domain/probes/spec.js';
-import type { LogEntry } from './ring.js';
+import type { LogEntry } from '../../domain/probes/jobs.js';
 
 /**
  * The log spec of a `log_request`, checked against the server's schema and

@@ -1,5 +1,5 @@
 import { runCommand } from '../exec.js';
-import type { LogEntry } from './ring.js';
+import type { LogEntry } from '../../domain/probes/jobs.js';
 
 /** syslog priorities (journal `PRIORITY`) as log levels. */
 const PRIORITY: Record<string, LogEntry['level']> = {

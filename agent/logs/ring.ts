@@ -1,14 +1,4 @@
-/**
- * One log entry as the log stream sends it (`{ts, level, logger, message}`).
- * Levels are the words of the log spec's `min_level` and of `--log-level`
- * (Python logging's names), so a reader can compare an entry with its filter.
- */
-export interface LogEntry {
-  ts: string;
-  level: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR' | 'CRITICAL';
-  logger: string;
-  message: string;
-}
+import type { LogEntry } from '../../domain/probes/jobs.js';
 
 /** Warning and error counts over a window, for the runtime snapshot's self-metrics. */
 export interface LogStats {

@@ -3,7 +3,8 @@ import { openJobStream, type JobStream } from '../probes/job-stream.js';
 import type { AgentRuntime } from '../runtime.js';
 import { checkLogSpec, logFilter } from './filter.js';
 import { readJournal } from './journal.js';
-import type { LogEntry, LogRing } from './ring.js';
+import type { LogEntry } from '../../domain/probes/jobs.js';
+import type { LogRing } from './ring.js';
 
 /** Entries per `log` message, so one frame stays far below the server's 1 MiB limit. */
 const BATCH = 200;

@@ -41,6 +41,18 @@ export const STREAM_EVENTS: Record<JobKind, Readonly<Record<string, string>>> = 
   log: { log: 'logentries', done: 'done' },
 };
 
+/**
+ * One log entry as the agent's log stream sends it and the console shows it (`{ts, level, logger, message}`).
+ * Levels are the words of the log spec's `min_level` and of `--log-level`
+ * (Python logging's names), so a reader can compare an entry with its filter.
+ */
+export interface LogEntry {
+  ts: string;
+  level: 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR' | 'CRITICAL';
+  logger: string;
+  message: string;
+}
+
 /** The field that names the job in every message of its kind. */
 export const JOB_ID_FIELD: Record<JobKind, 'probe_id' | 'log_id'> = { probe: 'probe_id', log: 'log_id' };
 

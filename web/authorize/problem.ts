@@ -1,3 +1,4 @@
+import type { FieldError } from '../../domain/errors.js';
 import type { ApiResult } from './api.js';
 
 /** What the page tells the user about a failed call. */
@@ -14,11 +15,6 @@ export interface Problem {
 }
 
 export const NETWORK_FAILURE = 'The identity service could not be reached. Check your connection and try again.';
-
-interface FieldError {
-  loc?: unknown[];
-  msg?: string;
-}
 
 /**
  * The problem of an answer that is not the success the caller wanted. The body
@@ -43,14 +39,14 @@ export function problemOf(result: ApiResult): Problem {
 function detailText(detail: unknown, error: string | undefined, status: number): string {
   if (typeof detail === 'string' && detail.trim() !== '') return detail;
   if (Array.isArray(detail)) {
-    const messages = (detail as FieldError[]).map(fieldMessage).filter((m) => m !== '');
+    const messages = (detail as Partial<FieldError>[]).map(fieldMessage).filter((m) => m !== '');
     if (messages.length > 0) return messages.join('; ');
   }
   if (error) return `The identity service refused the request (${error}, HTTP ${status}).`;
   return `The identity service answered with an unexpected error (HTTP ${status}).`;
 }
 
-function fieldMessage(e: FieldError): string {
+function fieldMessage(e: Partial<FieldError>): string {
   if (typeof e?.msg !== 'string') return '';
   const where = Array.isArray(e.loc) ? e.loc.filter((p) => p !== 'body').join('.') : '';
   return where ? `${where}: ${e.msg}` : e.msg;
