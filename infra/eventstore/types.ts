@@ -22,6 +22,11 @@ export interface EventMetadata {
 
 export interface NewEvent<Type extends string = string, Data = unknown> {
   type: Type;
+  /**
+   * JSON values only (plain objects, arrays, strings, finite numbers, booleans,
+   * null; no `undefined` members, dates or class instances): what a reader gets
+   * back is this, and inline handlers are given these objects as written.
+   */
   data: Data;
   /** A UUID naming this event; made by the store when absent. Causation ids point at it. */
   id?: string;

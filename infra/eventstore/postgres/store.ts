@@ -376,8 +376,9 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
     return rows.map((row, i) => {
       if (row.stream_id !== streams[i] || row.type !== flat[i].type)
         throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
-      // The data as a reader of the store gets it (JSON round trip), not the writer's objects.
-      return toRecorded({ ...row, data: JSON.parse(data.texts[i]) as unknown, metadata: meta });
+      // The writer's data objects, not a JSON round trip of them: event data is JSON values (`NewEvent`), so a
+      // reader gets the same; parsing 10,000 desired states back took 0.8 s of a fleet-wide write (bench fleet-scale).
+      return toRecorded({ ...row, data: flat[i].data ?? null, metadata: meta });
     });
   };
   return { ordered, flat, write, toWritten };
