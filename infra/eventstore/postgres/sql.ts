@@ -65,6 +65,13 @@ export const readStreams = `
   JOIN events ON events.stream_id = wanted.id AND events.version >= wanted.from_version
   ORDER BY events.stream_id, events.version`;
 
+/** `readStreams` with only the columns a fold reads. */
+export const readStreamsData = `
+  SELECT events.stream_id, events.version, events.type, events.data
+  FROM unnest($1::text[], $2::int[]) AS wanted(id, from_version)
+  JOIN events ON events.stream_id = wanted.id AND events.version >= wanted.from_version
+  ORDER BY events.stream_id, events.version`;
+
 export const readStream = `
   SELECT ${COLUMNS}
   FROM events WHERE stream_id = $1 AND version >= $2 ORDER BY version`;

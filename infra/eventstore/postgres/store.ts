@@ -17,6 +17,7 @@ import {
   type GlobalPosition,
   type InlineHandler,
   type RecordedEvent,
+  type StreamEventData,
   type StreamWrite,
   type SubscribeOptions,
   type TransactionContext,
@@ -201,6 +202,14 @@ export class PgEventStore implements EventStore {
     if (fromVersions.size === 0) return out;
     const result = await this.pool.query<EventRow>(sql.readStreams, [[...fromVersions.keys()], [...fromVersions.values()]]);
     for (const row of result.rows) out.get(row.stream_id)!.push(toRecorded(row));
+    return out;
+  }
+
+  async readStreamsData(fromVersions: ReadonlyMap<string, number>): Promise<Map<string, StreamEventData[]>> {
+    const out = new Map([...fromVersions.keys()].map((id): [string, StreamEventData[]] => [id, []]));
+    if (fromVersions.size === 0) return out;
+    const result = await this.pool.query<StreamEventData & { stream_id: string }>(sql.readStreamsData, [[...fromVersions.keys()], [...fromVersions.values()]]);
+    for (const row of result.rows) out.get(row.stream_id)!.push({ version: row.version, type: row.type, data: row.data });
     return out;
   }
 
