@@ -1,16 +1,14 @@
 import { fold, type DomainEvent } from '../domain/decider.js';
 import type { FleetContext, InboundPeering, NodeFacts } from '../domain/desired-state/context.js';
-import { desiredStateStream, generationOfVersion } from '../domain/desired-state/events.js';
-import { emptyDesiredState, materialise, referencedNodeIds } from '../domain/desired-state/materialise.js';
+import { desiredStateStream, generationOfVersion, type DesiredStatePublished } from '../domain/desired-state/events.js';
+import { emptyDesiredState, referencedNodeIds } from '../domain/desired-state/materialise.js';
 import type { NodePublications } from '../domain/desired-state/publications.js';
-import { MATERIALIZATION_FAILED, validateDesiredState } from '../domain/desired-state/schema.js';
-import { Validation } from '../domain/errors.js';
-import { takesRpki } from '../domain/fleet-ops/agent-gate.js';
 import { nodeDecider } from '../domain/node/decide.js';
 import { nodeStream, type NodeEvent } from '../domain/node/events.js';
 import { addressingOf } from '../domain/node/specs.js';
 import type { LiveNode, NodeState } from '../domain/node/state.js';
 import type { ActiveDnsGroup } from '../domain/dns/state.js';
+import { withJsonText } from '../infra/db/json-batch.js';
 import type { Queryable } from '../infra/db/pool.js';
 import { agentStatuses } from '../infra/telemetry/liveness.js';
 import type { EventStore } from '../infra/eventstore/types.js';
@@ -18,6 +16,7 @@ import { nodesPeeringInternallyWith, nodesPeeringInternallyWithAny, nodesReferri
 import type { Delivery, Doorbell } from '../domain/doorbell.js';
 import { loadDnsGroup } from './dns-load.js';
 import type { LoadMore } from './handle.js';
+import { checkedDocument, materialised } from './materialised.js';
 
 export interface FleetDeps {
   store: EventStore;
@@ -83,22 +82,21 @@ export async function publication(
   given?: object,
   rollbackOf?: number,
 ): Promise<{ published: Published; write: { streamId: string; events: DomainEvent[] } }> {
-  const state = given ?? materialise(node, await loader.context(node));
-  const check = validateDesiredState(state);
-  if (!check.ok) throw new Validation(MATERIALIZATION_FAILED, check.errors);
-  // Validation fills absent defaults in place, `bird.rpki` included; an agent that predates the field refuses any
-  // document with it, a given one too (a rollback to a generation from before it, a decommission, a provision).
-  if (!takesRpki(await loader.agentVersion(node.node_id))) delete (state as { bird?: { rpki?: unknown } }).bird?.rpki;
   const generation = (await loader.generation(node.node_id)) + 1;
-  const data = {
-    node_id: node.node_id,
-    generation,
-    reason,
-    state: state as Record<string, unknown>,
-    ...(rollbackOf !== undefined ? { rollback_of: rollbackOf } : {}),
-  };
+  const head = { node_id: node.node_id, generation, reason };
+  const tail = rollbackOf !== undefined ? { rollback_of: rollbackOf } : {};
+  let data: DesiredStatePublished['data'];
+  if (given) {
+    data = { ...head, state: checkedDocument(given, await loader.agentVersion(node.node_id)), ...tail };
+  } else {
+    const { state, text } = materialised(node, await loader.context(node));
+    // The event's text from the document's (the same bytes `JSON.stringify(data)` makes): documents a write to a
+    // DNS group publishes share their text but `dns` with the members' last ones, kept by `materialised`.
+    const json = JSON.stringify({ ...head, state: null, ...tail }).replace(',"state":null', () => `,"state":${text}`);
+    data = withJsonText({ ...head, state, ...tail }, json);
+  }
   return {
-    published: { node_id: node.node_id, generation, reason },
+    published: head,
     write: { streamId: desiredStateStream(node.node_id), events: [{ type: 'DesiredStatePublished', data }] },
   };
 }

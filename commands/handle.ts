@@ -7,6 +7,7 @@ import {
   type EventMetadata,
   type EventStore,
   type RecordedEvent,
+  type StreamEventData,
   type StreamWrite,
   type TransactionContext,
   type WriteLock,
@@ -317,7 +318,8 @@ export async function loadFolded<E extends DomainEvent, S>(
   if (!cache) byDecider.set(decider, (cache = new Map()));
   const folds = cache;
   const known = streamIds.map((id) => folds.get(id));
-  const fresh = await store.readStreams(new Map(streamIds.map((id, i) => [id, (known[i]?.version ?? -1) + 1])));
+  const fromVersions = new Map(streamIds.map((id, i) => [id, (known[i]?.version ?? -1) + 1]));
+  const fresh: Map<string, StreamEventData[]> = await (store.readStreamsData ? store.readStreamsData(fromVersions) : store.readStreams(fromVersions));
   const out: { stream: LoadedStream; state: S }[] = [];
   for (const [i, streamId] of streamIds.entries()) {
     let tail = fresh.get(streamId) ?? [];

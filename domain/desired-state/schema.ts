@@ -275,6 +275,19 @@ function crossChecks(doc: DesiredState): FieldError[] {
   return errors;
 }
 
+const checkDnsSection = ajv.compile<DesiredState['dns']>(Type.Union([DnsStateSchema, Type.Null()]));
+
+/**
+ * `validateDesiredState` of the `dns` section alone, for a document whose other
+ * sections passed it as they are: no rule (schema or cross check) relates `dns`
+ * to them, so the document passes exactly when this does. Fills the section's
+ * defaults in place like the whole check. Only a verdict: a failing document is
+ * checked whole for its located errors.
+ */
+export function validDnsSection(dns: unknown): boolean {
+  return checkDnsSection(dns);
+}
+
 /** Checks a document and fills its absent defaulted fields in place; errors are located under `['state', ...]`. */
 export function validateDesiredState(doc: unknown): { ok: true } | { ok: false; errors: FieldError[] } {
   if (!check(doc)) return { ok: false, errors: toFieldErrors(['state'], check.errors) };

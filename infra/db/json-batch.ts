@@ -18,8 +18,24 @@ export interface JsonBatch {
   texts: string[];
 }
 
+/**
+ * Texts writers made of values they hand over, so that `jsonBatch` does not
+ * serialise them again: a DNS group write publishes 1,000 documents that share
+ * all but their `dns` section with the members' last ones, whose texts are
+ * kept (`commands/materialised.ts`).
+ */
+const knownTexts = new WeakMap<object, string>();
+
+/** `value`, whose JSON text is `text`: exactly `JSON.stringify(value)`, and the value does not change after. */
+export function withJsonText<T extends object>(value: T, text: string): T {
+  knownTexts.set(value, text);
+  return value;
+}
+
+const textOf = (value: unknown): string => (typeof value === 'object' && value !== null && knownTexts.get(value)) || JSON.stringify(value ?? null);
+
 export function jsonBatch(values: readonly unknown[]): JsonBatch {
-  const texts = values.map((v) => JSON.stringify(v ?? null));
+  const texts = values.map(textOf);
   const offsets: number[] = [];
   const lengths: number[] = [];
   let at = 1;

@@ -22,6 +22,11 @@ export interface EventMetadata {
 
 export interface NewEvent<Type extends string = string, Data = unknown> {
   type: Type;
+  /**
+   * JSON values only (plain objects, arrays, strings, finite numbers, booleans,
+   * null; no `undefined` members, dates or class instances): what a reader gets
+   * back is this, and inline handlers are given these objects as written.
+   */
   data: Data;
   /** A UUID naming this event; made by the store when absent. Causation ids point at it. */
   id?: string;
@@ -73,6 +78,9 @@ export interface RecordedEvent<Type extends string = string, Data = unknown> {
   recordedAt: Date;
 }
 
+/** What folding a stream reads of an event. */
+export type StreamEventData = Pick<RecordedEvent, 'version' | 'type' | 'data'>;
+
 export interface AppendResult {
   /** Next expected version of each written stream (the version of its last event). */
   versions: Record<string, number>;
@@ -118,6 +126,14 @@ export interface EventStore {
    * (every id asked for is there; [] when it has none or does not exist).
    */
   readStreams(fromVersions: ReadonlyMap<string, number>): Promise<Map<string, RecordedEvent[]>>;
+  /**
+   * `readStreams` with only what a fold reads of each event. Optional: without
+   * it, `readStreams` serves. On PostgreSQL the first fleet-wide write after a
+   * start reads every node stream (310,000 events at 10,000 nodes), and decoding
+   * the rest of each row (metadata, time, id, position) cost about as much as
+   * its data.
+   */
+  readStreamsData?(fromVersions: ReadonlyMap<string, number>): Promise<Map<string, StreamEventData[]>>;
   /** `streamVersion` of many streams in one read: every id asked for, -1 for one that does not exist. */
   streamVersions(streamIds: readonly string[]): Promise<Map<string, number>>;
   /** Events after `from` in global order, at most `limit`, only those whose transactions are proven committed. */

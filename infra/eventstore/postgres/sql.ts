@@ -7,7 +7,8 @@ const COLUMNS = `event_id, position, tx_id::text AS tx_text, stream_id, version,
 /**
  * One append in one statement: version checks and inserts (see `event_store_append`).
  * The events' data travel as one bytea of their JSON texts back to back ($6, with
- * each one's offset $8 and length $9: `jsonBatch`), not as a jsonb[] literal, whose
+ * each one's offset $8 and length $9: `jsonBatch`), each parsed once by the
+ * function's INSERT (eventstore migration 0004), not as a jsonb[] literal, whose
  * every element the driver would escape character by character, nor as one JSON
  * array, which PostgreSQL would parse into one large jsonb before copying each
  * element out (a fleet-wide write sends some 10 MB of desired states per 1,000
@@ -15,8 +16,7 @@ const COLUMNS = `event_id, position, tx_id::text AS tx_text, stream_id, version,
  * desired state would cross the wire and be parsed a second time.
  */
 export const append = `SELECT event_id, position, tx_id::text AS tx_text, stream_id, version, type, recorded_at
-  FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[],
-    ARRAY(SELECT ${jsonbAt('$6::bytea', 'd.o', 'd.l')} FROM unnest($8::int[], $9::int[]) WITH ORDINALITY AS d(o, l, k) ORDER BY d.k), $7::jsonb)`;
+  FROM event_store_append($1::text[], $2::text[], $3::int[], $4::uuid[], $5::text[], $6::bytea, $8::int[], $9::int[], $7::jsonb)`;
 
 /**
  * The common append in one plain statement: one stream, an exact expected
@@ -61,6 +61,13 @@ export const notify = `SELECT pg_notify($1, '')`;
  */
 export const readStreams = `
   SELECT ${COLUMNS}
+  FROM unnest($1::text[], $2::int[]) AS wanted(id, from_version)
+  JOIN events ON events.stream_id = wanted.id AND events.version >= wanted.from_version
+  ORDER BY events.stream_id, events.version`;
+
+/** `readStreams` with only the columns a fold reads. */
+export const readStreamsData = `
+  SELECT events.stream_id, events.version, events.type, events.data
   FROM unnest($1::text[], $2::int[]) AS wanted(id, from_version)
   JOIN events ON events.stream_id = wanted.id AND events.version >= wanted.from_version
   ORDER BY events.stream_id, events.version`;

@@ -17,6 +17,7 @@ import {
   type GlobalPosition,
   type InlineHandler,
   type RecordedEvent,
+  type StreamEventData,
   type StreamWrite,
   type SubscribeOptions,
   type TransactionContext,
@@ -204,6 +205,14 @@ export class PgEventStore implements EventStore {
     return out;
   }
 
+  async readStreamsData(fromVersions: ReadonlyMap<string, number>): Promise<Map<string, StreamEventData[]>> {
+    const out = new Map([...fromVersions.keys()].map((id): [string, StreamEventData[]] => [id, []]));
+    if (fromVersions.size === 0) return out;
+    const result = await this.pool.query<StreamEventData & { stream_id: string }>(sql.readStreamsData, [[...fromVersions.keys()], [...fromVersions.values()]]);
+    for (const row of result.rows) out.get(row.stream_id)!.push({ version: row.version, type: row.type, data: row.data });
+    return out;
+  }
+
   async streamVersions(streamIds: readonly string[]): Promise<Map<string, number>> {
     const out = new Map(streamIds.map((id): [string, number] => [id, -1]));
     if (streamIds.length === 0) return out;
@@ -376,8 +385,9 @@ function prepareAppend(writes: readonly StreamWrite[], metadata: EventMetadata):
     return rows.map((row, i) => {
       if (row.stream_id !== streams[i] || row.type !== flat[i].type)
         throw new Error(`append returned ${row.stream_id}/${row.type} where ${streams[i]}/${flat[i].type} was sent`);
-      // The data as a reader of the store gets it (JSON round trip), not the writer's objects.
-      return toRecorded({ ...row, data: JSON.parse(data.texts[i]) as unknown, metadata: meta });
+      // The writer's data objects, not a JSON round trip of them: event data is JSON values (`NewEvent`), so a
+      // reader gets the same; parsing 10,000 desired states back took 0.8 s of a fleet-wide write (bench fleet-scale).
+      return toRecorded({ ...row, data: flat[i].data ?? null, metadata: meta });
     });
   };
   return { ordered, flat, write, toWritten };

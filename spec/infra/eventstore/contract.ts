@@ -188,6 +188,20 @@ export function describeEventStoreContract(name: string, subject: () => Promise<
         expect((await store.readStreams(new Map())).size).to.equal(0);
       });
 
+      it('reads many streams with what a fold needs, the same events as readStreams, where the store offers it', async () => {
+        if (!store.readStreamsData) return;
+        await store.append([{ streamId: id('da'), expected: 'no_stream', events: [ev('A1', { n: 1 }), ev('A2', { n: 2 })] }], meta);
+        const from = new Map([
+          [id('da'), 1],
+          [id('dnone'), 0],
+        ]);
+        const data = await store.readStreamsData(from);
+        const full = await store.readStreams(from);
+        expect([...data.keys()].sort()).to.deep.equal([id('da'), id('dnone')].sort());
+        expect(data.get(id('da'))).to.deep.equal(full.get(id('da'))!.map((e) => ({ version: e.version, type: e.type, data: e.data })));
+        expect(data.get(id('dnone'))).to.deep.equal([]);
+      });
+
       it('reads many stream versions in one call (-1 for a stream that does not exist)', async () => {
         await store.append([{ streamId: id('va'), expected: 'no_stream', events: [ev('A1'), ev('A2')] }], meta);
         await store.append([{ streamId: id('vb'), expected: 'no_stream', events: [ev('B1')] }], meta);

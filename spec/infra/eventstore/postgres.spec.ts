@@ -109,7 +109,7 @@ describe('PostgreSQL event store', () => {
       try {
         await open.query('BEGIN');
         await open.query(
-          `SELECT * FROM event_store_append(ARRAY['held-1'], ARRAY['any'], ARRAY[1], ARRAY[NULL]::uuid[], ARRAY['H'], ARRAY['{}']::jsonb[], '{}'::jsonb)`,
+          `SELECT * FROM event_store_append(ARRAY['held-1'], ARRAY['any'], ARRAY[1], ARRAY[NULL]::uuid[], ARRAY['H'], convert_to('{}', 'UTF8'), ARRAY[1], ARRAY[2], '{}'::jsonb)`,
         );
         await store.append([{ streamId: 'held-2', expected: 'no_stream', events: [{ type: 'H', data: {} }] }], { actor: 'spec' });
         const mid = (await store.readAll(before, 100)).map((e) => e.streamId);

@@ -11,7 +11,7 @@ const log = createLogger('silent');
 const meta = { actor: 'races' };
 // Timed pauses, each with its reason where it is used.
 const sleep = (ms: number) => new Promise<void>((res) => setTimeout(res, ms));
-const APPEND_SQL = `SELECT * FROM event_store_append($1::text[], $2::text[], $3::int[], ARRAY[NULL]::uuid[], ARRAY['R'], ARRAY['{}']::jsonb[], '{"actor":"races"}'::jsonb)`;
+const APPEND_SQL = `SELECT * FROM event_store_append($1::text[], $2::text[], $3::int[], ARRAY[NULL]::uuid[], ARRAY['R'], convert_to('{}', 'UTF8'), ARRAY[1], ARRAY[2], '{"actor":"races"}'::jsonb)`;
 
 /** Every committed event in the global order, straight from the table (no horizon). */
 async function committed(pool: pg.Pool, prefix: string): Promise<string[]> {
