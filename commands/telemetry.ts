@@ -1,4 +1,4 @@
-import { replacePrefixFlaps } from '../infra/telemetry/prefix-flaps.js';
+import { KnownFlapReports, replaceOverKnown, replacePrefixFlaps } from '../infra/telemetry/prefix-flaps.js';
 import type pg from 'pg';
 import {
   decideHealth,
@@ -23,7 +23,7 @@ import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { compactTelemetry } from '../infra/telemetry/compaction.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
-import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
+import { addReportToSeries, addSnapshotToSeries, SeriesBases } from '../infra/telemetry/series.js';
 import { detectRestarts } from '../domain/flaps/session.js';
 import { placeSample, type Placement } from '../domain/series/placement.js';
 import {
@@ -41,7 +41,7 @@ import {
 import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
 import { execute } from './handle.js';
 import { readModelAndTail } from './read-model-tail.js';
-import { inputsAfter, readBeforeSnapshot, writeSnapshot, type BeforeSnapshot } from '../infra/telemetry/snapshot-write.js';
+import { inputsAfter, KnownSnapshots, readBeforeSnapshot, writeOverKnown, writeSnapshot, type BeforeSnapshot } from '../infra/telemetry/snapshot-write.js';
 import { StatusBaseCache } from '../infra/telemetry/status-bodies.js';
 import type { KnownTables } from '../infra/telemetry/known-tables.js';
 import { Validation } from '../domain/errors.js';
@@ -63,6 +63,12 @@ export interface TelemetryDeps {
   statusBases?: StatusBaseCache;
   /** The routing tables this process stored last, per node (made on first use); one per database. */
   knownTables?: KnownTables;
+  /** The snapshots this process wrote last, per node (made on first use); one per database. */
+  knownSnapshots?: KnownSnapshots;
+  /** The series counters this process wrote last, per node (made on first use); one per database. */
+  seriesBases?: SeriesBases;
+  /** The prefix flap reports this process wrote last, per node (made on first use); one per database. */
+  knownFlaps?: KnownFlapReports;
   /** The traffic samples' group commit (made on first use): concurrent reports' samples in one statement. */
   trafficWrites?: GroupCommit<TrafficSampleRow>;
 }
@@ -103,26 +109,38 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
   const nodeId = snapshot.node_id;
   const capturedAt = new Date(snapshot.captured_at).toISOString();
   const cache = deps.statusBases ?? (deps.statusBases = new StatusBaseCache());
+  const knownSnapshots = deps.knownSnapshots ?? (deps.knownSnapshots = new KnownSnapshots());
   const decide = (restarts: readonly SessionRestart[], verdict: HealthVerdict) => (state: NodeStatusState) => [
     ...decideHealth(nodeId, state, verdict),
     ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts),
   ];
-  const { verdict, restarts, unchanged, made } = await withTransaction(deps.pool, async (tx) => {
-    const before = await readBeforeSnapshot(tx, nodeId);
-    const current = deriveHealth(inputsAfter(snapshot, before, now), now);
-    const made = await writeSnapshot(tx, snapshot, inputsAfter(snapshot, before, now), current.health, now, cache);
+  /** The snapshot against what the node's previous one left. */
+  const judge = (before: BeforeSnapshot) => {
+    const inputs = inputsAfter(snapshot, before, now);
+    const verdict = deriveHealth(inputs, now);
     const restarts = detectRestarts(before.previous, snapshot.bgp_protocols);
-    return { verdict: current, restarts, unchanged: nothingToRecord(deps, before.recorded, decide(restarts, current)), made };
-  });
-  if (made) cache.set(made.cacheKey, made.base);
-  // Most snapshots change nothing the stream records: then the event store is not touched at all.
-  if (!unchanged) await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
+    return { before, inputs, verdict, restarts, unchanged: nothingToRecord(deps, before.recorded, decide(restarts, verdict)) };
+  };
+  const known = knownSnapshots.take(nodeId);
+  const quick = known && judge(known.before);
+  const xmin = quick && (await writeOverKnown(deps.pool, snapshot, known, quick.inputs, quick.verdict.health, now, cache));
+  const { before, verdict, restarts, unchanged, written } = xmin
+    ? { ...quick, written: { xmin } }
+    : await withTransaction(deps.pool, async (tx) => {
+        const judged = judge(await readBeforeSnapshot(tx, nodeId));
+        return { ...judged, written: await writeSnapshot(tx, snapshot, judged.inputs, judged.verdict.health, now, cache) };
+      });
+  if (written.made) cache.set(written.made.cacheKey, written.made.base);
+  // Most snapshots change nothing the stream records: then the event store is not touched at all, and the next snapshot can start from this one.
+  if (unchanged) knownSnapshots.set(nodeId, { ...before, previous: snapshot.bgp_protocols }, written.xmin);
+  else await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
+    const bases = deps.seriesBases ?? (deps.seriesBases = new SeriesBases());
     void deps.background.run(
       Promise.all([
         afterwards(deps, nodeId, metadata, 'runtime snapshot: archives', () => archiveSnapshot(deps.pool, snapshot, at)),
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at)),
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at, bases)),
       ]),
     );
   }
@@ -263,9 +281,18 @@ export async function recordReresolve(deps: TelemetryDeps, result: WireguardRere
   return outcome;
 }
 
-/** Replaces the node's prefix flap table in one transaction; returns how many entries it holds. */
+/**
+ * Replaces the node's prefix flap table, in one statement when this process wrote
+ * the node's previous report (`KnownFlapReports`), else in one transaction;
+ * returns how many entries it holds.
+ */
 export async function recordPrefixFlaps(deps: TelemetryDeps, flaps: PrefixFlaps, now: Date): Promise<number> {
-  return withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now));
+  const knownFlaps = deps.knownFlaps ?? (deps.knownFlaps = new KnownFlapReports());
+  const known = knownFlaps.take(flaps.node_id);
+  const written =
+    (known && (await replaceOverKnown(deps.pool, flaps, now, known))) ?? (await withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now)));
+  if (written.known) knownFlaps.set(flaps.node_id, written.known);
+  return written.entries;
 }
 
 /** A 30 s sample, placed at its `captured_at` (bounded); one older than the retention is answered but not stored. */
