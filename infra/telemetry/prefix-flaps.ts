@@ -114,7 +114,9 @@ export async function replaceOverKnown(db: Queryable, flaps: PrefixFlaps, now: D
 }
 
 /** The INSERT of a report's rows ($1 to $13 of `writeValues`), when `condition` holds. */
-const ROWS_INSERT = (condition: string) => `INSERT INTO prefix_flaps (node_id, prefix, peer_asn, origin_asn, score, flaps, last_flap_at, captured_at, as_path, announcements, withdrawals, changes, alert_since)
+const ROWS_INSERT = (
+  condition: string,
+) => `INSERT INTO prefix_flaps (node_id, prefix, peer_asn, origin_asn, score, flaps, last_flap_at, captured_at, as_path, announcements, withdrawals, changes, alert_since)
        SELECT $1, f.prefix, f.peer_asn, f.origin_asn, f.score, f.flaps, f.last_flap_at, $2, CASE WHEN f.as_path IS NULL THEN NULL ELSE ARRAY(SELECT jsonb_array_elements_text(f.as_path)::bigint) END,
               f.announcements, f.withdrawals, f.changes, f.alert_since
        FROM unnest($3::text[], $4::bigint[], $5::bigint[], $6::float8[], $7::int[], $8::timestamptz[], $9::jsonb[], $10::int[], $11::int[], $12::int[], $13::timestamptz[])
@@ -159,7 +161,8 @@ const FINER_THAN_MS = /\.\d{4}/;
 function knownAfter(flaps: PrefixFlaps, rows: readonly NextPrefixRow[], xmin: string): KnownFlapReport | undefined {
   if (FINER_THAN_MS.test(flaps.captured_at)) return undefined;
   const previous = new Map<string, PreviousPrefixRow>();
-  for (const r of rows) previous.set(prefixKeyOf(r.entry.prefix, r.entry.peer_asn), { flaps: r.entry.flaps ?? null, score: r.entry.score, alert_since: r.alert_since });
+  for (const r of rows)
+    previous.set(prefixKeyOf(r.entry.prefix, r.entry.peer_asn), { flaps: r.entry.flaps ?? null, score: r.entry.score, alert_since: r.alert_since });
   return { previous, fedAt: new Date(flaps.captured_at), xmin };
 }
 

@@ -163,7 +163,8 @@ async function writeSnapshotShare(
     if (!rows.has(key)) rows.set(key, emptyRow(width, bucket));
     return rows.get(key)!;
   };
-  for (const c of contributions.filter((c) => c.interface === null)) Object.assign(rowAt(c.width, c.bucket), { rx: c.rx_bytes, tx: c.tx_bytes, seconds: c.seconds });
+  for (const c of contributions.filter((c) => c.interface === null))
+    Object.assign(rowAt(c.width, c.bucket), { rx: c.rx_bytes, tx: c.tx_bytes, seconds: c.seconds });
   for (const width of ROLLUP_WIDTHS) {
     const row = rowAt(width, bucketOf(at, width));
     row.cpu = snapshot.self_metrics.cpu;
