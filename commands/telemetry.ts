@@ -41,7 +41,15 @@ import {
 import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
 import { execute } from './handle.js';
 import { readModelAndTail } from './read-model-tail.js';
-import { inputsAfter, KnownSnapshots, readBeforeSnapshot, writeOverKnown, writeSnapshot, type BeforeSnapshot } from '../infra/telemetry/snapshot-write.js';
+import {
+  inputsAfter,
+  KnownSnapshots,
+  readBeforeSnapshot,
+  writeOverKnown,
+  writeSnapshot,
+  type BeforeSnapshot,
+  type PreviousSnapshot,
+} from '../infra/telemetry/snapshot-write.js';
 import { StatusBaseCache } from '../infra/telemetry/status-bodies.js';
 import type { KnownTables } from '../infra/telemetry/known-tables.js';
 import { Validation } from '../domain/errors.js';
@@ -115,25 +123,29 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
     ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts),
   ];
   /** The snapshot against what the node's previous one left. */
-  const judge = (before: BeforeSnapshot) => {
+  const judge = (before: PreviousSnapshot) => {
     const inputs = inputsAfter(snapshot, before, now);
-    const verdict = deriveHealth(inputs, now);
-    const restarts = detectRestarts(before.previous, snapshot.bgp_protocols);
-    return { before, inputs, verdict, restarts, unchanged: nothingToRecord(deps, before.recorded, decide(restarts, verdict)) };
+    return { before, inputs, verdict: deriveHealth(inputs, now), restarts: detectRestarts(before.previous, snapshot.bgp_protocols) };
   };
   const known = knownSnapshots.take(nodeId);
   const quick = known && judge(known.before);
-  const xmin = quick && (await writeOverKnown(deps.pool, snapshot, known, quick.inputs, quick.verdict.health, now, cache));
-  const { before, verdict, restarts, unchanged, written } = xmin
-    ? { ...quick, written: { xmin } }
+  const fast = quick && (await writeOverKnown(deps.pool, snapshot, known.xmin, quick.inputs, quick.verdict.health, now, cache));
+  const { before, verdict, restarts, recorded, xmin, made } = fast
+    ? { ...quick, ...fast, made: undefined }
     : await withTransaction(deps.pool, async (tx) => {
-        const judged = judge(await readBeforeSnapshot(tx, nodeId));
-        return { ...judged, written: await writeSnapshot(tx, snapshot, judged.inputs, judged.verdict.health, now, cache) };
+        const read = await readBeforeSnapshot(tx, nodeId);
+        const judged = judge(read);
+        const written = await writeSnapshot(tx, snapshot, judged.inputs, judged.verdict.health, now, cache);
+        return { ...judged, recorded: read.recorded, ...written };
       });
-  if (written.made) cache.set(written.made.cacheKey, written.made.base);
-  // Most snapshots change nothing the stream records: then the event store is not touched at all, and the next snapshot can start from this one.
-  if (unchanged) knownSnapshots.set(nodeId, { ...before, previous: snapshot.bgp_protocols }, written.xmin);
-  else await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
+  if (made) cache.set(made.cacheKey, made.base);
+  // Most snapshots change nothing the stream records: then the event store is not touched at all.
+  if (!nothingToRecord(deps, recorded, decide(restarts, verdict))) await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
+  knownSnapshots.set(
+    nodeId,
+    { previous: snapshot.bgp_protocols, last_report_status: before.last_report_status, last_apply_status: before.last_apply_status },
+    xmin,
+  );
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
     const bases = deps.seriesBases ?? (deps.seriesBases = new SeriesBases());

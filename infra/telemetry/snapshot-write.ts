@@ -13,12 +13,16 @@ import { changeAndBase, StatusBaseCache } from './status-bodies.js';
  * when the snapshot changed what the stream recorded.
  */
 
-/** What the node's previous snapshot left, read under its row lock. */
-export interface BeforeSnapshot {
+/** What the node's previous snapshot left that the next one is compared with. */
+export interface PreviousSnapshot {
   /** BGP protocols of the stored snapshot ([] when none). */
   previous: RuntimeSnapshot['bgp_protocols'];
   last_report_status: string | null;
   last_apply_status: string | null;
+}
+
+/** What the node's previous snapshot left, read under its row lock, and what its transitions recorded. */
+export interface BeforeSnapshot extends PreviousSnapshot {
   /**
    * The node's `node_status_current` row (the inline projection of its
    * `node-status-<node_id>` stream) as this statement saw it; undefined: no row.
@@ -51,7 +55,7 @@ export async function readBeforeSnapshot(tx: Queryable, nodeId: string): Promise
 }
 
 /** The health inputs the snapshot leaves in `node_status` (what `upsertSnapshot` answers). */
-export function inputsAfter(snapshot: RuntimeSnapshot, before: BeforeSnapshot, now: Date): HealthInputs {
+export function inputsAfter(snapshot: RuntimeSnapshot, before: PreviousSnapshot, now: Date): HealthInputs {
   return {
     snapshot_received_at: now,
     bgp_total: snapshot.bgp_protocols.length,
@@ -148,36 +152,36 @@ async function write(
  * snapshot then goes the long way.
  */
 export class KnownSnapshots {
-  private readonly snapshots = new Map<string, { before: BeforeSnapshot; xmin: string }>();
+  private readonly snapshots = new Map<string, { before: PreviousSnapshot; xmin: string }>();
 
   /** The node's entry, removed: it is set again once the next write has committed. */
-  take(nodeId: string): { before: BeforeSnapshot; xmin: string } | undefined {
+  take(nodeId: string): { before: PreviousSnapshot; xmin: string } | undefined {
     const known = this.snapshots.get(nodeId);
     this.snapshots.delete(nodeId);
     return known;
   }
 
-  set(nodeId: string, before: BeforeSnapshot, xmin: string): void {
+  set(nodeId: string, before: PreviousSnapshot, xmin: string): void {
     this.snapshots.set(nodeId, { before, xmin });
   }
 }
 
 /**
- * `writeSnapshot` in one statement on what this process wrote last (`known`),
- * outside a transaction: only if the row is still at `known.xmin`, the node's
- * recorded transitions still at `known.before.recorded`'s version, and the day's
- * base is cached and still stored. Answers the new version, or undefined when
- * nothing was written (then the caller writes the long way).
+ * `writeSnapshot` in one statement outside a transaction, on the row version
+ * `xmin` this process wrote last: only if the row is still that version and the
+ * day's base is cached and still stored. Answers the new version and the node's
+ * recorded transitions as the statement saw them (as `readBeforeSnapshot` reads
+ * them), or undefined when nothing was written (then the caller writes the long way).
  */
 export async function writeOverKnown(
   db: Queryable,
   snapshot: RuntimeSnapshot,
-  known: { before: BeforeSnapshot; xmin: string },
+  xmin: string,
   inputs: HealthInputs,
   health: string,
   now: Date,
   cache: StatusBaseCache,
-): Promise<string | undefined> {
+): Promise<{ xmin: string; recorded: BeforeSnapshot['recorded'] } | undefined> {
   const cached = cache.get(StatusBaseCache.key(snapshot.node_id, 'snapshot', now));
   if (cached === undefined) return undefined;
   const { rows } = await db.query({
@@ -186,15 +190,16 @@ export async function writeOverKnown(
        latest AS (
          UPDATE node_status SET ${SNAPSHOT_COLUMNS}
          WHERE node_id = $1 AND xmin = $11::xid AND EXISTS (SELECT 1 FROM base)
-           AND (SELECT version FROM node_status_current WHERE node_id = $1) IS NOT DISTINCT FROM $12::integer
          RETURNING node_status.xmin::text AS xmin
        ),
        history AS (
          INSERT INTO status_snapshots (node_id, kind, generation, status, drift_count, change, created_at)
          SELECT $1, 'snapshot', $8, $9, NULL, $10, $3 FROM latest RETURNING id
        )
-       SELECT latest.xmin FROM latest, history`,
-    values: [...snapshotValues(snapshot, inputs, health, now, changesBetween(cached, snapshot)), known.xmin, known.before.recorded?.version ?? null],
+       SELECT latest.xmin, c.health, c.sessions, c.version FROM latest CROSS JOIN history LEFT JOIN node_status_current c ON c.node_id = $1`,
+    values: [...snapshotValues(snapshot, inputs, health, now, changesBetween(cached, snapshot)), xmin],
   });
-  return rows[0]?.xmin;
+  const r = rows[0];
+  if (r === undefined) return undefined;
+  return { xmin: r.xmin, recorded: r.version === null ? undefined : { health: r.health, sessions: r.sessions, version: r.version } };
 }

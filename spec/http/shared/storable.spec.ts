@@ -42,7 +42,7 @@ describe('inputs PostgreSQL cannot store are refused with 422 before any handler
       fetch(`${h.url}/control/v1/admin/nodes`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': `application/json; charset=${charset}` },
-        body,
+        body: new Uint8Array(body),
       });
     const utf16 = Buffer.from(JSON.stringify({ ...node('fra4'), site: 'x\ud800' }).replace('\\ud800', '\ud800'), 'utf16le');
     const refused = await post(utf16, 'utf-16le');
