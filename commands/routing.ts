@@ -4,14 +4,7 @@ import { primaryOf } from '../infra/db/read-pool.js';
 import type { Logger } from '../infra/logger.js';
 import { NO_FLEET_ROUTING, refreshFleetRouting, storedFleetRouting, type FleetRouting } from '../infra/telemetry/routing-fleet.js';
 import { changedPositions, churnBetween, hashTable, KnownTables, type KnownTable } from '../infra/telemetry/known-tables.js';
-import {
-  churnAgainstLatest,
-  forgetNodeRouting,
-  latestTableCapture,
-  lockNodeRouting,
-  storeOverKnown,
-  storeRoutingTable,
-} from '../infra/telemetry/routing.js';
+import { churnAgainstLatest, forgetNodeRouting, latestTableCapture, lockNodeRouting, storeOverKnown, storeRoutingTable } from '../infra/telemetry/routing.js';
 import { summarizeRoutes } from '../domain/telemetry/routing.js';
 import { listNodes } from '../projections/fleet/queries.js';
 import type { TelemetryDeps } from './telemetry.js';

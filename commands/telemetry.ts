@@ -1,4 +1,4 @@
-import { KnownFlapReports, replaceOverKnown, replacePrefixFlaps } from '../infra/telemetry/prefix-flaps.js';
+import { KnownFlapReports, replaceOverKnown, replacePrefixFlaps, type FlapWrite } from '../infra/telemetry/prefix-flaps.js';
 import type pg from 'pg';
 import {
   decideHealth,
@@ -127,11 +127,23 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
     const inputs = inputsAfter(snapshot, before, now);
     return { before, inputs, verdict: deriveHealth(inputs, now), restarts: detectRestarts(before.previous, snapshot.bgp_protocols) };
   };
-  const known = knownSnapshots.take(nodeId);
-  const quick = known && judge(known.before);
-  const fast = quick && (await writeOverKnown(deps.pool, snapshot, known.xmin, quick.inputs, quick.verdict.health, now, cache));
+  /**
+   * One statement on the row version this process wrote last; when another instance wrote since, once more on
+   * the row that statement saw (consecutive snapshots alternating between instances). Undefined: the long way.
+   */
+  const writeOnKnown = async (known: { before: PreviousSnapshot; xmin: string } | undefined) => {
+    for (let tries = 0; known && tries < 2; tries++) {
+      const judged = judge(known.before);
+      const written = await writeOverKnown(deps.pool, snapshot, known.xmin, judged.inputs, judged.verdict.health, now, cache);
+      if (written === undefined) return undefined;
+      if (!('stale' in written)) return { ...judged, ...written };
+      known = written.stale;
+    }
+    return undefined;
+  };
+  const fast = await writeOnKnown(knownSnapshots.take(nodeId));
   const { before, verdict, restarts, recorded, xmin, made } = fast
-    ? { ...quick, ...fast, made: undefined }
+    ? { ...fast, made: undefined }
     : await withTransaction(deps.pool, async (tx) => {
         const read = await readBeforeSnapshot(tx, nodeId);
         const judged = judge(read);
@@ -295,14 +307,21 @@ export async function recordReresolve(deps: TelemetryDeps, result: WireguardRere
 
 /**
  * Replaces the node's prefix flap table, in one statement when this process wrote
- * the node's previous report (`KnownFlapReports`), else in one transaction;
+ * the node's previous report (`KnownFlapReports`), in two when another instance
+ * wrote it (the first reads it), else in one transaction;
  * returns how many entries it holds.
  */
 export async function recordPrefixFlaps(deps: TelemetryDeps, flaps: PrefixFlaps, now: Date): Promise<number> {
   const knownFlaps = deps.knownFlaps ?? (deps.knownFlaps = new KnownFlapReports());
-  const known = knownFlaps.take(flaps.node_id);
-  const written =
-    (known && (await replaceOverKnown(deps.pool, flaps, now, known))) ?? (await withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now)));
+  let known = knownFlaps.take(flaps.node_id);
+  let written: FlapWrite | undefined;
+  // When another instance wrote the node's report since, once more on the report that statement saw.
+  for (let tries = 0; known && !written && tries < 2; tries++) {
+    const outcome = await replaceOverKnown(deps.pool, flaps, now, known);
+    if (outcome && 'stale' in outcome) known = outcome.stale;
+    else [written, known] = [outcome, undefined];
+  }
+  written ??= await withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now));
   if (written.known) knownFlaps.set(flaps.node_id, written.known);
   return written.entries;
 }

@@ -67,9 +67,7 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
            SELECT o.*, f.captured_at AS fed_at FROM (SELECT captured_at FROM prefix_flap_feeds WHERE node_id = $1) f FULL JOIN old o ON true`,
     values: [flaps.node_id],
   });
-  const previous = new Map<string, PreviousPrefixRow>();
-  for (const r of old.rows) if (r.prefix !== null) previous.set(prefixKeyOf(r.prefix, r.peer_asn === null ? null : Number(r.peer_asn)), r);
-  const next = nextPrefixRows(flaps, previous, old.rows[0]?.fed_at ?? null);
+  const next = nextPrefixRows(flaps, previousRows(old.rows), old.rows[0]?.fed_at ?? null);
   const { rows } = await db.query({
     name: 'prefix-flaps-write',
     text: `WITH rows AS (${ROWS_INSERT('true')}),
@@ -86,17 +84,33 @@ export async function replacePrefixFlaps(db: Queryable, flaps: PrefixFlaps, now:
 }
 
 /**
- * `replacePrefixFlaps` in one statement on what this process wrote last
- * (`known`), outside a transaction: the node's lock, then the write only if the
- * feed row is still at `known.xmin`. Answers undefined when nothing was written
+ * `replacePrefixFlaps` in one statement on what this process wrote last (or
+ * read: `known`), outside a transaction: the node's lock, then the write only if
+ * the feed row is still at `known.xmin`. When another instance wrote since,
+ * nothing is written and the node's report as the statement saw it is answered
+ * (`stale`), to compare with and write on again; undefined when there is none
  * (the caller then writes the long way).
  */
-export async function replaceOverKnown(db: Queryable, flaps: PrefixFlaps, now: Date, known: KnownFlapReport): Promise<FlapWrite | undefined> {
+export async function replaceOverKnown(
+  db: Queryable,
+  flaps: PrefixFlaps,
+  now: Date,
+  known: KnownFlapReport,
+): Promise<FlapWrite | { stale: KnownFlapReport } | undefined> {
   const next = nextPrefixRows(flaps, known.previous, known.fedAt);
   const written = 'EXISTS (SELECT 1 FROM feed)';
   // The lock is taken before the feed row (the join needs its row first), as the transaction does; the old rows
   // are deleted before the new ones are inserted (the insert waits for the count of the deleted: the same keys).
-  const { rows } = await db.query({
+  const { rows } = await db.query<{
+    written: boolean;
+    xmin: string;
+    fed_at: Date | null;
+    prefix: string | null;
+    peer_asn: string | null;
+    flaps: number | null;
+    score: number;
+    alert_since: Date | null;
+  }>({
     name: 'prefix-flaps-write-over-known',
     text: `WITH lock AS (SELECT pg_advisory_xact_lock(hashtext('prefix_flaps ' || $1))),
      feed AS (
@@ -106,11 +120,24 @@ export async function replaceOverKnown(db: Queryable, flaps: PrefixFlaps, now: D
      old AS (DELETE FROM prefix_flaps WHERE node_id = $1 AND ${written} RETURNING 1),
      rows AS (${ROWS_INSERT(`${written} AND (SELECT count(*) FROM old) >= 0`)}),
      rate AS (${FLAP_RATE_UPSERT(`($19::boolean AND ${written})`, '$20', '$21', '$22')})
-     SELECT xmin FROM feed`,
+     SELECT true AS written, xmin, NULL::timestamptz AS fed_at, NULL AS prefix, NULL::bigint AS peer_asn, NULL::int AS flaps, NULL::float8 AS score, NULL::timestamptz AS alert_since
+       FROM feed
+     UNION ALL
+     SELECT false, f.xmin::text, f.captured_at, p.prefix, p.peer_asn, p.flaps, p.score, p.alert_since
+       FROM prefix_flap_feeds f LEFT JOIN prefix_flaps p ON p.node_id = f.node_id
+       WHERE f.node_id = $1 AND f.xmin <> $23::xid AND NOT ${written}`,
     values: [...writeValues(flaps, next, now), known.xmin],
   });
   if (rows.length === 0) return undefined;
+  if (!rows[0].written) return { stale: { previous: previousRows(rows), fedAt: rows[0].fed_at!, xmin: rows[0].xmin } };
   return { entries: next.rows.length, known: knownAfter(flaps, next.rows, rows[0].xmin) };
+}
+
+/** The previous report's rows by key, as read (a row without a prefix: none). */
+function previousRows(rows: readonly (PreviousPrefixRow & { prefix: string | null; peer_asn: string | null })[]): Map<string, PreviousPrefixRow> {
+  const previous = new Map<string, PreviousPrefixRow>();
+  for (const r of rows) if (r.prefix !== null) previous.set(prefixKeyOf(r.prefix, r.peer_asn === null ? null : Number(r.peer_asn)), r);
+  return previous;
 }
 
 /** The INSERT of a report's rows ($1 to $13 of `writeValues`), when `condition` holds. */

@@ -84,10 +84,16 @@ export function wireguardCounters(snapshot: RuntimeSnapshot): CounterReading[] {
  * while the node's cursor is still at its time, which the write checks: a
  * snapshot another instance took since, or a node forgotten, goes the long way.
  */
-export class SeriesBases {
-  private readonly bases = new Map<string, { at: Date; counters: CounterReading[] }>();
+/** A node's series cursor (null: no snapshot taken yet) and the counters taken with it. */
+export interface SeriesBase {
+  at: Date | null;
+  counters: CounterReading[];
+}
 
-  get(nodeId: string): { at: Date; counters: CounterReading[] } | undefined {
+export class SeriesBases {
+  private readonly bases = new Map<string, SeriesBase>();
+
+  get(nodeId: string): SeriesBase | undefined {
     return this.bases.get(nodeId);
   }
 
@@ -108,19 +114,24 @@ const BASE_MAX_AGE_MS = 24 * 3600_000;
  * snapshot (per interface and summed), its self metrics, and its counters as the
  * next snapshot's base. A snapshot at or before the newest one taken (a retry, or
  * out of order) adds nothing: its interval was counted already. With `bases`
- * holding the node's previous counters, one statement; otherwise (or when the
- * cursor moved meanwhile) one transaction that reads them under the cursor's lock.
+ * holding the node's previous counters, one statement (two when another instance
+ * took a snapshot since: the first answers its cursor and counters); otherwise
+ * one transaction that reads them under the cursor's lock.
  */
 export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot, at: Date, bases?: SeriesBases): Promise<SeriesOutcome> {
   const nodeId = snapshot.node_id;
   const current = wireguardCounters(snapshot);
-  const known = bases?.get(nodeId);
+  let known = bases?.get(nodeId);
   bases?.delete(nodeId);
-  const usable = known !== undefined && known.at < at && at.getTime() - known.at.getTime() <= BASE_MAX_AGE_MS;
   let outcome: SeriesOutcome | undefined;
-  if (usable) {
+  // When another instance took the node's previous snapshot, once more on the cursor and counters the first statement saw.
+  for (let tries = 0; known && !outcome && tries < 2; tries++) {
+    if (!(known.at === null || (known.at < at && at.getTime() - known.at.getTime() <= BASE_MAX_AGE_MS))) break;
     const previous = new Map(known.counters.map((c) => [c.interface, c]));
-    if (await writeSnapshotShare(pool, snapshot, at, known.at, previous, current)) outcome = 'added';
+    const written = await writeSnapshotShare(pool, snapshot, at, known.at, previous, current);
+    if (written === true) outcome = 'added';
+    else if (written && written.at !== null && written.at >= at) outcome = 'late';
+    else known = written;
   }
   outcome ??= await withTransaction(pool, async (tx) => {
     const cursor = await claimCursor(tx, nodeId, 'snapshot_at', at);
@@ -143,9 +154,11 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
  * Writes a snapshot's share in one statement, if the node's cursor is still at
  * `previousAt` (the time of the `previous` counters): the cursor moves to `at`,
  * the interface and node rollups, the counters as the next snapshot's base.
- * Answers whether it wrote. Every part waits for the cursor's update (its row
- * lock first, as in the transaction's claim; a concurrent write of the node makes
- * the check fail after it commits, and nothing is written).
+ * Answers true when it wrote; otherwise the cursor and counters as the statement
+ * saw them (another instance took a snapshot since), or undefined (no cursor, or
+ * a concurrent write: the caller takes the long way). Every part waits for the
+ * cursor's update (its row lock first, as in the transaction's claim; a
+ * concurrent write of the node makes the check fail after it commits).
  */
 async function writeSnapshotShare(
   db: Queryable,
@@ -154,7 +167,7 @@ async function writeSnapshotShare(
   previousAt: Date | null,
   previous: ReadonlyMap<string, CounterReading>,
   current: CounterReading[],
-): Promise<boolean> {
+): Promise<true | SeriesBase | undefined> {
   const contributions = trafficContributions(previousAt?.getTime() ?? null, previous, current, at.getTime());
   const perInterface = contributions.filter((c) => c.interface !== null);
   const rows = new Map<string, NodeRollupRow>();
@@ -187,7 +200,11 @@ async function writeSnapshotShare(
          INSERT INTO interface_counters_latest (node_id, interface, at, rx_bytes, tx_bytes)
          SELECT $1, c.name, $2, c.rx, c.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS c(name, rx, tx) WHERE ${moved}
          ON CONFLICT (node_id, interface) DO UPDATE SET at = EXCLUDED.at, rx_bytes = EXCLUDED.rx_bytes, tx_bytes = EXCLUDED.tx_bytes)
-       SELECT 1 FROM cursor`,
+       SELECT true AS written, NULL::timestamptz AS at, NULL AS interface, NULL::float8 AS rx_bytes, NULL::float8 AS tx_bytes FROM cursor
+       UNION ALL
+       SELECT false, c.snapshot_at, l.interface, l.rx_bytes::float8, l.tx_bytes::float8
+         FROM series_cursors c LEFT JOIN interface_counters_latest l ON l.node_id = c.node_id AND l.at = c.snapshot_at
+         WHERE c.node_id = $1 AND c.snapshot_at IS DISTINCT FROM $12 AND NOT ${moved}`,
     values: [
       snapshot.node_id,
       at,
@@ -199,7 +216,12 @@ async function writeSnapshotShare(
       ...nodeRollupValues([...rows.values()]),
     ],
   });
-  return written.length > 0;
+  if (written.length === 0) return undefined;
+  if (written[0].written) return true;
+  return {
+    at: written[0].at,
+    counters: written.filter((r) => r.interface !== null).map(({ interface: name, rx_bytes, tx_bytes }) => ({ interface: name, rx_bytes, tx_bytes })),
+  };
 }
 
 /** A reconciliation report's share: one report (a failure when its status is `failed`) in its bucket of every width. */

@@ -166,12 +166,20 @@ export class KnownSnapshots {
   }
 }
 
+/** A write on a row version that was not the stored one: the stored row as the statement saw it, to try again from. */
+export interface StaleSnapshot {
+  stale: { before: PreviousSnapshot; xmin: string };
+}
+
 /**
  * `writeSnapshot` in one statement outside a transaction, on the row version
- * `xmin` this process wrote last: only if the row is still that version and the
- * day's base is cached and still stored. Answers the new version and the node's
- * recorded transitions as the statement saw them (as `readBeforeSnapshot` reads
- * them), or undefined when nothing was written (then the caller writes the long way).
+ * `xmin` (what this process wrote last, or read): only if the row is still that
+ * version and the day's base is cached and still stored. Answers the new version
+ * and the node's recorded transitions as the statement saw them (as
+ * `readBeforeSnapshot` reads them). When the row is another version (another
+ * instance wrote it), nothing is written and the row as the statement saw it is
+ * answered (`stale`), to compare with and write on again; undefined when there is
+ * no row or no cached base (then the caller writes the long way).
  */
 export async function writeOverKnown(
   db: Queryable,
@@ -181,7 +189,7 @@ export async function writeOverKnown(
   health: string,
   now: Date,
   cache: StatusBaseCache,
-): Promise<{ xmin: string; recorded: BeforeSnapshot['recorded'] } | undefined> {
+): Promise<{ xmin: string; recorded: BeforeSnapshot['recorded'] } | StaleSnapshot | undefined> {
   const cached = cache.get(StatusBaseCache.key(snapshot.node_id, 'snapshot', now));
   if (cached === undefined) return undefined;
   const { rows } = await db.query({
@@ -196,10 +204,15 @@ export async function writeOverKnown(
          INSERT INTO status_snapshots (node_id, kind, generation, status, drift_count, change, created_at)
          SELECT $1, 'snapshot', $8, $9, NULL, $10, $3 FROM latest RETURNING id
        )
-       SELECT latest.xmin, c.health, c.sessions, c.version FROM latest CROSS JOIN history LEFT JOIN node_status_current c ON c.node_id = $1`,
+       SELECT true AS written, latest.xmin, c.health, c.sessions, c.version, NULL::jsonb AS p, NULL AS report_status, NULL AS apply_status
+         FROM latest CROSS JOIN history LEFT JOIN node_status_current c ON c.node_id = $1
+       UNION ALL
+       SELECT false, s.xmin::text, NULL, NULL, NULL, s.snapshot->'bgp_protocols', s.report_status, s.apply_status
+         FROM node_status s WHERE s.node_id = $1 AND s.xmin <> $11::xid AND EXISTS (SELECT 1 FROM base) AND NOT EXISTS (SELECT 1 FROM latest)`,
     values: [...snapshotValues(snapshot, inputs, health, now, changesBetween(cached, snapshot)), xmin],
   });
   const r = rows[0];
   if (r === undefined) return undefined;
+  if (!r.written) return { stale: { before: { previous: r.p ?? [], last_report_status: r.report_status, last_apply_status: r.apply_status }, xmin: r.xmin } };
   return { xmin: r.xmin, recorded: r.version === null ? undefined : { health: r.health, sessions: r.sessions, version: r.version } };
 }

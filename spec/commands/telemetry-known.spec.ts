@@ -80,11 +80,14 @@ describe('telemetry reports on what this process wrote last (one statement)', fu
     expect(await flapRows('k')).to.deep.equal(await flapRows('f'));
   });
 
-  it('writes the long way when another process wrote the node’s report since', async () => {
+  it('writes on the stored report when another process wrote it since: the rows the transaction stores', async () => {
     const [a, b] = [deps(), deps()];
     for (let i = 0; i < 5; i++) {
       sys.clock.current = new Date(T0 + 10 * MIN + i * MIN);
+      sent = { statements: 0, transactions: 0 };
       await recordPrefixFlaps(i === 2 ? b : a, flapReport('x', i), sys.clock.now());
+      // After B's report, A's first statement writes nothing and answers the stored report; the second writes on it.
+      if (i === 3) expect(sent).to.deep.equal({ statements: 2, transactions: 0 });
       await recordPrefixFlaps(deps(), flapReport('y', i), sys.clock.now());
       expect(await flapRows('x')).to.deep.equal(await flapRows('y'));
     }
@@ -135,7 +138,7 @@ describe('telemetry reports on what this process wrote last (one statement)', fu
     expect(renamed(await snapshotRows('k'), 'k', 'f')).to.equal(JSON.stringify(await snapshotRows('f')));
   });
 
-  it('writes a snapshot the long way after an apply result changed the node’s status row, and after another process’s snapshot', async () => {
+  it('writes a snapshot on the stored row after an apply result changed it, and after another process’s snapshot: the rows the transactions store', async () => {
     const [a, b] = [deps(), deps()];
     for (let i = 0; i < 6; i++) {
       sys.clock.current = new Date(T0 + 20 * MIN + i * MIN);
@@ -143,7 +146,11 @@ describe('telemetry reports on what this process wrote last (one statement)', fu
       // The other process's snapshot finds p1 restarted (a later `since`), which the next one must not find again.
       const since = i >= 3 ? '2026-11-01T12:22:30Z' : '2026-11-01T10:00:00Z';
       const s = (node: string) => ({ ...snapshotAt(node, 20 + i), bgp_protocols: snapshotAt(node, 0).bgp_protocols.map((p) => ({ ...p, since })) });
+      sent = { statements: 0, transactions: 0 };
       await recordSnapshot(i === 3 ? b : a, s('x'), meta, now);
+      await sys.context.background.drain();
+      // After B's snapshot, A's answer and series share take two statements each (the first answers what B stored), the archives one.
+      if (i === 4) expect(sent).to.deep.equal({ statements: 5, transactions: 0 });
       await recordSnapshot(deps(), s('y'), meta, now);
       if (i === 1) {
         await recordApply(a, applyResult('x', 'failed') as ApplyResult, meta, now);
