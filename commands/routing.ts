@@ -3,15 +3,8 @@ import { withTransaction, type Pool } from '../infra/db/pool.js';
 import { primaryOf } from '../infra/db/read-pool.js';
 import type { Logger } from '../infra/logger.js';
 import { NO_FLEET_ROUTING, refreshFleetRouting, storedFleetRouting, type FleetRouting } from '../infra/telemetry/routing-fleet.js';
-import { changedPositions, churnBetween, hashTable, KnownTables } from '../infra/telemetry/known-tables.js';
-import {
-  churnAgainstLatest,
-  forgetNodeRouting,
-  latestTableCapture,
-  lockNodeRouting,
-  storedObservation,
-  storeRoutingTable,
-} from '../infra/telemetry/routing.js';
+import { changedPositions, churnBetween, hashTable, KnownTables, type KnownTable } from '../infra/telemetry/known-tables.js';
+import { churnAgainstLatest, forgetNodeRouting, latestTableCapture, lockNodeRouting, storeOverKnown, storeRoutingTable } from '../infra/telemetry/routing.js';
 import { summarizeRoutes } from '../domain/telemetry/routing.js';
 import { listNodes } from '../projections/fleet/queries.js';
 import type { TelemetryDeps } from './telemetry.js';
@@ -22,24 +15,33 @@ import type { TelemetryDeps } from './telemetry.js';
  * node's routing lock); then the fleet's union is refreshed. A failed refresh is
  * only logged: the fleet trend misses a point, the table is stored.
  * When the node's stored table is the one this process wrote last (`KnownTables`),
- * the churn and the changed rows are found here and only those rows are sent;
- * otherwise PostgreSQL compares the whole table with the stored rows.
+ * the churn and the changed rows are found here and only those rows are sent, in
+ * one statement that checks it is still stored; otherwise PostgreSQL compares the
+ * whole table with the stored rows.
  */
 export async function recordRoutingTable(deps: TelemetryDeps, table: RoutingTable, now: Date): Promise<number> {
   const knownTables = deps.knownTables ?? (deps.knownTables = new KnownTables());
   const hashes = hashTable(table);
   const before = knownTables.get(table.node_id);
   knownTables.delete(table.node_id);
-  const { id, summaryJson } = await withTransaction(deps.pool, async (tx) => {
-    await lockNodeRouting(tx, table.node_id);
-    const known = before && before.observationId === (await storedObservation(tx, table.node_id)) ? before : undefined;
-    const churn = known ? churnBetween(known.prefixes, hashes.prefixes) : await churnAgainstLatest(tx, table);
-    const seqs = known ? changedPositions(known.routes, hashes.routes) : undefined;
+  /** The table against the one this process stored last, if that is the stored one. */
+  const againstKnown = (known: KnownTable) => {
+    const churn = churnBetween(known.prefixes, hashes.prefixes);
+    const seqs = changedPositions(known.routes, hashes.routes);
     // The same routes give the same summary: not counted again.
-    const same = known !== undefined && seqs!.length === 0 && known.routes.length === hashes.routes.length && known.rpkiObserved === table.rpki_observed;
-    const summaryJson = same ? known.summaryJson : JSON.stringify(summarizeRoutes(table));
-    return { id: await storeRoutingTable(tx, table, now, churn, summaryJson, seqs), summaryJson };
-  });
+    const same = seqs.length === 0 && known.routes.length === hashes.routes.length && known.rpkiObserved === table.rpki_observed;
+    return { churn, seqs, summaryJson: same ? known.summaryJson : JSON.stringify(summarizeRoutes(table)) };
+  };
+  // One statement when the stored table is still the one this process wrote; else (or when it is not) one transaction, compared in SQL.
+  const quick = before && againstKnown(before);
+  const quickId = quick && (await storeOverKnown(deps.pool, table, now, quick.churn, quick.summaryJson, quick.seqs, before.observationId));
+  const { id, summaryJson } = quickId
+    ? { id: quickId, summaryJson: quick.summaryJson }
+    : await withTransaction(deps.pool, async (tx) => {
+        await lockNodeRouting(tx, table.node_id);
+        const summaryJson = JSON.stringify(summarizeRoutes(table));
+        return { id: await storeRoutingTable(tx, table, now, await churnAgainstLatest(tx, table), summaryJson), summaryJson };
+      });
   knownTables.set(table.node_id, { observationId: id, ...hashes, rpkiObserved: table.rpki_observed, summaryJson });
   try {
     await fleetRefresh(deps.pool).request(table.captured_at, now);

@@ -1,4 +1,4 @@
-import { replacePrefixFlaps } from '../infra/telemetry/prefix-flaps.js';
+import { KnownFlapReports, replaceOverKnown, replacePrefixFlaps, type FlapWrite } from '../infra/telemetry/prefix-flaps.js';
 import type pg from 'pg';
 import {
   decideHealth,
@@ -23,7 +23,7 @@ import type { EventMetadata, EventStore } from '../infra/eventstore/types.js';
 import type { Logger } from '../infra/logger.js';
 import { compactTelemetry } from '../infra/telemetry/compaction.js';
 import { pruneTelemetry } from '../infra/telemetry/retention.js';
-import { addReportToSeries, addSnapshotToSeries } from '../infra/telemetry/series.js';
+import { addReportToSeries, addSnapshotToSeries, SeriesBases } from '../infra/telemetry/series.js';
 import { detectRestarts } from '../domain/flaps/session.js';
 import { placeSample, type Placement } from '../domain/series/placement.js';
 import {
@@ -41,7 +41,15 @@ import {
 import { currentNodeStatus, recordedHealths } from '../projections/node-status/queries.js';
 import { execute } from './handle.js';
 import { readModelAndTail } from './read-model-tail.js';
-import { inputsAfter, readBeforeSnapshot, writeSnapshot, type BeforeSnapshot } from '../infra/telemetry/snapshot-write.js';
+import {
+  inputsAfter,
+  KnownSnapshots,
+  readBeforeSnapshot,
+  writeOverKnown,
+  writeSnapshot,
+  type BeforeSnapshot,
+  type PreviousSnapshot,
+} from '../infra/telemetry/snapshot-write.js';
 import { StatusBaseCache } from '../infra/telemetry/status-bodies.js';
 import type { KnownTables } from '../infra/telemetry/known-tables.js';
 import { Validation } from '../domain/errors.js';
@@ -63,6 +71,12 @@ export interface TelemetryDeps {
   statusBases?: StatusBaseCache;
   /** The routing tables this process stored last, per node (made on first use); one per database. */
   knownTables?: KnownTables;
+  /** The snapshots this process wrote last, per node (made on first use); one per database. */
+  knownSnapshots?: KnownSnapshots;
+  /** The series counters this process wrote last, per node (made on first use); one per database. */
+  seriesBases?: SeriesBases;
+  /** The prefix flap reports this process wrote last, per node (made on first use); one per database. */
+  knownFlaps?: KnownFlapReports;
   /** The traffic samples' group commit (made on first use): concurrent reports' samples in one statement. */
   trafficWrites?: GroupCommit<TrafficSampleRow>;
 }
@@ -103,26 +117,54 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
   const nodeId = snapshot.node_id;
   const capturedAt = new Date(snapshot.captured_at).toISOString();
   const cache = deps.statusBases ?? (deps.statusBases = new StatusBaseCache());
+  const knownSnapshots = deps.knownSnapshots ?? (deps.knownSnapshots = new KnownSnapshots());
   const decide = (restarts: readonly SessionRestart[], verdict: HealthVerdict) => (state: NodeStatusState) => [
     ...decideHealth(nodeId, state, verdict),
     ...decideSessions(nodeId, state, snapshot.bgp_protocols, capturedAt, restarts),
   ];
-  const { verdict, restarts, unchanged, made } = await withTransaction(deps.pool, async (tx) => {
-    const before = await readBeforeSnapshot(tx, nodeId);
-    const current = deriveHealth(inputsAfter(snapshot, before, now), now);
-    const made = await writeSnapshot(tx, snapshot, inputsAfter(snapshot, before, now), current.health, now, cache);
-    const restarts = detectRestarts(before.previous, snapshot.bgp_protocols);
-    return { verdict: current, restarts, unchanged: nothingToRecord(deps, before.recorded, decide(restarts, current)), made };
-  });
+  /** The snapshot against what the node's previous one left. */
+  const judge = (before: PreviousSnapshot) => {
+    const inputs = inputsAfter(snapshot, before, now);
+    return { before, inputs, verdict: deriveHealth(inputs, now), restarts: detectRestarts(before.previous, snapshot.bgp_protocols) };
+  };
+  /**
+   * One statement on the row version this process wrote last; when another instance wrote since, once more on
+   * the row that statement saw (consecutive snapshots alternating between instances). Undefined: the long way.
+   */
+  const writeOnKnown = async (known: { before: PreviousSnapshot; xmin: string } | undefined) => {
+    for (let tries = 0; known && tries < 2; tries++) {
+      const judged = judge(known.before);
+      const written = await writeOverKnown(deps.pool, snapshot, known.xmin, judged.inputs, judged.verdict.health, now, cache);
+      if (written === undefined) return undefined;
+      if (!('stale' in written)) return { ...judged, ...written };
+      known = written.stale;
+    }
+    return undefined;
+  };
+  const fast = await writeOnKnown(knownSnapshots.take(nodeId));
+  const { before, verdict, restarts, recorded, xmin, made } = fast
+    ? { ...fast, made: undefined }
+    : await withTransaction(deps.pool, async (tx) => {
+        const read = await readBeforeSnapshot(tx, nodeId);
+        const judged = judge(read);
+        const written = await writeSnapshot(tx, snapshot, judged.inputs, judged.verdict.health, now, cache);
+        return { ...judged, recorded: read.recorded, ...written };
+      });
   if (made) cache.set(made.cacheKey, made.base);
   // Most snapshots change nothing the stream records: then the event store is not touched at all.
-  if (!unchanged) await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
+  if (!nothingToRecord(deps, recorded, decide(restarts, verdict))) await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
+  knownSnapshots.set(
+    nodeId,
+    { previous: snapshot.bgp_protocols, last_report_status: before.last_report_status, last_apply_status: before.last_apply_status },
+    xmin,
+  );
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
+    const bases = deps.seriesBases ?? (deps.seriesBases = new SeriesBases());
     void deps.background.run(
       Promise.all([
         afterwards(deps, nodeId, metadata, 'runtime snapshot: archives', () => archiveSnapshot(deps.pool, snapshot, at)),
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at)),
+        afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at, bases)),
       ]),
     );
   }
@@ -263,9 +305,25 @@ export async function recordReresolve(deps: TelemetryDeps, result: WireguardRere
   return outcome;
 }
 
-/** Replaces the node's prefix flap table in one transaction; returns how many entries it holds. */
+/**
+ * Replaces the node's prefix flap table, in one statement when this process wrote
+ * the node's previous report (`KnownFlapReports`), in two when another instance
+ * wrote it (the first reads it), else in one transaction;
+ * returns how many entries it holds.
+ */
 export async function recordPrefixFlaps(deps: TelemetryDeps, flaps: PrefixFlaps, now: Date): Promise<number> {
-  return withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now));
+  const knownFlaps = deps.knownFlaps ?? (deps.knownFlaps = new KnownFlapReports());
+  let known = knownFlaps.take(flaps.node_id);
+  let written: FlapWrite | undefined;
+  // When another instance wrote the node's report since, once more on the report that statement saw.
+  for (let tries = 0; known && !written && tries < 2; tries++) {
+    const outcome = await replaceOverKnown(deps.pool, flaps, now, known);
+    if (outcome && 'stale' in outcome) known = outcome.stale;
+    else [written, known] = [outcome, undefined];
+  }
+  written ??= await withTransaction(deps.pool, (tx) => replacePrefixFlaps(tx, flaps, now));
+  if (written.known) knownFlaps.set(flaps.node_id, written.known);
+  return written.entries;
 }
 
 /** A 30 s sample, placed at its `captured_at` (bounded); one older than the retention is answered but not stored. */

@@ -7,7 +7,7 @@ import { auditScope } from '../../commands/audit.js';
 import { toFieldErrors as fieldErrorsAt } from '../../domain/net/schema.js';
 import { RequestValidationError, type FieldError } from './errors.js';
 import { labelRoute } from './metrics.js';
-import { DEFAULT_BODY_LIMIT_BYTES, formatBytes, jsonBody } from './body-limit.js';
+import { bodyTextsStorable, DEFAULT_BODY_LIMIT_BYTES, formatBytes, jsonBody } from './body-limit.js';
 
 // ajv-formats ships CommonJS; its default export arrives wrapped under ESM.
 const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
@@ -95,41 +95,49 @@ export const MAX_NESTING = 64;
  * than `MAX_NESTING`, numbers beyond ±2^53 (no column of ours holds them exactly;
  * a bigint column refuses 1e308). Walks at most `MAX_NESTING` levels, so a body
  * nested thousands deep costs nothing more. Throws the 422 of the first problems.
+ * `textsStorable`: the caller knows no string or key can hold NUL or a lone
+ * surrogate (`storableJsonText`), so only numbers and nesting are checked.
  */
-export function checkStorable(value: unknown, where: 'body' | 'query' | 'path'): void {
+export function checkStorable(value: unknown, where: 'body' | 'query' | 'path', textsStorable = false): void {
   const errors: FieldError[] = [];
-  // The location as a chain from the leaf up, made into an array only for an error (a body of 1,500 routes has 15,000 keys).
-  type Chain = { up: Chain | null; key: string | number };
-  const locOf = (chain: Chain | null, last?: string | number): (string | number)[] => {
-    const loc: (string | number)[] = last === undefined ? [] : [last];
-    for (let c = chain; c !== null; c = c.up) loc.push(c.key);
-    return loc.reverse();
-  };
-  const walk = (v: unknown, chain: Chain, depth: number): void => {
+  // The location of the value being looked at, pushed and popped as the walk goes (a body of 1,500 routes has
+  // 15,000 keys: no array or object per value), copied only for an error.
+  const path: (string | number)[] = [where];
+  const fail = (msg: string, type: string, last?: string | number) => errors.push({ loc: last === undefined ? [...path] : [...path, last], msg, type });
+  const walk = (v: unknown, depth: number): void => {
     if (errors.length > MAX_FIELD_ERRORS) return;
     if (typeof v === 'string') {
+      if (textsStorable) return;
       const problem = unstorableText(v);
-      if (problem) errors.push({ loc: locOf(chain), msg: problem.msg, type: problem.type });
+      if (problem) fail(problem.msg, problem.type);
     } else if (typeof v === 'number') {
-      if (!Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER) errors.push({ loc: locOf(chain), msg: 'number out of range', type: 'number_range' });
+      if (!Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER) fail('number out of range', 'number_range');
     } else if (v !== null && typeof v === 'object') {
       if (depth >= MAX_NESTING) {
-        errors.push({ loc: locOf(chain), msg: `nested deeper than ${MAX_NESTING} levels`, type: 'depth' });
+        fail(`nested deeper than ${MAX_NESTING} levels`, 'depth');
         return;
       }
-      if (Array.isArray(v)) for (let i = 0; i < v.length; i++) walk(v[i], { up: chain, key: i }, depth + 1);
-      else
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          path.push(i);
+          walk(v[i], depth + 1);
+          path.pop();
+        }
+      } else {
         for (const key in v) {
           if (!Object.hasOwn(v, key)) continue;
-          const problem = unstorableText(key);
+          const problem = textsStorable ? undefined : unstorableText(key);
           // Only a key with a problem differs from what a 422 location can show.
           const shown = problem ? storableKey(key) : key;
-          if (problem) errors.push({ loc: locOf(chain, shown), msg: `field name: ${problem.msg}`, type: problem.type });
-          walk((v as Record<string, unknown>)[key], { up: chain, key: shown }, depth + 1);
+          if (problem) fail(`field name: ${problem.msg}`, problem.type, shown);
+          path.push(shown);
+          walk((v as Record<string, unknown>)[key], depth + 1);
+          path.pop();
         }
+      }
     }
   };
-  walk(value, { up: null, key: where }, 0);
+  walk(value, 0);
   if (errors.length) throw new RequestValidationError(capFieldErrors(where, errors));
 }
 
@@ -229,7 +237,7 @@ export class ApiRouter {
         if (audit) audit.successStatus = successStatus;
         checkStorable(req.params, 'path');
         checkStorable(req.query, 'query');
-        if (spec.body) checkStorable(req.body, 'body');
+        if (spec.body) checkStorable(req.body, 'body', bodyTextsStorable(req));
         if (spec.params) validate(spec.params, req.params, 'path');
         (req as Request & { validQuery: unknown }).validQuery = spec.query ? validate(spec.query, { ...(req.query as object) }, 'query') : req.query;
         if (spec.body) req.body = validate(spec.body, req.body ?? {}, 'body');

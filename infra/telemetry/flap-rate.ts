@@ -13,7 +13,7 @@ export const minuteOf = (at: Date): Date => new Date(Math.floor(at.getTime() / M
 /**
  * The upsert adding one report's changes to the minute it was received in, as
  * SQL with the placeholders given: whether it counts (boolean), the minute, the
- * changes and the listed changes. `replacePrefixFlaps` ends its write with it.
+ * changes and the listed changes. `replacePrefixFlaps` and `replaceOverKnown` write it with the report.
  */
 export const FLAP_RATE_UPSERT = (counts: string, minute: string, changes: string, listed: string): string =>
   `INSERT INTO flap_rate_minutes (minute, reports, changes, listed_changes) SELECT ${minute}::timestamptz, 1, ${changes}::bigint, ${listed}::bigint WHERE ${counts}::boolean

@@ -28,8 +28,10 @@ export interface Churn {
 
 /** One table of a node at a time: churn compares against the table the node's previous report left. */
 export async function lockNodeRouting(db: Queryable, nodeId: string): Promise<void> {
-  await db.query('SELECT pg_advisory_xact_lock($1)', [advisoryKey(`routing-table:${nodeId}`)]);
+  await db.query('SELECT pg_advisory_xact_lock($1)', [routingLockKey(nodeId)]);
 }
+
+const routingLockKey = (nodeId: string): bigint => advisoryKey(`routing-table:${nodeId}`);
 
 /** Prefixes announced and withdrawn against the node's stored table; null when the node never stored one. */
 export async function churnAgainstLatest(db: Queryable, table: RoutingTable): Promise<Churn | null> {
@@ -48,9 +50,10 @@ export async function churnAgainstLatest(db: Queryable, table: RoutingTable): Pr
  * table's end go; each given position (`seqs`, 1-based; every position when the caller
  * does not know the stored rows) is inserted, or updated where it differs from the
  * stored row. A table of 1,500 routes 5 minutes after the previous one differs in a
- * few rows, not 1,500 deleted and inserted. Parameters $1 to $11 of the statement.
+ * few rows, not 1,500 deleted and inserted. Parameters $1 to $11 of the statement;
+ * rows change only when `condition` holds.
  */
-const ROUTE_ROWS = `gone AS (DELETE FROM routing_routes WHERE node_id = $1 AND seq > $2),
+const routeRows = (condition = 'true') => `gone AS (DELETE FROM routing_routes WHERE node_id = $1 AND seq > $2 AND ${condition}),
        x AS (SELECT x.seq, x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path::bigint[] AS as_path, x.rpki, x.local
              FROM unnest($3::int[], $4::text[], $5::smallint[], $6::text[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::boolean[])
                AS x(seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local)),
@@ -58,9 +61,10 @@ const ROUTE_ROWS = `gone AS (DELETE FROM routing_routes WHERE node_id = $1 AND s
          INSERT INTO routing_routes AS t (node_id, seq, prefix, family, sort_key, protocol, origin_asn, as_path, rpki, local)
          SELECT $1, x.seq, x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path, x.rpki, x.local
          FROM x LEFT JOIN routing_routes o ON o.node_id = $1 AND o.seq = x.seq
-         WHERE o.seq IS NULL
+         WHERE (o.seq IS NULL
             OR (o.prefix, o.family, o.sort_key, o.protocol, o.origin_asn, o.as_path, o.rpki, o.local)
-               IS DISTINCT FROM (x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path, x.rpki, x.local)
+               IS DISTINCT FROM (x.prefix, x.family, x.sort_key, x.protocol, x.origin_asn, x.as_path, x.rpki, x.local))
+           AND ${condition}
          ON CONFLICT (node_id, seq) DO UPDATE SET prefix = EXCLUDED.prefix, family = EXCLUDED.family, sort_key = EXCLUDED.sort_key, protocol = EXCLUDED.protocol,
            origin_asn = EXCLUDED.origin_asn, as_path = EXCLUDED.as_path, rpki = EXCLUDED.rpki, local = EXCLUDED.local)`;
 
@@ -86,7 +90,7 @@ function routeRowValues(nodeId: string, routes: RoutingTable['routes'], seqs?: r
 
 /** Replaces the node's route rows with the table's, and completes observation `id` with its summary and churn. */
 export async function storeRoutingAnalytics(db: Queryable, id: number, receivedAt: Date, table: RoutingTable, churn: Churn | null): Promise<void> {
-  await db.query({ name: 'routing-routes-replace', text: `WITH ${ROUTE_ROWS} SELECT 1`, values: routeRowValues(table.node_id, table.routes) });
+  await db.query({ name: 'routing-routes-replace', text: `WITH ${routeRows()} SELECT 1`, values: routeRowValues(table.node_id, table.routes) });
   // The summary goes with the node's latest table (only the latest one is read); the
   // observation keeps its churn. received_at too: the partition key, so only the observation's own day is read.
   await db.query(
@@ -96,20 +100,10 @@ export async function storeRoutingAnalytics(db: Queryable, id: number, receivedA
   );
 }
 
-/** The observation the node's stored table came with; null when it has none. */
-export async function storedObservation(db: Queryable, nodeId: string): Promise<number | null> {
-  const { rows } = await db.query({
-    name: 'routing-stored-observation',
-    text: `SELECT observation_id FROM routing_tables WHERE node_id = $1`,
-    values: [nodeId],
-  });
-  return rows[0] ? Number(rows[0].observation_id) : null;
-}
-
 /**
  * Stores a routing table in one statement (call under the node's routing lock): the
  * observation with its churn, the node's latest table with its summary (JSON text),
- * and its route rows (`ROUTE_ROWS`; `seqs`: only these positions can differ from
+ * and its route rows (`routeRows`; `seqs`: only these positions can differ from
  * the stored rows, every position when undefined). Answers the observation id.
  */
 export async function storeRoutingTable(
@@ -120,30 +114,64 @@ export async function storeRoutingTable(
   summaryJson: string,
   seqs?: readonly number[],
 ): Promise<number> {
-  const v6 = table.routes.reduce((n, r) => (r.prefix.includes(':') ? n + 1 : n), 0);
   const { rows } = await db.query<{ id: string }>({
     name: 'routing-table-store',
-    text: `WITH obs AS (
+    text: `WITH ${tableWrite('true')} SELECT id FROM obs`,
+    values: tableValues(table, receivedAt, churn, summaryJson, seqs),
+  });
+  return Number(rows[0].id);
+}
+
+/**
+ * `storeRoutingTable` in one statement outside a transaction, when the node's
+ * stored table is still observation `knownId` (the one this process wrote, whose
+ * rows `seqs` was found against): the node's routing lock, then its
+ * `routing_tables` row locked and checked, then the write. Answers the new
+ * observation id, or undefined when the stored table is another one (nothing written).
+ */
+export async function storeOverKnown(
+  db: Queryable,
+  table: RoutingTable,
+  receivedAt: Date,
+  churn: Churn | null,
+  summaryJson: string,
+  seqs: readonly number[],
+  knownId: number,
+): Promise<number | undefined> {
+  // The lock comes first (the check's row needs it joined), as in the transaction; the row lock re-reads the row as committed after the wait.
+  const { rows } = await db.query<{ id: string }>({
+    name: 'routing-table-store-over-known',
+    text: `WITH lock AS (SELECT pg_advisory_xact_lock($19::bigint)),
+       known AS (SELECT 1 FROM routing_tables t, lock WHERE t.node_id = $1 AND t.observation_id = $20 FOR UPDATE OF t),
+       ${tableWrite('EXISTS (SELECT 1 FROM known)')}
+     SELECT id FROM obs`,
+    values: [...tableValues(table, receivedAt, churn, summaryJson, seqs), routingLockKey(table.node_id).toString(), knownId],
+  });
+  return rows[0] ? Number(rows[0].id) : undefined;
+}
+
+/** The observation, the node's latest table and its route rows, when `condition` holds: parameters $1 to $18 (`tableValues`). */
+const tableWrite = (condition: string) => `obs AS (
          INSERT INTO routing_observations (node_id, captured_at, received_at, size, size_v4, size_v6, rpki_observed, announced, withdrawn)
-         VALUES ($1, $12, $13, $2, $2 - $14::int, $14, $15, $16, $17) RETURNING id),
+         SELECT $1, $12, $13, $2, $2 - $14::int, $14, $15, $16, $17 WHERE ${condition} RETURNING id),
        latest AS (
          INSERT INTO routing_tables (node_id, observation_id, observation_received_at, captured_at, rpki_observed, summary) SELECT $1, id, $13, $12, $15, $18 FROM obs
          ON CONFLICT (node_id) DO UPDATE SET observation_id = EXCLUDED.observation_id, observation_received_at = EXCLUDED.observation_received_at,
            captured_at = EXCLUDED.captured_at, rpki_observed = EXCLUDED.rpki_observed, routes = NULL, summary = EXCLUDED.summary),
-       ${ROUTE_ROWS}
-     SELECT id FROM obs`,
-    values: [
-      ...routeRowValues(table.node_id, table.routes, seqs),
-      table.captured_at,
-      receivedAt,
-      v6,
-      table.rpki_observed,
-      churn?.announced ?? null,
-      churn?.withdrawn ?? null,
-      summaryJson,
-    ],
-  });
-  return Number(rows[0].id);
+       ${routeRows(condition)}`;
+
+function tableValues(table: RoutingTable, receivedAt: Date, churn: Churn | null, summaryJson: string, seqs?: readonly number[]): unknown[] {
+  const v6 = table.routes.reduce((n, r) => (r.prefix.includes(':') ? n + 1 : n), 0);
+  return [
+    ...routeRowValues(table.node_id, table.routes, seqs),
+    table.captured_at,
+    receivedAt,
+    v6,
+    table.rpki_observed,
+    churn?.announced ?? null,
+    churn?.withdrawn ?? null,
+    summaryJson,
+  ];
 }
 
 /**

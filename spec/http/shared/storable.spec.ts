@@ -3,7 +3,7 @@ import { createIdentityApp } from '../../../http/identity/app.js';
 import { MAX_FIELD_ERRORS, MAX_NESTING } from '../../../http/shared/routes.js';
 import { api, type ApiResponse } from '../../support/http.js';
 import { startApp } from '../../support/system.js';
-import { node, startFleet, type FleetHarness } from '../control/fleet/support.js';
+import { ADMIN_TOKEN, node, startFleet, type FleetHarness } from '../control/fleet/support.js';
 
 /** The control 422 of the given kind at the given location. */
 function expect422(res: ApiResponse, type: string, loc: (string | number)[]): void {
@@ -35,6 +35,27 @@ describe('inputs PostgreSQL cannot store are refused with 422 before any handler
     // JSON.stringify writes a lone surrogate as the escape \ud800, as an attacker would.
     expect422(await h.client.post('/admin/nodes', { ...node('fra1'), site: 'x\ud800' }), 'string_unpaired_surrogate', ['body', 'site']);
     expectStored(await h.client.post('/admin/nodes', { ...node('fra2'), labels: { emoji: '\ud83d\ude00' } }));
+  });
+
+  it('refuses a lone surrogate sent unescaped in UTF-16, and stores one sent as UTF-8 bytes as U+FFFD (the decoder replaces each byte)', async () => {
+    const post = (body: Buffer, charset: string) =>
+      fetch(`${h.url}/control/v1/admin/nodes`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': `application/json; charset=${charset}` },
+        body: new Uint8Array(body),
+      });
+    const utf16 = Buffer.from(JSON.stringify({ ...node('fra4'), site: 'x\ud800' }).replace('\\ud800', '\ud800'), 'utf16le');
+    const refused = await post(utf16, 'utf-16le');
+    expect(refused.status).to.equal(422);
+    expect((await refused.json()).detail.errors[0]).to.include({ type: 'string_unpaired_surrogate' });
+    const text = JSON.stringify({ ...node('fra5'), site: 'x#' });
+    const utf8 = Buffer.concat([
+      Buffer.from(text.slice(0, text.indexOf('#'))),
+      Buffer.from([0xed, 0xa0, 0x80]),
+      Buffer.from(text.slice(text.indexOf('#') + 1)),
+    ]);
+    expect((await post(utf8, 'utf-8')).status).to.equal(201);
+    expect((await h.client.get('/admin/nodes/fra5')).body.site).to.match(/^x\uFFFD+$/);
   });
 
   it(`refuses free-form objects nested deeper than ${MAX_NESTING} levels (5,000 deep included)`, async () => {
