@@ -22,8 +22,7 @@ import type { TelemetryDeps } from './telemetry.js';
 export async function recordRoutingTable(deps: TelemetryDeps, table: RoutingTable, now: Date): Promise<number> {
   const knownTables = deps.knownTables ?? (deps.knownTables = new KnownTables());
   const hashes = hashTable(table);
-  const before = knownTables.get(table.node_id);
-  knownTables.delete(table.node_id);
+  const before = knownTables.take(table.node_id);
   /** The table against the one this process stored last, if that is the stored one. */
   const againstKnown = (known: KnownTable) => {
     const churn = churnBetween(known.prefixes, hashes.prefixes);

@@ -153,11 +153,10 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
   if (made) cache.set(made.cacheKey, made.base);
   // Most snapshots change nothing the stream records: then the event store is not touched at all.
   if (!nothingToRecord(deps, recorded, decide(restarts, verdict))) await appendTransitions(deps, nodeId, decide(restarts, verdict), metadata);
-  knownSnapshots.set(
-    nodeId,
-    { previous: snapshot.bgp_protocols, last_report_status: before.last_report_status, last_apply_status: before.last_apply_status },
+  knownSnapshots.set(nodeId, {
+    before: { previous: snapshot.bgp_protocols, last_report_status: before.last_report_status, last_apply_status: before.last_apply_status },
     xmin,
-  );
+  });
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
     const bases = deps.seriesBases ?? (deps.seriesBases = new SeriesBases());

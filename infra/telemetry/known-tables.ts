@@ -1,4 +1,5 @@
 import type { RoutingTable } from '../../domain/telemetry/reports.js';
+import { PerNode } from './per-node.js';
 import type { Churn } from './routing.js';
 
 /**
@@ -20,21 +21,7 @@ export interface KnownTable {
   summaryJson: string;
 }
 
-export class KnownTables {
-  private readonly tables = new Map<string, KnownTable>();
-
-  get(nodeId: string): KnownTable | undefined {
-    return this.tables.get(nodeId);
-  }
-
-  set(nodeId: string, table: KnownTable): void {
-    this.tables.set(nodeId, table);
-  }
-
-  delete(nodeId: string): void {
-    this.tables.delete(nodeId);
-  }
-}
+export class KnownTables extends PerNode<KnownTable> {}
 
 /** A table's route and prefix hashes (`KnownTable` without what storing it gives). */
 export function hashTable(table: RoutingTable): { routes: Float64Array; prefixes: Float64Array } {

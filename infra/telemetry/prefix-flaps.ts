@@ -5,6 +5,7 @@ import { reportChanges } from '../../domain/flaps/flap-stats.js';
 import type pg from 'pg';
 import { withTransaction, type Queryable } from '../db/pool.js';
 import { FLAP_RATE_UPSERT, minuteOf } from './flap-rate.js';
+import { PerNode } from './per-node.js';
 
 /**
  * Writing a node's prefix flap report (tables of migrations 0002, 0003, 0018,
@@ -22,20 +23,7 @@ import { FLAP_RATE_UPSERT, minuteOf } from './flap-rate.js';
  * while that row is still the version written (checked under the node's lock):
  * the rows and the feed are only ever written together, by `replacePrefixFlaps`.
  */
-export class KnownFlapReports {
-  private readonly reports = new Map<string, KnownFlapReport>();
-
-  /** The node's entry, removed: it is set again once the next write has committed. */
-  take(nodeId: string): KnownFlapReport | undefined {
-    const known = this.reports.get(nodeId);
-    this.reports.delete(nodeId);
-    return known;
-  }
-
-  set(nodeId: string, report: KnownFlapReport): void {
-    this.reports.set(nodeId, report);
-  }
-}
+export class KnownFlapReports extends PerNode<KnownFlapReport> {}
 
 export interface KnownFlapReport {
   previous: ReadonlyMap<string, PreviousPrefixRow>;

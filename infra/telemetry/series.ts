@@ -2,6 +2,7 @@ import { trafficContributions, type CounterReading } from '../../domain/series/c
 import { ROLLUP_WIDTHS } from '../../domain/series/grid.js';
 import type { RuntimeSnapshot } from '../../domain/telemetry/reports.js';
 import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
+import { PerNode } from './per-node.js';
 import type { RetainedTable } from './store.js';
 
 /**
@@ -77,6 +78,12 @@ export function wireguardCounters(snapshot: RuntimeSnapshot): CounterReading[] {
   return snapshot.interfaces.filter((i) => wireguard.has(i.name)).map((i) => ({ interface: i.name, rx_bytes: i.rx_bytes, tx_bytes: i.tx_bytes }));
 }
 
+/** A node's series cursor (null: no snapshot taken yet) and the counters taken with it. */
+export interface SeriesBase {
+  at: Date | null;
+  counters: CounterReading[];
+}
+
 /**
  * The counters of each node's latest snapshot as this process wrote them to the
  * series (issue 30: a snapshot's share in one statement, without the cursor's
@@ -84,27 +91,7 @@ export function wireguardCounters(snapshot: RuntimeSnapshot): CounterReading[] {
  * while the node's cursor is still at its time, which the write checks: a
  * snapshot another instance took since, or a node forgotten, goes the long way.
  */
-/** A node's series cursor (null: no snapshot taken yet) and the counters taken with it. */
-export interface SeriesBase {
-  at: Date | null;
-  counters: CounterReading[];
-}
-
-export class SeriesBases {
-  private readonly bases = new Map<string, SeriesBase>();
-
-  get(nodeId: string): SeriesBase | undefined {
-    return this.bases.get(nodeId);
-  }
-
-  set(nodeId: string, at: Date, counters: CounterReading[]): void {
-    this.bases.set(nodeId, { at, counters });
-  }
-
-  delete(nodeId: string): void {
-    this.bases.delete(nodeId);
-  }
-}
+export class SeriesBases extends PerNode<SeriesBase> {}
 
 /** Known counters older than this are not used: the retention may have pruned them from `interface_counters_latest` (60 days), far beyond it. */
 const BASE_MAX_AGE_MS = 24 * 3600_000;
@@ -121,8 +108,7 @@ const BASE_MAX_AGE_MS = 24 * 3600_000;
 export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot, at: Date, bases?: SeriesBases): Promise<SeriesOutcome> {
   const nodeId = snapshot.node_id;
   const current = wireguardCounters(snapshot);
-  let known = bases?.get(nodeId);
-  bases?.delete(nodeId);
+  let known = bases?.take(nodeId);
   let outcome: SeriesOutcome | undefined;
   // When another instance took the node's previous snapshot, once more on the cursor and counters the first statement saw.
   for (let tries = 0; known && !outcome && tries < 2; tries++) {
@@ -146,7 +132,7 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
     await writeSnapshotShare(tx, snapshot, at, cursor.previous, previous, current);
     return 'added';
   });
-  if (outcome === 'added') bases?.set(nodeId, at, current);
+  if (outcome === 'added') bases?.set(nodeId, { at, counters: current });
   return outcome;
 }
 

@@ -2,6 +2,7 @@ import { changesBetween, type JsonChange } from '../../domain/telemetry/changes.
 import type { HealthInputs } from '../../domain/telemetry/health.js';
 import type { BgpState, RuntimeSnapshot } from '../../domain/telemetry/reports.js';
 import type { Queryable } from '../db/pool.js';
+import { PerNode } from './per-node.js';
 import { changeAndBase, StatusBaseCache } from './status-bodies.js';
 
 /**
@@ -151,20 +152,7 @@ async function write(
  * or apply status, another instance's snapshot) makes a new version, and the
  * snapshot then goes the long way.
  */
-export class KnownSnapshots {
-  private readonly snapshots = new Map<string, { before: PreviousSnapshot; xmin: string }>();
-
-  /** The node's entry, removed: it is set again once the next write has committed. */
-  take(nodeId: string): { before: PreviousSnapshot; xmin: string } | undefined {
-    const known = this.snapshots.get(nodeId);
-    this.snapshots.delete(nodeId);
-    return known;
-  }
-
-  set(nodeId: string, before: PreviousSnapshot, xmin: string): void {
-    this.snapshots.set(nodeId, { before, xmin });
-  }
-}
+export class KnownSnapshots extends PerNode<{ before: PreviousSnapshot; xmin: string }> {}
 
 /** A write on a row version that was not the stored one: the stored row as the statement saw it, to try again from. */
 export interface StaleSnapshot {
