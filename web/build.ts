@@ -140,7 +140,6 @@ export const BUILDS = {
   console: async () => (await buildWeb(['console']))[0],
   portal: async () => (await buildWeb(['portal']))[0],
 } as const satisfies Record<string, () => Promise<Built>>;
-export type BuildName = keyof typeof BUILDS;
 
 // ---- the staged swap ----
 
@@ -330,7 +329,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.error(`web/build.ts: no build named ${unknown.join(', ')} (known: ${Object.keys(BUILDS).join(', ')})`);
     process.exit(2);
   }
-  for (const name of (names.length > 0 ? names : Object.keys(BUILDS)) as BuildName[]) {
+  for (const name of (names.length > 0 ? names : Object.keys(BUILDS)) as (keyof typeof BUILDS)[]) {
     const b = await BUILDS[name]();
     const total = b.files.reduce((sum, f) => sum + f.bytes, 0);
     console.log(`${name}: ${b.files.length} files, ${(total / 1024).toFixed(0)} KiB in ${b.dir}`);

@@ -2,17 +2,17 @@ import type { ApiResult } from './api.js';
 import { problemOf, type Problem } from './problem.js';
 import type { AuthorizeContext, CaptchaKind } from './types.js';
 
-/** The three results of the contract, plus an answer that is none of them. */
-export type ContextOutcome =
+/**
+ * Sorts the answer of `authorize-context` into the contract's three results,
+ * plus an answer that is none of them.
+ */
+export function classifyContext(result: ApiResult):
   | { kind: 'valid'; context: AuthorizeContext }
   /** Faulty request whose redirect address the backend verified: hand the error back to the application. */
   | { kind: 'redirect'; redirectTo: string; error: string; detail: string }
   /** Client or redirect address invalid: terminal screen; the raw query's address is never used. */
   | { kind: 'fatal'; problem: Problem }
-  | { kind: 'failed'; problem: Problem };
-
-/** Sorts the answer of `authorize-context` into the contract's three shapes. */
-export function classifyContext(result: ApiResult): ContextOutcome {
+  | { kind: 'failed'; problem: Problem } {
   const body = result.body as Record<string, unknown> | null;
   if (result.status === 200 && body && typeof body.redirect_to === 'string') {
     return { kind: 'redirect', redirectTo: body.redirect_to, error: String(body.error ?? ''), detail: String(body.detail ?? body.error ?? '') };

@@ -1,7 +1,6 @@
 /** A tiny element builder: enough DOM for a handful of screens, no framework. */
 
-type Listener = (event: Event) => void;
-export type Attrs = Record<string, string | number | boolean | Listener | undefined>;
+export type Attrs = Record<string, string | number | boolean | EventListener | undefined>;
 export type Child = Node | string | false | null | undefined;
 
 /**
@@ -27,7 +26,7 @@ export function fieldValue(form: HTMLFormElement, name: string): string {
 }
 
 /** A submit handler that keeps the page from navigating. */
-export function onSubmit(handler: (form: HTMLFormElement) => void): Listener {
+export function onSubmit(handler: (form: HTMLFormElement) => void): EventListener {
   return (event) => {
     event.preventDefault();
     handler(event.currentTarget as HTMLFormElement);

@@ -7,8 +7,8 @@
  * A 401 ends the session (`onUnauthorized`).
  */
 
-import createClient, { createQuerySerializer, type FetchResponse, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
-import type { HttpMethod, OperationRequestBodyContent, PathsWithMethod, RequiredKeysOf, Writable } from 'openapi-typescript-helpers';
+import createClient, { createQuerySerializer, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
+import type { HttpMethod, OperationRequestBodyContent, PathsWithMethod, RequiredKeysOf, SuccessResponseJSON, Writable } from 'openapi-typescript-helpers';
 import type { FieldError, paths } from '../../.build/generated/control-api.js';
 
 export const API_BASE = '/control/v1';
@@ -53,23 +53,20 @@ export interface Session {
 
 /**
  * What a call answers: `Answer<'/ui/nodes'>` (GET), `Answer<'/admin/dns-groups', 'post'>`;
- * the 2xx body the server's document declares.
+ * the 2xx JSON body the server's document declares (undefined when it declares none).
  */
-export type Answer<P extends keyof paths, M extends HttpMethod = 'get'> = Data<Operation<P, M>, object>;
+export type Answer<P extends keyof paths, M extends HttpMethod = 'get'> = [SuccessResponseJSON<Operation<P, M>>] extends [never]
+  ? undefined
+  : SuccessResponseJSON<Operation<P, M>>;
 
 /** A request body the server's document declares: `Body<'/admin/dns-groups', 'post'>`. */
 export type Body<P extends keyof paths, M extends HttpMethod> = Writable<OperationRequestBodyContent<Operation<P, M>>>;
-
-/** The 2xx body of an operation called with `I` (undefined when it has none). */
-type Data<O extends Record<string | number, unknown>, I> = [NonNullable<FetchResponse<O, I, 'application/json'>['data']>] extends [never]
-  ? undefined
-  : NonNullable<FetchResponse<O, I, 'application/json'>['data']>;
 
 /** One typed call: the path as the server's document names it (`/ui/nodes/{node_id}/links`), its params, body and signal; the answer's body. */
 type Call<M extends HttpMethod> = <P extends PathsWithMethod<paths, M>, I extends MaybeOptionalInit<paths[P], M>>(
   url: P,
   ...init: RequiredKeysOf<I> extends never ? [(I & Extra)?] : [I & Extra]
-) => Promise<Data<Operation<P, M>, I>>;
+) => Promise<Answer<P, M>>;
 
 type Operation<P extends keyof paths, M extends HttpMethod> = Extract<paths[P][M], Record<string | number, unknown>>;
 

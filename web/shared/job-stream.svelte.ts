@@ -1,16 +1,6 @@
 import { ApiError, eventData, streamEvents, type Session } from './api.js';
 import { apiError } from './form.svelte.js';
 
-/** How a job's stream ended: its `done` event came, the page stopped reading, the stream closed early, or it failed. */
-export type JobEnd = 'done' | 'stopped' | 'lost' | 'failed' | 'refused' | 'superseded';
-
-/** One event of a job's stream: its name, its JSON data (`{}` when none) and the raw text. */
-export interface JobEvent {
-  event: string;
-  data: Record<string, unknown>;
-  text: string;
-}
-
 /**
  * The runner of a job a page starts on a node and then reads as it streams
  * (the log view, the probes): create it with a POST (its 422 field errors keyed
@@ -30,14 +20,17 @@ export class JobStream {
 
   /**
    * Creates the job (`create` answers its id), calls `started`, then hands each
-   * event to `onEvent` until the `done` event (or the end of the stream).
+   * event to `onEvent` until the `done` event (or the end of the stream): its
+   * name, its JSON data (`{}` when none) and the raw text. Answers how the stream
+   * ended: its `done` event came, the page stopped reading, it closed early, it
+   * failed, the job was refused, or a newer run took over.
    */
   async run(job: {
     create: () => Promise<string>;
     stream: (id: string) => string;
     started?: (id: string) => unknown;
-    onEvent: (event: JobEvent) => void;
-  }): Promise<JobEnd> {
+    onEvent: (event: { event: string; data: Record<string, unknown>; text: string }) => void;
+  }): Promise<'done' | 'stopped' | 'lost' | 'failed' | 'refused' | 'superseded'> {
     this.error = null;
     this.fieldErrors = {};
     let id: string;

@@ -25,11 +25,6 @@ export function titleOf(path: string, routes: readonly PageRoute[]): string | un
   return m ? routes.find((r) => r.name === m.name)?.title : undefined;
 }
 
-export interface Match {
-  name: string;
-  params: Record<string, string>;
-}
-
 export function basePath(): string {
   return new URL(document.baseURI).pathname.replace(/\/?$/, '/');
 }
@@ -84,7 +79,7 @@ export function setQuery(values: Record<string, string | number | null | undefin
 }
 
 /** Matches `path` against patterns like `/nodes/:id`; the first match wins. */
-export function match(path: string, patterns: readonly { name: string; pattern: string }[]): Match | null {
+export function match(path: string, patterns: readonly { name: string; pattern: string }[]): { name: string; params: Record<string, string> } | null {
   const parts = path.split('/').filter(Boolean);
   for (const { name, pattern } of patterns) {
     const want = pattern.split('/').filter(Boolean);

@@ -7,12 +7,6 @@
  */
 import { mulberry32 as random } from '../../domain/seeded-random.js';
 
-export interface Rgba {
-  width: number;
-  height: number;
-  data: Buffer;
-}
-
 /** Smooth 1-D value noise over a table of 1024 random values. */
 function noise1(seed: number): (x: number) => number {
   const rnd = random(seed);
@@ -53,21 +47,13 @@ const mix = (a: number, b: number, t: number) => a + (b - a) * t;
 type Rgb = [number, number, number];
 const mixRgb = (a: Rgb, b: Rgb, t: number): Rgb => [mix(a[0], b[0], t), mix(a[1], b[1], t), mix(a[2], b[2], t)];
 
-interface Range {
-  /** Where the foot of the range sits, as a fraction of the height. */
-  base: number;
-  /** Tallest mesa, as a fraction of the height. */
-  height: number;
-  /** Horizontal frequency of the mesas. */
-  freq: number;
-  /** How much of the range stands as mesa (higher: fewer, narrower mesas). */
-  cut: number;
-  /** 0 = nearest, 1 = farthest (haze). */
-  distance: number;
-  seed: number;
-}
-
-const RANGES: Range[] = [
+/**
+ * The five ranges, farthest first: where the foot of each sits and its tallest
+ * mesa (fractions of the height), the horizontal frequency of its mesas, how
+ * much of it stands as mesa (`cut`; higher: fewer, narrower mesas), its
+ * distance (0 nearest, 1 farthest, in haze) and its noise seed.
+ */
+const RANGES = [
   { base: 0.6, height: 0.1, freq: 3.4, cut: 0.55, distance: 1, seed: 11 },
   { base: 0.64, height: 0.13, freq: 2.6, cut: 0.53, distance: 0.8, seed: 23 },
   { base: 0.7, height: 0.16, freq: 2.0, cut: 0.52, distance: 0.58, seed: 37 },
@@ -83,8 +69,8 @@ const ROCK: Rgb = [150, 64, 34];
 const ROCK_LIGHT: Rgb = [204, 112, 62];
 const ROCK_PALE: Rgb = [222, 176, 132];
 
-/** Renders the scene into RGBA pixels. */
-export function renderCanyon(width = 1600, height = 640): Rgba {
+/** Renders the scene into RGBA pixels, four bytes a pixel, row by row. */
+export function renderCanyon(width = 1600, height = 640): { width: number; height: number; data: Buffer } {
   const data = Buffer.alloc(width * height * 4);
   const grain = random(7);
   const sunX = 0.7 * width;

@@ -43,15 +43,6 @@ function lead(c: number): string {
   return c >= 0.8 ? 'Most likely' : c >= 0.6 ? 'Probably' : 'Possibly';
 }
 
-export interface Explanation {
-  /** The whole sentence: who, how sure, why. */
-  sentence: string;
-  /** The culprit, short (`AS4242420001`, `the link AS1 – AS2`), or null. */
-  culprit: string | null;
-  /** One line per piece of evidence. */
-  evidence: string[];
-}
-
 /**
  * The localisation of `row` in words. `row` is the prefix's row (grouped rows
  * carry every direction, which sharpens the wording; a flat row only its own).
@@ -59,7 +50,14 @@ export interface Explanation {
 export function explain(
   row: Omit<PrefixFlapDirection, 'as_path' | 'localization'> & Partial<Pick<PrefixFlapRow, 'peers' | 'origins'>>,
   loc: PrefixFlapRow['localization'],
-): Explanation {
+): {
+  /** The whole sentence: who, how sure, why. */
+  sentence: string;
+  /** The culprit, short (`AS4242420001`, `the link AS1 – AS2`), or null. */
+  culprit: string | null;
+  /** One line per piece of evidence. */
+  evidence: string[];
+} {
   if (!loc) {
     const sentence =
       row.max_score < LOCALIZE_MIN_SCORE

@@ -6,34 +6,7 @@
  */
 import { ApiError, type PeeringFull } from '../../../shared/api.js';
 
-export interface IfaceForm {
-  original: Record<string, unknown>;
-  enabled: boolean;
-  sort_order: number;
-  name: string;
-  listen_port: string;
-  addresses: string;
-  mtu: string;
-  peer_link_local: string;
-  public_key: string;
-  endpoint: string;
-  allowed_ips: string;
-  keepalive: string;
-}
-
-export interface SessionForm {
-  original: Record<string, unknown>;
-  sort_order: number;
-  name: string;
-  neighbor_address: string;
-  interface: string;
-  address_family: '' | 'ipv4' | 'ipv6' | 'mp-bgp';
-  extended_next_hop: boolean;
-  enabled: boolean;
-  link_latency: string;
-  policy: '' | 'peer' | 'route_collector';
-}
-
+/** The form of a peering, its interfaces and its BGP sessions; `original` is the edited record's specification. */
 export interface PeeringForm {
   name: string;
   remote_asn: string;
@@ -42,14 +15,38 @@ export interface PeeringForm {
   is_internal: boolean;
   enabled: boolean;
   notes: string;
-  interfaces: IfaceForm[];
-  sessions: SessionForm[];
+  interfaces: {
+    original: Record<string, unknown>;
+    enabled: boolean;
+    sort_order: number;
+    name: string;
+    listen_port: string;
+    addresses: string;
+    mtu: string;
+    peer_link_local: string;
+    public_key: string;
+    endpoint: string;
+    allowed_ips: string;
+    keepalive: string;
+  }[];
+  sessions: {
+    original: Record<string, unknown>;
+    sort_order: number;
+    name: string;
+    neighbor_address: string;
+    interface: string;
+    address_family: '' | 'ipv4' | 'ipv6' | 'mp-bgp';
+    extended_next_hop: boolean;
+    enabled: boolean;
+    link_latency: string;
+    policy: '' | 'peer' | 'route_collector';
+  }[];
 }
 
 const str = (v: unknown): string => (v === null || v === undefined ? '' : String(v));
 const list = (v: unknown): string => (Array.isArray(v) ? v.join(', ') : '');
 
-export function emptyInterface(): IfaceForm {
+export function emptyInterface(): PeeringForm['interfaces'][number] {
   return {
     original: {},
     enabled: true,
@@ -66,7 +63,7 @@ export function emptyInterface(): IfaceForm {
   };
 }
 
-export function emptySession(sortOrder = 0): SessionForm {
+export function emptySession(sortOrder = 0): PeeringForm['sessions'][number] {
   return {
     original: {},
     sort_order: sortOrder,
@@ -152,7 +149,7 @@ function put(target: Record<string, unknown>, key: string, value: unknown): void
   target[key] = value;
 }
 
-export function interfaceSpec(f: IfaceForm): Record<string, unknown> {
+export function interfaceSpec(f: PeeringForm['interfaces'][number]): Record<string, unknown> {
   const spec: Record<string, unknown> = { ...f.original, name: f.name.trim() };
   put(spec, 'listen_port', int(f.listen_port));
   spec.addresses = items(f.addresses);
@@ -169,7 +166,7 @@ export function interfaceSpec(f: IfaceForm): Record<string, unknown> {
   return spec;
 }
 
-export function sessionSpec(f: SessionForm, remoteAsn: number | string | null): Record<string, unknown> {
+export function sessionSpec(f: PeeringForm['sessions'][number], remoteAsn: number | string | null): Record<string, unknown> {
   const spec: Record<string, unknown> = {
     ...f.original,
     name: f.name.trim(),
