@@ -8,8 +8,52 @@ export type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
 // bigint columns (positions, counts) come back as strings unless told otherwise;
 // we convert explicitly where we need them, so the default stays.
 
-export function createPool(connectionString: string, max = 10, options: { applicationName?: string; connectionTimeoutMillis?: number } = {}): pg.Pool {
-  const pool = new pg.Pool({
+/**
+ * A connection refused for the server's connection limit is tried again for the
+ * pool's connection timeout (`withinMs` for a pool without one), pausing
+ * `firstPauseMs`, then twice as long each time up to `longestPauseMs`.
+ */
+export const CONNECTION_LIMIT_RETRY = { withinMs: 10_000, firstPauseMs: 25, longestPauseMs: 500 };
+
+/**
+ * A pool whose new connection, refused because the server has no connection slot
+ * left (SQLSTATE 53300: `max_connections`, or a role's `CONNECTION LIMIT`), is
+ * tried again with growing pauses (`CONNECTION_LIMIT_RETRY`) instead of failing
+ * the query at once: a slot frees as soon as another pool of
+ * the same server (another instance, a tool, a burst that ends) lets one go.
+ * Any other failure, and a refusal past the window, fails as before.
+ */
+class SlotWaitingPool extends pg.Pool {
+  /** Refusals waited out so far (a count for tests and diagnostics). */
+  refusalsWaited = 0;
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
+  override connect(callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): Promise<pg.PoolClient> | void {
+    const connected = this.connectWaitingForSlot();
+    if (!callback) return connected;
+    connected.then(
+      (client) => callback(undefined, client, (release) => client.release(release as Error | boolean | undefined)),
+      (err: Error) => callback(err, undefined, () => {}),
+    );
+  }
+
+  private async connectWaitingForSlot(): Promise<pg.PoolClient> {
+    const until = Date.now() + (this.options.connectionTimeoutMillis || CONNECTION_LIMIT_RETRY.withinMs);
+    for (let pause = CONNECTION_LIMIT_RETRY.firstPauseMs; ; pause = Math.min(pause * 2, CONNECTION_LIMIT_RETRY.longestPauseMs)) {
+      try {
+        return await super.connect();
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== '53300' || Date.now() + pause > until || this.ending) throw err;
+        this.refusalsWaited++;
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+}
+
+export function createPool(connectionString: string, max = 10, options: { applicationName?: string; connectionTimeoutMillis?: number } = {}): pg.Pool & { readonly refusalsWaited: number } {
+  const pool = new SlotWaitingPool({
     connectionString,
     max,
     application_name: options.applicationName ?? 'dn42-control',
