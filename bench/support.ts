@@ -272,9 +272,11 @@ export class ChildPeer<To, From> {
     moduleUrl: string,
     roleVariable: string,
     role: string,
+    /** More node options for the child (e.g. `--expose-gc`, when it measures its own memory). */
+    nodeOptions: readonly string[] = [],
   ) {
     this.child = fork(new URL(moduleUrl), [], {
-      execArgv: ['--import', 'tsx', '--max-old-space-size=4096'],
+      execArgv: ['--import', 'tsx', '--max-old-space-size=4096', ...nodeOptions],
       env: { ...process.env, [roleVariable]: role },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
