@@ -32,6 +32,7 @@ import {
   insertStatusEvent,
   insertWireguardTrafficRows,
   nodeStatus,
+  snapshotArchiveValues,
   trafficTotals,
   upsertApply,
   upsertReport,
@@ -160,11 +161,16 @@ async function recordSnapshotInOrder(deps: TelemetryDeps, snapshot: RuntimeSnaps
   const { at } = placed(deps, nodeId, 'runtime snapshot', snapshot.captured_at, now);
   if (at) {
     const bases = deps.seriesBases ?? (deps.seriesBases = new SeriesBases());
+    // The archives ride on the series share's statement when it goes on what this process wrote (one statement for both);
+    // otherwise, or when that statement failed, they are written on their own, and either failure is logged as before.
+    const values = snapshotArchiveValues(snapshot);
+    const archives = values && { values, written: false };
     void deps.background.run(
-      Promise.all([
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: archives', () => archiveSnapshot(deps.pool, snapshot, at)),
-        afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at, bases)),
-      ]),
+      (async () => {
+        await afterwards(deps, nodeId, metadata, 'runtime snapshot: series rollups', () => addSnapshotToSeries(deps.pool, snapshot, at, bases, archives));
+        if (archives && !archives.written)
+          await afterwards(deps, nodeId, metadata, 'runtime snapshot: archives', () => archiveSnapshot(deps.pool, snapshot, at));
+      })(),
     );
   }
   return verdict;

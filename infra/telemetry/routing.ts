@@ -9,6 +9,7 @@ import {
   type RpkiCounts,
   type RpkiState,
 } from '../../domain/telemetry/routing.js';
+import { booleanArray, numberArray, textArray } from '../db/array-literal.js';
 import { advisoryKey, type Queryable } from '../db/pool.js';
 
 /**
@@ -40,7 +41,7 @@ export async function churnAgainstLatest(db: Queryable, table: RoutingTable): Pr
      SELECT EXISTS (SELECT 1 FROM routing_tables WHERE node_id = $1) AS previous,
             (SELECT count(*) FROM (SELECT prefix FROM fresh EXCEPT SELECT prefix FROM stored) a)::int AS announced,
             (SELECT count(*) FROM (SELECT prefix FROM stored EXCEPT SELECT prefix FROM fresh) w)::int AS withdrawn`,
-    [table.node_id, table.routes.map((r) => r.prefix)],
+    [table.node_id, textArray(table.routes.map((r) => r.prefix))],
   );
   return rows[0].previous ? { announced: rows[0].announced, withdrawn: rows[0].withdrawn } : null;
 }
@@ -73,18 +74,19 @@ function routeRowValues(nodeId: string, routes: RoutingTable['routes'], seqs?: r
   const at = seqs ?? routes.map((_, i) => i + 1);
   const r = at.map((seq) => routes[seq - 1]);
   // as_path goes in as one text array ('{1,2,3}') per route: unnest cannot take a ragged bigint[][].
+  // The arrays go as literals made here (infra/db/array-literal.ts: the driver's escaping was most of a first table's cost).
   return [
     nodeId,
     routes.length,
-    at,
-    r.map((x) => x.prefix),
-    r.map((x) => familyOf(x.prefix)),
-    r.map((x) => prefixSortKey(x.prefix)),
-    r.map((x) => x.protocol),
-    r.map((x) => x.origin_asn),
-    r.map((x) => `{${x.as_path.join(',')}}`),
-    r.map((x) => x.rpki),
-    r.map((x) => x.local),
+    numberArray(at),
+    textArray(r.map((x) => x.prefix)),
+    numberArray(r.map((x) => familyOf(x.prefix))),
+    textArray(r.map((x) => prefixSortKey(x.prefix))),
+    textArray(r.map((x) => x.protocol)),
+    numberArray(r.map((x) => x.origin_asn)),
+    textArray(r.map((x) => `{${x.as_path.join(',')}}`)),
+    textArray(r.map((x) => x.rpki)),
+    booleanArray(r.map((x) => x.local)),
   ];
 }
 

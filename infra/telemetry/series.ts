@@ -3,7 +3,7 @@ import { ROLLUP_WIDTHS } from '../../domain/series/grid.js';
 import type { RuntimeSnapshot } from '../../domain/telemetry/reports.js';
 import { withTransaction, type Pool, type Queryable } from '../db/pool.js';
 import { PerNode } from './per-node.js';
-import type { RetainedTable } from './store.js';
+import { snapshotArchivesSql, type RetainedTable } from './store.js';
 
 /**
  * The console's time series (migrations/0007_series_rollups.sql): what a snapshot
@@ -97,6 +97,15 @@ export class SeriesBases extends PerNode<SeriesBase> {}
 const BASE_MAX_AGE_MS = 24 * 3600_000;
 
 /**
+ * A snapshot's archives (`snapshotArchiveValues`, store.ts) to write with its series
+ * share: `written` once a statement that carried them committed.
+ */
+export interface SnapshotArchives {
+  values: unknown[];
+  written: boolean;
+}
+
+/**
  * A snapshot's share of the series: the traffic since the node's previous
  * snapshot (per interface and summed), its self metrics, and its counters as the
  * next snapshot's base. A snapshot at or before the newest one taken (a retry, or
@@ -104,17 +113,42 @@ const BASE_MAX_AGE_MS = 24 * 3600_000;
  * holding the node's previous counters, one statement (two when another instance
  * took a snapshot since: the first answers its cursor and counters); otherwise
  * one transaction that reads them under the cursor's lock.
+ * `archives`: the snapshot's archives ride on that one statement (issue 30: one
+ * round trip for both). When it fails, it wrote neither (one statement), and the
+ * share is written again without them, so a failing archive costs the share
+ * nothing; whatever way the share went, `archives.written` tells the caller
+ * whether it still has to write them (`archiveSnapshot`).
  */
-export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot, at: Date, bases?: SeriesBases): Promise<SeriesOutcome> {
+export async function addSnapshotToSeries(
+  pool: Pool,
+  snapshot: RuntimeSnapshot,
+  at: Date,
+  bases?: SeriesBases,
+  archives?: SnapshotArchives,
+): Promise<SeriesOutcome> {
   const nodeId = snapshot.node_id;
   const current = wireguardCounters(snapshot);
   let known = bases?.take(nodeId);
   let outcome: SeriesOutcome | undefined;
+  let carry = archives !== undefined && !archives.written;
   // When another instance took the node's previous snapshot, once more on the cursor and counters the first statement saw.
   for (let tries = 0; known && !outcome && tries < 2; tries++) {
     if (!(known.at === null || (known.at < at && at.getTime() - known.at.getTime() <= BASE_MAX_AGE_MS))) break;
     const previous = new Map(known.counters.map((c) => [c.interface, c]));
-    const written = await writeSnapshotShare(pool, snapshot, at, known.at, previous, current);
+    let written: true | SeriesBase | undefined;
+    try {
+      written = await writeSnapshotShare(pool, snapshot, at, known.at, previous, current, carry ? archives!.values : undefined);
+    } catch (err) {
+      if (!carry) throw err;
+      // Either part may have failed: the share once more on its own (the caller writes the archives on their own).
+      carry = false;
+      tries--;
+      continue;
+    }
+    if (carry) {
+      archives!.written = true;
+      carry = false;
+    }
     if (written === true) outcome = 'added';
     else if (written && written.at !== null && written.at >= at) outcome = 'late';
     else known = written;
@@ -145,6 +179,9 @@ export async function addSnapshotToSeries(pool: Pool, snapshot: RuntimeSnapshot,
  * a concurrent write: the caller takes the long way). Every part waits for the
  * cursor's update (its row lock first, as in the transaction's claim; a
  * concurrent write of the node makes the check fail after it commits).
+ * `archives`: the snapshot's archive values (`snapshotArchiveValues`), written by
+ * the same statement whatever the cursor says (each archive keeps its bucket's
+ * first sample, so writing them again adds nothing).
  */
 async function writeSnapshotShare(
   db: Queryable,
@@ -153,6 +190,7 @@ async function writeSnapshotShare(
   previousAt: Date | null,
   previous: ReadonlyMap<string, CounterReading>,
   current: CounterReading[],
+  archives?: unknown[],
 ): Promise<true | SeriesBase | undefined> {
   const contributions = trafficContributions(previousAt?.getTime() ?? null, previous, current, at.getTime());
   const perInterface = contributions.filter((c) => c.interface !== null);
@@ -172,8 +210,9 @@ async function writeSnapshotShare(
   }
   const moved = 'EXISTS (SELECT 1 FROM cursor)';
   const { rows: written } = await db.query({
-    name: 'series-snapshot-write',
-    text: `WITH cursor AS (UPDATE series_cursors SET snapshot_at = $2 WHERE node_id = $1 AND snapshot_at IS NOT DISTINCT FROM $12 RETURNING 1),
+    name: archives ? 'series-snapshot-write-archives' : 'series-snapshot-write',
+    // The archives (whatever the cursor says: they keep a bucket's first sample, idempotent) after the share's 22 values.
+    text: `WITH ${archives ? `${snapshotArchivesSql(23)},` : ''} cursor AS (UPDATE series_cursors SET snapshot_at = $2 WHERE node_id = $1 AND snapshot_at IS NOT DISTINCT FROM $12 RETURNING 1),
        interfaces AS (
          INSERT INTO interface_traffic_rollups AS t (width_s, node_id, bucket, interface, rx_bytes, tx_bytes, seconds)
          SELECT c.width, $1, to_timestamp(c.bucket), c.interface, c.rx, c.tx, c.seconds
@@ -200,6 +239,7 @@ async function writeSnapshotShare(
       ...(['width', 'bucket', 'interface', 'rx_bytes', 'tx_bytes', 'seconds'] as const).map((k) => perInterface.map((c) => c[k])),
       previousAt,
       ...nodeRollupValues([...rows.values()]),
+      ...(archives ?? []),
     ],
   });
   if (written.length === 0) return undefined;

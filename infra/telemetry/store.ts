@@ -188,66 +188,83 @@ export function archiveSelfMetrics(db: Queryable, snapshot: RuntimeSnapshot, now
   return archiveSnapshot(db, snapshot, now, { metrics: true });
 }
 
+/** The archives `archiveSnapshot` writes (all by default). */
+export interface ArchiveParts {
+  interfaces?: boolean;
+  metrics?: boolean;
+  routeCounts?: boolean;
+}
+
+const ALL_ARCHIVES: ArchiveParts = { interfaces: true, metrics: true, routeCounts: true };
+
+/**
+ * The archives' writes as common table expressions (`archive_interfaces`,
+ * `archive_metrics`, `archive_route_counts`) of a statement whose $1 is the node id
+ * and $2 the snapshot's instant, their other values (`snapshotArchiveValues`) from
+ * `$first` on: `archiveSnapshot`'s statement, or a part of another one (the series
+ * share's, infra/telemetry/series.ts).
+ */
+export function snapshotArchivesSql(first: number): string {
+  const p = (i: number) => `$${first + i - 3}`;
+  return `archive_interfaces AS (
+         INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes)
+         SELECT $1, i.name, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, i.rx, i.tx FROM unnest(${p(3)}::text[], ${p(4)}::bigint[], ${p(5)}::bigint[]) AS i(name, rx, tx)
+         ON CONFLICT DO NOTHING),
+       archive_metrics AS (
+         INSERT INTO self_metrics_samples (node_id, at, cpu_percent, rss_bytes, total_failures, log_warning_count, log_error_count, last_error_at, last_error_message,
+           last_routing_collect_seconds, last_reresolve_seconds)
+         SELECT $1, $2, ${p(7)}::float8, ${p(8)}::bigint, ${p(9)}::int, ${p(10)}::int, ${p(11)}::int, ${p(12)}::timestamptz, ${p(13)}::text, ${p(14)}::float8, ${p(15)}::float8 WHERE ${p(6)}::boolean
+         ON CONFLICT DO NOTHING),
+       archive_route_counts AS (
+         INSERT INTO session_route_counts AS t (node_id, session, bucket, at, imported_v4, imported_v6, exported_v4, exported_v6)
+         SELECT $1, r.session, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, r.i4, r.i6, r.e4, r.e6
+         FROM unnest(${p(16)}::text[], ${p(17)}::int[], ${p(18)}::int[], ${p(19)}::int[], ${p(20)}::int[]) AS r(session, i4, i6, e4, e6)
+         ON CONFLICT (node_id, session, bucket) DO UPDATE SET
+           at = EXCLUDED.at, imported_v4 = EXCLUDED.imported_v4, imported_v6 = EXCLUDED.imported_v6,
+           exported_v4 = EXCLUDED.exported_v4, exported_v6 = EXCLUDED.exported_v6
+         WHERE EXCLUDED.at >= t.at)`;
+}
+
+/** The values of `snapshotArchivesSql` (18, from its `first` on); undefined when `parts` leave nothing to write. */
+export function snapshotArchiveValues(snapshot: RuntimeSnapshot, parts: ArchiveParts = ALL_ARCHIVES): unknown[] | undefined {
+  const interfaces = parts.interfaces ? snapshot.interfaces : [];
+  const counts = parts.routeCounts ? routeCountRows(snapshot) : [];
+  if (interfaces.length === 0 && counts.length === 0 && !parts.metrics) return undefined;
+  const m = snapshot.self_metrics;
+  const count = (k: 'routes_imported_v4' | 'routes_imported_v6' | 'routes_exported_v4' | 'routes_exported_v6') => counts.map((p) => p[k] ?? null);
+  return [
+    interfaces.map((i) => i.name),
+    interfaces.map((i) => i.rx_bytes),
+    interfaces.map((i) => i.tx_bytes),
+    parts.metrics === true,
+    m.cpu,
+    m.rss,
+    m.total_failures,
+    m.log_warning_count,
+    m.log_error_count,
+    m.last_error_at,
+    m.last_error_message,
+    m.last_routing_collect_seconds ?? null,
+    m.last_reresolve_seconds ?? null,
+    counts.map((p) => p.name),
+    count('routes_imported_v4'),
+    count('routes_imported_v6'),
+    count('routes_exported_v4'),
+    count('routes_exported_v6'),
+  ];
+}
+
 /**
  * A snapshot's archives in one statement (issue 30: one round trip, not three): the
  * interface traffic and self-metrics archives (`archiveInterfaceTraffic`,
  * `archiveSelfMetrics`) and the sessions' route counts (route-counts.ts); `parts`
- * names the ones to write, all by default.
+ * names the ones to write, all by default. The runtime snapshot's series share
+ * usually carries them instead (`addSnapshotToSeries`), one statement for both.
  */
-export async function archiveSnapshot(
-  db: Queryable,
-  snapshot: RuntimeSnapshot,
-  now: Date,
-  parts: { interfaces?: boolean; metrics?: boolean; routeCounts?: boolean } = { interfaces: true, metrics: true, routeCounts: true },
-): Promise<void> {
-  const interfaces = parts.interfaces ? snapshot.interfaces : [];
-  const counts = parts.routeCounts ? routeCountRows(snapshot) : [];
-  if (interfaces.length === 0 && counts.length === 0 && !parts.metrics) return;
-  const m = snapshot.self_metrics;
-  const count = (k: 'routes_imported_v4' | 'routes_imported_v6' | 'routes_exported_v4' | 'routes_exported_v6') => counts.map((p) => p[k] ?? null);
-  await db.query({
-    name: 'snapshot-archives',
-    text: `WITH interfaces AS (
-         INSERT INTO interface_traffic_samples (node_id, interface, bucket, at, rx_bytes, tx_bytes)
-         SELECT $1, i.name, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, i.rx, i.tx FROM unnest($3::text[], $4::bigint[], $5::bigint[]) AS i(name, rx, tx)
-         ON CONFLICT DO NOTHING),
-       metrics AS (
-         INSERT INTO self_metrics_samples (node_id, at, cpu_percent, rss_bytes, total_failures, log_warning_count, log_error_count, last_error_at, last_error_message,
-           last_routing_collect_seconds, last_reresolve_seconds)
-         SELECT $1, $2, $7::float8, $8::bigint, $9::int, $10::int, $11::int, $12::timestamptz, $13::text, $14::float8, $15::float8 WHERE $6::boolean
-         ON CONFLICT DO NOTHING),
-       route_counts AS (
-         INSERT INTO session_route_counts AS t (node_id, session, bucket, at, imported_v4, imported_v6, exported_v4, exported_v6)
-         SELECT $1, r.session, date_bin('5 minutes', $2::timestamptz, to_timestamp(0)), $2, r.i4, r.i6, r.e4, r.e6
-         FROM unnest($16::text[], $17::int[], $18::int[], $19::int[], $20::int[]) AS r(session, i4, i6, e4, e6)
-         ON CONFLICT (node_id, session, bucket) DO UPDATE SET
-           at = EXCLUDED.at, imported_v4 = EXCLUDED.imported_v4, imported_v6 = EXCLUDED.imported_v6,
-           exported_v4 = EXCLUDED.exported_v4, exported_v6 = EXCLUDED.exported_v6
-         WHERE EXCLUDED.at >= t.at)
-     SELECT 1`,
-    values: [
-      snapshot.node_id,
-      now,
-      interfaces.map((i) => i.name),
-      interfaces.map((i) => i.rx_bytes),
-      interfaces.map((i) => i.tx_bytes),
-      parts.metrics === true,
-      m.cpu,
-      m.rss,
-      m.total_failures,
-      m.log_warning_count,
-      m.log_error_count,
-      m.last_error_at,
-      m.last_error_message,
-      m.last_routing_collect_seconds ?? null,
-      m.last_reresolve_seconds ?? null,
-      counts.map((p) => p.name),
-      count('routes_imported_v4'),
-      count('routes_imported_v6'),
-      count('routes_exported_v4'),
-      count('routes_exported_v6'),
-    ],
-  });
+export async function archiveSnapshot(db: Queryable, snapshot: RuntimeSnapshot, now: Date, parts: ArchiveParts = ALL_ARCHIVES): Promise<void> {
+  const values = snapshotArchiveValues(snapshot, parts);
+  if (values === undefined) return;
+  await db.query({ name: 'snapshot-archives', text: `WITH ${snapshotArchivesSql(3)} SELECT 1`, values: [snapshot.node_id, now, ...values] });
 }
 
 export interface TrafficTotals {

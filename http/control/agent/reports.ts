@@ -51,6 +51,9 @@ const PATHS = {
   apply: '/agent/apply-result',
 };
 
+/** The report paths (under `/control/v1`): the control app answers them in front of its common stack (`createControlApp`). */
+export const AGENT_REPORT_PATHS: readonly string[] = Object.values(PATHS);
+
 /**
  * Body limits of the reports, from the schemas' list and string caps (JSON keys and
  * punctuation included), then about twice that:

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createIdentityApp } from '../../../http/identity/app.js';
-import { MAX_FIELD_ERRORS, MAX_NESTING } from '../../../http/shared/routes.js';
+import { checkStorable, MAX_FIELD_ERRORS, MAX_NESTING } from '../../../http/shared/routes.js';
 import { api, type ApiResponse } from '../../support/http.js';
 import { startApp } from '../../support/system.js';
 import { ADMIN_TOKEN, node, startFleet, type FleetHarness } from '../control/fleet/support.js';
@@ -103,4 +103,41 @@ describe('inputs PostgreSQL cannot store are refused with 422 before any handler
   function expectStored(res: ApiResponse): void {
     expect(res.status, res.text.slice(0, 200)).to.equal(201);
   }
+});
+
+/**
+ * A body whose texts are known storable (no `\u` escape) is first walked without
+ * keeping locations; only a body that walk refuses gets the full walk and its
+ * errors. Both must refuse exactly the same values.
+ */
+describe('checkStorable: the quick walk of a body without escapes refuses what the full walk refuses', () => {
+  const deep = (depth: number, leaf: unknown): unknown => (depth === 0 ? leaf : depth % 2 ? { a: deep(depth - 1, leaf) } : [deep(depth - 1, leaf)]);
+  const outcome = (value: unknown, textsStorable: boolean): unknown => {
+    try {
+      checkStorable(value, 'body', textsStorable);
+      return 'stored';
+    } catch (err) {
+      return (err as { errors?: unknown }).errors ?? err;
+    }
+  };
+  const cases: Record<string, unknown> = {
+    'the largest safe integers': { a: [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 0.5, 'text', true, null] },
+    '2^53': { a: [1, { b: 2 ** 53 }] },
+    '-2^53': { a: -(2 ** 53) },
+    'not finite': { a: { b: [Infinity] } },
+    [`${MAX_NESTING} levels`]: deep(MAX_NESTING, 1),
+    [`${MAX_NESTING + 1} levels`]: deep(MAX_NESTING + 1, 1),
+    'a number at the deepest level allowed': deep(MAX_NESTING - 1, [2 ** 60]),
+  };
+  for (const [name, value] of Object.entries(cases)) {
+    it(name, () => {
+      expect(outcome(value, true)).to.deep.equal(outcome(value, false));
+    });
+  }
+
+  it('stores what it should and refuses what it should', () => {
+    expect(outcome(cases['the largest safe integers'], true)).to.equal('stored');
+    expect(outcome(cases['2^53'], true)).to.not.equal('stored');
+    expect(outcome(cases[`${MAX_NESTING + 1} levels`], true)).to.not.equal('stored');
+  });
 });

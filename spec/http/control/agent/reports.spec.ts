@@ -1,3 +1,4 @@
+import { ROLLUP_WIDTHS } from '../../../../domain/series/grid.js';
 import { expect } from 'chai';
 import { nodeStatusStream } from '../../../../domain/telemetry/health.js';
 import { REPORT_BODY_LIMITS, ROUTING_TABLE_BODY_LIMIT_BYTES } from '../../../../http/control/agent/reports.js';
@@ -383,7 +384,10 @@ describe('Agent reports over HTTP', function () {
     ).to.deep.equal(['dn42_p1', 'dn42_p2', 'eth0']);
   });
 
-  it('only logs a failing archive: the snapshot is still accepted', async () => {
+  it('only logs a failing archive: the snapshot is still accepted, and its series share still written', async () => {
+    const samples = async () =>
+      (await h.sys.pool.query(`SELECT coalesce(sum(metric_samples), 0)::int AS n FROM node_series_rollups WHERE node_id = 'n3'`)).rows[0].n as number;
+    const before = await samples();
     await h.sys.pool.query('ALTER TABLE self_metrics_samples RENAME TO self_metrics_samples_away');
     try {
       const res = await h.agent.n3.post('/agent/runtime-snapshot', snapshot('n3', undefined, { captured_at: '2026-11-01T12:05:00Z' }));
@@ -392,6 +396,8 @@ describe('Agent reports over HTTP', function () {
     } finally {
       await h.sys.pool.query('ALTER TABLE self_metrics_samples_away RENAME TO self_metrics_samples');
     }
+    // The archives usually ride on the share's statement: that one failed, so the share went again on its own.
+    expect((await samples()) - before).to.equal(ROLLUP_WIDTHS.length);
     h.sys.clock.advance(1000);
   });
 

@@ -6,6 +6,7 @@ import { issueAgentToken } from '../../../support/agents.js';
 import { api } from '../../../support/http.js';
 import { createTestSystem, startApp, type TestSystem } from '../../../support/system.js';
 import { node } from '../fleet/support.js';
+import { snapshot } from '../agent/telemetry-support.js';
 
 interface Line {
   level: number;
@@ -95,6 +96,33 @@ describe('control: access log of the public routes', () => {
     expect(accessLines('/control/v1/agent/desired-state').map((l) => [l.req?.id, l.res?.statusCode])).to.deep.equal([
       ['edge-7', 401],
       [none.headers.get('x-request-id'), 404],
+    ]);
+  });
+
+  it('logs each agent report once (answered in front, like the pull), at its level, with the request id it echoes', async () => {
+    const admin = api(`${app.url}/control/v1`, { token: 'access-log-admin-token-0123456789' });
+    expect((await admin.post('/admin/nodes', node('n1'))).status).to.equal(201);
+    const { token } = await issueAgentToken(app.url, 'access-log-admin-token-0123456789', 'n1');
+    const post = (body: unknown, headers: Record<string, string>) =>
+      fetch(`${app.url}/control/v1/agent/runtime-snapshot`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    const agent = { authorization: `Bearer ${token}` };
+    const refused = await post(snapshot('n1'), { 'x-request-id': 'edge-8' });
+    const other = await post(snapshot('n2'), agent);
+    const invalid = await post({ ...snapshot('n1'), containers: 'none' }, agent);
+    const taken = await post(snapshot('n1'), { ...agent, 'x-request-id': 'edge-9' });
+    expect([refused.status, other.status, invalid.status, taken.status]).to.deep.equal([401, 403, 422, 200]);
+    expect(await refused.json()).to.deep.equal({ detail: 'missing bearer token' });
+    expect([refused, taken].map((r) => r.headers.get('x-request-id'))).to.deep.equal(['edge-8', 'edge-9']);
+    await new Promise((r) => setImmediate(r));
+    expect(accessLines('/control/v1/agent/runtime-snapshot').map((l) => [l.req?.id, l.level, l.res?.statusCode])).to.deep.equal([
+      ['edge-8', 30, 401],
+      [other.headers.get('x-request-id'), 30, 403],
+      [invalid.headers.get('x-request-id'), 30, 422],
+      ['edge-9', 20, 200],
     ]);
   });
 });
