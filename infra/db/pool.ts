@@ -29,7 +29,9 @@ class SlotWaitingPool extends pg.Pool {
 
   override connect(): Promise<pg.PoolClient>;
   override connect(callback: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): void;
-  override connect(callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void): Promise<pg.PoolClient> | void {
+  override connect(
+    callback?: (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: unknown) => void) => void,
+  ): Promise<pg.PoolClient> | void {
     const connected = this.connectWaitingForSlot();
     if (!callback) return connected;
     connected.then(
@@ -52,7 +54,11 @@ class SlotWaitingPool extends pg.Pool {
   }
 }
 
-export function createPool(connectionString: string, max = 10, options: { applicationName?: string; connectionTimeoutMillis?: number } = {}): pg.Pool & { readonly refusalsWaited: number } {
+export function createPool(
+  connectionString: string,
+  max = 10,
+  options: { applicationName?: string; connectionTimeoutMillis?: number } = {},
+): pg.Pool & { readonly refusalsWaited: number } {
   const pool = new SlotWaitingPool({
     connectionString,
     max,
