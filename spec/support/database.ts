@@ -273,19 +273,24 @@ async function pruneTemplates(admin: pg.Client, keep: string): Promise<void> {
 }
 
 /**
- * Mocha hooks for a suite that works on the event store alone: a fresh database
- * with the store's tables, and a pool on it, both gone after the suite. Read
- * `db` and `pool` inside tests (they are set in `before`).
+ * Mocha hooks for a suite that works on a database of its own: a fresh one with
+ * the tables of `sets` (none: empty), and a pool on it, both gone after the suite.
+ * Read `db` and `pool` inside tests (they are set in `before`).
  */
-export function useStoreDatabase(poolSize = 10): { readonly db: TestDatabase; readonly pool: pg.Pool } {
+export function useTestDatabase(sets: readonly MigrationSet[], poolSize: number): { readonly db: TestDatabase; readonly pool: pg.Pool } {
   const handle = {} as { db: TestDatabase; pool: pg.Pool };
   before(async () => {
-    handle.db = await createTestDatabase([eventStoreMigrations]);
+    handle.db = await createTestDatabase(sets);
     handle.pool = createPool(handle.db.url, poolSize);
   });
   after(async () => {
-    await handle.pool.end();
-    await handle.db.drop();
+    await handle.pool?.end();
+    await handle.db?.drop();
   });
   return handle;
+}
+
+/** `useTestDatabase` with the event store's tables. */
+export function useStoreDatabase(poolSize = 10): { readonly db: TestDatabase; readonly pool: pg.Pool } {
+  return useTestDatabase([eventStoreMigrations], poolSize);
 }
