@@ -10,34 +10,26 @@
 
 /** `{"a","b\"c",NULL}`. */
 export function textArray(values: readonly (string | null | undefined)[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) {
-    if (i > 0) out += ',';
-    const v = values[i];
-    if (v === null || v === undefined) out += 'NULL';
-    else out += v.indexOf('"') === -1 && v.indexOf('\\') === -1 ? `"${v}"` : `"${v.replace(/["\\]/g, '\\$&')}"`;
-  }
-  return out + '}';
+  return literal(values, (v) => (v.indexOf('"') === -1 && v.indexOf('\\') === -1 ? `"${v}"` : `"${v.replace(/["\\]/g, '\\$&')}"`));
 }
 
 /** `{1,-2,NULL}`: integers or finite numbers (what `checkStorable` lets through). */
 export function numberArray(values: readonly (number | null | undefined)[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) {
-    if (i > 0) out += ',';
-    const v = values[i];
-    out += v === null || v === undefined ? 'NULL' : String(v);
-  }
-  return out + '}';
+  return literal(values, String);
 }
 
 /** `{t,f,NULL}`. */
 export function booleanArray(values: readonly (boolean | null | undefined)[]): string {
+  return literal(values, (v) => (v ? 't' : 'f'));
+}
+
+/** The elements between braces, comma-separated, each null or undefined as NULL and any other as `element` writes it. */
+function literal<T>(values: readonly (T | null | undefined)[], element: (value: T) => string): string {
   let out = '{';
   for (let i = 0; i < values.length; i++) {
     if (i > 0) out += ',';
     const v = values[i];
-    out += v === null || v === undefined ? 'NULL' : v ? 't' : 'f';
+    out += v === null || v === undefined ? 'NULL' : element(v);
   }
   return out + '}';
 }
