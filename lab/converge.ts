@@ -40,6 +40,28 @@ export async function bgpProtocols(socket: string): Promise<BgpProtocol[] | null
   return rows;
 }
 
+/** How far two readings of one unbroken session's `since` may differ (`sameSince`). */
+export const SINCE_JITTER_MS = 10;
+
+/**
+ * Whether two readings of a session's `since` name the same moment. BIRD prints
+ * it from its monotonic clock converted to the wall clock at each `show`, so two
+ * readings of one unbroken session can differ by a millisecond; a session that
+ * restarted between them moved by far more than `SINCE_JITTER_MS`.
+ */
+export function sameSince(a: string, b: string): boolean {
+  // The time of day only, compared round the clock: BIRD adds the date once the moment is not today, so
+  // one reading before midnight and one after differ in form, not in moment.
+  const at = (since: string) => {
+    const m = /(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?$/.exec(since);
+    return m ? ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3])) * 1000 + Number((m[4] ?? '0').padEnd(3, '0')) : NaN;
+  };
+  const diff = Math.abs(at(a) - at(b));
+  if (Number.isNaN(diff)) return a === b;
+  return Math.min(diff, DAY_MS - diff) <= SINCE_JITTER_MS;
+}
+const DAY_MS = 86_400_000;
+
 /** The networks in a BIRD's tables (`show route`, best and others alike). */
 export async function networks(socket: string): Promise<Set<string> | null> {
   const out = await attempt(['birdc', '-s', socket, 'show', 'route'], 10_000);

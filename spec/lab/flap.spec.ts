@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { bgpProtocols } from '../../lab/converge.js';
+import { bgpProtocols, sameSince } from '../../lab/converge.js';
 import type { LabHandle } from '../../lab/lab.js';
 import { eventually } from '../support/wait.js';
 import { useLab } from './support.js';
@@ -169,7 +169,7 @@ async function flapOnce(lab: LabHandle, peer: string, socket: string, session: s
   await eventually(
     async () => {
       const now = await protocol();
-      return !now?.info.startsWith('Established') || now.since !== before!.since;
+      return !now?.info.startsWith('Established') || !sameSince(now.since, before!.since);
     },
     {
       timeoutMs: 60_000,
