@@ -113,7 +113,7 @@ export function checkStorable(value: unknown, where: 'body' | 'query' | 'path', 
       const problem = unstorableText(v);
       if (problem) fail(problem.msg, problem.type);
     } else if (typeof v === 'number') {
-      if (!Number.isFinite(v) || Math.abs(v) > Number.MAX_SAFE_INTEGER) fail('number out of range', 'number_range');
+      if (!storableNumber(v)) fail('number out of range', 'number_range');
     } else if (v !== null && typeof v === 'object') {
       if (depth >= MAX_NESTING) {
         fail(`nested deeper than ${MAX_NESTING} levels`, 'depth');
@@ -145,7 +145,7 @@ export function checkStorable(value: unknown, where: 'body' | 'query' | 'path', 
 
 /** True when every number is within ±2^53 and nothing is nested deeper than `MAX_NESTING` (`checkStorable`'s walk without its errors). */
 function numbersAndNestingStorable(v: unknown, depth: number): boolean {
-  if (typeof v === 'number') return Number.isFinite(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER;
+  if (typeof v === 'number') return storableNumber(v);
   if (v === null || typeof v !== 'object') return true;
   if (depth >= MAX_NESTING) return false;
   if (Array.isArray(v)) {
@@ -155,6 +155,9 @@ function numbersAndNestingStorable(v: unknown, depth: number): boolean {
   for (const key in v) if (Object.hasOwn(v, key) && !numbersAndNestingStorable((v as Record<string, unknown>)[key], depth + 1)) return false;
   return true;
 }
+
+/** A number no column of ours would change: finite and within ±2^53. */
+const storableNumber = (v: number): boolean => Number.isFinite(v) && Math.abs(v) <= Number.MAX_SAFE_INTEGER;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
